@@ -1,0 +1,36 @@
+#pragma once
+// Live sets: the allocations alive on a device at a time.
+
+#include <cstdint>
+#include <vector>
+
+#include "vramscope/trace/trace_data.h"
+
+namespace vramscope::analysis {
+
+using trace::DeviceIndex;
+using trace::TimestampNs;
+
+/// An allocation alive at the queried time.
+struct LiveAllocation {
+    uint64_t address = 0;
+    uint64_t sizeBytes = 0;
+    TimestampNs allocTimeNs = 0;
+    trace::StackId stack = 0;
+    uint32_t nvtxRange = 0;  ///< 1-based range index, 0 = none
+    trace::MemoryKind kind = trace::MemoryKind::Unknown;
+    uint64_t stream = 0;
+    size_t eventIndex = 0;  ///< index of the alloc event in TraceData::memory
+};
+
+/// Allocations of `level` on `device` alive at time t: allocated at or before t and not freed at
+/// or before t (events in time order; an address reused after a free is a new allocation; a free
+/// with no matching alloc is ignored). Sorted largest first, then by address. O(n) in events.
+std::vector<LiveAllocation> liveSetAt(const trace::TraceData& data, DeviceIndex device,
+                                      trace::MemoryLevel level, TimestampNs t);
+
+/// The level with allocation-level detail on `device`: Allocated when it has allocated events,
+/// otherwise Reserved.
+trace::MemoryLevel detailLevel(const trace::TraceData& data, DeviceIndex device);
+
+}  // namespace vramscope::analysis

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# One entry point for the README's Quick start and for CI.
+#   packaging/dev.sh app [FILES...]  install what is missing, build, open the app (bundled sample
+#                                    when no file is given)
+#   packaging/dev.sh test            install what is missing, build, run every test
+#   packaging/dev.sh build           install what is missing, build
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+what=${1:-test}
+shift || true
+
+./packaging/setup-debian.sh
+jobs=$(nproc 2>/dev/null || echo 2)
+cmake --preset dev >/dev/null
+cmake --build --preset dev -j "$jobs"
+
+case "$what" in
+  app)
+    exec ./build/dev/app/gui/vramscope "$@"
+    ;;
+  test)
+    ./packaging/check-format.sh
+    ctest --preset dev -j "$jobs" --timeout 600
+    ;;
+  build)
+    ;;
+  *)
+    echo "usage: packaging/dev.sh app|test|build" >&2
+    exit 2
+    ;;
+esac

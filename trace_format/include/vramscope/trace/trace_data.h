@@ -1,0 +1,338 @@
+#pragma once
+// In-memory form of one rank's trace: the header plus column-wise event tables.
+//
+// This is the single representation that the .vscope reader, every importer (PyTorch memory
+// snapshot, Kineto JSON) and the capture agent's writer share. It is plain data: no Qt, no CUDA,
+// no behaviour beyond appending rows and interning strings.
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace vramscope::trace {
+
+/// Time in nanoseconds in the file's clock domain (see FileHeader::clockDomain).
+using TimestampNs = int64_t;
+/// Index into TraceData::strings. 0 is always the empty string ("no name").
+using StringId = uint32_t;
+/// Index into TraceData::frames.
+using FrameId = uint32_t;
+/// Index into TraceData::stacks. 0 is always the empty stack ("no stack").
+using StackId = uint32_t;
+/// Device index as the producer numbers it (CUDA ordinal). -1 = host / no device.
+using DeviceIndex = int32_t;
+
+inline constexpr int32_t kUnknownRank = -1;
+inline constexpr DeviceIndex kHostDevice = -1;
+
+/// Which of the two levels of GPU memory an event belongs to (see DESIGN.md "Two levels").
+enum class MemoryLevel : uint8_t {
+    Reserved =
+        0,  ///< driver-level segments: cudaMalloc, PyTorch segment_alloc, Kineto Total Reserved
+    Allocated = 1,  ///< tensor-level blocks: cudaMallocAsync, PyTorch allocator blocks
+};
+
+enum class MemoryAction : uint8_t { Alloc = 0, Free = 1 };
+
+/// Where the memory lives, after CUPTI's CUpti_ActivityMemoryKind and PyTorch's pools.
+enum class MemoryKind : uint8_t {
+    Unknown = 0,
+    Device = 1,        ///< plain device allocation (cudaMalloc / segment)
+    DeviceStatic = 2,  ///< module globals: counted toward the device total, noise on a timeline
+    Pool = 3,          ///< stream-ordered pool allocation (cudaMallocAsync)
+    Managed = 4,
+    Pinned = 5,
+    Pageable = 6,
+    PreExisting = 7,  ///< synthetic: memory alive before recording began (importers reconstruct it)
+};
+
+/// Kernel categories used by compute/communication/idle breakdowns.
+enum class KernelCategory : uint8_t {
+    Compute = 0,
+    Communication = 1,  ///< NCCL / RCCL kernels
+    Memcpy = 2,
+    Memset = 3,
+};
+
+/// Meaning of a counter series.
+enum class CounterKind : uint8_t {
+    Generic = 0,
+    AllocatedBytes = 1,  ///< the producer's own total allocated bytes (e.g. Kineto Total Allocated)
+    ReservedBytes = 2,   ///< the producer's own total reserved bytes (e.g. Kineto Total Reserved)
+};
+
+/// What an NVTX / annotation range is.
+enum class RangeKind : uint8_t {
+    Nvtx = 0,            ///< NVTX push/pop or start/end on a CPU thread
+    UserAnnotation = 1,  ///< torch.profiler.record_function on the CPU
+    GpuAnnotation = 2,   ///< gpu_user_annotation: the same range projected on the GPU timeline
+    Iteration = 3,  ///< a training step (ProfilerStep#N, or "iteration N" named by the producer)
+};
+
+/// One row of MemoryEvents, for appending and for reading a single event.
+struct MemoryEvent {
+    TimestampNs timestampNs = 0;
+    uint64_t address = 0;
+    uint64_t sizeBytes = 0;
+    MemoryAction action = MemoryAction::Alloc;
+    MemoryLevel level = MemoryLevel::Allocated;
+    MemoryKind kind = MemoryKind::Unknown;
+    DeviceIndex device = 0;
+    uint64_t stream = 0;
+    StackId stack = 0;       ///< 0 = no stack
+    uint32_t nvtxRange = 0;  ///< 1-based index into TraceData::ranges, 0 = none
+};
+
+/// Column-wise memory events (alloc/free of an address and size). Columns have equal length.
+struct MemoryEvents {
+    std::vector<TimestampNs> timestampNs;
+    std::vector<uint64_t> address;
+    std::vector<uint64_t> sizeBytes;
+    std::vector<MemoryAction> action;
+    std::vector<MemoryLevel> level;
+    std::vector<MemoryKind> kind;
+    std::vector<DeviceIndex> device;
+    std::vector<uint64_t> stream;
+    std::vector<StackId> stack;
+    std::vector<uint32_t> nvtxRange;
+
+    size_t size() const { return timestampNs.size(); }
+    void reserve(size_t n);
+    void append(const MemoryEvent& e);
+    MemoryEvent at(size_t i) const;
+};
+
+/// One kernel, memcpy or memset on a device stream.
+struct KernelEvent {
+    TimestampNs startNs = 0;
+    TimestampNs endNs = 0;
+    DeviceIndex device = 0;
+    uint64_t stream = 0;
+    StringId name = 0;
+    KernelCategory category = KernelCategory::Compute;
+    TimestampNs launchNs = -1;   ///< host launch time (cudaLaunchKernel start), -1 = unknown
+    uint64_t bytes = 0;          ///< bytes moved, for memcpy / memset; 0 otherwise
+    uint64_t correlationId = 0;  ///< producer's kernel <-> launch correlation, 0 = none
+};
+
+struct KernelEvents {
+    std::vector<TimestampNs> startNs;
+    std::vector<TimestampNs> endNs;
+    std::vector<DeviceIndex> device;
+    std::vector<uint64_t> stream;
+    std::vector<StringId> name;
+    std::vector<KernelCategory> category;
+    std::vector<TimestampNs> launchNs;
+    std::vector<uint64_t> bytes;
+    std::vector<uint64_t> correlationId;
+
+    size_t size() const { return startNs.size(); }
+    void reserve(size_t n);
+    void append(const KernelEvent& e);
+    KernelEvent at(size_t i) const;
+};
+
+/// One NCCL / RCCL collective (or point-to-point) operation as seen by one rank.
+/// The cross-rank key is (communicatorHash, function, seqNumber) (DESIGN.md, NCCL facts).
+struct CollectiveEvent {
+    TimestampNs startNs = 0;
+    TimestampNs endNs = 0;
+    DeviceIndex device = 0;
+    uint64_t stream = 0;
+    uint64_t communicatorHash = 0;  ///< 0 = unknown
+    int32_t rank = kUnknownRank;    ///< rank within the communicator
+    int32_t nranks = 0;             ///< communicator size, 0 = unknown
+    StringId function = 0;          ///< "AllReduce", "AllGather", ...
+    int64_t seqNumber = -1;         ///< per-communicator sequence number, -1 = unknown
+    uint64_t bytes = 0;             ///< message size in bytes
+    StringId datatype = 0;
+    StringId algorithm = 0;
+    StringId protocol = 0;
+};
+
+struct CollectiveEvents {
+    std::vector<TimestampNs> startNs;
+    std::vector<TimestampNs> endNs;
+    std::vector<DeviceIndex> device;
+    std::vector<uint64_t> stream;
+    std::vector<uint64_t> communicatorHash;
+    std::vector<int32_t> rank;
+    std::vector<int32_t> nranks;
+    std::vector<StringId> function;
+    std::vector<int64_t> seqNumber;
+    std::vector<uint64_t> bytes;
+    std::vector<StringId> datatype;
+    std::vector<StringId> algorithm;
+    std::vector<StringId> protocol;
+
+    size_t size() const { return startNs.size(); }
+    void append(const CollectiveEvent& e);
+    CollectiveEvent at(size_t i) const;
+};
+
+/// An NVTX range, user annotation or iteration: [startNs, endNs) on a thread or a device.
+struct RangeEvent {
+    TimestampNs startNs = 0;
+    TimestampNs endNs = 0;
+    StringId name = 0;
+    uint32_t depth = 0;     ///< nesting depth on its thread, 0 = outermost
+    uint64_t threadId = 0;  ///< OS thread id for CPU ranges, 0 = unknown
+    DeviceIndex device = kHostDevice;
+    RangeKind kind = RangeKind::Nvtx;
+};
+
+struct RangeEvents {
+    std::vector<TimestampNs> startNs;
+    std::vector<TimestampNs> endNs;
+    std::vector<StringId> name;
+    std::vector<uint32_t> depth;
+    std::vector<uint64_t> threadId;
+    std::vector<DeviceIndex> device;
+    std::vector<RangeKind> kind;
+
+    size_t size() const { return startNs.size(); }
+    void append(const RangeEvent& e);
+    RangeEvent at(size_t i) const;
+};
+
+/// A sampled value (e.g. the producer's total allocated bytes) at a time.
+struct CounterSample {
+    TimestampNs timestampNs = 0;
+    StringId name = 0;
+    DeviceIndex device = kHostDevice;
+    CounterKind kind = CounterKind::Generic;
+    double value = 0.0;
+};
+
+struct CounterSamples {
+    std::vector<TimestampNs> timestampNs;
+    std::vector<StringId> name;
+    std::vector<DeviceIndex> device;
+    std::vector<CounterKind> kind;
+    std::vector<double> value;
+
+    size_t size() const { return timestampNs.size(); }
+    void append(const CounterSample& s);
+    CounterSample at(size_t i) const;
+};
+
+/// A device allocation that failed with out-of-memory.
+struct OomEvent {
+    TimestampNs timestampNs = 0;
+    DeviceIndex device = 0;
+    uint64_t stream = 0;
+    uint64_t requestedBytes = 0;
+    uint64_t freeBytes = 0;  ///< device free memory reported with the failure, 0 = unknown
+};
+
+/// What a producer or a reader had to drop: counted, never hidden.
+struct DataLoss {
+    std::string what;         ///< e.g. "kernel records", "frames", "memory events"
+    uint64_t count = 0;       ///< how many were lost (0 = unknown)
+    std::string reason;       ///< a sentence a user can act on
+    TimestampNs startNs = 0;  ///< time range affected, 0/0 = unknown
+    TimestampNs endNs = 0;
+};
+
+/// A note a user pinned to a time range on a device (kHostDevice = all devices).
+struct Annotation {
+    TimestampNs startNs = 0;
+    TimestampNs endNs = 0;
+    DeviceIndex device = kHostDevice;
+    std::string text;
+    std::string author;
+};
+
+/// One interned source frame (PyTorch snapshot frames carry name, filename, line).
+struct Frame {
+    StringId name = 0;
+    StringId file = 0;
+    int32_t line = 0;
+    bool operator==(const Frame&) const = default;
+};
+
+/// A GPU the trace saw.
+struct DeviceInfo {
+    DeviceIndex index = 0;
+    std::string uuid;
+    std::string name;
+    uint64_t totalMemoryBytes = 0;  ///< capacity, 0 = unknown
+};
+
+/// Everything a .vscope header carries (DESIGN.md "The trace file").
+struct FileHeader {
+    uint32_t formatMajor = 0;
+    uint32_t formatMinor = 0;
+    std::string producer;  ///< e.g. "vramscope-capture 0.1", "kineto-import"
+    std::string host;
+    int64_t pid = 0;
+    int32_t rank = kUnknownRank;
+    int32_t localRank = kUnknownRank;
+    int32_t worldSize = 0;  ///< 0 = unknown
+    std::string jobId;
+    std::string clockDomain;  ///< e.g. "CLOCK_REALTIME", "kineto-us", "pytorch-snapshot-us"
+    TimestampNs wallClockAnchorNs = 0;  ///< Unix ns at trace time anchorTraceNs, 0 = unknown
+    TimestampNs anchorTraceNs = 0;
+    std::vector<DeviceInfo> devices;
+    std::vector<std::pair<std::string, std::string>> captureSettings;
+};
+
+/// One rank's whole trace in memory. Owns its strings; ids index the tables below.
+class TraceData {
+public:
+    TraceData();
+
+    FileHeader header;
+    std::vector<std::string> strings;  ///< strings[0] == ""
+    std::vector<Frame> frames;
+    std::vector<std::vector<FrameId>>
+        stacks;  ///< stacks[0] is empty; frames leaf (innermost) first
+    MemoryEvents memory;
+    KernelEvents kernels;
+    CollectiveEvents collectives;
+    RangeEvents ranges;
+    CounterSamples counters;
+    std::vector<OomEvent> ooms;
+    std::vector<DataLoss> dataLoss;
+    std::vector<Annotation> annotations;
+
+    /// Returns the id of `s`, adding it to the string table the first time.
+    StringId intern(std::string_view s);
+    /// Returns the id of `f`, adding it the first time.
+    FrameId internFrame(const Frame& f);
+    /// Returns the id of a stack (frames leaf first), adding it the first time. Empty -> 0.
+    StackId internStack(const std::vector<FrameId>& framesLeafFirst);
+
+    std::string_view string(StringId id) const {
+        return id < strings.size() ? std::string_view(strings[id]) : std::string_view();
+    }
+    /// Total events of every kind (memory, kernels, collectives, ranges, counters, OOMs).
+    size_t eventCount() const;
+    /// Looks up the device by index, nullptr when the header does not list it.
+    const DeviceInfo* device(DeviceIndex index) const;
+
+    /// Rebuilds the interning indexes after `strings`, `frames` or `stacks` were filled directly
+    /// (as the reader does).
+    void rebuildIndexes();
+
+private:
+    struct FrameHash {
+        size_t operator()(const Frame& f) const noexcept;
+    };
+    struct StackHash {
+        size_t operator()(const std::vector<FrameId>& s) const noexcept;
+    };
+    std::unordered_map<std::string, StringId> m_stringIndex;
+    std::unordered_map<Frame, FrameId, FrameHash> m_frameIndex;
+    std::unordered_map<std::vector<FrameId>, StackId, StackHash> m_stackIndex;
+};
+
+const char* toString(MemoryLevel level);
+const char* toString(MemoryKind kind);
+const char* toString(KernelCategory category);
+const char* toString(RangeKind kind);
+
+}  // namespace vramscope::trace

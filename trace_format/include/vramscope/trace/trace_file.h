@@ -1,0 +1,118 @@
+#pragma once
+// Reading and writing .vscope files (layout: proto/vramscope/trace/v1/trace.proto).
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "vramscope/trace/error.h"
+#include "vramscope/trace/trace_data.h"
+
+namespace vramscope::trace {
+
+/// Format version this build writes. Readers accept any version with major <= kFormatMajor.
+inline constexpr uint32_t kFormatMajor = 1;
+inline constexpr uint32_t kFormatMinor = 0;
+/// The 8 magic bytes that open every .vscope file.
+inline constexpr std::string_view kMagic{"\x89VSCOPE\n", 8};
+/// Size of magic + major + minor.
+inline constexpr size_t kPreambleBytes = 12;
+/// Largest frame payload a writer produces and a reader accepts (guards against huge allocations).
+inline constexpr uint32_t kMaxFramePayloadBytes = 256u << 20;
+
+/// Called with (bytes processed, total bytes); return false to cancel.
+using ProgressFn = std::function<bool(uint64_t done, uint64_t total)>;
+
+/// What the reader managed to load and what it had to skip.
+struct ReadReport {
+    uint64_t fileBytes = 0;
+    uint64_t bytesLoaded = 0;  ///< bytes of whole, valid frames (plus the preamble)
+    uint64_t framesLoaded = 0;
+    uint64_t framesSkipped = 0;   ///< frames dropped for a CRC mismatch or undecodable payload
+    bool complete = true;         ///< false when the file was cut or a frame was skipped
+    std::vector<Error> problems;  ///< one per problem found, each with file, offset and frame
+
+    /// One or two sentences for a user, e.g. "run.vscope ends inside frame 18422 (byte 7340112);
+    /// 18421 frames loaded. The job probably crashed." Empty when complete.
+    std::string summary() const;
+};
+
+struct LoadedTrace {
+    TraceData data;
+    ReadReport report;
+};
+
+struct ReadOptions {
+    ProgressFn progress;  ///< optional
+};
+
+/// Reads a .vscope file. Fatal problems (unreadable, empty, wrong magic, newer major version,
+/// unreadable header) are returned as Error. A cut or damaged file loads every whole, valid frame;
+/// what was lost goes into report.problems and data.dataLoss. Never throws.
+Result<LoadedTrace> readTraceFile(const std::string& path, const ReadOptions& options = {});
+/// Same, from bytes already in memory; `name` is used in messages.
+Result<LoadedTrace> readTraceBytes(std::string_view bytes, const std::string& name,
+                                   const ReadOptions& options = {});
+/// True when `bytes` starts with the .vscope magic.
+bool looksLikeVscope(std::string_view bytes);
+
+/// Where a TraceWriter puts its bytes (a file, a socket, memory).
+class ByteSink {
+public:
+    virtual ~ByteSink() = default;
+    virtual Status write(std::string_view bytes) = 0;
+    virtual Status flush() { return Status::success(); }
+};
+
+/// Sink writing to a file descriptor it owns (closed on destruction).
+std::unique_ptr<ByteSink> makeFdSink(int fd, std::string name);
+/// Sink appending to a string (tests, in-memory round trips). `out` must outlive the sink.
+std::unique_ptr<ByteSink> makeStringSink(std::string& out);
+
+struct WriterOptions {
+    bool compress = true;  ///< zstd-compress frame payloads
+    int zstdLevel = 3;
+    size_t eventsPerChunk = 65536;  ///< rows of one table per frame, at most
+};
+
+/// Streams one rank's trace as frames. Single-threaded: the capture agent calls it from its
+/// writer thread only. The caller keeps one TraceData whose tables (strings, frames, stacks) only
+/// grow; each writeEvents() sends the table entries added since the last call and every event row
+/// currently in it, after which the caller may clear the event tables.
+class TraceWriter {
+public:
+    TraceWriter(std::unique_ptr<ByteSink> sink, WriterOptions options = {});
+    ~TraceWriter();
+    TraceWriter(const TraceWriter&) = delete;
+    TraceWriter& operator=(const TraceWriter&) = delete;
+
+    /// Writes the preamble and the header frame. Must be called once, first.
+    Status writeHeader(const FileHeader& header);
+    /// Writes new table entries and all events of `data` (memory, kernels, collectives, ranges,
+    /// counters, OOMs, data loss, annotations), split into frames of options.eventsPerChunk rows.
+    Status writeEvents(const TraceData& data);
+    Status flush();
+    uint64_t bytesWritten() const { return m_bytesWritten; }
+    uint64_t framesWritten() const { return m_framesWritten; }
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> m_impl;
+    uint64_t m_bytesWritten = 0;
+    uint64_t m_framesWritten = 0;
+};
+
+/// Writes a whole in-memory trace to `path` (header, tables, events). Errors name the path.
+Status writeTraceFile(const std::string& path, const TraceData& data,
+                      const WriterOptions& options = {});
+/// Same, into a string.
+std::string writeTraceBytes(const TraceData& data, const WriterOptions& options = {});
+
+/// CRC-32C (Castagnoli polynomial 0x1EDC6F41, reflected 0x82F63B78; RFC 3720 appendix B.4) of
+/// `bytes`, continuing from `crc` (0 to start).
+uint32_t crc32c(std::string_view bytes, uint32_t crc = 0);
+
+}  // namespace vramscope::trace

@@ -1,0 +1,21 @@
+#include "vramscope/trace/error.h"
+
+namespace vramscope::trace {
+
+std::string Error::describe() const {
+    std::string out = file;
+    std::string where;
+    if (byteOffset >= 0) {
+        where = "byte " + std::to_string(byteOffset);
+    }
+    if (recordIndex >= 0) {
+        where += (where.empty() ? "" : ", ") + std::string("record ") + std::to_string(recordIndex);
+    }
+    if (!where.empty()) {
+        out += (out.empty() ? "" : ": ") + where;
+    }
+    out += (out.empty() ? "" : ": ") + message;
+    return out;
+}
+
+}  // namespace vramscope::trace
