@@ -24,8 +24,11 @@ struct LiveAllocation {
 };
 
 /// Allocations of `level` on `device` alive at time t: allocated at or before t and not freed at
-/// or before t (events in time order; an address reused after a free is a new allocation; a free
-/// with no matching alloc is ignored). Sorted largest first, then by address. O(n) in events.
+/// or before t (events stable-sorted by time; an address reused after a free is a new allocation;
+/// an alloc of an address already alive replaces it; a free with no matching alloc is ignored).
+/// DeviceStatic memory is left out, as in buildMemoryTimelines, so the sizes sum to the
+/// event-sourced timeline's value at t when no memory predates the trace. Sorted largest first,
+/// then by address. O(n) in events (O(n log n) when they are not in time order).
 std::vector<LiveAllocation> liveSetAt(const trace::TraceData& data, DeviceIndex device,
                                       trace::MemoryLevel level, TimestampNs t);
 

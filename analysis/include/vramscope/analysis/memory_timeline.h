@@ -47,14 +47,37 @@ struct MemoryTimeline {
     int64_t peakReservedBytes = 0;
     TimestampNs peakReservedTimeNs = 0;
     uint64_t memoryEvents = 0;  ///< memory events (both levels) on this device
+    /// Bytes the series was lifted by because frees of memory allocated before the trace began
+    /// would have taken the running sum below zero (0 when the sum never went negative, and for
+    /// counter-sourced series). See buildMemoryTimelines.
+    int64_t allocatedPreTraceBytes = 0;
+    int64_t reservedPreTraceBytes = 0;
+    uint64_t allocatedUnmatchedFrees = 0;  ///< frees of addresses not alive at that level
+    uint64_t reservedUnmatchedFrees = 0;
 };
 
-/// Builds one timeline per device that has memory events, memory counters or a header entry,
-/// sorted by device index. A level is taken from the producer's counters when the trace has them
-/// for that device (they are the producer's own truth, e.g. Kineto "Total Allocated"), otherwise
-/// from the running sum of that level's events (stable-sorted by time; DeviceStatic memory is
-/// left out of the timeline). Running sums below zero (a free of memory allocated before the trace)
-/// are clamped at 0. O(n log n) in the number of events.
+/// Builds one timeline per GPU (device index >= 0) that has memory events, memory counters or a
+/// header entry, sorted by device index; host memory (device -1) has no timeline.
+///
+/// A level is taken from the producer's counters when the trace has them for that device (they are
+/// the producer's own truth, e.g. Kineto "Total Allocated"; samples at equal times keep the later
+/// one), otherwise from the running sum of that level's events, stable-sorted by time, with
+/// DeviceStatic memory left out (module globals: noise on a timeline).
+///
+/// Running sum rules: an alloc adds its size. A free of an address alive at that level subtracts
+/// the size recorded at its alloc (the free's own size is not trusted). A free of an address not
+/// alive (memory allocated before the trace began, or a producer without addresses) subtracts the
+/// free's own size and is counted in *UnmatchedFrees. If the running sum would go below zero, the
+/// whole series is lifted by its deepest deficit, the least memory that must have been alive before
+/// the trace began, and *PreTraceBytes records the lift; the curve keeps its shape. Events at equal
+/// times give one step holding the value after all of them. The peak is the largest step value,
+/// at the first time it is reached. O(n log n) in the number of events (O(n) when already sorted).
 std::vector<MemoryTimeline> buildMemoryTimelines(const trace::TraceData& data);
+
+/// The series of one level on one device, by the same rules as buildMemoryTimelines (without
+/// counters). `preTraceBytes` and `unmatchedFrees` may be null.
+StepSeries memoryEventSeries(const trace::TraceData& data, DeviceIndex device,
+                             trace::MemoryLevel level, int64_t* preTraceBytes = nullptr,
+                             uint64_t* unmatchedFrees = nullptr);
 
 }  // namespace vramscope::analysis

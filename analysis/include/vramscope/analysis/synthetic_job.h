@@ -2,6 +2,7 @@
 // A deterministic synthetic training job, for tests, demos and benchmarks.
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "vramscope/trace/trace_data.h"
@@ -9,12 +10,58 @@
 namespace vramscope::analysis {
 
 /// Parameters of the synthetic job. Every figure is exact, so tests can derive expected values
-/// from these numbers alone (see expectedPeakAllocatedBytes and friends).
+/// from these numbers alone, with the formulas below.
+///
+/// The job: `ranks` processes, one GPU each, running data-parallel training in lock step. Let
+///   n = ranks, N = iterations, A = activationsPerIteration, a = activationBytes,
+///   W = weightBytes, O = optimizerBytes, L = leakBytesPerIteration, g = segmentBytes,
+///   d = computeKernelNs, K = computeKernelsPerIteration, h = hostGapNs (all integers, ns/bytes).
+/// Phases (integer division throughout):
+///   F = (K / 2) * d            forward: the first K / 2 compute kernels
+///   B = (K - K / 2) * d        backward: the remaining kernels
+///   C = K * d                  compute per iteration; kernels run back to back, no gaps
+///   D = ceil(allReduceBytes * 2 * (n - 1) / n / busBandwidthBytesPerS * 1e9), evaluated in
+///       double left to right, when n > 1; D = 0 when n == 1 (NCCL runs no kernel for one rank).
+///       busBw = algBw * 2(n-1)/n for all-reduce (nccl-tests doc/PERFORMANCE.md), so the time is
+///       bytes * 2(n-1)/n / busBw.
+///   v = n > 1 ? min(max(allReduceOverlapNs, 0), B, D) : 0   overlap of the all-reduce with
+///   backward s = stragglerDelayNs when 0 <= stragglerRank < n, else 0; s_r = s on the straggler
+///   rank, else 0 P = s + C - v + D + h      iteration period S_i = 3'000'000 + h + i * P job-wide
+///   start of iteration i (i = 0 .. N-1) S_i(r) = S_i + s_r                   start of iteration i
+///   on rank r (the straggler is late) E_i = S_i + s + C - v + D            end of iteration i on
+///   every rank (all-reduce done)
+/// Per rank r:
+///   memory (level Allocated, kind Pool, stream 7): weights W at t = 1'000'000 ns, optimizer state
+///     O at t = 2'000'000 ns, never freed. In iteration i: activation j (j = 0 .. A-1) allocated at
+///     S_i(r) + j * (F / A) and freed at S_i(r) + F + (A - j) * (B / A) (a sawtooth); on a leaking
+///     rank (leakRank == r or leakRank == -1) L bytes allocated at S_i(r) + F, never freed.
+///     No two events of one level share a time.
+///   reserved (level Reserved, kind Device): after every allocated-level alloc, reserved grows to
+///     the smallest multiple of g covering allocated (one segment event of the difference, at the
+///     same time); it never shrinks.
+///   kernels: compute kernel k of iteration i on stream 7 over [S_i(r) + k d, S_i(r) + (k+1) d),
+///     launched 5'000 ns before its start; with n > 1, one NCCL all-reduce kernel on stream 13
+///     over [S_i(r) + C - v, E_i) (ranks that are on time wait in it for the straggler) and one
+///     CollectiveEvent with the same interval, function "AllReduce", seqNumber i, bytes
+///     allReduceBytes, rank r, nranks n and one communicatorHash shared by all ranks.
+///   ranges (NVTX, host thread): "iteration i" (RangeKind::Iteration, depth 0) over
+///     [S_i(r), E_i); "forward" [S_i(r), S_i(r) + F) and "backward" [S_i(r) + F, S_i(r) + C)
+///     (RangeKind::Nvtx, depth 1).
+/// Hence, per rank r with leak bytes L_r (L or 0):
+///   peak allocated = W + O + A * a + N * L_r
+///   peak time      = S_{N-1}(r) + F when L_r > 0, else S_0(r) + (A - 1) * (F / A)
+///   peak reserved  = ceil(peak allocated / g) * g, first reached at the first allocated-level
+///                    alloc after which allocated > peak reserved - g
+///   per iteration: compute C, communication s - s_r + D, overlapped v, kernel-busy
+///     [S_i(r), E_i), idle gap before iteration i+1: h + s_r (host gap); idle over the trace
+///     (first kernel start to last kernel end, minus busy) = (N - 1) * (h + s_r).
+/// The seed changes no time and no size: only addresses, device UUIDs, the communicator hash,
+/// the job id, and which made-up layer and kernel names are used.
 struct SyntheticJobSpec {
     int ranks = 2;
     int iterations = 10;
     uint64_t seed = 1;
-    uint64_t capacityBytes = 80ull << 30;     ///< per GPU (an 80 GiB part)
+    uint64_t capacityBytes = 80ull << 30;     ///< per GPU (an 80 GiB part), header only
     uint64_t weightBytes = 4ull << 30;        ///< allocated once at start, per rank
     uint64_t optimizerBytes = 8ull << 30;     ///< allocated once at start, per rank
     int activationsPerIteration = 24;         ///< activation tensors allocated in forward
@@ -26,14 +73,37 @@ struct SyntheticJobSpec {
     int computeKernelsPerIteration = 48;
     uint64_t allReduceBytes = 512ull << 20;  ///< gradient all-reduce message per iteration
     double busBandwidthBytesPerS = 100e9;    ///< NCCL bus bandwidth
-    int stragglerRank = -1;                  ///< rank that starts each all-reduce late; -1 none
+    int stragglerRank = -1;                  ///< rank that starts each iteration late; -1 none
     int64_t stragglerDelayNs = 2'000'000;
-    int64_t hostGapNs = 1'000'000;  ///< idle gap between iterations (host-bound)
+    int64_t hostGapNs = 1'000'000;   ///< idle gap between iterations (host-bound)
+    int64_t allReduceOverlapNs = 0;  ///< all-reduce starts this long before backward ends
+    int gpusPerNode = 8;             ///< local rank = device index = rank % gpusPerNode
 };
 
-/// Generates one TraceData per rank (header rank/world size set, one device per rank, NVTX
-/// "iteration N" ranges, memory events at both levels with stacks, compute and NCCL all-reduce
-/// kernels with matching collectives). Same spec, same output, byte for byte.
+/// Empty when `spec` can be generated; otherwise a sentence naming the bad parameter. Needs
+/// ranks >= 1, iterations >= 0, activationsPerIteration >= 1, computeKernelsPerIteration >= 2,
+/// computeKernelNs >= 1, (K / 2) * d >= A (so F / A >= 1 and B / A >= 1), segmentBytes >= 1,
+/// busBandwidthBytesPerS > 0, non-negative delays and gaps, leakRank >= -1, gpusPerNode >= 1, and
+/// ranks * iterations small enough to stay well inside int64 nanoseconds.
+std::string validateSyntheticJobSpec(const SyntheticJobSpec& spec);
+
+/// Generates one TraceData per rank, in rank order (header rank/world size set, one device per
+/// rank, NVTX ranges, memory events at both levels with stacks, compute and NCCL all-reduce
+/// kernels with matching collectives), as described at SyntheticJobSpec. Same spec, same output,
+/// byte for byte. Empty when validateSyntheticJobSpec(spec) is not empty.
 std::vector<trace::TraceData> generateSyntheticJob(const SyntheticJobSpec& spec);
+
+/// Generates rank `rank` only (0 <= rank < spec.ranks); identical to
+/// generateSyntheticJob(spec)[rank] without building the other ranks. An empty TraceData when the
+/// spec or rank is invalid.
+trace::TraceData generateSyntheticRank(const SyntheticJobSpec& spec, int rank);
+
+/// Events (memory, kernels, collectives, ranges) one iteration adds on `rank`, not counting the
+/// reserved-segment events (at most one per allocation, in practice only while memory grows).
+uint64_t syntheticEventsPerIteration(const SyntheticJobSpec& spec, int rank);
+
+/// For benchmarks: the number of iterations that makes the whole job hold about `events` events
+/// (all ranks together; rounded up to whole iterations, at least 1).
+int iterationsForEventCount(const SyntheticJobSpec& spec, uint64_t events);
 
 }  // namespace vramscope::analysis
