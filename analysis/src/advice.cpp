@@ -1,1 +1,223 @@
-// Placeholder: being written.
+#include "vramscope/analysis/advice.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace vramscope::analysis {
+
+const char* toString(Severity severity) {
+    switch (severity) {
+        case Severity::Info:
+            return "info";
+        case Severity::Warning:
+            return "warning";
+        case Severity::Critical:
+            return "critical";
+    }
+    return "info";
+}
+
+namespace {
+
+std::string gib(double bytes) {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / double(1ull << 30));
+    return buf;
+}
+
+std::string mib(double bytes) {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "%.1f MiB", bytes / double(1ull << 20));
+    return buf;
+}
+
+std::string pct(double fraction) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f %%", fraction * 100.0);
+    return buf;
+}
+
+std::string ms(double ns) {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "%.3f ms", ns / 1e6);
+    return buf;
+}
+
+std::string where(const DeviceFacts& f) {
+    std::string s = "GPU " + std::to_string(f.device);
+    if (f.rank >= 0) {
+        s = "rank " + std::to_string(f.rank) + " " + s;
+    }
+    return s;
+}
+
+Advice make(const DeviceFacts& f, const char* rule, Severity severity, std::string message) {
+    Advice a;
+    a.rule = rule;
+    a.severity = severity;
+    a.rank = f.rank;
+    a.device = f.device;
+    a.message = std::move(message);
+    return a;
+}
+
+void peakRule(const DeviceFacts& f, const AdviceOptions& o, std::vector<Advice>& out) {
+    if (f.capacityBytes == 0) {
+        return;
+    }
+    const double peak = double(std::max(f.peakReservedBytes, f.peakAllocatedBytes));
+    const double fraction = peak / double(f.capacityBytes);
+    if (fraction <= o.peakFraction && !f.hadOom) {
+        return;
+    }
+    const Severity sev =
+        fraction >= o.criticalPeakFraction || f.hadOom ? Severity::Critical : Severity::Warning;
+    Advice a =
+        make(f, "peak-near-capacity", sev,
+             where(f) + ": peak " + gib(peak) + " is " + pct(fraction) + " of capacity " +
+                 gib(double(f.capacityBytes)) +
+                 " (peak = max(peak reserved, peak allocated); fraction = peak / capacity; "
+                 "rule of thumb: below " +
+                 pct(o.peakFraction) + ")" + (f.hadOom ? "; the job ran out of memory" : "") +
+                 ". Try activation checkpointing, mixed precision (bf16/fp16 autocast), or "
+                 "a smaller micro-batch with gradient accumulation.");
+    a.evidence = {{"peak_bytes", peak, "bytes"},
+                  {"capacity_bytes", double(f.capacityBytes), "bytes"},
+                  {"peak_fraction", fraction, "fraction"},
+                  {"threshold_fraction", o.peakFraction, "fraction"}};
+    out.push_back(std::move(a));
+}
+
+void leakRule(const DeviceFacts& f, std::vector<Advice>& out) {
+    if (f.leak == nullptr || f.leak->verdict != LeakVerdict::Staircase) {
+        return;
+    }
+    const LeakReport& l = *f.leak;
+    std::string msg = where(f) + ": memory climbs every iteration (a staircase, a leak): +" +
+                      mib(double(l.growthBytesPerIteration)) +
+                      " per iteration (Theil-Sen slope of per-iteration baselines over " +
+                      std::to_string(l.iterations.size()) + " iterations)";
+    if (l.iterationsToOom) {
+        char buf[96];
+        std::snprintf(buf, sizeof buf, "; about %.1f iterations until the device is full",
+                      *l.iterationsToOom);
+        msg += buf;
+    }
+    msg += ".";
+    if (!l.survivors.empty()) {
+        const SurvivorGroup& g = l.survivors.front();
+        msg += " Largest survivors (allocated in an iteration, alive two iterations later): " +
+               mib(double(g.bytes)) + " in " + std::to_string(g.count) + " allocations from " +
+               (g.userFrame.empty()
+                    ? (g.topFrames.empty() ? std::string("an unknown stack") : g.topFrames.front())
+                    : g.userFrame) +
+               ".";
+    }
+    msg +=
+        " Look for tensors kept across iterations (lists of outputs or losses kept without "
+        ".detach()/.item(), caches, hooks).";
+    Advice a = make(f, "leak", Severity::Critical, std::move(msg));
+    a.evidence = {{"growth_bytes_per_iteration", double(l.growthBytesPerIteration), "bytes"},
+                  {"iterations", double(l.iterations.size()), "iterations"},
+                  {"survivor_bytes", double(l.survivorBytes), "bytes"}};
+    if (l.iterationsToOom) {
+        a.evidence.push_back({"iterations_to_oom", *l.iterationsToOom, "iterations"});
+    }
+    out.push_back(std::move(a));
+}
+
+void communicationRules(const DeviceFacts& f, const AdviceOptions& o, std::vector<Advice>& out) {
+    if (f.breakdown == nullptr || f.breakdown->spanNs <= 0) {
+        return;
+    }
+    const TimeBreakdown& b = *f.breakdown;
+    const double exposed = b.exposedCommunicationFraction();
+    if (exposed > o.exposedCommunicationFraction) {
+        Advice a = make(
+            f, "exposed-communication",
+            exposed > 2 * o.exposedCommunicationFraction ? Severity::Critical : Severity::Warning,
+            where(f) + ": exposed communication " + ms(double(b.exposedCommunicationNs)) + " is " +
+                pct(exposed) + " of the span " + ms(double(b.spanNs)) +
+                " (exposed = communication - overlap with compute; overlap " +
+                pct(b.overlapPct / 100.0) +
+                " of communication). Try gradient accumulation to sync gradients less often, "
+                "overlapping communication with backward (DDP/FSDP prefetch), and tuning bucket "
+                "sizes.");
+        a.evidence = {{"exposed_communication_ns", double(b.exposedCommunicationNs), "ns"},
+                      {"span_ns", double(b.spanNs), "ns"},
+                      {"exposed_fraction", exposed, "fraction"},
+                      {"overlap_pct", b.overlapPct, "percent"}};
+        out.push_back(std::move(a));
+    }
+    const int64_t host = b.gapNsByCause[int(GapCause::HostBound)];
+    const double hostFraction = double(host) / double(b.spanNs);
+    if (hostFraction > o.hostBoundFraction) {
+        Advice a = make(f, "host-bound", Severity::Warning,
+                        where(f) +
+                            ": host-bound gaps (the next kernel launched after the GPU went "
+                            "idle) total " +
+                            ms(double(host)) + " in " +
+                            std::to_string(b.gapCountByCause[int(GapCause::HostBound)]) +
+                            " gaps, " + pct(hostFraction) + " of the span " + ms(double(b.spanNs)) +
+                            ". Try faster data loading (more workers, pinned memory, prefetch) "
+                            "and less launch overhead (CUDA graphs, fused or larger kernels).");
+        a.evidence = {{"host_bound_gap_ns", double(host), "ns"},
+                      {"span_ns", double(b.spanNs), "ns"},
+                      {"host_bound_fraction", hostFraction, "fraction"}};
+        out.push_back(std::move(a));
+    }
+}
+
+void modelStateRule(const DeviceFacts& f, const AdviceOptions& o, std::vector<Advice>& out) {
+    if (f.capacityBytes == 0 || f.modelStateBytes < 0) {
+        return;
+    }
+    const double fraction = double(f.modelStateBytes) / double(f.capacityBytes);
+    if (fraction <= o.modelStateFraction) {
+        return;
+    }
+    Advice a = make(f, "model-state", fraction > 1.0 ? Severity::Critical : Severity::Warning,
+                    where(f) +
+                        ": model state (memory alive across all iterations: weights, "
+                        "gradients kept, optimizer state) is " +
+                        gib(double(f.modelStateBytes)) + ", " + pct(fraction) + " of one GPU's " +
+                        gib(double(f.capacityBytes)) +
+                        ". Data parallelism alone cannot help: shard it (ZeRO / FSDP) or use "
+                        "tensor or pipeline model parallelism.");
+    a.evidence = {{"model_state_bytes", double(f.modelStateBytes), "bytes"},
+                  {"capacity_bytes", double(f.capacityBytes), "bytes"},
+                  {"model_state_fraction", fraction, "fraction"}};
+    out.push_back(std::move(a));
+}
+
+}  // namespace
+
+std::vector<Advice> adviseOn(const std::vector<DeviceFacts>& devices,
+                             const AdviceOptions& options) {
+    std::vector<Advice> out;
+    for (const DeviceFacts& f : devices) {
+        peakRule(f, options, out);
+        leakRule(f, out);
+        communicationRules(f, options, out);
+        modelStateRule(f, options, out);
+    }
+    std::stable_sort(out.begin(), out.end(), [](const Advice& a, const Advice& b) {
+        if (a.severity != b.severity) {
+            return int(a.severity) > int(b.severity);
+        }
+        return a.rank != b.rank ? a.rank < b.rank : a.device < b.device;
+    });
+    return out;
+}
+
+CostEstimate estimateCost(const CostInput& input) {
+    CostEstimate c;
+    c.input = input;
+    c.hours = double(input.stepTimeNs) * double(input.steps) / 3.6e12;
+    c.totalCost = double(input.gpus) * input.gpuHourPrice * c.hours;
+    c.idleFraction = input.spanNs > 0 ? double(input.idleNs) / double(input.spanNs) : 0.0;
+    c.idleCost = c.totalCost * c.idleFraction;
+    return c;
+}
+
+}  // namespace vramscope::analysis

@@ -1,1 +1,142 @@
-// Placeholder: being written.
+#include "vramscope/analysis/collectives.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+namespace vramscope::analysis {
+
+namespace {
+
+struct Seen {
+    std::string function;
+    uint64_t comm = 0;
+    int64_t seq = -1;
+    uint64_t bytes = 0;
+    trace::TimestampNs startNs = 0;
+    trace::TimestampNs endNs = 0;
+};
+
+std::vector<Seen> collectivesOf(const RankInput& in, bool& fromEvents) {
+    std::vector<Seen> out;
+    const trace::TraceData& d = *in.data;
+    const trace::CollectiveEvents& c = d.collectives;
+    fromEvents = c.size() > 0;
+    if (fromEvents) {
+        for (size_t i = 0; i < c.size(); ++i) {
+            out.push_back(Seen{std::string(d.string(c.function[i])), c.communicatorHash[i],
+                               c.seqNumber[i], c.bytes[i], c.startNs[i] + in.clockOffsetNs,
+                               c.endNs[i] + in.clockOffsetNs});
+        }
+    } else {
+        const trace::KernelEvents& k = d.kernels;
+        for (size_t i = 0; i < k.size(); ++i) {
+            if (k.category[i] == trace::KernelCategory::Communication) {
+                out.push_back(Seen{collectiveFunctionFromKernel(d.string(k.name[i])), 0, -1,
+                                   k.bytes[i], k.startNs[i] + in.clockOffsetNs,
+                                   k.endNs[i] + in.clockOffsetNs});
+            }
+        }
+    }
+    std::stable_sort(out.begin(), out.end(),
+                     [](const Seen& a, const Seen& b) { return a.startNs < b.startNs; });
+    return out;
+}
+
+}  // namespace
+
+std::string collectiveFunctionFromKernel(std::string_view name) {
+    for (std::string_view prefix : {"ncclDevKernel_", "ncclKernel_", "ncclSymkDevKernel_"}) {
+        if (name.substr(0, prefix.size()) == prefix) {
+            std::string_view rest = name.substr(prefix.size());
+            const size_t end = rest.find_first_of("_(<");
+            return std::string(rest.substr(0, end));
+        }
+    }
+    return std::string(name);
+}
+
+CollectiveMatch matchCollectives(const std::vector<RankInput>& ranks) {
+    CollectiveMatch result;
+    std::vector<std::pair<int32_t, std::vector<Seen>>> perRank;
+    bool allKeyed = true, anyEvents = false, anyKernels = false;
+    for (const RankInput& in : ranks) {
+        if (in.data == nullptr) {
+            continue;
+        }
+        bool fromEvents = false;
+        std::vector<Seen> seen = collectivesOf(in, fromEvents);
+        if (seen.empty()) {
+            continue;
+        }
+        (fromEvents ? anyEvents : anyKernels) = true;
+        for (const Seen& s : seen) {
+            allKeyed &= s.comm != 0 && s.seq >= 0;
+        }
+        perRank.emplace_back(in.rank, std::move(seen));
+    }
+    result.method = allKeyed ? "communicator+sequence" : "order";
+    result.source = anyEvents && anyKernels ? "collective events and communication kernels"
+                    : anyEvents             ? "collective events"
+                                            : "communication kernels";
+    // key: (communicator, function, sequence or order index)
+    std::map<std::tuple<uint64_t, std::string, int64_t>, MatchedCollective> groups;
+    for (auto& [rank, seen] : perRank) {
+        std::map<std::string, int64_t> order;
+        for (const Seen& s : seen) {
+            const int64_t seq = allKeyed ? s.seq : order[s.function]++;
+            const uint64_t comm = allKeyed ? s.comm : 0;
+            MatchedCollective& m = groups[{comm, s.function, seq}];
+            if (m.participants.empty()) {
+                m.function = s.function;
+                m.communicatorHash = comm;
+                m.seqNumber = seq;
+                m.bytes = s.bytes;
+            }
+            m.participants.push_back(CollectiveParticipant{rank, s.startNs, s.endNs, 0});
+        }
+    }
+    std::map<int32_t, RankWait> waits;
+    for (auto& [key, m] : groups) {
+        if (m.participants.size() < 2) {
+            ++result.unmatched;
+            continue;
+        }
+        std::sort(m.participants.begin(), m.participants.end(),
+                  [](const auto& a, const auto& b) { return a.rank < b.rank; });
+        trace::TimestampNs first = INT64_MAX, last = INT64_MIN;
+        for (const CollectiveParticipant& p : m.participants) {
+            first = std::min(first, p.startNs);
+            if (p.startNs > last) {
+                last = p.startNs;
+                m.stragglerRank = p.rank;
+            }
+        }
+        m.skewNs = last - first;
+        for (CollectiveParticipant& p : m.participants) {
+            p.waitNs = last - p.startNs;
+            RankWait& w = waits[p.rank];
+            w.rank = p.rank;
+            w.collectives += 1;
+            w.totalWaitNs += p.waitNs;
+            w.timesStraggler += p.rank == m.stragglerRank;
+        }
+        result.collectives.push_back(std::move(m));
+    }
+    std::sort(result.collectives.begin(), result.collectives.end(),
+              [](const MatchedCollective& a, const MatchedCollective& b) {
+                  const auto fa = std::min_element(
+                      a.participants.begin(), a.participants.end(),
+                      [](const auto& x, const auto& y) { return x.startNs < y.startNs; });
+                  const auto fb = std::min_element(
+                      b.participants.begin(), b.participants.end(),
+                      [](const auto& x, const auto& y) { return x.startNs < y.startNs; });
+                  return fa->startNs < fb->startNs;
+              });
+    for (auto& [rank, w] : waits) {
+        result.ranks.push_back(w);
+    }
+    return result;
+}
+
+}  // namespace vramscope::analysis

@@ -1,0 +1,108 @@
+#pragma once
+// Leak detection: does memory return to the same baseline every iteration (a sawtooth) or climb
+// (a staircase)? And which allocations survive their iteration.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "vramscope/analysis/allocation_index.h"
+#include "vramscope/analysis/iterations.h"
+#include "vramscope/trace/trace_data.h"
+
+namespace vramscope::analysis {
+
+enum class LeakVerdict { Inconclusive, Sawtooth, Staircase };
+const char* toString(LeakVerdict verdict);
+
+/// Allocated bytes of one iteration: lowest (baseline) and highest (peak) value of the running sum.
+struct IterationMemory {
+    int64_t number = 0;
+    trace::TimestampNs startNs = 0;
+    trace::TimestampNs endNs = 0;
+    int64_t baselineBytes = 0;
+    int64_t peakBytes = 0;
+};
+
+/// Allocations made in one iteration and still alive two iterations later, grouped by stack.
+struct SurvivorGroup {
+    trace::StackId stack = 0;
+    uint64_t bytes = 0;  ///< summed over all examined iterations
+    uint64_t count = 0;  ///< allocations
+    uint64_t largestBytes = 0;
+    /// Up to 8 frames, leaf (innermost) first, as "function (file:line)"; empty without a stack.
+    std::vector<std::string> topFrames;
+    /// The innermost frame outside library code (torch/, site-packages, C/C++ sources), as
+    /// "function (file:line)"; empty when there is none. Where the user's code made it.
+    std::string userFrame;
+};
+
+struct LeakOptions {
+    int minIterations = 4;  ///< fewer gives Inconclusive
+    /// Growth across the window must exceed this many robust standard deviations of the
+    /// baselines around the fitted line (1.4826 x MAD of the residuals).
+    double noiseFactor = 3.0;
+    /// ... and this many bytes in total across the window (byte-level jitter is no leak).
+    int64_t minTotalGrowthBytes = 1 << 20;
+    /// ... and at least this fraction of consecutive baseline differences must be positive.
+    double minRisingFraction = 0.6;
+    size_t maxSurvivorGroups = 20;
+};
+
+/// The leak verdict of one device.
+struct LeakReport {
+    trace::DeviceIndex device = 0;
+    trace::MemoryLevel level = trace::MemoryLevel::Allocated;
+    IterationSource iterationSource = IterationSource::None;
+    std::vector<IterationMemory> iterations;
+    LeakVerdict verdict = LeakVerdict::Inconclusive;
+    std::string reason;  ///< one sentence with the numbers behind the verdict
+    /// Theil-Sen slope of baselines against iteration position (median of pairwise slopes).
+    double slopeBytesPerIteration = 0.0;
+    /// Robust noise: 1.4826 x median absolute deviation of the residuals about the line.
+    double noiseBytes = 0.0;
+    double risingFraction = 0.0;  ///< share of consecutive baseline differences > 0
+    /// round(slope) when Staircase, else 0.
+    int64_t growthBytesPerIteration = 0;
+    uint64_t capacityBytes = 0;  ///< from the header, 0 = unknown
+    /// (capacity - last iteration's peak) / growth, when Staircase and capacity is known.
+    std::optional<double> iterationsToOom;
+    std::vector<SurvivorGroup> survivors;  ///< largest first
+    uint64_t survivorBytes = 0;            ///< total over all groups
+    int survivorIterations = 0;            ///< iterations examined for survivors
+};
+
+/// Per-iteration baseline and peak of the device's running allocated bytes (detail level:
+/// Allocated, else Reserved; DeviceStatic left out), the verdict and the survivors.
+///
+/// Verdict (documented thresholds, see LeakOptions): fewer than minIterations -> Inconclusive.
+/// Let s = Theil-Sen slope, growth = s x (n - 1), noise = 1.4826 x MAD(residuals). Staircase when
+/// s > 0, growth > noiseFactor x noise, growth >= minTotalGrowthBytes and the rising fraction >=
+/// minRisingFraction. Sawtooth when growth <= max(noiseFactor x noise, minTotalGrowthBytes) (no
+/// significant growth, including falling baselines). Otherwise (significant but inconsistent
+/// growth) Inconclusive.
+/// Survivors: allocations made in iteration k (1 <= k <= n-3; the first iteration is warm-up,
+/// where optimizer state and caches are created) still alive at the end of iteration k + 2,
+/// grouped by stack, largest first.
+/// `index` must be the AllocationIndex of (device, level); pass an empty one to build it here.
+LeakReport analyzeLeak(const trace::TraceData& data, trace::DeviceIndex device,
+                       const IterationSet& iterations, const AllocationIndex& index,
+                       const LeakOptions& options = {});
+
+/// Same, building the index for the detail level of `device`.
+LeakReport analyzeLeak(const trace::TraceData& data, trace::DeviceIndex device,
+                       const IterationSet& iterations, const LeakOptions& options = {});
+
+/// Theil-Sen estimator: the median over pairs i < j of (y[j] - y[i]) / (j - i). 0 for n < 2.
+/// For n > 2000 the pairs are sampled deterministically (about 2 million of them).
+double theilSenSlope(const std::vector<double>& y);
+
+/// "function (file:line)" for a frame id; "function" when file is empty.
+std::string frameLabel(const trace::TraceData& data, trace::FrameId frame);
+
+/// The level with allocation-level detail on `device`: Allocated when it has allocated events,
+/// otherwise Reserved.
+trace::MemoryLevel detailLevelOf(const trace::TraceData& data, trace::DeviceIndex device);
+
+}  // namespace vramscope::analysis
