@@ -1,1 +1,478 @@
-// Placeholder: being written.
+// .vscope reader: preamble, frames (length, encoding, payload, CRC-32C), then chunks into
+// TraceData. Layout in proto/vramscope/trace/v1/trace.proto.
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <new>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "chunk_decoder.h"
+#include "vramscope/trace/trace_file.h"
+#include "vramscope/trace/v1/trace.pb.h"
+
+namespace vramscope::trace {
+namespace {
+
+constexpr uint64_t kProgressStepBytes = 4u << 20;
+/// Problems kept in the report; more are counted in one closing entry.
+constexpr size_t kMaxProblems = 1000;
+
+uint32_t readLe32(const char* p) {
+    const auto* u = reinterpret_cast<const unsigned char*>(p);
+    return uint32_t{u[0]} | (uint32_t{u[1]} << 8) | (uint32_t{u[2]} << 16) | (uint32_t{u[3]} << 24);
+}
+
+uint16_t readLe16(const char* p) {
+    const auto* u = reinterpret_cast<const unsigned char*>(p);
+    return static_cast<uint16_t>(u[0] | (u[1] << 8));
+}
+
+void decodeHeader(const v1::FileHeader& in, FileHeader& out) {
+    out.producer = in.producer();
+    out.host = in.host();
+    out.pid = in.pid();
+    out.rank = in.rank();
+    out.localRank = in.local_rank();
+    out.worldSize = in.world_size();
+    out.jobId = in.job_id();
+    out.clockDomain = in.clock_domain();
+    out.wallClockAnchorNs = in.wall_clock_anchor_ns();
+    out.anchorTraceNs = in.anchor_trace_ns();
+    out.devices.clear();
+    for (const auto& d : in.devices()) {
+        out.devices.push_back(DeviceInfo{d.index(), d.uuid(), d.name(), d.total_memory_bytes()});
+    }
+    out.captureSettings.clear();
+    for (const auto& kv : in.capture_settings()) {
+        out.captureSettings.emplace_back(kv.key(), kv.value());
+    }
+}
+
+std::string plural(uint64_t n, const char* one, const char* many) {
+    return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+/// One pass over the bytes of a .vscope file.
+class Reader {
+public:
+    Reader(std::string_view bytes, const std::string& name, const ReadOptions& options)
+        : m_bytes(bytes), m_name(name), m_options(options) {}
+    ~Reader() { ZSTD_freeDCtx(m_dctx); }
+
+    Result<LoadedTrace> run();
+
+private:
+    enum class Outcome { Loaded, Skipped, Stop };
+
+    Error error(int64_t offset, int64_t frame, std::string message) const {
+        return Error{m_name, offset, frame, std::move(message)};
+    }
+    void problem(int64_t offset, int64_t frame, std::string message);
+    Status readPreamble();
+    /// Reads the frame at m_offset; on a fatal problem (only possible for the header frame)
+    /// returns an Error through `fatal`.
+    Outcome readFrame(uint64_t index, std::optional<Error>& fatal);
+    /// Decodes the payload into m_chunk; returns an empty string or why it could not.
+    std::string decodePayload(uint8_t encoding, std::string_view payload);
+    void validateIds();
+    void addDataLoss();
+
+    std::string_view m_bytes;
+    const std::string& m_name;
+    const ReadOptions& m_options;
+    LoadedTrace m_out;
+    uint64_t m_offset = 0;
+    uint64_t m_problemsDropped = 0;
+    uint64_t m_skippedBytes = 0;
+    ZSTD_DCtx* m_dctx = nullptr;
+    std::string m_scratch;
+    v1::Chunk m_chunk;
+};
+
+void Reader::problem(int64_t offset, int64_t frame, std::string message) {
+    m_out.report.complete = false;
+    if (m_out.report.problems.size() < kMaxProblems) {
+        m_out.report.problems.push_back(error(offset, frame, std::move(message)));
+    } else {
+        ++m_problemsDropped;
+    }
+}
+
+Status Reader::readPreamble() {
+    if (m_bytes.empty()) {
+        return error(0, -1, "the file is empty");
+    }
+    const size_t magicBytes = std::min(m_bytes.size(), kMagic.size());
+    if (m_bytes.substr(0, magicBytes) != kMagic.substr(0, magicBytes)) {
+        return error(0, -1, "not a .vscope file (it does not start with the .vscope magic bytes)");
+    }
+    if (m_bytes.size() < kPreambleBytes) {
+        return error(static_cast<int64_t>(m_bytes.size()), -1,
+                     "the file ends inside its 12-byte preamble; it holds no trace");
+    }
+    const uint16_t major = readLe16(m_bytes.data() + 8);
+    const uint16_t minor = readLe16(m_bytes.data() + 10);
+    const std::string readable = "this build of vramscope reads .vscope format versions 1.0 to " +
+                                 std::to_string(kFormatMajor) + ".x";
+    if (major > kFormatMajor) {
+        return error(8, -1,
+                     "written in .vscope format version " + std::to_string(major) + "." +
+                         std::to_string(minor) + ", newer than this build can read; " + readable +
+                         ". Update vramscope to open it.");
+    }
+    if (major == 0) {
+        return error(8, -1,
+                     "declares .vscope format version 0." + std::to_string(minor) +
+                         ", which does not exist; " + readable);
+    }
+    m_out.data.header.formatMajor = major;
+    m_out.data.header.formatMinor = minor;
+    m_offset = kPreambleBytes;
+    return Status::success();
+}
+
+std::string Reader::decodePayload(uint8_t encoding, std::string_view payload) {
+    const char* data = payload.data();
+    size_t size = payload.size();
+    if (encoding == kEncodingZstd) {
+        const unsigned long long content = ZSTD_getFrameContentSize(data, size);
+        if (content == ZSTD_CONTENTSIZE_ERROR) {
+            return "its payload is not zstd data";
+        }
+        if (content == ZSTD_CONTENTSIZE_UNKNOWN) {
+            return "its zstd payload does not state its decompressed size";
+        }
+        if (content > kMaxFramePayloadBytes) {
+            return "its zstd payload claims " + std::to_string(content) +
+                   " decompressed bytes, more than the limit of " +
+                   std::to_string(kMaxFramePayloadBytes);
+        }
+        if (m_dctx == nullptr) {
+            m_dctx = ZSTD_createDCtx();
+            if (m_dctx == nullptr) {
+                return "the zstd decoder could not be created";
+            }
+        }
+        m_scratch.resize(static_cast<size_t>(content));
+        const size_t got =
+            ZSTD_decompressDCtx(m_dctx, m_scratch.data(), m_scratch.size(), data, size);
+        if (ZSTD_isError(got)) {
+            return std::string("its zstd payload does not decompress: ") + ZSTD_getErrorName(got);
+        }
+        if (got != content) {
+            return "its zstd payload decompresses to " + std::to_string(got) +
+                   " bytes instead of " + std::to_string(content);
+        }
+        data = m_scratch.data();
+        size = got;
+    } else if (encoding != kEncodingRaw) {
+        return "it uses payload encoding " + std::to_string(encoding) +
+               ", which this build does not know";
+    }
+    if (!m_chunk.ParseFromArray(data, static_cast<int>(size))) {
+        return "its payload is not a valid Chunk message";
+    }
+    return {};
+}
+
+Reader::Outcome Reader::readFrame(uint64_t index, std::optional<Error>& fatal) {
+    const auto offset = static_cast<int64_t>(m_offset);
+    const auto frame = static_cast<int64_t>(index);
+    const uint64_t remaining = m_bytes.size() - m_offset;
+    auto truncated = [&]() {
+        if (index == 0) {
+            fatal = error(offset, frame,
+                          "the file ends inside its header frame; it holds no readable trace");
+            return Outcome::Stop;
+        }
+        auto& r = m_out.report;
+        r.truncated = true;
+        r.truncatedAtByte = offset;
+        r.truncatedFrame = index;
+        problem(offset, frame,
+                m_name + " ends inside frame " + std::to_string(index) + " (byte " +
+                    std::to_string(offset) + "); " + std::to_string(r.framesLoaded) +
+                    " frames loaded. The job probably crashed.");
+        return Outcome::Stop;
+    };
+    if (remaining < kFrameHeadBytes) {
+        return truncated();
+    }
+    const uint32_t length = readLe32(m_bytes.data() + m_offset);
+    const auto encoding = static_cast<uint8_t>(m_bytes[m_offset + 4]);
+    if (length > kMaxFramePayloadBytes) {
+        const std::string msg = "frame " + std::to_string(index) + " declares " +
+                                std::to_string(length) + " payload bytes, more than the limit of " +
+                                std::to_string(kMaxFramePayloadBytes) + "; the rest of the file (" +
+                                std::to_string(remaining) + " bytes) cannot be read";
+        if (index == 0) {
+            fatal = error(offset, frame, msg);
+        } else {
+            m_skippedBytes += remaining;
+            problem(offset, frame, msg);
+        }
+        return Outcome::Stop;
+    }
+    const uint64_t frameBytes = kFrameHeadBytes + uint64_t{length} + kFrameTailBytes;
+    if (frameBytes > remaining) {
+        return truncated();
+    }
+    const std::string_view payload = m_bytes.substr(m_offset + kFrameHeadBytes, length);
+    const uint32_t stored = readLe32(payload.data() + length);
+    const uint32_t computed = crc32c(m_bytes.substr(m_offset + 4, 1 + uint64_t{length}));
+    std::string why;
+    if (stored != computed) {
+        why = "its CRC-32C does not match its contents";
+    } else {
+        why = decodePayload(encoding, payload);
+    }
+    if (why.empty() && index == 0 && !m_chunk.has_header()) {
+        why = "it carries no file header";
+    }
+    if (why.empty()) {
+        if (index == 0) {
+            decodeHeader(m_chunk.header(), m_out.data.header);
+        }
+        detail::ChunkNotes notes;
+        if (detail::applyChunk(m_chunk, m_out.data, why, notes)) {
+            m_out.report.idsReset += notes.valuesReset;
+            if (!notes.tableGap.empty()) {
+                problem(offset, frame, notes.tableGap + "their ids now name empty entries");
+            }
+            ++m_out.report.framesLoaded;
+            m_out.report.bytesLoaded += frameBytes;
+            m_offset += frameBytes;
+            return Outcome::Loaded;
+        }
+    }
+    m_offset += frameBytes;
+    if (index == 0) {
+        fatal = error(offset, frame, "the header frame is damaged: " + why);
+        return Outcome::Stop;
+    }
+    ++m_out.report.framesSkipped;
+    m_skippedBytes += frameBytes;
+    problem(offset, frame, "frame " + std::to_string(index) + " skipped: " + why);
+    return Outcome::Skipped;
+}
+
+/// Resets ids that point outside their table, so that code indexing the tables with them is safe.
+void Reader::validateIds() {
+    TraceData& d = m_out.data;
+    uint64_t total = 0;
+    auto fix = [&](auto& column, size_t limit, const char* what, const char* table) {
+        uint64_t bad = 0;
+        for (auto& v : column) {
+            if (static_cast<uint64_t>(v) >= limit) {
+                v = 0;
+                ++bad;
+            }
+        }
+        if (bad > 0) {
+            problem(-1, -1,
+                    plural(bad, what, what) + " pointed outside the " + table + " (" +
+                        std::to_string(limit) + " entries) and were reset to 0");
+            total += bad;
+        }
+    };
+    const size_t strings = d.strings.size();
+    uint64_t badFrameNames = 0;
+    for (auto& f : d.frames) {
+        if (f.name >= strings || f.file >= strings) {
+            ++badFrameNames;
+            f.name = f.name >= strings ? 0 : f.name;
+            f.file = f.file >= strings ? 0 : f.file;
+        }
+    }
+    if (badFrameNames > 0) {
+        problem(-1, -1,
+                plural(badFrameNames, "frame", "frames") +
+                    " named strings outside the string table and were reset to 0");
+        total += badFrameNames;
+    }
+    uint64_t badFrames = 0;
+    for (auto& stack : d.stacks) {
+        const size_t before = stack.size();
+        std::erase_if(stack, [&](FrameId f) { return f >= d.frames.size(); });
+        badFrames += before - stack.size();
+    }
+    if (badFrames > 0) {
+        problem(-1, -1,
+                plural(badFrames, "stack entry", "stack entries") +
+                    " named frames outside the frame table and were dropped");
+        total += badFrames;
+    }
+    fix(d.memory.stack, d.stacks.size(), "memory event stack id", "stack table");
+    fix(d.memory.nvtxRange, d.ranges.size() + 1, "memory event NVTX range id", "range table");
+    fix(d.kernels.name, strings, "kernel name id", "string table");
+    fix(d.collectives.function, strings, "collective function id", "string table");
+    fix(d.collectives.datatype, strings, "collective datatype id", "string table");
+    fix(d.collectives.algorithm, strings, "collective algorithm id", "string table");
+    fix(d.collectives.protocol, strings, "collective protocol id", "string table");
+    fix(d.ranges.name, strings, "range name id", "string table");
+    fix(d.counters.name, strings, "counter name id", "string table");
+    if (m_out.report.idsReset > total) {
+        problem(-1, -1,
+                plural(m_out.report.idsReset - total, "enum value", "enum values") +
+                    " (memory kind, kernel category, range or counter kind) were out of range "
+                    "and were reset to the default");
+    }
+    m_out.report.idsReset += total;
+}
+
+void Reader::addDataLoss() {
+    const auto& r = m_out.report;
+    if (r.framesSkipped > 0) {
+        m_out.data.dataLoss.push_back(DataLoss{
+            "frames", r.framesSkipped,
+            plural(r.framesSkipped, "frame", "frames") + " of " + m_name +
+                " were damaged (CRC mismatch or undecodable) and skipped; their events are missing",
+            0, 0});
+    }
+    if (r.truncated) {
+        m_out.data.dataLoss.push_back(
+            DataLoss{"bytes at the end of the file",
+                     r.fileBytes - static_cast<uint64_t>(r.truncatedAtByte), r.summary(), 0, 0});
+    }
+}
+
+Result<LoadedTrace> Reader::run() {
+    auto& report = m_out.report;
+    report.fileBytes = m_bytes.size();
+    report.fileName = m_name;
+    if (Status s = readPreamble(); !s.ok()) {
+        return s.error();
+    }
+    report.bytesLoaded = kPreambleBytes;
+    uint64_t nextProgress = kProgressStepBytes;
+    for (uint64_t index = 0; m_offset < m_bytes.size(); ++index) {
+        if (m_options.progress && m_offset >= nextProgress) {
+            if (!m_options.progress(m_offset, m_bytes.size())) {
+                return error(static_cast<int64_t>(m_offset), static_cast<int64_t>(index),
+                             "cancelled");
+            }
+            nextProgress = m_offset + kProgressStepBytes;
+        }
+        std::optional<Error> fatal;
+        const Outcome outcome = readFrame(index, fatal);
+        if (fatal) {
+            return *fatal;
+        }
+        if (outcome == Outcome::Stop) {
+            break;
+        }
+    }
+    if (report.framesLoaded == 0) {
+        return error(kPreambleBytes, 0, "the file has no header frame; it holds no trace");
+    }
+    validateIds();
+    m_out.data.rebuildIndexes();
+    if (m_problemsDropped > 0) {
+        report.problems.push_back(
+            error(-1, -1, "and " + std::to_string(m_problemsDropped) + " more problems"));
+    }
+    addDataLoss();
+    if (m_options.progress && !m_options.progress(m_bytes.size(), m_bytes.size())) {
+        return error(static_cast<int64_t>(m_bytes.size()), -1, "cancelled");
+    }
+    return std::move(m_out);
+}
+
+}  // namespace
+
+std::string ReadReport::summary() const {
+    std::string out;
+    auto add = [&](const std::string& sentence) { out += (out.empty() ? "" : " ") + sentence; };
+    if (truncated) {
+        add(fileName + " ends inside frame " + std::to_string(truncatedFrame) + " (byte " +
+            std::to_string(truncatedAtByte) + "); " + std::to_string(framesLoaded) +
+            " frames loaded. The job probably crashed.");
+    }
+    if (framesSkipped > 0) {
+        add(plural(framesSkipped, "damaged frame was", "damaged frames were") +
+            " skipped (CRC mismatch or undecodable); their events are missing.");
+    }
+    if (idsReset > 0) {
+        add(plural(idsReset, "id or value", "ids or values") +
+            " pointed outside their tables and were reset.");
+    }
+    if (out.empty() && !problems.empty()) {
+        add(plural(problems.size(), "problem", "problems") +
+            " while reading; the first: " + problems.front().describe());
+    }
+    return out;
+}
+
+bool looksLikeVscope(std::string_view bytes) {
+    return bytes.size() >= kMagic.size() && bytes.substr(0, kMagic.size()) == kMagic;
+}
+
+Result<LoadedTrace> readTraceBytes(std::string_view bytes, const std::string& name,
+                                   const ReadOptions& options) {
+    try {
+        Reader reader(bytes, name, options);
+        return reader.run();
+    } catch (const std::bad_alloc&) {
+        return Error{name, -1, -1, "out of memory while reading the trace"};
+    } catch (const std::exception& e) {
+        return Error{name, -1, -1, std::string("cannot read the trace: ") + e.what()};
+    }
+}
+
+Result<LoadedTrace> readTraceFile(const std::string& path, const ReadOptions& options) {
+    try {
+        const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+            return Error{path, -1, -1, std::string("cannot open: ") + std::strerror(errno)};
+        }
+        struct stat st {};
+        if (::fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
+            const int err = S_ISDIR(st.st_mode) ? EISDIR : errno;
+            ::close(fd);
+            return Error{path, -1, -1, std::string("cannot read: ") + std::strerror(err)};
+        }
+        std::string bytes;
+        if (S_ISREG(st.st_mode) && st.st_size > 0) {
+            bytes.resize(static_cast<size_t>(st.st_size));
+        }
+        // A regular file is read up to the size it had when opened (a live trace may grow);
+        // anything else until its end.
+        const bool regular = S_ISREG(st.st_mode);
+        size_t used = 0;
+        while (!regular || used < bytes.size()) {
+            if (used == bytes.size()) {
+                bytes.resize(std::max<size_t>(bytes.size() * 2, 1u << 20));
+            }
+            const ssize_t n = ::read(fd, bytes.data() + used, bytes.size() - used);
+            if (n < 0 && errno == EINTR) {
+                continue;
+            }
+            if (n < 0) {
+                const int err = errno;
+                ::close(fd);
+                return Error{path, static_cast<int64_t>(used), -1,
+                             std::string("cannot read: ") + std::strerror(err)};
+            }
+            if (n == 0) {
+                break;
+            }
+            used += static_cast<size_t>(n);
+        }
+        ::close(fd);
+        bytes.resize(used);
+        return readTraceBytes(bytes, path, options);
+    } catch (const std::bad_alloc&) {
+        return Error{path, -1, -1, "out of memory while reading the file"};
+    } catch (const std::exception& e) {
+        return Error{path, -1, -1, std::string("cannot read: ") + e.what()};
+    }
+}
+
+}  // namespace vramscope::trace

@@ -22,6 +22,15 @@ inline constexpr std::string_view kMagic{"\x89VSCOPE\n", 8};
 inline constexpr size_t kPreambleBytes = 12;
 /// Largest frame payload a writer produces and a reader accepts (guards against huge allocations).
 inline constexpr uint32_t kMaxFramePayloadBytes = 256u << 20;
+/// Most rows of one table (or table entries) in one frame. Writers clamp eventsPerChunk to it;
+/// readers skip a frame that holds more (a decoded row costs up to ~50 bytes of memory).
+inline constexpr size_t kMaxRowsPerChunk = size_t{1} << 22;
+/// Bytes of a frame before its payload (u32 length, u8 encoding) and after it (u32 CRC-32C).
+inline constexpr size_t kFrameHeadBytes = 5;
+inline constexpr size_t kFrameTailBytes = 4;
+/// Frame encodings (the byte after the length).
+inline constexpr uint8_t kEncodingRaw = 0;
+inline constexpr uint8_t kEncodingZstd = 1;
 
 /// Called with (bytes processed, total bytes); return false to cancel.
 using ProgressFn = std::function<bool(uint64_t done, uint64_t total)>;
@@ -31,12 +40,20 @@ struct ReadReport {
     uint64_t fileBytes = 0;
     uint64_t bytesLoaded = 0;  ///< bytes of whole, valid frames (plus the preamble)
     uint64_t framesLoaded = 0;
-    uint64_t framesSkipped = 0;   ///< frames dropped for a CRC mismatch or undecodable payload
-    bool complete = true;         ///< false when the file was cut or a frame was skipped
-    std::vector<Error> problems;  ///< one per problem found, each with file, offset and frame
+    uint64_t framesSkipped = 0;    ///< frames dropped for a CRC mismatch or undecodable payload
+    bool complete = true;          ///< false when the file was cut or a frame was skipped
+    std::vector<Error> problems;   ///< one per problem found, each with file, offset and frame
+    std::string fileName;          ///< the name used in messages
+    bool truncated = false;        ///< the file ends inside a frame (or inside a frame's head)
+    int64_t truncatedAtByte = -1;  ///< offset of the first byte of the incomplete frame
+    uint64_t truncatedFrame = 0;   ///< 0-based index of the incomplete frame (== framesLoaded +
+                                   ///< framesSkipped)
+    uint64_t idsReset = 0;  ///< string / frame / stack / range ids or enum values out of range,
+                            ///< reset to 0 (frame ids: dropped from their stack)
 
-    /// One or two sentences for a user, e.g. "run.vscope ends inside frame 18422 (byte 7340112);
-    /// 18421 frames loaded. The job probably crashed." Empty when complete.
+    /// One or two sentences for a user, e.g. "run.vscope ends inside frame 18421 (byte 7340112);
+    /// 18421 frames loaded. The job probably crashed." Frames are numbered from 0 (the header
+    /// frame). Empty when nothing was lost.
     std::string summary() const;
 };
 
@@ -46,12 +63,17 @@ struct LoadedTrace {
 };
 
 struct ReadOptions {
-    ProgressFn progress;  ///< optional
+    ProgressFn progress;  ///< optional; called about every 4 MiB of input and once at the end
 };
 
 /// Reads a .vscope file. Fatal problems (unreadable, empty, wrong magic, newer major version,
-/// unreadable header) are returned as Error. A cut or damaged file loads every whole, valid frame;
-/// what was lost goes into report.problems and data.dataLoss. Never throws.
+/// missing or damaged header frame, cancelled by the progress callback) are returned as Error
+/// naming the file, byte offset and frame index. A cut or damaged file loads every whole, valid
+/// frame; a frame with a CRC mismatch, an undecodable payload or columns of disagreeing lengths is
+/// skipped; what was lost goes into report.problems and data.dataLoss. Ids that point outside
+/// their table after loading are reset to 0 and counted (report.idsReset). Memory use is bounded
+/// by the file size times a small factor: no length read from the file is allocated before it is
+/// checked against what remains and against kMaxFramePayloadBytes. Never throws.
 Result<LoadedTrace> readTraceFile(const std::string& path, const ReadOptions& options = {});
 /// Same, from bytes already in memory; `name` is used in messages.
 Result<LoadedTrace> readTraceBytes(std::string_view bytes, const std::string& name,
@@ -114,5 +136,8 @@ std::string writeTraceBytes(const TraceData& data, const WriterOptions& options 
 /// CRC-32C (Castagnoli polynomial 0x1EDC6F41, reflected 0x82F63B78; RFC 3720 appendix B.4) of
 /// `bytes`, continuing from `crc` (0 to start).
 uint32_t crc32c(std::string_view bytes, uint32_t crc = 0);
+/// The same CRC computed with the portable table code only (crc32c() uses the SSE4.2 instruction
+/// when the CPU has it); for tests and for comparing the two.
+uint32_t crc32cPortable(std::string_view bytes, uint32_t crc = 0);
 
 }  // namespace vramscope::trace

@@ -1,0 +1,313 @@
+#include "vramscope/trace/trace_file.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "trace_file_test_support.h"
+#include "vramscope/trace/v1/trace.pb.h"
+
+using namespace vramscope::trace;
+using namespace vramscope::trace::testing;
+
+namespace {
+
+LoadedTrace readOk(const std::string& bytes) {
+    auto r = readTraceBytes(bytes, "test.vscope");
+    EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().describe());
+    return r.ok() ? std::move(r).value() : LoadedTrace{};
+}
+
+/// Chunks of the frames of an uncompressed file, parsed with the generated protobuf code.
+std::vector<v1::Chunk> rawChunks(const std::string& bytes) {
+    std::vector<v1::Chunk> out;
+    size_t off = kPreambleBytes;
+    while (off + kFrameHeadBytes <= bytes.size()) {
+        uint32_t len = 0;
+        for (int i = 0; i < 4; ++i) {
+            len |= uint32_t{static_cast<unsigned char>(bytes[off + i])} << (8 * i);
+        }
+        EXPECT_EQ(bytes[off + 4], 0) << "expected a raw frame";
+        out.emplace_back();
+        EXPECT_TRUE(
+            out.back().ParseFromArray(bytes.data() + off + kFrameHeadBytes, static_cast<int>(len)));
+        off += kFrameHeadBytes + len + kFrameTailBytes;
+    }
+    EXPECT_EQ(off, bytes.size());
+    return out;
+}
+
+}  // namespace
+
+TEST(TraceFile, RoundTripsEveryFieldUncompressedInSeveralChunks) {
+    const TraceData in = makeFullTrace(50);
+    WriterOptions opt;
+    opt.compress = false;
+    opt.eventsPerChunk = 7;
+    const std::string bytes = writeTraceBytes(in, opt);
+    const LoadedTrace out = readOk(bytes);
+    expectSameTrace(in, out.data);
+    // Header frame, then chunks of 7: the 12 new strings take chunks 0-1 and the events start in
+    // the last strings chunk: ceil(50 / 7) = 8 chunks from chunk 1, so chunks 0-8.
+    EXPECT_EQ(out.report.framesLoaded, 1u + 9u);
+    EXPECT_EQ(out.report.framesSkipped, 0u);
+    EXPECT_TRUE(out.report.complete);
+    EXPECT_TRUE(out.report.problems.empty());
+    EXPECT_EQ(out.report.summary(), "");
+    EXPECT_EQ(out.report.bytesLoaded, bytes.size());
+    EXPECT_EQ(out.data.header.formatMajor, kFormatMajor);
+    EXPECT_EQ(out.data.header.formatMinor, kFormatMinor);
+}
+
+TEST(TraceFile, RoundTripsEveryFieldCompressed) {
+    const TraceData in = makeFullTrace(200);
+    WriterOptions opt;
+    opt.compress = true;
+    opt.eventsPerChunk = 64;
+    const std::string bytes = writeTraceBytes(in, opt);
+    const LoadedTrace out = readOk(bytes);
+    expectSameTrace(in, out.data);
+    EXPECT_EQ(out.report.framesLoaded, 1u + 4u);
+    EXPECT_TRUE(out.report.problems.empty());
+}
+
+TEST(TraceFile, RoundTripsInOneChunkWithDefaultOptions) {
+    const TraceData in = makeFullTrace(30);
+    const LoadedTrace out = readOk(writeTraceBytes(in));
+    expectSameTrace(in, out.data);
+    EXPECT_EQ(out.report.framesLoaded, 2u);
+}
+
+TEST(TraceFile, CompressedFramesAreZstdAndSmaller) {
+    TraceData in = makeFullTrace(3);
+    const StringId name = in.intern("sm90_xmma_gemm_bf16");
+    for (int i = 0; i < 20000; ++i) {
+        in.kernels.append(
+            {i * 1000, i * 1000 + 400, 0, 7, name, KernelCategory::Compute, -1, 0, 0});
+    }
+    WriterOptions raw;
+    raw.compress = false;
+    const std::string plain = writeTraceBytes(in, raw);
+    const std::string packed = writeTraceBytes(in, WriterOptions{});
+    EXPECT_LT(packed.size() * 4, plain.size());
+    // The event frame (second frame) is stored with encoding 1.
+    uint32_t headerLen = 0;
+    for (int i = 0; i < 4; ++i) {
+        headerLen |= uint32_t{static_cast<unsigned char>(packed[kPreambleBytes + i])} << (8 * i);
+    }
+    const size_t second = kPreambleBytes + kFrameHeadBytes + headerLen + kFrameTailBytes;
+    EXPECT_EQ(packed[second + 4], static_cast<char>(kEncodingZstd));
+    expectSameTrace(in, readOk(packed).data);
+}
+
+TEST(TraceFile, HeaderOnlyTraceRoundTrips) {
+    TraceData in;
+    in.header.producer = "p";
+    in.header.devices = {{3, "u", "n", 7}};
+    const std::string bytes = writeTraceBytes(in);
+    const LoadedTrace out = readOk(bytes);
+    expectSameTrace(in, out.data);
+    EXPECT_EQ(out.report.framesLoaded, 1u);
+}
+
+TEST(TraceFile, WriteEventsSeveralTimesSendsOnlyNewTableEntries) {
+    TraceData live;  // what a capture agent keeps: tables grow, events are cleared after writes
+    TraceData expected;
+    live.header.producer = expected.header.producer = "agent";
+    std::string bytes;
+    std::vector<size_t> ends;
+    TraceWriter writer(std::make_unique<RecordingSink>(bytes, ends), WriterOptions{false, 3, 5});
+    ASSERT_TRUE(writer.writeHeader(live.header).ok());
+    for (int round = 0; round < 4; ++round) {
+        for (int j = 0; j < 3 + round; ++j) {
+            const std::string nm = "kernel_" + std::to_string(round) + "_" + std::to_string(j);
+            const FrameId f =
+                live.internFrame({live.intern("fn" + nm), live.intern("file.py"), round * 10 + j});
+            const StackId s = live.internStack({f});
+            const StringId id = live.intern(nm);
+            const TimestampNs t = round * 1'000'000 + j * 1000;
+            const KernelEvent k{t,      t + 500, 0,
+                                1,      id,      KernelCategory::Compute,
+                                t - 10, 0,       static_cast<uint64_t>(round * 100 + j)};
+            const MemoryEvent m{t,
+                                0x1000u * static_cast<uint64_t>(j + 1),
+                                512,
+                                MemoryAction::Alloc,
+                                MemoryLevel::Allocated,
+                                MemoryKind::Pool,
+                                0,
+                                1,
+                                s,
+                                0};
+            live.kernels.append(k);
+            live.memory.append(m);
+            expected.kernels.append(k);
+            expected.memory.append(m);
+        }
+        ASSERT_TRUE(writer.writeEvents(live).ok());
+        live.kernels = {};
+        live.memory = {};
+    }
+    expected.strings = live.strings;
+    expected.frames = live.frames;
+    expected.stacks = live.stacks;
+    const LoadedTrace out = readOk(bytes);
+    expectSameTrace(expected, out.data);
+    EXPECT_EQ(out.report.framesLoaded, writer.framesWritten());
+    EXPECT_EQ(bytes.size(), writer.bytesWritten());
+
+    // Each string is sent exactly once: the string tables of all chunks, in order, are the
+    // table itself without its implicit empty string 0.
+    std::vector<std::string> sent;
+    for (const auto& c : rawChunks(bytes)) {
+        if (c.strings().values_size() > 0) {
+            EXPECT_EQ(c.strings().first_id(), sent.size() + 1);
+        }
+        sent.insert(sent.end(), c.strings().values().begin(), c.strings().values().end());
+    }
+    EXPECT_EQ(sent, std::vector<std::string>(live.strings.begin() + 1, live.strings.end()));
+}
+
+TEST(TraceFile, TimesAndAddressesAreZigzagDeltasWithTheFirstRowAbsolute) {
+    TraceData in;
+    in.memory.append({1000, 0x7000, 256, MemoryAction::Alloc, MemoryLevel::Allocated,
+                      MemoryKind::Pool, 0, 0, 0, 0});
+    in.memory.append({1010, 0x6F00, 256, MemoryAction::Free, MemoryLevel::Allocated,
+                      MemoryKind::Pool, 0, 0, 0, 0});
+    in.memory.append({1005, 0x7100, 512, MemoryAction::Alloc, MemoryLevel::Reserved,
+                      MemoryKind::Device, 0, 0, 0, 0});
+    in.kernels.append({50, 80, 0, 0, 0, KernelCategory::Compute, -1, 0, 0});
+    in.kernels.append({40, 45, 0, 0, 0, KernelCategory::Compute, -1, 0, 0});
+    WriterOptions opt;
+    opt.compress = false;
+    const auto chunks = rawChunks(writeTraceBytes(in, opt));
+    ASSERT_EQ(chunks.size(), 2u);
+    EXPECT_TRUE(chunks[0].has_header());
+    const auto& m = chunks[1].memory();
+    EXPECT_EQ(std::vector<int64_t>(m.timestamp_ns_delta().begin(), m.timestamp_ns_delta().end()),
+              (std::vector<int64_t>{1000, 10, -5}));
+    EXPECT_EQ(std::vector<int64_t>(m.address_delta().begin(), m.address_delta().end()),
+              (std::vector<int64_t>{0x7000, -0x100, 0x200}));
+    // action | level << 1 | kind << 2, MemoryKind::Pool == 3, Device == 1
+    EXPECT_EQ(std::vector<uint32_t>(m.flags().begin(), m.flags().end()),
+              (std::vector<uint32_t>{0 | 2 | 12, 1 | 2 | 12, 0 | 0 | 4}));
+    const auto& k = chunks[1].kernels();
+    EXPECT_EQ(std::vector<int64_t>(k.start_ns_delta().begin(), k.start_ns_delta().end()),
+              (std::vector<int64_t>{50, -10}));
+    EXPECT_EQ(std::vector<uint64_t>(k.duration_ns().begin(), k.duration_ns().end()),
+              (std::vector<uint64_t>{30, 5}));
+}
+
+TEST(TraceFile, ColumnsWhereEveryRowHasTheDefaultAreLeftEmptyAndReadBackAsDefaults) {
+    TraceData in;
+    for (int i = 0; i < 10; ++i) {
+        in.memory.append({i * 10, 0x1000u, 64, MemoryAction::Alloc, MemoryLevel::Reserved,
+                          MemoryKind::Unknown, 0, 0, 0, 0});
+        in.ranges.append({i, i + 5, 0, 0, 0, kHostDevice, RangeKind::Nvtx});
+        in.collectives.append({i, i, 0, 0, 0, kUnknownRank, 0, 0, -1, 0, 0, 0, 0});
+        in.kernels.append({i, i + 1, 0, 0, 0, KernelCategory::Compute, -1, 0, 0});
+        in.counters.append({i, 0, kHostDevice, CounterKind::Generic, 0.0});
+    }
+    WriterOptions opt;
+    opt.compress = false;
+    const std::string bytes = writeTraceBytes(in, opt);
+    const auto chunks = rawChunks(bytes);
+    ASSERT_EQ(chunks.size(), 2u);
+    const auto& c = chunks[1];
+    EXPECT_EQ(c.memory().timestamp_ns_delta_size(), 10);
+    EXPECT_EQ(c.memory().flags_size(), 0);
+    EXPECT_EQ(c.memory().device_size(), 0);
+    EXPECT_EQ(c.memory().stream_size(), 0);
+    EXPECT_EQ(c.memory().stack_size(), 0);
+    EXPECT_EQ(c.memory().nvtx_range_size(), 0);
+    EXPECT_EQ(c.ranges().device_size(), 0);
+    EXPECT_EQ(c.ranges().kind_size(), 0);
+    EXPECT_EQ(c.collectives().rank_size(), 0);
+    EXPECT_EQ(c.collectives().seq_number_size(), 0);
+    EXPECT_EQ(c.collectives().duration_ns_size(), 0);
+    EXPECT_EQ(c.kernels().launch_lead_ns_size(), 0);
+    EXPECT_EQ(c.kernels().launch_unknown_size(), 0);
+    EXPECT_EQ(c.kernels().correlation_id_delta_size(), 0);
+    EXPECT_EQ(c.counters().value_size(), 0);
+    EXPECT_EQ(c.counters().device_size(), 0);
+    expectSameTrace(in, readOk(bytes).data);
+}
+
+TEST(TraceFile, WritesAndReadsAFile) {
+    const auto path = std::filesystem::temp_directory_path() /
+                      ("vscope_rt_" + std::to_string(::getpid()) + ".vscope");
+    const TraceData in = makeFullTrace(20);
+    ASSERT_TRUE(writeTraceFile(path.string(), in).ok());
+    auto r = readTraceFile(path.string());
+    ASSERT_TRUE(r.ok()) << r.error().describe();
+    expectSameTrace(in, r->data);
+    std::filesystem::remove(path);
+}
+
+TEST(TraceFile, WriteTraceFileNamesThePathWhenItCannotCreateIt) {
+    const Status s = writeTraceFile("/nonexistent-dir-vscope/x.vscope", makeFullTrace(3));
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.error().file, "/nonexistent-dir-vscope/x.vscope");
+}
+
+TEST(TraceFile, WriterRefusesEventsBeforeTheHeader) {
+    std::string out;
+    TraceWriter w(makeStringSink(out));
+    EXPECT_FALSE(w.writeEvents(makeFullTrace(3)).ok());
+}
+
+TEST(TraceFile, WriterRefusesShrinkingTablesAndRaggedColumns) {
+    std::string out;
+    TraceWriter w(makeStringSink(out));
+    ASSERT_TRUE(w.writeHeader({}).ok());
+    TraceData d = makeFullTrace(3);
+    ASSERT_TRUE(w.writeEvents(d).ok());
+    TraceData smaller;
+    EXPECT_FALSE(w.writeEvents(smaller).ok());
+    d.kernels.name.pop_back();
+    EXPECT_FALSE(w.writeEvents(d).ok());
+}
+
+TEST(TraceFile, ProgressReachesTheTotalAndCanCancel) {
+    TraceData in;
+    for (int i = 0; i < 1'000'000; ++i) {
+        in.memory.append({i * 1000LL, 0x100000u * static_cast<uint64_t>(i), 1u + i,
+                          MemoryAction::Alloc, MemoryLevel::Allocated, MemoryKind::Pool, 1, 5, 0,
+                          0});
+    }
+    WriterOptions opt;
+    opt.compress = false;
+    const std::string bytes = writeTraceBytes(in, opt);
+    ASSERT_GT(bytes.size(), 8u << 20);  // at least two 4 MiB progress steps
+    std::vector<std::pair<uint64_t, uint64_t>> calls;
+    ReadOptions ro;
+    ro.progress = [&](uint64_t done, uint64_t total) {
+        calls.emplace_back(done, total);
+        return true;
+    };
+    auto r = readTraceBytes(bytes, "big.vscope", ro);
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->data.memory.size(), 1'000'000u);
+    ASSERT_GE(calls.size(), 3u);
+    for (size_t i = 1; i < calls.size(); ++i) {
+        EXPECT_LE(calls[i - 1].first, calls[i].first);
+    }
+    EXPECT_EQ(calls.back().first, bytes.size());
+    EXPECT_EQ(calls.back().second, bytes.size());
+
+    ro.progress = [](uint64_t, uint64_t) { return false; };
+    auto cancelled = readTraceBytes(bytes, "big.vscope", ro);
+    ASSERT_FALSE(cancelled.ok());
+    EXPECT_EQ(cancelled.error().message, "cancelled");
+    EXPECT_EQ(cancelled.error().file, "big.vscope");
+}
+
+TEST(TraceFile, LooksLikeVscopeChecksTheMagic) {
+    EXPECT_TRUE(looksLikeVscope(writeTraceBytes(TraceData{})));
+    EXPECT_FALSE(looksLikeVscope("{\"traceEvents\": []}"));
+    EXPECT_FALSE(looksLikeVscope(""));
+}
