@@ -178,9 +178,6 @@ FlameTree FlameTreeBuilder::build(const std::vector<Item>& items, FlameGrouping 
     for (const Item& item : items) {
         const int64_t bytes = isDiff ? item.after - item.before : item.after;
         const int64_t count = isDiff ? item.afterCount - item.beforeCount : item.afterCount;
-        if (isDiff && item.after == item.before && item.afterCount == item.beforeCount) {
-            continue;
-        }
         uint32_t node = 0;
         auto addTo = [&](uint32_t i) {
             FlameNode& n = tree.nodes[i];

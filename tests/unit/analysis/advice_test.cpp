@@ -1,0 +1,146 @@
+#include "vramscope/analysis/advice.h"
+
+#include <gtest/gtest.h>
+
+namespace vramscope::analysis {
+namespace {
+
+const Advice* find(const std::vector<Advice>& all, const std::string& rule) {
+    for (const Advice& a : all) {
+        if (a.rule == rule) {
+            return &a;
+        }
+    }
+    return nullptr;
+}
+
+double evidence(const Advice& a, const std::string& name) {
+    for (const Evidence& e : a.evidence) {
+        if (e.name == name) {
+            return e.value;
+        }
+    }
+    ADD_FAILURE() << "no evidence " << name;
+    return -1;
+}
+
+TEST(Advice, PeakAboveEightyPercentOfCapacity) {
+    DeviceFacts f;
+    f.capacityBytes = 100ull << 30;
+    f.peakAllocatedBytes = 70ll << 30;
+    f.peakReservedBytes = 85ll << 30;
+    const auto all = adviseOn({f});
+    const Advice* a = find(all, "peak-near-capacity");
+    ASSERT_NE(a, nullptr);
+    EXPECT_EQ(a->severity, Severity::Warning);
+    EXPECT_DOUBLE_EQ(evidence(*a, "peak_fraction"), 0.85);
+    EXPECT_NE(a->message.find("85.0 %"), std::string::npos);
+    EXPECT_NE(a->message.find("activation checkpointing"), std::string::npos);
+    f.peakReservedBytes = 79ll << 30;
+    EXPECT_EQ(find(adviseOn({f}), "peak-near-capacity"), nullptr);
+    f.hadOom = true;
+    ASSERT_NE(find(adviseOn({f}), "peak-near-capacity"), nullptr);
+    EXPECT_EQ(find(adviseOn({f}), "peak-near-capacity")->severity, Severity::Critical);
+    f.capacityBytes = 0;  // unknown capacity: no rule
+    EXPECT_EQ(find(adviseOn({f}), "peak-near-capacity"), nullptr);
+}
+
+TEST(Advice, StaircaseNamesTheTopSurvivor) {
+    LeakReport leak;
+    leak.verdict = LeakVerdict::Staircase;
+    leak.growthBytesPerIteration = 500ll << 20;
+    leak.iterations.resize(8);
+    leak.iterationsToOom = 12.5;
+    SurvivorGroup g;
+    g.bytes = 3000ull << 20;
+    g.count = 6;
+    g.userFrame = "step (gpt_train.py:63)";
+    leak.survivors.push_back(g);
+    leak.survivorBytes = g.bytes;
+    DeviceFacts f;
+    f.leak = &leak;
+    const auto all = adviseOn({f});
+    const Advice* a = find(all, "leak");
+    ASSERT_NE(a, nullptr);
+    EXPECT_EQ(a->severity, Severity::Critical);
+    EXPECT_NE(a->message.find("+500.0 MiB per iteration"), std::string::npos);
+    EXPECT_NE(a->message.find("12.5 iterations"), std::string::npos);
+    EXPECT_NE(a->message.find("gpt_train.py:63"), std::string::npos);
+    EXPECT_DOUBLE_EQ(evidence(*a, "iterations_to_oom"), 12.5);
+    leak.verdict = LeakVerdict::Sawtooth;
+    EXPECT_EQ(find(adviseOn({f}), "leak"), nullptr);
+}
+
+TEST(Advice, ExposedCommunicationAndHostBoundGaps) {
+    TimeBreakdown b;
+    b.spanNs = 1'000'000;
+    b.communicationNs = 400'000;
+    b.overlapNs = 100'000;
+    b.exposedCommunicationNs = 300'000;
+    b.overlapPct = 25.0;
+    b.gapNsByCause[int(GapCause::HostBound)] = 150'000;
+    b.gapCountByCause[int(GapCause::HostBound)] = 3;
+    DeviceFacts f;
+    f.rank = 2;
+    f.breakdown = &b;
+    const auto all = adviseOn({f});
+    const Advice* c = find(all, "exposed-communication");
+    ASSERT_NE(c, nullptr);
+    EXPECT_DOUBLE_EQ(evidence(*c, "exposed_fraction"), 0.3);
+    EXPECT_EQ(c->rank, 2);
+    EXPECT_NE(c->message.find("gradient accumulation"), std::string::npos);
+    const Advice* h = find(all, "host-bound");
+    ASSERT_NE(h, nullptr);
+    EXPECT_DOUBLE_EQ(evidence(*h, "host_bound_fraction"), 0.15);
+    EXPECT_NE(h->message.find("data loading"), std::string::npos);
+    b.exposedCommunicationNs = 200'000;  // exactly the threshold: not above it
+    b.gapNsByCause[int(GapCause::HostBound)] = 100'000;
+    EXPECT_TRUE(adviseOn({f}).empty());
+}
+
+TEST(Advice, ModelStateAboveOneGpu) {
+    DeviceFacts f;
+    f.capacityBytes = 80ull << 30;
+    f.modelStateBytes = 90ll << 30;
+    const auto all = adviseOn({f});
+    const Advice* a = find(all, "model-state");
+    ASSERT_NE(a, nullptr);
+    EXPECT_EQ(a->severity, Severity::Critical);
+    EXPECT_NE(a->message.find("model parallelism"), std::string::npos);
+    f.modelStateBytes = 10ll << 30;
+    EXPECT_EQ(find(adviseOn({f}), "model-state"), nullptr);
+}
+
+TEST(Advice, CriticalFirst) {
+    LeakReport leak;
+    leak.verdict = LeakVerdict::Staircase;
+    DeviceFacts a;
+    a.rank = 0;
+    a.capacityBytes = 100;
+    a.peakReservedBytes = 85;
+    DeviceFacts b;
+    b.rank = 1;
+    b.leak = &leak;
+    const auto all = adviseOn({a, b});
+    ASSERT_EQ(all.size(), 2u);
+    EXPECT_EQ(all[0].rule, "leak");
+    EXPECT_EQ(all[1].rule, "peak-near-capacity");
+}
+
+TEST(Cost, GpusTimesPriceTimesHours) {
+    CostInput in;
+    in.gpuHourPrice = 2.5;
+    in.gpus = 8;
+    in.stepTimeNs = 1'800'000'000;  // 1.8 s
+    in.steps = 10'000;              // 5 hours
+    in.idleNs = 250;
+    in.spanNs = 1000;
+    const CostEstimate c = estimateCost(in);
+    EXPECT_DOUBLE_EQ(c.hours, 5.0);
+    EXPECT_DOUBLE_EQ(c.totalCost, 8 * 2.5 * 5.0);
+    EXPECT_DOUBLE_EQ(c.idleFraction, 0.25);
+    EXPECT_DOUBLE_EQ(c.idleCost, 25.0);
+}
+
+}  // namespace
+}  // namespace vramscope::analysis

@@ -1,0 +1,207 @@
+#include "vramscope/analysis/leak.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "vramscope/analysis/synthetic_job.h"
+
+namespace vramscope::analysis {
+namespace {
+
+using trace::MemoryAction;
+using trace::MemoryEvent;
+using trace::MemoryLevel;
+using trace::TraceData;
+
+SyntheticJobSpec leakSpec(uint64_t leakBytes) {
+    SyntheticJobSpec spec;
+    spec.ranks = 2;
+    spec.iterations = 10;
+    spec.leakBytesPerIteration = leakBytes;
+    spec.leakRank = 0;
+    return spec;
+}
+
+TEST(Leak, FindsTheSyntheticLeakExactly) {
+    const uint64_t L = 96ull << 20;
+    const SyntheticJobSpec spec = leakSpec(L);
+    const std::vector<TraceData> job = generateSyntheticJob(spec);
+    ASSERT_EQ(job.size(), 2u);
+    auto its = findIterations(job[0], 0);
+    ASSERT_TRUE(its.ok());
+    ASSERT_EQ(its->source, IterationSource::Ranges);
+    ASSERT_EQ(its->count(), 10u);
+    const LeakReport r = analyzeLeak(job[0], 0, *its);
+    EXPECT_EQ(r.verdict, LeakVerdict::Staircase) << r.reason;
+    EXPECT_EQ(r.growthBytesPerIteration, int64_t(L));
+    EXPECT_EQ(r.level, MemoryLevel::Allocated);
+    // Baseline of iteration i: W + O + i * L (all earlier activations are freed in backward).
+    for (size_t i = 0; i < r.iterations.size(); ++i) {
+        EXPECT_EQ(r.iterations[i].baselineBytes,
+                  int64_t(spec.weightBytes + spec.optimizerBytes + i * L));
+        EXPECT_EQ(r.iterations[i].peakBytes,
+                  int64_t(spec.weightBytes + spec.optimizerBytes +
+                          spec.activationsPerIteration * spec.activationBytes + (i + 1) * L));
+    }
+    // Iterations to OOM: (capacity - last peak) / L, last peak = W + O + A a + N L.
+    const double lastPeak = double(spec.weightBytes + spec.optimizerBytes +
+                                   spec.activationsPerIteration * spec.activationBytes + 10 * L);
+    ASSERT_TRUE(r.iterationsToOom.has_value());
+    EXPECT_DOUBLE_EQ(*r.iterationsToOom, (double(spec.capacityBytes) - lastPeak) / double(L));
+    // Survivors: the leak of iterations 1 .. N-3, one stack.
+    ASSERT_FALSE(r.survivors.empty());
+    EXPECT_EQ(r.survivors[0].bytes, 7 * L);
+    EXPECT_EQ(r.survivors[0].count, 7u);
+    EXPECT_EQ(r.survivorBytes, 7 * L);
+    EXPECT_EQ(r.survivorIterations, 7);
+}
+
+TEST(Leak, NoLeakIsASawtooth) {
+    const std::vector<TraceData> job = generateSyntheticJob(leakSpec(96ull << 20));
+    // Rank 1 does not leak.
+    auto its = findIterations(job[1], 1);
+    ASSERT_TRUE(its.ok());
+    const LeakReport r = analyzeLeak(job[1], 1, *its);
+    EXPECT_EQ(r.verdict, LeakVerdict::Sawtooth) << r.reason;
+    EXPECT_EQ(r.growthBytesPerIteration, 0);
+    EXPECT_FALSE(r.iterationsToOom.has_value());
+    EXPECT_TRUE(r.survivors.empty());
+    EXPECT_DOUBLE_EQ(r.slopeBytesPerIteration, 0.0);
+}
+
+TEST(Leak, TooFewIterationsIsInconclusive) {
+    SyntheticJobSpec spec = leakSpec(96ull << 20);
+    spec.iterations = 3;
+    const std::vector<TraceData> job = generateSyntheticJob(spec);
+    auto its = findIterations(job[0], 0);
+    ASSERT_TRUE(its.ok());
+    const LeakReport r = analyzeLeak(job[0], 0, *its);
+    EXPECT_EQ(r.verdict, LeakVerdict::Inconclusive);
+    EXPECT_NE(r.reason.find("too few iterations"), std::string::npos);
+}
+
+/// A trace whose iteration i has baseline baselines[i] (MiB) and a 100 MiB transient tensor.
+TraceData withBaselines(const std::vector<int64_t>& baselinesMiB) {
+    TraceData d;
+    const int64_t kIter = 1000;
+    uint64_t ballast = 0x100000;
+    auto ev = [&](int64_t t, uint64_t addr, int64_t mib, MemoryAction a) {
+        d.memory.append(MemoryEvent{t, addr, uint64_t(mib) << 20, a, MemoryLevel::Allocated,
+                                    trace::MemoryKind::Pool, 0, 0, 0, 0});
+    };
+    ev(-10, ballast, baselinesMiB[0], MemoryAction::Alloc);
+    for (size_t i = 0; i < baselinesMiB.size(); ++i) {
+        const int64_t s = int64_t(i) * kIter;
+        trace::RangeEvent r;
+        r.startNs = s;
+        r.endNs = s + kIter;
+        r.name = d.intern("iteration " + std::to_string(i));
+        r.kind = trace::RangeKind::Iteration;
+        d.ranges.append(r);
+        ev(s + 100, 0x10, 100, MemoryAction::Alloc);
+        ev(s + 200, 0x10, 100, MemoryAction::Free);
+        if (i + 1 < baselinesMiB.size()) {  // switch the ballast before the next iteration
+            const uint64_t next = ballast + 0x100000;
+            ev(s + 900, next, baselinesMiB[i + 1], MemoryAction::Alloc);
+            ev(s + 950, ballast, baselinesMiB[i], MemoryAction::Free);
+            ballast = next;
+        }
+    }
+    return d;
+}
+
+LeakReport leakOf(const TraceData& d) {
+    auto its = findIterations(d, 0);
+    EXPECT_TRUE(its.ok());
+    return analyzeLeak(d, 0, *its);
+}
+
+TEST(Leak, BaselinesAreTheLowestAllocatedInEachIteration) {
+    const LeakReport r = leakOf(withBaselines({500, 700, 600, 900}));
+    ASSERT_EQ(r.iterations.size(), 4u);
+    EXPECT_EQ(r.iterations[0].baselineBytes, 500ll << 20);
+    EXPECT_EQ(r.iterations[2].baselineBytes, 600ll << 20);
+    EXPECT_EQ(r.iterations[3].baselineBytes, 900ll << 20);
+    EXPECT_EQ(r.iterations[3].peakBytes, 1000ll << 20);
+    // Iteration 1 holds 700 + 600 MiB briefly while the ballast is switched.
+    EXPECT_EQ(r.iterations[1].peakBytes, 1300ll << 20);
+}
+
+TEST(Leak, SteadyGrowthIsAStaircase) {
+    const LeakReport r = leakOf(withBaselines({1000, 1010, 1020, 1030, 1040, 1050, 1060}));
+    EXPECT_EQ(r.verdict, LeakVerdict::Staircase) << r.reason;
+    EXPECT_EQ(r.growthBytesPerIteration, 10ll << 20);
+    EXPECT_FALSE(r.iterationsToOom.has_value());  // no capacity in the header
+}
+
+TEST(Leak, GrowthInRareJumpsIsInconclusive) {
+    // Rises in 2 of 7 steps: significant growth, but not consistent.
+    const LeakReport r = leakOf(withBaselines({0, 1000, 1000, 1000, 2000, 2000, 2000, 2000}));
+    EXPECT_EQ(r.verdict, LeakVerdict::Inconclusive) << r.reason;
+    EXPECT_NEAR(r.risingFraction, 2.0 / 7.0, 1e-12);
+}
+
+TEST(Leak, JitterAroundAFlatBaselineIsASawtooth) {
+    std::mt19937 rng(3);
+    std::vector<int64_t> b;
+    for (int i = 0; i < 12; ++i) {
+        b.push_back(2000 + int64_t(rng() % 3));  // up and down by up to 2 MiB
+    }
+    const LeakReport r = leakOf(withBaselines(b));
+    EXPECT_EQ(r.verdict, LeakVerdict::Sawtooth) << r.reason;
+}
+
+TEST(Leak, AFallingBaselineIsNoLeak) {
+    const LeakReport r = leakOf(withBaselines({3000, 2900, 2800, 2700, 2600}));
+    EXPECT_EQ(r.verdict, LeakVerdict::Sawtooth) << r.reason;
+}
+
+TEST(Leak, TheilSenIgnoresAnOutlier) {
+    std::vector<double> y;
+    for (int i = 0; i < 9; ++i) {
+        y.push_back(2.0 * i + 5.0);
+    }
+    y[4] = 1e9;
+    EXPECT_DOUBLE_EQ(theilSenSlope(y), 2.0);
+    EXPECT_DOUBLE_EQ(theilSenSlope({1.0}), 0.0);
+}
+
+TEST(Leak, SurvivorsAreGroupedByStackAndNameTheUserFrame) {
+    TraceData d;
+    const trace::FrameId lib = d.internFrame(
+        {d.intern("linear"), d.intern("/usr/lib/python3/site-packages/torch/nn/linear.py"), 125});
+    const trace::FrameId user = d.internFrame({d.intern("forward"), d.intern("train.py"), 42});
+    const trace::FrameId cpp = d.internFrame({d.intern("at::empty"), d.intern("Alloc.cpp"), 7});
+    const trace::StackId leakStack = d.internStack({cpp, lib, user});
+    const trace::StackId tmpStack = d.internStack({user});
+    for (int i = 0; i < 6; ++i) {
+        const int64_t s = i * 1000;
+        trace::RangeEvent r;
+        r.startNs = s;
+        r.endNs = s + 1000;
+        r.name = d.intern("iteration " + std::to_string(i));
+        r.kind = trace::RangeKind::Iteration;
+        d.ranges.append(r);
+        const uint64_t tmp = 0x10 + uint64_t(i) * 0x10;
+        d.memory.append(MemoryEvent{s + 10, tmp, 4096, MemoryAction::Alloc, MemoryLevel::Allocated,
+                                    trace::MemoryKind::Pool, 0, 0, tmpStack, 0});
+        d.memory.append(MemoryEvent{s + 20, 0x1000 + uint64_t(i) * 0x1000, 1000,
+                                    MemoryAction::Alloc, MemoryLevel::Allocated,
+                                    trace::MemoryKind::Pool, 0, 0, leakStack, 0});
+        // Freed two iterations later, before that iteration ends: not a survivor.
+        d.memory.append(MemoryEvent{s + 2500, tmp, 4096, MemoryAction::Free, MemoryLevel::Allocated,
+                                    trace::MemoryKind::Pool, 0, 0, tmpStack, 0});
+    }
+    const LeakReport r = leakOf(d);
+    ASSERT_EQ(r.survivors.size(), 1u);
+    EXPECT_EQ(r.survivors[0].stack, leakStack);
+    EXPECT_EQ(r.survivors[0].count, 3u);  // iterations 1, 2, 3 (iteration 0 is warm-up)
+    EXPECT_EQ(r.survivors[0].bytes, 3000u);
+    ASSERT_EQ(r.survivors[0].topFrames.size(), 3u);
+    EXPECT_EQ(r.survivors[0].topFrames[0], "at::empty (Alloc.cpp:7)");
+    EXPECT_EQ(r.survivors[0].userFrame, "forward (train.py:42)");
+}
+
+}  // namespace
+}  // namespace vramscope::analysis
