@@ -1,1 +1,167 @@
-// Placeholder: being written.
+#include "vramscope/trace/input_bytes.h"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+
+#include <sys/stat.h>
+
+namespace vramscope::trace {
+namespace {
+
+Error makeError(const std::string& name, int64_t offset, std::string message) {
+    Error e;
+    e.file = name;
+    e.byteOffset = offset;
+    e.message = std::move(message);
+    return e;
+}
+
+/// Shrinks `s` to `size` bytes, leaving kInputPaddingBytes of zeroed spare capacity after them.
+void finishPadded(std::string& s, size_t size) {
+    s.resize(size + kInputPaddingBytes);
+    std::fill(s.begin() + static_cast<ptrdiff_t>(size), s.end(), '\0');
+    s.resize(size);
+}
+
+/// Uncompressed size of the last gzip member modulo 2^32 (the ISIZE trailer, RFC 1952 2.3.1).
+uint64_t gzipTrailerSize(std::string_view in) {
+    if (in.size() < 18) {
+        return 0;
+    }
+    const auto* p = reinterpret_cast<const unsigned char*>(in.data() + in.size() - 4);
+    return uint64_t{p[0]} | (uint64_t{p[1]} << 8) | (uint64_t{p[2]} << 16) | (uint64_t{p[3]} << 24);
+}
+
+Result<std::string> gunzip(std::string_view in, const std::string& name, uint64_t maxBytes,
+                           InputNotes* notes) {
+    z_stream zs{};
+    if (inflateInit2(&zs, 15 + 16) != Z_OK) {
+        return makeError(name, -1, "cannot start gzip decompression (zlib)");
+    }
+    std::unique_ptr<z_stream, int (*)(z_stream*)> guard(&zs, inflateEnd);
+    // Deflate cannot expand by more than ~1032x; never trust the trailer beyond that or maxBytes.
+    const uint64_t ratioCap = static_cast<uint64_t>(in.size()) * 1032u;
+    uint64_t guess = std::max<uint64_t>(gzipTrailerSize(in), static_cast<uint64_t>(in.size()) * 4);
+    guess = std::min({guess, ratioCap, maxBytes}) + 1;
+    std::string out;
+    out.resize(static_cast<size_t>(guess) + kInputPaddingBytes);
+    size_t produced = 0;
+    zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+    size_t inLeft = in.size();
+    for (;;) {
+        if (zs.avail_in == 0 && inLeft > 0) {
+            const auto chunk = static_cast<uInt>(std::min<size_t>(inLeft, 1u << 30));
+            zs.avail_in = chunk;
+            inLeft -= chunk;
+        }
+        if (produced == out.size()) {
+            if (produced > maxBytes) {
+                return makeError(name, -1,
+                                 "the decompressed content is larger than the limit of " +
+                                     std::to_string(maxBytes) + " bytes");
+            }
+            out.resize(static_cast<size_t>(std::min<uint64_t>(static_cast<uint64_t>(out.size()) * 2,
+                                                              maxBytes + 1 + kInputPaddingBytes)));
+        }
+        const size_t room = std::min<size_t>(out.size() - produced, 1u << 30);
+        zs.next_out = reinterpret_cast<Bytef*>(out.data() + produced);
+        zs.avail_out = static_cast<uInt>(room);
+        const int rc = inflate(&zs, Z_NO_FLUSH);
+        produced += room - zs.avail_out;
+        if (rc == Z_STREAM_END) {
+            const size_t consumed = in.size() - inLeft - zs.avail_in;
+            if (zs.avail_in == 0 && inLeft == 0) {
+                break;
+            }
+            if (!isGzip(in.substr(consumed))) {
+                break;  // trailing bytes after the last member (zero padding from tar, ...)
+            }
+            inflateReset(&zs);
+            continue;
+        }
+        const auto at = static_cast<int64_t>(in.size() - inLeft - zs.avail_in);
+        if (rc == Z_BUF_ERROR && zs.avail_in == 0 && inLeft == 0) {
+            Error cut = makeError(name, at,
+                                  "the gzip stream ends early (the file was cut); " +
+                                      std::to_string(produced) +
+                                      " decompressed bytes before the cut are kept");
+            if (notes == nullptr) {
+                return cut;
+            }
+            notes->problems.push_back(std::move(cut));
+            break;
+        }
+        if (rc != Z_OK && rc != Z_BUF_ERROR) {
+            return makeError(name, at,
+                             std::string("the gzip data is damaged (zlib: ") +
+                                 (zs.msg != nullptr ? zs.msg : "error") + ")");
+        }
+    }
+    if (produced > maxBytes) {
+        return makeError(name, -1,
+                         "the decompressed content is larger than the limit of " +
+                             std::to_string(maxBytes) + " bytes");
+    }
+    finishPadded(out, produced);
+    return out;
+}
+
+}  // namespace
+
+bool isGzip(std::string_view bytes) {
+    return bytes.size() >= 2 && static_cast<unsigned char>(bytes[0]) == 0x1f &&
+           static_cast<unsigned char>(bytes[1]) == 0x8b;
+}
+
+Result<std::string> decodeInputBytes(std::string_view bytes, const std::string& name,
+                                     uint64_t maxBytes, InputNotes* notes) {
+    if (isGzip(bytes)) {
+        return gunzip(bytes, name, maxBytes, notes);
+    }
+    if (bytes.size() > maxBytes) {
+        return makeError(
+            name, -1,
+            "the input is larger than the limit of " + std::to_string(maxBytes) + " bytes");
+    }
+    std::string out;
+    out.reserve(bytes.size() + kInputPaddingBytes);
+    out.assign(bytes);
+    finishPadded(out, bytes.size());
+    return out;
+}
+
+Result<std::string> readInputBytes(const std::string& path, uint64_t maxBytes, InputNotes* notes) {
+    std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(path.c_str(), "rb"), std::fclose);
+    if (!file) {
+        return makeError(path, -1, std::string("cannot open the file: ") + std::strerror(errno));
+    }
+    struct stat st {};
+    if (fstat(fileno(file.get()), &st) != 0 || !S_ISREG(st.st_mode)) {
+        return makeError(path, -1, "not a regular file");
+    }
+    const auto size = static_cast<uint64_t>(st.st_size);
+    if (size > maxBytes) {
+        return makeError(
+            path, -1,
+            "the file is larger than the limit of " + std::to_string(maxBytes) + " bytes");
+    }
+    std::string raw;
+    raw.resize(static_cast<size_t>(size) + kInputPaddingBytes);
+    const size_t got = std::fread(raw.data(), 1, static_cast<size_t>(size), file.get());
+    if (got != size && std::ferror(file.get())) {
+        return makeError(path, static_cast<int64_t>(got),
+                         std::string("cannot read the file: ") + std::strerror(errno));
+    }
+    if (isGzip(std::string_view(raw.data(), got))) {
+        return gunzip(std::string_view(raw.data(), got), path, maxBytes, notes);
+    }
+    finishPadded(raw, got);
+    return raw;
+}
+
+}  // namespace vramscope::trace

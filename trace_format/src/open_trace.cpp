@@ -1,1 +1,360 @@
-// Placeholder: being written.
+#include "vramscope/trace/open_trace.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <memory>
+#include <system_error>
+
+#include "vramscope/trace/importers.h"
+#include "vramscope/trace/input_bytes.h"
+
+namespace vramscope::trace {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// Largest archive member read into memory (the same limit readInputBytes applies to files).
+constexpr uint64_t kMaxInputBytes = 64ull << 30;
+
+Error makeError(const std::string& name, std::string message, int64_t offset = -1) {
+    Error e;
+    e.file = name;
+    e.byteOffset = offset;
+    e.message = std::move(message);
+    return e;
+}
+
+std::string lower(std::string_view s) {
+    std::string out(s);
+    std::transform(out.begin(), out.end(), out.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return out;
+}
+
+bool endsWith(std::string_view s, std::string_view suffix) {
+    return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+std::string_view baseName(std::string_view path) {
+    const size_t slash = path.find_last_of("/\\:");
+    return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+/// The format a name suggests (".gz" stripped), Unknown when it suggests none.
+InputFormat formatFromName(std::string_view fileName) {
+    std::string n = lower(baseName(fileName));
+    if (endsWith(n, ".gz")) {
+        n.resize(n.size() - 3);
+    }
+    if (endsWith(n, ".vscope")) {
+        return InputFormat::Vscope;
+    }
+    if (endsWith(n, ".pickle") || endsWith(n, ".pkl")) {
+        return InputFormat::PytorchSnapshot;
+    }
+    if (endsWith(n, ".json")) {
+        return InputFormat::KinetoJson;
+    }
+    return InputFormat::Unknown;
+}
+
+/// Names a directory listing or an archive contributes.
+bool isSupportedName(std::string_view fileName) {
+    const std::string_view base = baseName(fileName);
+    if (base.rfind("._", 0) == 0) {
+        return false;  // AppleDouble metadata files that macOS tar adds
+    }
+    return formatFromName(base) != InputFormat::Unknown || isArchiveName(base);
+}
+
+std::string unsupportedMessage(std::string_view bytes) {
+    if (bytes.substr(0, 16) == std::string_view("SQLite format 3\0", 16)) {
+        return "unsupported format: an SQLite database (e.g. an Nsight Systems export); open a "
+               ".vscope file, a PyTorch memory snapshot or a Kineto / Chrome trace JSON instead";
+    }
+    return "unsupported format: not a .vscope file, a PyTorch memory snapshot (pickle) or a "
+           "Kineto / Chrome trace JSON";
+}
+
+void addNotes(LoadedTrace& trace, InputNotes& notes) {
+    for (auto& p : notes.problems) {
+        trace.data.dataLoss.push_back({"bytes", 0, p.message, 0, 0});
+        trace.report.problems.push_back(std::move(p));
+        trace.report.complete = false;
+        trace.report.truncated = true;
+    }
+}
+
+/// Assigns the rank of a loaded trace: header, else file name, else unknown.
+RankTrace makeRank(std::string path, InputFormat format, LoadedTrace trace) {
+    RankTrace r;
+    r.path = std::move(path);
+    r.format = format;
+    r.trace = std::move(trace);
+    FileHeader& h = r.trace.data.header;
+    if (h.rank != kUnknownRank) {
+        r.rankSource = "header";
+    } else if (const int32_t fromName = rankFromFileName(r.path); fromName != kUnknownRank) {
+        h.rank = fromName;
+        r.rankSource = "file name";
+    } else {
+        r.rankSource = "unknown";
+    }
+    return r;
+}
+
+/// Loads one decoded input and adds it to the job (or to skipped).
+void addToJob(Job& job, const std::string& displayPath, Result<std::string> bytes,
+              InputNotes& notes, const ReadOptions& options) {
+    if (!bytes) {
+        job.skipped.push_back(bytes.error());
+        return;
+    }
+    const InputFormat format = detectFormat(*bytes, displayPath);
+    auto trace = openTraceBytes(*bytes, displayPath, options);
+    if (!trace) {
+        job.skipped.push_back(trace.error());
+        return;
+    }
+    addNotes(*trace, notes);
+    job.ranks.push_back(makeRank(displayPath, format, std::move(*trace)));
+}
+
+/// Reads the current archive member into memory, refusing members above the size limit.
+Result<std::string> readMember(archive* a, archive_entry* entry, const std::string& name) {
+    if (archive_entry_size_is_set(entry) != 0 &&
+        static_cast<uint64_t>(archive_entry_size(entry)) > kMaxInputBytes) {
+        return makeError(name, "the archive member is larger than the 64 GiB limit");
+    }
+    std::string data;
+    if (archive_entry_size_is_set(entry) != 0) {
+        data.reserve(static_cast<size_t>(archive_entry_size(entry)));
+    }
+    char block[1 << 16];
+    for (;;) {
+        const la_ssize_t n = archive_read_data(a, block, sizeof block);
+        if (n < 0) {
+            const char* why = archive_error_string(a);
+            return makeError(name,
+                             std::string("cannot read the archive member: ") +
+                                 (why != nullptr ? why : "libarchive error"),
+                             static_cast<int64_t>(data.size()));
+        }
+        if (n == 0) {
+            break;
+        }
+        if (data.size() + static_cast<size_t>(n) > kMaxInputBytes) {
+            return makeError(name, "the archive member is larger than the 64 GiB limit");
+        }
+        data.append(block, static_cast<size_t>(n));
+    }
+    return data;
+}
+
+/// Opens a .tar / .tar.gz / .tgz with libarchive; each member trace becomes a rank.
+void openArchive(Job& job, const std::string& path, const ReadOptions& options) {
+    std::unique_ptr<archive, int (*)(archive*)> a(archive_read_new(), archive_read_free);
+    archive_read_support_filter_all(a.get());
+    archive_read_support_format_tar(a.get());
+    if (archive_read_open_filename(a.get(), path.c_str(), 1 << 16) != ARCHIVE_OK) {
+        const char* why = archive_error_string(a.get());
+        job.skipped.push_back(makeError(
+            path, std::string("cannot open the archive: ") + (why != nullptr ? why : "unknown")));
+        return;
+    }
+    size_t members = 0;
+    archive_entry* entry = nullptr;
+    int rc = ARCHIVE_OK;
+    while ((rc = archive_read_next_header(a.get(), &entry)) == ARCHIVE_OK || rc == ARCHIVE_WARN) {
+        const char* memberName = archive_entry_pathname(entry);
+        if (archive_entry_filetype(entry) != AE_IFREG || memberName == nullptr ||
+            !isSupportedName(memberName) || isArchiveName(memberName)) {
+            continue;
+        }
+        ++members;
+        const std::string display = path + ":" + memberName;
+        auto raw = readMember(a.get(), entry, display);
+        InputNotes notes;
+        Result<std::string> bytes =
+            raw ? decodeInputBytes(*raw, display, kMaxInputBytes, &notes) : raw.error();
+        addToJob(job, display, std::move(bytes), notes, options);
+    }
+    if (rc != ARCHIVE_EOF) {
+        const char* why = archive_error_string(a.get());
+        job.skipped.push_back(
+            makeError(path, std::string("the archive is damaged after ") + std::to_string(members) +
+                                " members: " + (why != nullptr ? why : "libarchive error")));
+    } else if (members == 0) {
+        job.skipped.push_back(makeError(path, "the archive holds no supported trace file"));
+    }
+}
+
+void openOne(Job& job, const std::string& path, const ReadOptions& options) {
+    if (isArchiveName(path)) {
+        openArchive(job, path, options);
+        return;
+    }
+    InputNotes notes;
+    auto bytes = readInputBytes(path, kMaxInputBytes, &notes);
+    addToJob(job, path, std::move(bytes), notes, options);
+}
+
+}  // namespace
+
+const char* toString(InputFormat format) {
+    switch (format) {
+        case InputFormat::Vscope:
+            return "vscope";
+        case InputFormat::PytorchSnapshot:
+            return "pytorch-snapshot";
+        case InputFormat::KinetoJson:
+            return "kineto-json";
+        case InputFormat::Unknown:
+            break;
+    }
+    return "unknown";
+}
+
+InputFormat detectFormat(std::string_view firstBytes, std::string_view fileName) {
+    if (looksLikeVscope(firstBytes)) {
+        return InputFormat::Vscope;
+    }
+    if (firstBytes.size() >= 2 && static_cast<unsigned char>(firstBytes[0]) == 0x80 &&
+        firstBytes[1] >= 2 && firstBytes[1] <= 5) {
+        return InputFormat::PytorchSnapshot;  // pickle PROTO opcode, protocols 2..5
+    }
+    std::string_view s = firstBytes;
+    if (s.substr(0, 3) == "\xEF\xBB\xBF") {
+        s.remove_prefix(3);
+    }
+    const size_t start = s.find_first_not_of(" \t\r\n");
+    if (start != std::string_view::npos && (s[start] == '{' || s[start] == '[')) {
+        return InputFormat::KinetoJson;
+    }
+    if (firstBytes.substr(0, 16) == std::string_view("SQLite format 3\0", 16)) {
+        return InputFormat::Unknown;
+    }
+    return formatFromName(fileName);
+}
+
+Result<LoadedTrace> openTraceBytes(const std::string& bytes, const std::string& name,
+                                   const ReadOptions& options) {
+    switch (detectFormat(bytes, name)) {
+        case InputFormat::Vscope:
+            return readTraceBytes(bytes, name, options);
+        case InputFormat::PytorchSnapshot:
+            return importPytorchSnapshot(bytes, name, options);
+        case InputFormat::KinetoJson:
+            return importKinetoJsonBuffer(bytes, name, options);
+        case InputFormat::Unknown:
+            break;
+    }
+    if (bytes.empty()) {
+        return makeError(name, "the file is empty");
+    }
+    return makeError(name, unsupportedMessage(bytes));
+}
+
+Result<LoadedTrace> openTrace(const std::string& path, const ReadOptions& options) {
+    InputNotes notes;
+    auto bytes = readInputBytes(path, kMaxInputBytes, &notes);
+    if (!bytes) {
+        return bytes.error();
+    }
+    auto trace = openTraceBytes(*bytes, path, options);
+    if (trace) {
+        addNotes(*trace, notes);
+    }
+    return trace;
+}
+
+Result<Job> openJob(const std::vector<std::string>& paths, const ReadOptions& options) {
+    Job job;
+    for (const auto& path : paths) {
+        std::error_code ec;
+        if (!fs::is_directory(path, ec)) {
+            openOne(job, path, options);
+            continue;
+        }
+        std::vector<std::string> files;
+        for (fs::directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec)) {
+            std::error_code typeError;
+            if (it->is_regular_file(typeError) && isSupportedName(it->path().filename().string())) {
+                files.push_back(it->path().string());
+            }
+        }
+        if (ec) {
+            job.skipped.push_back(makeError(path, "cannot list the directory: " + ec.message()));
+        } else if (files.empty()) {
+            job.skipped.push_back(makeError(path, "the directory holds no supported trace file"));
+        }
+        std::sort(files.begin(), files.end());
+        for (const auto& f : files) {
+            openOne(job, f, options);
+        }
+    }
+    if (job.ranks.empty()) {
+        if (!job.skipped.empty()) {
+            Error first = job.skipped.front();
+            if (job.skipped.size() > 1) {
+                first.message += " (and " + std::to_string(job.skipped.size() - 1) +
+                                 " more inputs could not be opened)";
+            }
+            return first;
+        }
+        return makeError("", "no input to open");
+    }
+    std::stable_sort(job.ranks.begin(), job.ranks.end(),
+                     [](const RankTrace& a, const RankTrace& b) {
+                         const int32_t ra = a.trace.data.header.rank;
+                         const int32_t rb = b.trace.data.header.rank;
+                         const bool ua = ra == kUnknownRank;
+                         const bool ub = rb == kUnknownRank;
+                         if (ua != ub) {
+                             return ub;
+                         }
+                         if (ua) {
+                             return a.path < b.path;
+                         }
+                         return ra != rb ? ra < rb : a.path < b.path;
+                     });
+    return job;
+}
+
+int32_t rankFromFileName(std::string_view fileName) {
+    const std::string name = lower(baseName(fileName));
+    for (std::string_view word : {std::string_view("rank"), std::string_view("worker")}) {
+        for (size_t at = name.find(word); at != std::string::npos; at = name.find(word, at + 1)) {
+            if (at > 0 && std::isalpha(static_cast<unsigned char>(name[at - 1])) != 0) {
+                continue;
+            }
+            size_t i = at + word.size();
+            if (i < name.size() && (name[i] == '-' || name[i] == '_')) {
+                ++i;
+            }
+            int64_t value = 0;
+            size_t digits = 0;
+            while (i < name.size() && std::isdigit(static_cast<unsigned char>(name[i])) != 0 &&
+                   digits < 9) {
+                value = value * 10 + (name[i] - '0');
+                ++i;
+                ++digits;
+            }
+            if (digits > 0) {
+                return static_cast<int32_t>(value);
+            }
+        }
+    }
+    return kUnknownRank;
+}
+
+bool isArchiveName(std::string_view fileName) {
+    const std::string n = lower(baseName(fileName));
+    return endsWith(n, ".tar") || endsWith(n, ".tar.gz") || endsWith(n, ".tgz");
+}
+
+}  // namespace vramscope::trace

@@ -14,9 +14,26 @@ namespace vramscope::trace {
 Result<LoadedTrace> importPytorchSnapshot(std::string_view pickleBytes, const std::string& name,
                                           const ReadOptions& options = {});
 
-/// Imports a Kineto / Chrome trace JSON document (object with traceEvents, or a bare array),
-/// already gunzipped. `name` is used in messages.
+/// Imports a Kineto / Chrome trace JSON document (PyTorch profiler export: an object with
+/// traceEvents, or a bare array of events), already gunzipped. `name` is used in messages.
+/// Streams the events with simdjson On-Demand (no DOM of the file). Timestamps become ns
+/// (fractional microseconds kept to the ns, read from the number's text), made absolute with
+/// `baseTimeNanoseconds` when the file has it; clock domain "kineto-us".
+/// What is mapped (see kineto_importer.cpp for details): CUDA `[memory]` events to Allocated-level
+/// memory events and the producer's Total Allocated / Total Reserved to counters; kernel,
+/// gpu_memcpy, gpu_memset to kernels (NCCL / RCCL ones also to collectives); user_annotation,
+/// gpu_user_annotation and ProfilerStep#N to ranges; distributedInfo and deviceProperties to
+/// the header. Damage is tolerated and reported: invalid UTF-8 is replaced with U+FFFD, control
+/// characters inside strings with spaces, a file cut in the middle loads every whole event before
+/// the cut; each such repair adds a report problem (with the byte offset) and a DataLoss entry.
+/// Errors: not JSON, no event could be read, larger than 4 GiB, cancelled by the progress callback.
+/// Copies the input once into a padded buffer; see importKinetoJsonBuffer() to avoid that.
 Result<LoadedTrace> importKinetoJson(std::string_view jsonBytes, const std::string& name,
                                      const ReadOptions& options = {});
+
+/// Same as importKinetoJson, parsing `json` in place when it has kInputPaddingBytes of spare
+/// capacity (as readInputBytes() / decodeInputBytes() return it), else copying it once.
+Result<LoadedTrace> importKinetoJsonBuffer(const std::string& json, const std::string& name,
+                                           const ReadOptions& options = {});
 
 }  // namespace vramscope::trace

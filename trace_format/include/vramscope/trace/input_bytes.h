@@ -1,15 +1,44 @@
 #pragma once
 // Reading whole input files, transparently gunzipping .gz content (zlib).
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "vramscope/trace/error.h"
 
 namespace vramscope::trace {
 
+/// Spare capacity (bytes) that readInputBytes() leaves zeroed after the content of the string it
+/// returns. It equals simdjson::SIMDJSON_PADDING (the JSON importer checks this at compile time):
+/// simdjson reads up to that many bytes past the end of its input, so a string with this much
+/// spare capacity is parsed in place, without a padded copy of a file that may be gigabytes long.
+inline constexpr size_t kInputPaddingBytes = 64;
+
+/// Problems that did not stop a read: e.g. a .gz cut short (the bytes before the cut are kept).
+struct InputNotes {
+    std::vector<Error> problems;
+};
+
 /// Reads `path` into memory. When the content starts with the gzip magic (1f 8b) it is
-/// decompressed with zlib. Errors name the file (and the compressed byte offset for bad gzip).
-/// Refuses uncompressed sizes above `maxBytes`.
-Result<std::string> readInputBytes(const std::string& path, uint64_t maxBytes = (64ull << 30));
+/// decompressed with zlib (concatenated gzip members are read one after another). The returned
+/// string has at least kInputPaddingBytes of zeroed spare capacity after its size().
+/// Errors name the file: unreadable, a damaged gzip stream (with the compressed byte offset), or
+/// an uncompressed size above `maxBytes`. A gzip stream that ends early (a file cut while it was
+/// written) returns what was decompressed before the cut when `notes` is given, with the cut
+/// recorded there; without `notes` it is an Error.
+Result<std::string> readInputBytes(const std::string& path, uint64_t maxBytes = (64ull << 30),
+                                   InputNotes* notes = nullptr);
+
+/// Same as readInputBytes for bytes already in memory (e.g. an archive member); `name` is used in
+/// messages. Uncompressed input is copied once, into a string with the same spare capacity.
+Result<std::string> decodeInputBytes(std::string_view bytes, const std::string& name,
+                                     uint64_t maxBytes = (64ull << 30),
+                                     InputNotes* notes = nullptr);
+
+/// True when `bytes` starts with the gzip magic 1f 8b (RFC 1952 section 2.3.1).
+bool isGzip(std::string_view bytes);
 
 }  // namespace vramscope::trace

@@ -1,8 +1,10 @@
 #pragma once
 // Opening any supported input: .vscope, PyTorch memory snapshot (pickle, .gz), Kineto / Chrome
-// trace JSON (.json, .json.gz), a directory or several files forming one multi-rank job.
+// trace JSON (.json, .json.gz), a directory, a .tar / .tar.gz / .tgz archive of traces, or several
+// files forming one multi-rank job.
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "vramscope/trace/error.h"
@@ -13,20 +15,34 @@ namespace vramscope::trace {
 enum class InputFormat { Unknown, Vscope, PytorchSnapshot, KinetoJson };
 const char* toString(InputFormat format);
 
-/// Guesses the format from the first bytes (after gzip decompression), then the file name.
+/// Guesses the format from the first bytes (after gzip decompression), then the file name:
+/// the .vscope magic; a pickle (PROTO opcode 0x80 then protocol 2..5); JSON ('{' or '[' after
+/// whitespace and an optional UTF-8 byte order mark); else the extension (.vscope, .pickle, .pkl,
+/// .json, each optionally .gz). SQLite files (Nsight Systems exports) and anything else: Unknown.
 InputFormat detectFormat(std::string_view firstBytes, std::string_view fileName);
 
-/// Opens one file of any supported format. Errors name the file and, where the format has one,
-/// the byte offset. Importers report what they skipped in report.problems and data.dataLoss.
+/// Opens one file of any supported format (gzip-compressed or not). Errors name the file and,
+/// where the format has one, the byte offset; an unsupported format is an Error that says so.
+/// Importers report what they skipped in report.problems and data.dataLoss.
 Result<LoadedTrace> openTrace(const std::string& path, const ReadOptions& options = {});
+
+/// Same, for content already in memory and already decompressed (see decodeInputBytes()); `name`
+/// is used in messages and for the format guess. Content with kInputPaddingBytes of spare capacity
+/// is parsed without a copy.
+Result<LoadedTrace> openTraceBytes(const std::string& bytes, const std::string& name,
+                                   const ReadOptions& options = {});
 
 /// One rank of a job: a loaded trace and where it came from.
 struct RankTrace {
-    std::string path;
+    std::string path;  ///< the file, or "ARCHIVE:MEMBER" for a trace read from an archive
     InputFormat format = InputFormat::Unknown;
     LoadedTrace trace;
-    /// Added to this rank's timestamps to put it on the job's common time axis (ns). Ranks on one
-    /// host clock get 0.
+    /// Added to this rank's timestamps to put it on the job's common time axis (ns).
+    /// Rule: every supported producer stamps events with one host clock per rank that is already
+    /// shared by the ranks of a job (Kineto: microseconds of the host's clock, made absolute with
+    /// `baseTimeNanoseconds` where the file has one, so ranks on different hosts meet on the Unix
+    /// epoch; .vscope: its clock domain). openJob therefore sets 0 for every rank and keeps each
+    /// rank's own times; a caller that knows better (e.g. from matched collectives) may set it.
     int64_t clockOffsetNs = 0;
     std::string rankSource;  ///< where the rank came from: "header", "file name", "unknown"
 };
@@ -38,12 +54,20 @@ struct Job {
         skipped;  ///< inputs that could not be opened at all (the job opens without them)
 };
 
-/// Opens files and directories (a directory contributes its supported files, not recursing) as one
-/// job. The rank of each file comes from its header / distributedInfo, else from its file name
-/// (rank-N, rankN, workerN), else stays unknown. Fails only when no input could be opened.
+/// Opens files, directories and archives as one job. A directory contributes its supported files
+/// (.vscope, .json, .json.gz, .pickle, .pkl, .pickle.gz, .tar, .tar.gz, .tgz), not recursing; an
+/// archive (.tar, .tar.gz, .tgz, read with libarchive without unpacking to disk) contributes each
+/// member trace (JSON, pickle or .vscope, optionally .gz) as a rank. The rank of each trace comes
+/// from its header / distributedInfo ("header"), else from its file name ("file name": rank-N,
+/// rankN, rank_N, workerN), else stays kUnknownRank ("unknown"). Inputs that fail go into
+/// Job::skipped; fails only when no input could be opened (the Error lists the first failure).
 Result<Job> openJob(const std::vector<std::string>& paths, const ReadOptions& options = {});
 
-/// Rank parsed from a file name ("rank-3", "rank3", "rank_3", "worker3"), or kUnknownRank.
+/// Rank parsed from a file name ("rank-3", "rank3", "rank_3", "worker3", "worker-3", any case,
+/// directories ignored; the word must not follow a letter), or kUnknownRank.
 int32_t rankFromFileName(std::string_view fileName);
+
+/// True for names ending in .tar, .tar.gz or .tgz (any case).
+bool isArchiveName(std::string_view fileName);
 
 }  // namespace vramscope::trace

@@ -1,0 +1,685 @@
+#include "kineto_parse.h"
+
+#include <array>
+#include <cctype>
+
+#include "kineto_text.h"
+
+namespace vramscope::trace::kineto {
+namespace {
+
+using simdjson::error_code;
+namespace od = simdjson::ondemand;
+
+/// Errors that concern one value only (a wrong type, an odd number): the value is skipped and
+/// the stream goes on. Anything else means the document structure is broken.
+bool isFatal(error_code e) {
+    switch (e) {
+        case simdjson::SUCCESS:
+        case simdjson::INCORRECT_TYPE:
+        case simdjson::NUMBER_ERROR:
+        case simdjson::NUMBER_OUT_OF_RANGE:
+        case simdjson::STRING_ERROR:
+        case simdjson::NO_SUCH_FIELD:
+            return false;
+        default:
+            return true;
+    }
+}
+
+/// Kineto event categories we distinguish. Old traces (2021) write Kernel, Runtime, Operator,
+/// Memcpy, Memset; newer ones kernel, cuda_runtime, cpu_op, gpu_memcpy, gpu_memset.
+enum class Cat : uint8_t {
+    None,
+    Other,
+    Kernel,
+    Memcpy,
+    Memset,
+    Runtime,
+    CpuOp,
+    UserAnnotation,
+    GpuUserAnnotation,
+    Instant,
+};
+
+Cat classify(std::string_view cat) {
+    std::array<char, 24> low{};
+    if (cat.size() >= low.size()) {
+        return Cat::Other;
+    }
+    for (size_t i = 0; i < cat.size(); ++i) {
+        const char c = cat[i];
+        low[i] = c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+    }
+    const std::string_view c(low.data(), cat.size());
+    if (c == "kernel") {
+        return Cat::Kernel;
+    }
+    if (c == "gpu_memcpy" || c == "memcpy") {
+        return Cat::Memcpy;
+    }
+    if (c == "gpu_memset" || c == "memset") {
+        return Cat::Memset;
+    }
+    if (c == "cuda_runtime" || c == "cuda_driver" || c == "runtime" || c == "driver" ||
+        c == "hip_runtime") {
+        return Cat::Runtime;
+    }
+    if (c == "cpu_op" || c == "operator") {
+        return Cat::CpuOp;
+    }
+    if (c == "user_annotation") {
+        return Cat::UserAnnotation;
+    }
+    if (c == "gpu_user_annotation") {
+        return Cat::GpuUserAnnotation;
+    }
+    if (c == "cpu_instant_event") {
+        return Cat::Instant;
+    }
+    return Cat::Other;
+}
+
+constexpr std::string_view kMemoryEventName = "[memory]";
+constexpr std::string_view kCommsOpName = "record_param_comms";
+constexpr std::string_view kStepPrefix = "ProfilerStep#";
+
+bool isStep(std::string_view name) {
+    return name.rfind(kStepPrefix, 0) == 0;
+}
+
+struct Args {
+    std::optional<int64_t> device, stream, deviceType, deviceId, memBytes, totalAllocated,
+        totalReserved, eventIndex;
+    std::optional<uint64_t> correlation, bytes, address;
+    CollectiveArgs collective;
+};
+
+struct Fields {
+    char ph = 0;
+    bool hasCat = false;
+    Cat category = Cat::None;  ///< classify(cat), set when cat is read
+    bool hasName = false;
+    std::string_view cat;
+    std::string_view name;
+    std::optional<int64_t> pid;
+    std::optional<uint64_t> tid;
+    std::optional<int64_t> tsNs;
+    int64_t durNs = 0;
+    Args args;
+};
+
+/// Reads values of one event, counting what it must skip into `out`.
+class EventReader {
+public:
+    explicit EventReader(RawKineto& out) : m_out(out) {}
+
+    error_code readString(od::value v, std::string_view& dst) {
+        const error_code e = v.get_string().get(dst);
+        return isFatal(e) ? e : simdjson::SUCCESS;
+    }
+
+    error_code readInt(od::value v, std::optional<int64_t>& dst) {
+        std::string_view tok = v.raw_json_token();
+        if (!tok.empty() && tok[0] == '"') {
+            std::string_view s;
+            if (const error_code e = readString(v, s)) {
+                return e;
+            }
+            tok = s;
+        }
+        if (auto p = parseInt(tok)) {
+            dst = p;
+        } else if (looksNumeric(tok)) {
+            ++m_out.valuesOutOfRange;
+        }
+        return simdjson::SUCCESS;
+    }
+
+    error_code readUint(od::value v, std::optional<uint64_t>& dst) {
+        std::optional<int64_t> asInt;
+        std::string_view tok = v.raw_json_token();
+        if (!tok.empty() && tok[0] != '"') {
+            if (auto p = parseUint(tok)) {
+                dst = p;
+            } else if (looksNumeric(tok)) {
+                ++m_out.valuesOutOfRange;
+            }
+            return simdjson::SUCCESS;
+        }
+        const error_code e = readInt(v, asInt);
+        if (asInt && *asInt >= 0) {
+            dst = static_cast<uint64_t>(*asInt);
+        }
+        return e;
+    }
+
+    /// pid / tid: an integer, or a string such as "stream 7" or "25738".
+    error_code readId(od::value v, std::optional<uint64_t>& dst) {
+        std::string_view tok = v.raw_json_token();
+        if (!tok.empty() && tok[0] == '"') {
+            std::string_view s;
+            if (const error_code e = readString(v, s)) {
+                return e;
+            }
+            auto n = firstNumberIn(s);
+            dst = n ? *n : fnv1a64(s);
+            return simdjson::SUCCESS;
+        }
+        if (auto p = parseInt(tok)) {
+            dst = static_cast<uint64_t>(*p);
+        }
+        return simdjson::SUCCESS;
+    }
+
+    error_code readTime(od::value v, std::optional<int64_t>& dstNs) {
+        std::string_view tok = v.raw_json_token();
+        if (!tok.empty() && tok[0] == '"') {
+            std::string_view s;
+            if (const error_code e = readString(v, s)) {
+                return e;
+            }
+            tok = s;
+        }
+        if (auto ns = parseMicrosToNs(tok)) {
+            dstNs = ns;
+        } else if (looksNumeric(tok)) {
+            ++m_out.valuesOutOfRange;
+        }
+        return simdjson::SUCCESS;
+    }
+
+    error_code readArgs(od::value v, Args& a) {
+        od::object obj;
+        if (const error_code e = v.get_object().get(obj)) {
+            return isFatal(e) ? e : simdjson::SUCCESS;
+        }
+        for (auto fieldResult : obj) {
+            od::field field;
+            std::string_view key;
+            if (const error_code e = std::move(fieldResult).get(field)) {
+                return e;
+            }
+            if (const error_code e = field.unescaped_key().get(key)) {
+                return e;
+            }
+            const error_code e = readArg(key, field.value(), a);
+            if (isFatal(e)) {
+                return e;
+            }
+        }
+        return simdjson::SUCCESS;
+    }
+
+    error_code readArg(std::string_view key, od::value v, Args& a) {
+        CollectiveArgs& c = a.collective;
+        std::optional<int64_t> tmp;
+        if (key == "device")
+            return readInt(v, a.device);
+        if (key == "stream")
+            return readInt(v, a.stream);
+        if (key == "correlation")
+            return readUint(v, a.correlation);
+        if (key == "bytes")
+            return readUint(v, a.bytes);
+        if (key == "Device Type")
+            return readInt(v, a.deviceType);
+        if (key == "Device Id")
+            return readInt(v, a.deviceId);
+        if (key == "Addr")
+            return readUint(v, a.address);
+        if (key == "Bytes")
+            return readInt(v, a.memBytes);
+        if (key == "Total Allocated")
+            return readInt(v, a.totalAllocated);
+        if (key == "Total Reserved")
+            return readInt(v, a.totalReserved);
+        if (key == "Ev Idx")
+            return readInt(v, a.eventIndex);
+        if (key == "Collective name")
+            return readString(v, c.collectiveName);
+        if (key == "dtype")
+            return readString(v, c.dtype);
+        if (key == "Process Group Name")
+            return readString(v, c.groupName);
+        if (key == "Process Group Ranks")
+            return readString(v, c.groupRanks);
+        if (key == "Process Group ID")
+            return readUint(v, c.groupId);
+        error_code e = simdjson::SUCCESS;
+        int64_t* dst = nullptr;
+        if (key == "In msg nelems") {
+            dst = &c.inNelems;
+        } else if (key == "Out msg nelems") {
+            dst = &c.outNelems;
+        } else if (key == "Group size") {
+            dst = &c.groupSize;
+        } else if (key == "Seq" || key == "seq") {
+            dst = &c.seq;
+        }
+        if (dst != nullptr) {
+            e = readInt(v, tmp);
+            if (tmp) {
+                *dst = *tmp;
+            }
+        }
+        return e;
+    }
+
+    /// Whether the args of an event may matter, judged from the fields read so far.
+    static bool wantArgs(const Fields& f) {
+        if (!f.hasCat) {
+            return true;  // old [memory] events have no cat; or cat comes after args
+        }
+        switch (f.category) {
+            case Cat::Kernel:
+            case Cat::Memcpy:
+            case Cat::Memset:
+            case Cat::Runtime:
+            case Cat::GpuUserAnnotation:
+                return true;
+            case Cat::CpuOp:
+                return !f.hasName || f.name == kCommsOpName;
+            case Cat::Instant:
+            case Cat::None:
+            case Cat::Other:
+                return !f.hasName || f.name == kMemoryEventName;
+            case Cat::UserAnnotation:
+                return false;
+        }
+        return true;
+    }
+
+    error_code readEvent(od::object obj, Fields& f) {
+        for (auto fieldResult : obj) {
+            od::field field;
+            std::string_view key;
+            if (const error_code e = std::move(fieldResult).get(field)) {
+                return e;
+            }
+            if (const error_code e = field.unescaped_key().get(key)) {
+                return e;
+            }
+            od::value v = field.value();
+            error_code e = simdjson::SUCCESS;
+            if (key == "ph") {
+                std::string_view ph;
+                e = readString(v, ph);
+                f.ph = ph.empty() ? 0 : ph[0];
+            } else if (key == "cat") {
+                e = readString(v, f.cat);
+                f.hasCat = true;
+                f.category = classify(f.cat);
+            } else if (key == "name") {
+                e = readString(v, f.name);
+                f.hasName = true;
+            } else if (key == "ts") {
+                e = readTime(v, f.tsNs);
+            } else if (key == "dur") {
+                std::optional<int64_t> dur;
+                e = readTime(v, dur);
+                f.durNs = dur.value_or(0);
+            } else if (key == "pid") {
+                std::optional<uint64_t> pid;
+                e = readId(v, pid);
+                if (pid) {
+                    f.pid = static_cast<int64_t>(*pid);
+                }
+            } else if (key == "tid") {
+                e = readId(v, f.tid);
+            } else if (key == "args" && wantArgs(f)) {
+                e = readArgs(v, f.args);
+            }
+            if (isFatal(e)) {
+                return e;
+            }
+        }
+        return simdjson::SUCCESS;
+    }
+
+    void commit(const Fields& f);
+
+private:
+    void commitGpuOp(const Fields& f, GpuOpKind kind);
+    void commitMemory(const Fields& f);
+    void commitRange(const Fields& f, RangeKind kind, int32_t device);
+    void noteHostPid(const Fields& f) {
+        if (!m_out.hostPid && f.pid) {
+            m_out.hostPid = f.pid;
+        }
+    }
+
+    RawKineto& m_out;
+};
+
+void EventReader::commit(const Fields& f) {
+    const Cat cat = f.category;
+    if (f.ph == 'i' || f.ph == 'I') {
+        if (f.name == kMemoryEventName) {
+            commitMemory(f);
+        }
+        return;
+    }
+    if (f.ph != 'X') {
+        return;
+    }
+    switch (cat) {
+        case Cat::Kernel:
+            return commitGpuOp(f, GpuOpKind::Kernel);
+        case Cat::Memcpy:
+            return commitGpuOp(f, GpuOpKind::Memcpy);
+        case Cat::Memset:
+            return commitGpuOp(f, GpuOpKind::Memset);
+        case Cat::Runtime:
+            noteHostPid(f);
+            if (f.args.correlation && f.tsNs) {
+                m_out.launches.push_back({*f.args.correlation, *f.tsNs, f.tid.value_or(0)});
+            }
+            return;
+        case Cat::GpuUserAnnotation: {
+            const auto device = f.args.device ? *f.args.device : f.pid.value_or(0);
+            return commitRange(f, RangeKind::GpuAnnotation, static_cast<int32_t>(device));
+        }
+        case Cat::UserAnnotation:
+            noteHostPid(f);
+            return commitRange(f, isStep(f.name) ? RangeKind::Iteration : RangeKind::UserAnnotation,
+                               kHostDevice);
+        case Cat::CpuOp:
+        case Cat::None:
+        case Cat::Other:
+        case Cat::Instant:
+            if (cat == Cat::CpuOp) {
+                noteHostPid(f);
+            }
+            if (isStep(f.name)) {
+                return commitRange(f, RangeKind::Iteration, kHostDevice);
+            }
+            if (cat == Cat::CpuOp && f.name == kCommsOpName && f.tsNs) {
+                m_out.comms.push_back(
+                    RawComms{*f.tsNs, *f.tsNs + f.durNs, f.tid.value_or(0), f.args.collective});
+            }
+            return;
+    }
+}
+
+void EventReader::commitGpuOp(const Fields& f, GpuOpKind kind) {
+    if (!f.tsNs) {
+        ++m_out.eventsWithoutTime;
+        return;
+    }
+    RawKernel k;
+    k.startNs = *f.tsNs;
+    k.durNs = f.durNs < 0 ? 0 : f.durNs;
+    k.device = static_cast<int32_t>(f.args.device ? *f.args.device : f.pid.value_or(0));
+    k.stream = f.args.stream ? static_cast<uint64_t>(*f.args.stream) : f.tid.value_or(0);
+    k.name = f.name;
+    k.kind = kind;
+    k.correlation = f.args.correlation.value_or(0);
+    k.bytes = kind == GpuOpKind::Kernel ? 0 : f.args.bytes.value_or(0);
+    k.communication = kind == GpuOpKind::Kernel && isCommunicationKernel(f.name);
+    if (k.communication && f.args.collective.any()) {
+        k.collectiveArgs = static_cast<int32_t>(m_out.kernelCollectives.size());
+        m_out.kernelCollectives.push_back(f.args.collective);
+    }
+    m_out.kernels.push_back(k);
+}
+
+void EventReader::commitMemory(const Fields& f) {
+    noteHostPid(f);
+    const Args& a = f.args;
+    if (a.deviceType.value_or(-1) != 1) {  // c10::DeviceType: 0 = CPU, 1 = CUDA
+        ++(a.deviceType.value_or(-1) == 0 ? m_out.cpuMemoryEvents : m_out.otherMemoryEvents);
+        return;
+    }
+    if (!f.tsNs || !a.memBytes) {
+        ++m_out.eventsWithoutTime;
+        return;
+    }
+    RawMemory m;
+    m.tsNs = *f.tsNs;
+    m.address = a.address.value_or(0);
+    m.bytes = *a.memBytes;
+    m.device = static_cast<int32_t>(a.deviceId.value_or(0));
+    m.totalAllocated = a.totalAllocated.value_or(-1);
+    m.totalReserved = a.totalReserved.value_or(-1);
+    m.eventIndex = a.eventIndex.value_or(-1);
+    m_out.memory.push_back(m);
+}
+
+void EventReader::commitRange(const Fields& f, RangeKind kind, int32_t device) {
+    if (!f.tsNs) {
+        ++m_out.eventsWithoutTime;
+        return;
+    }
+    RawRange r;
+    r.startNs = *f.tsNs;
+    r.durNs = f.durNs < 0 ? 0 : f.durNs;
+    r.name = f.name;
+    r.kind = kind;
+    r.device = device;
+    r.threadId = kind == RangeKind::GpuAnnotation && f.args.stream
+                     ? static_cast<uint64_t>(*f.args.stream)
+                     : f.tid.value_or(0);
+    m_out.ranges.push_back(r);
+}
+
+/// Reads the root object's metadata fields (everything but traceEvents).
+class HeaderReader {
+public:
+    explicit HeaderReader(RawKineto& out) : m_out(out), m_values(out) {}
+
+    error_code read(std::string_view key, od::value v) {
+        if (key == "distributedInfo") {
+            return readDistributed(v);
+        }
+        if (key == "deviceProperties") {
+            return readDevices(v);
+        }
+        if (key == "baseTimeNanoseconds") {
+            return m_values.readInt(v, m_out.baseTimeNs);
+        }
+        static constexpr std::array<std::string_view, 7> kKept{
+            "schemaVersion",       "cuda_runtime_version", "cuda_driver_version", "cupti_version",
+            "hip_runtime_version", "hip_driver_version",   "roctracer_version"};
+        for (auto k : kKept) {
+            if (key == k) {
+                return keepSetting(std::string("kineto.") + std::string(key), v);
+            }
+        }
+        return simdjson::SUCCESS;
+    }
+
+private:
+    error_code keepSetting(std::string key, od::value v) {
+        std::string_view tok = v.raw_json_token();
+        if (!tok.empty() && tok[0] == '"') {
+            if (const error_code e = m_values.readString(v, tok)) {
+                return e;
+            }
+        } else if (!tok.empty() && (tok[0] == '{' || tok[0] == '[')) {
+            return simdjson::SUCCESS;
+        }
+        while (!tok.empty() && std::isspace(static_cast<unsigned char>(tok.back())) != 0) {
+            tok.remove_suffix(1);
+        }
+        m_out.settings.emplace_back(std::move(key), std::string(tok.substr(0, 256)));
+        return simdjson::SUCCESS;
+    }
+
+    error_code readDistributed(od::value v) {
+        od::object obj;
+        if (const error_code e = v.get_object().get(obj)) {
+            return isFatal(e) ? e : simdjson::SUCCESS;
+        }
+        for (auto fieldResult : obj) {
+            od::field field;
+            std::string_view key;
+            if (error_code e = std::move(fieldResult).get(field);
+                e || (e = field.unescaped_key().get(key))) {
+                return e;
+            }
+            std::optional<int64_t> n;
+            error_code e = simdjson::SUCCESS;
+            if (key == "rank" || key == "world_size") {
+                e = m_values.readInt(field.value(), n);
+                if (n && *n >= 0 && *n <= INT32_MAX) {
+                    (key == "rank" ? m_out.rank : m_out.worldSize) = static_cast<int32_t>(*n);
+                }
+            } else if (key == "backend" || key == "nccl_version") {
+                e = keepSetting("kineto." + std::string(key), field.value());
+            }
+            if (isFatal(e)) {
+                return e;
+            }
+        }
+        return simdjson::SUCCESS;
+    }
+
+    error_code readDevices(od::value v) {
+        od::array arr;
+        if (const error_code e = v.get_array().get(arr)) {
+            return isFatal(e) ? e : simdjson::SUCCESS;
+        }
+        for (auto elem : arr) {
+            od::object obj;
+            if (const error_code e = elem.get_object().get(obj)) {
+                if (isFatal(e)) {
+                    return e;
+                }
+                continue;
+            }
+            DeviceInfo d;
+            std::optional<int64_t> id;
+            std::optional<int64_t> mem;
+            for (auto fieldResult : obj) {
+                od::field field;
+                std::string_view key;
+                if (error_code e = std::move(fieldResult).get(field);
+                    e || (e = field.unescaped_key().get(key))) {
+                    return e;
+                }
+                error_code e = simdjson::SUCCESS;
+                std::string_view s;
+                if (key == "id") {
+                    e = m_values.readInt(field.value(), id);
+                } else if (key == "totalGlobalMem") {
+                    e = m_values.readInt(field.value(), mem);
+                } else if (key == "name") {
+                    e = m_values.readString(field.value(), s);
+                    d.name = std::string(s.substr(0, 256));
+                } else if (key == "uuid") {
+                    e = m_values.readString(field.value(), s);
+                    d.uuid = std::string(s.substr(0, 64));
+                }
+                if (isFatal(e)) {
+                    return e;
+                }
+            }
+            if (id && *id >= 0 && *id <= INT32_MAX) {
+                d.index = static_cast<DeviceIndex>(*id);
+                d.totalMemoryBytes = mem && *mem > 0 ? static_cast<uint64_t>(*mem) : 0;
+                m_out.devices.push_back(std::move(d));
+            }
+        }
+        return simdjson::SUCCESS;
+    }
+
+    RawKineto& m_out;
+    EventReader m_values;
+};
+
+}  // namespace
+
+simdjson::error_code KinetoParser::parse(const char* data, size_t size, size_t capacity,
+                                         RawKineto& out, const ProgressFn& progress) {
+    if (const error_code e = m_parser.iterate(data, size, capacity).get(m_doc)) {
+        return e;
+    }
+    od::json_type type;
+    if (const error_code e = m_doc.type().get(type)) {
+        return e;
+    }
+    EventReader events(out);
+    auto stop = [&](error_code e) {
+        out.stoppedEarly = true;
+        out.errorMessage = simdjson::error_message(e);
+        const char* at = nullptr;
+        out.errorOffset = m_doc.current_location().get(at) == simdjson::SUCCESS && at >= data
+                              ? static_cast<int64_t>(at - data)
+                              : static_cast<int64_t>(size);
+    };
+    auto readEvents = [&](od::array arr) -> bool {
+        for (auto elem : arr) {
+            od::value v;
+            od::object obj;
+            error_code e = std::move(elem).get(v);
+            if (!e) {
+                e = v.get_object().get(obj);
+                if (e == simdjson::INCORRECT_TYPE) {
+                    ++out.nonObjects;
+                    continue;
+                }
+            }
+            Fields f;
+            if (!e) {
+                e = events.readEvent(obj, f);
+            }
+            if (isFatal(e)) {
+                stop(e);
+                return false;
+            }
+            events.commit(f);
+            if ((++out.events & 0x3fff) == 0 && progress) {
+                const char* at = nullptr;
+                const uint64_t done = m_doc.current_location().get(at) == simdjson::SUCCESS
+                                          ? static_cast<uint64_t>(at - data)
+                                          : size;
+                if (!progress(done, size)) {
+                    out.cancelled = true;
+                    return false;
+                }
+            }
+        }
+        return true;
+    };
+    if (type == od::json_type::array) {
+        od::array arr;
+        if (const error_code e = m_doc.get_array().get(arr)) {
+            return e;
+        }
+        readEvents(arr);
+        return simdjson::SUCCESS;
+    }
+    if (type != od::json_type::object) {
+        return simdjson::INCORRECT_TYPE;
+    }
+    od::object root;
+    if (const error_code e = m_doc.get_object().get(root)) {
+        return e;
+    }
+    HeaderReader header(out);
+    for (auto fieldResult : root) {
+        od::field field;
+        std::string_view key;
+        error_code e = std::move(fieldResult).get(field);
+        if (!e) {
+            e = field.unescaped_key().get(key);
+        }
+        if (!e && key == "traceEvents") {
+            od::array arr;
+            e = field.value().get_array().get(arr);
+            if (!e && !readEvents(arr)) {
+                return simdjson::SUCCESS;
+            }
+        } else if (!e) {
+            e = header.read(key, field.value());
+        }
+        if (isFatal(e)) {
+            stop(e);
+            return simdjson::SUCCESS;
+        }
+    }
+    return simdjson::SUCCESS;
+}
+
+}  // namespace vramscope::trace::kineto
