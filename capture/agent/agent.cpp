@@ -1,0 +1,490 @@
+#include "agent.h"
+
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+
+#include "cupti_session.h"
+#include "device_facts.h"
+#include "launch_options.h"
+#include "trace_output.h"
+
+namespace vramscope::capture {
+
+void printNotice(const std::string& line) {
+    const std::string text = "vramscope: " + line + "\n";
+    // One write so that lines of several ranks do not interleave.
+    const ssize_t ignored = ::write(STDERR_FILENO, text.data(), text.size());
+    (void)ignored;
+}
+
+namespace {
+
+// --- SIGTERM: the handler only sets a flag and posts a semaphore (both async-signal-safe). ---
+struct sigaction g_previousTerm {};
+sem_t g_termSemaphore;
+volatile sig_atomic_t g_termSeen = 0;
+pid_t g_agentPid = 0;
+
+bool previousIsDefault() {
+    return (g_previousTerm.sa_flags & SA_SIGINFO) == 0 && g_previousTerm.sa_handler == SIG_DFL;
+}
+
+void onSigterm(int sig, siginfo_t* info, void* context) {
+    const int savedErrno = errno;
+    if (getpid() != g_agentPid) {
+        // A forked child without our threads: behave exactly as before the agent came.
+        sigaction(SIGTERM, &g_previousTerm, nullptr);
+        raise(sig);
+        errno = savedErrno;
+        return;
+    }
+    g_termSeen = 1;
+    sem_post(&g_termSemaphore);
+    if ((g_previousTerm.sa_flags & SA_SIGINFO) != 0) {
+        if (g_previousTerm.sa_sigaction != nullptr) {
+            g_previousTerm.sa_sigaction(sig, info, context);
+        }
+    } else if (g_previousTerm.sa_handler != SIG_DFL && g_previousTerm.sa_handler != SIG_IGN) {
+        g_previousTerm.sa_handler(sig);
+    }
+    // SIG_DFL: the watcher thread writes what it has, then restores SIG_DFL and re-sends SIGTERM.
+    errno = savedErrno;
+}
+
+void blockAllSignals() {
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, nullptr);
+}
+
+void termWatcher() {
+    blockAllSignals();
+    for (;;) {
+        while (sem_wait(&g_termSemaphore) != 0 && errno == EINTR) {
+        }
+        if (g_termSeen == 0) {
+            continue;
+        }
+        g_termSeen = 0;
+        Agent::instance().flushNow(2000);
+        if (previousIsDefault()) {
+            sigaction(SIGTERM, &g_previousTerm, nullptr);
+            kill(getpid(), SIGTERM);
+            return;
+        }
+    }
+}
+
+void installSigtermHandler() {
+    if (sem_init(&g_termSemaphore, 0, 0) != 0) {
+        return;
+    }
+    struct sigaction current {};
+    if (sigaction(SIGTERM, nullptr, &current) != 0 ||
+        ((current.sa_flags & SA_SIGINFO) == 0 && current.sa_handler == SIG_IGN)) {
+        return;  // an ignored SIGTERM stays ignored
+    }
+    struct sigaction ours {};
+    ours.sa_sigaction = onSigterm;
+    ours.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&ours.sa_mask);
+    if (sigaction(SIGTERM, &ours, &g_previousTerm) != 0) {
+        return;
+    }
+    // A forked child (e.g. a data-loader worker) gets the disposition it would have had.
+    pthread_atfork(nullptr, nullptr, [] { sigaction(SIGTERM, &g_previousTerm, nullptr); });
+    std::thread(termWatcher).detach();
+}
+
+void atExit() {
+    try {
+        Agent::instance().shutdown();
+    } catch (...) {
+    }
+}
+
+int64_t realtimeNs() {
+    timespec ts{};
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+std::string hostName() {
+    char name[256] = {};
+    if (gethostname(name, sizeof(name) - 1) != 0) {
+        return "host";
+    }
+    return name;
+}
+
+void clearEvents(trace::TraceData& d) {
+    d.memory = {};
+    d.kernels = {};
+    d.collectives = {};
+    d.ranges = {};
+    d.counters = {};
+    d.ooms.clear();
+    d.dataLoss.clear();
+    d.annotations.clear();
+}
+
+}  // namespace
+
+Agent& Agent::instance() {
+    // Never destroyed: CUPTI may call back while the process tears down.
+    static Agent* agent = new Agent();
+    return *agent;
+}
+
+bool Agent::readConfig(std::string& error) {
+    const GetEnv env = processEnvironment();
+    m_config.identity = identityFromEnvironment(env, hostName(), m_pid);
+    if (auto ms = env(kEnvFlushMs)) {
+        if (auto parsed = parseNonNegativeInt(*ms)) {
+            m_config.flushMs = std::clamp(*parsed, kMinFlushMs, kMaxFlushMs);
+        }
+    }
+    m_config.oomCallbacks = env(kEnvOomCallbacks).value_or("1") != "0";
+    const std::string output = env(kEnvOutput).value_or("vramscope-traces");
+    if (output.empty()) {
+        error = std::string(kEnvOutput) + " is empty";
+        return false;
+    }
+    m_config.output = parseOutputSpec(output);
+    if (auto root = env(kEnvRootPid)) {
+        m_config.isRootProcess = parseNonNegativeInt(*root).value_or(-1) == m_pid;
+    }
+    m_config.outputPath =
+        traceOutputPath(m_config.output, m_config.identity, m_config.isRootProcess);
+    return true;
+}
+
+bool Agent::start() {
+    if (m_running.load()) {
+        return true;
+    }
+    m_pid = getpid();
+    std::string error;
+    if (!readConfig(error)) {
+        printNotice("capture is off: " + error);
+        return false;
+    }
+    if (!driverAvailable()) {
+        printNotice("capture is off: no CUDA driver (libcuda.so.1 cannot be loaded)");
+        return false;
+    }
+    OpenedOutput output = openTraceOutput(m_config.output, m_config.outputPath, m_pid);
+    if (!output.sink) {
+        printNotice("capture is off: " + output.error);
+        return false;
+    }
+    m_config.outputPath = output.path;
+    m_converter = std::make_unique<RecordConverter>(m_staging);
+    const CuptiStart cupti = startCupti(*this, m_config.oomCallbacks);
+    if (!cupti.ok) {
+        printNotice("capture is off: " + cupti.error);
+        output.sink.reset();
+        if (m_config.output.kind != OutputKind::UnixSocket) {
+            ::unlink(m_config.outputPath.c_str());  // nothing was written to it
+        }
+        return false;
+    }
+    if (!cupti.warning.empty()) {
+        printNotice(cupti.warning);
+    }
+
+    trace::FileHeader& h = m_header;
+    h.formatMajor = trace::kFormatMajor;
+    h.formatMinor = trace::kFormatMinor;
+    h.producer = std::string("vramscope-capture ") + VRAMSCOPE_VERSION;
+    h.host = m_config.identity.host;
+    h.pid = m_pid;
+    h.rank = m_config.identity.rank;
+    h.localRank = m_config.identity.localRank;
+    h.worldSize = m_config.identity.worldSize;
+    h.jobId = m_config.identity.job;
+    h.clockDomain = "cupti-ns";
+    h.anchorTraceNs = cuptiNowNs();
+    h.wallClockAnchorNs = realtimeNs();
+    h.captureSettings = {
+        {"flush_ms", std::to_string(m_config.flushMs)},
+        {"oom_events", cupti.oomCallbacks ? "on" : "off"},
+        {"cupti_api_version", std::to_string(cupti.version)},
+        {"cupti_api_version_built", std::to_string(builtCuptiVersion())},
+        {"activity_kinds", "MEMORY2,MEMORY_POOL,CONCURRENT_KERNEL,MEMCPY,MEMSET,MARKER"},
+    };
+    for (const char* name :
+         {"PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF", "CUDA_VISIBLE_DEVICES"}) {
+        if (const char* v = std::getenv(name)) {
+            h.captureSettings.emplace_back(name, v);
+        }
+    }
+
+    trace::WriterOptions options;
+    options.compress = true;
+    m_writer = std::make_unique<trace::TraceWriter>(std::move(output.sink), options);
+    m_running.store(true, std::memory_order_release);
+    g_agentPid = static_cast<pid_t>(m_pid);
+    m_writerThread = std::thread([this] { writerLoop(); });
+    m_flushThread = std::thread([this] { flushLoop(); });
+    std::atexit(atExit);
+    installSigtermHandler();
+    if (std::getenv("VRAMSCOPE_VERBOSE") != nullptr) {
+        printNotice("recording to " + m_config.outputPath);
+    }
+    return true;
+}
+
+void Agent::requestBuffer(uint8_t** buffer, size_t* size, size_t* maxNumRecords) {
+    *maxNumRecords = 0;
+    {
+        std::lock_guard<std::mutex> lock(m_poolMutex);
+        if (!m_pool.empty()) {
+            *buffer = m_pool.back();
+            m_pool.pop_back();
+            *size = kBufferBytes;
+            return;
+        }
+    }
+    // NOTE(cupti): activity buffers must be 8-byte aligned.
+    *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, kBufferBytes));
+    *size = *buffer != nullptr ? kBufferBytes : 0;
+}
+
+size_t Agent::stagedRows() const {
+    return m_staging.memory.size() + m_staging.kernels.size() + m_staging.ranges.size() +
+           m_staging.counters.size();
+}
+
+void Agent::completeBuffer(uint8_t* buffer, size_t size, size_t validSize,
+                           uint32_t droppedRecords) {
+    if (buffer == nullptr) {
+        return;
+    }
+    {
+        std::lock_guard<std::mutex> lock(m_dataMutex);
+        m_cuptiDropped += droppedRecords;
+        const bool full = m_writerFailed.load() || stagedRows() >= kMaxStagedRows;
+        CUpti_Activity* record = nullptr;
+        while (validSize > 0 &&
+               cuptiActivityGetNextRecord(buffer, validSize, &record) == CUPTI_SUCCESS) {
+            if (full) {
+                ++m_overflowByKind[std::min<size_t>(static_cast<size_t>(record->kind), 63)];
+            } else {
+                m_converter->convert(*record);
+            }
+        }
+    }
+    if (size == kBufferBytes) {
+        std::lock_guard<std::mutex> lock(m_poolMutex);
+        if (m_pool.size() < kMaxPooledBuffers) {
+            m_pool.push_back(buffer);
+            buffer = nullptr;
+        }
+    }
+    std::free(buffer);
+    if (validSize > 0) {
+        std::lock_guard<std::mutex> lock(m_writerMutex);
+        m_dataReady = true;
+        m_writerCv.notify_one();
+    }
+}
+
+void Agent::recordOom(const trace::OomEvent& oom) {
+    uint64_t w = m_oomWrite.load(std::memory_order_relaxed);
+    do {
+        if (w - m_oomRead.load(std::memory_order_acquire) >= kOomRing) {
+            m_oomDropped.fetch_add(1, std::memory_order_relaxed);
+            return;
+        }
+    } while (!m_oomWrite.compare_exchange_weak(w, w + 1, std::memory_order_acq_rel));
+    OomSlot& slot = m_oomSlots[w % kOomRing];
+    slot.event = oom;
+    slot.ready.store(true, std::memory_order_release);
+    m_forceFlush.store(true, std::memory_order_release);
+    m_flushCv.notify_one();  // no lock taken: at worst the flush happens one period later
+}
+
+void Agent::flushLoop() {
+    blockAllSignals();
+    const auto period = std::chrono::milliseconds(m_config.flushMs);
+    while (!m_stopping.load()) {
+        {
+            std::unique_lock<std::mutex> lock(m_flushMutex);
+            m_flushCv.wait_for(lock, period,
+                               [this] { return m_forceFlush.load() || m_stopping.load(); });
+        }
+        if (m_stopping.load()) {
+            break;
+        }
+        const bool forced = m_forceFlush.exchange(false);
+        flushCupti(forced);
+        std::lock_guard<std::mutex> lock(m_writerMutex);
+        m_dataReady = true;
+        m_writerCv.notify_one();
+    }
+}
+
+bool Agent::writeHeaderIfReady(int attempt) {
+    const DeviceQuery q = queryDevices();
+    // The driver may still be inside cuInit for a few rounds; after ~5 s write what is known.
+    if (q.notReady && attempt < 25 && !m_stopping.load()) {
+        return false;
+    }
+    m_header.devices = q.devices;
+    if (!q.error.empty()) {
+        m_header.captureSettings.emplace_back("device_query_error", q.error);
+    }
+    const trace::Status st = m_writer->writeHeader(m_header);
+    if (!st.ok()) {
+        failWriter(st.error().describe());
+        return false;
+    }
+    m_headerWritten = true;
+    return true;
+}
+
+void Agent::failWriter(const std::string& message) {
+    if (!m_writerFailed.exchange(true)) {
+        printNotice("capture stopped: " + message);
+    }
+}
+
+bool Agent::takeStaged(bool final) {
+    {
+        std::lock_guard<std::mutex> lock(m_dataMutex);
+        if (final) {
+            m_converter->closeOpenRanges(m_converter->lastTimestampNs());
+        }
+        for (size_t i = m_out.strings.size(); i < m_staging.strings.size(); ++i) {
+            m_out.strings.push_back(m_staging.strings[i]);
+        }
+        std::swap(m_out.memory, m_staging.memory);
+        std::swap(m_out.kernels, m_staging.kernels);
+        std::swap(m_out.ranges, m_staging.ranges);
+        std::swap(m_out.counters, m_staging.counters);
+        if (m_cuptiDropped > 0) {
+            m_out.dataLoss.push_back({"CUPTI activity records", m_cuptiDropped,
+                                      "CUPTI dropped records because no buffer was free; try a "
+                                      "shorter VRAMSCOPE_FLUSH_MS",
+                                      0, 0});
+            m_cuptiDropped = 0;
+        }
+        for (size_t kind = 0; kind < m_overflowByKind.size(); ++kind) {
+            if (m_overflowByKind[kind] == 0) {
+                continue;
+            }
+            m_out.dataLoss.push_back(
+                {recordKindName(static_cast<CUpti_ActivityKind>(kind)), m_overflowByKind[kind],
+                 "the trace writer fell behind (disk or socket too slow) and its queue was full", 0,
+                 0});
+            m_overflowByKind[kind] = 0;
+        }
+    }
+    uint64_t r = m_oomRead.load(std::memory_order_relaxed);
+    while (m_oomSlots[r % kOomRing].ready.load(std::memory_order_acquire)) {
+        OomSlot& slot = m_oomSlots[r % kOomRing];
+        m_out.ooms.push_back(slot.event);
+        slot.ready.store(false, std::memory_order_relaxed);
+        m_oomRead.store(++r, std::memory_order_release);
+    }
+    if (const uint64_t lost = m_oomDropped.exchange(0); lost > 0) {
+        m_out.dataLoss.push_back({"out-of-memory events", lost,
+                                  "more failed allocations than the agent could queue", 0, 0});
+    }
+    return m_out.eventCount() > 0 || !m_out.dataLoss.empty();
+}
+
+void Agent::writerLoop() {
+    blockAllSignals();
+    int attempts = 0;
+    for (;;) {
+        {
+            std::unique_lock<std::mutex> lock(m_writerMutex);
+            m_writerCv.wait_for(lock, std::chrono::milliseconds(m_config.flushMs),
+                                [this] { return m_dataReady || m_stopping.load(); });
+            m_dataReady = false;
+        }
+        const bool stopping = m_stopping.load();
+        if (!m_headerWritten && !m_writerFailed.load()) {
+            writeHeaderIfReady(++attempts);
+        }
+        if (m_headerWritten && !m_writerFailed.load()) {
+            if (takeStaged(stopping)) {
+                trace::Status st = m_writer->writeEvents(m_out);
+                if (st.ok()) {
+                    st = m_writer->flush();
+                }
+                if (!st.ok()) {
+                    failWriter(st.error().describe());
+                }
+                clearEvents(m_out);
+            }
+        } else if (m_writerFailed.load()) {
+            takeStaged(false);
+            clearEvents(m_out);
+        }
+        {
+            std::lock_guard<std::mutex> lock(m_writerMutex);
+            ++m_writeRounds;
+        }
+        m_roundCv.notify_all();
+        if (stopping) {
+            break;
+        }
+    }
+    m_writer.reset();  // closes the file or socket
+    {
+        std::lock_guard<std::mutex> lock(m_writerMutex);
+        m_writerDone.store(true);
+    }
+    m_roundCv.notify_all();
+}
+
+void Agent::flushNow(int timeoutMs) {
+    if (!m_running.load() || m_stopping.load()) {
+        return;
+    }
+    flushCupti(true);
+    std::unique_lock<std::mutex> lock(m_writerMutex);
+    const uint64_t target = m_writeRounds + 2;  // one full round starting after this request
+    m_dataReady = true;
+    m_writerCv.notify_one();
+    m_roundCv.wait_for(lock, std::chrono::milliseconds(timeoutMs),
+                       [&] { return m_writeRounds >= target || m_writerDone.load(); });
+}
+
+void Agent::shutdown() {
+    if (!m_running.load() || getpid() != m_pid || m_stopping.load()) {
+        return;
+    }
+    // NOTE(cupti): a forced flush at exit, and never cuptiFinalize (DESIGN.md capture facts).
+    flushCupti(true);
+    m_stopping.store(true);
+    m_flushCv.notify_all();
+    if (m_flushThread.joinable()) {
+        m_flushThread.join();
+    }
+    {
+        std::unique_lock<std::mutex> lock(m_writerMutex);
+        m_writerCv.notify_one();
+        m_roundCv.wait_for(lock, std::chrono::seconds(10), [this] { return m_writerDone.load(); });
+    }
+    if (m_writerDone.load() && m_writerThread.joinable()) {
+        m_writerThread.join();
+    } else if (m_writerThread.joinable()) {
+        m_writerThread.detach();  // a stuck socket must not hold the job's exit
+    }
+    m_running.store(false);
+}
+
+}  // namespace vramscope::capture

@@ -1,0 +1,137 @@
+#pragma once
+// The running capture agent of one process: staging of converted events, the flush thread, the
+// writer thread, exit and SIGTERM handling.
+//
+// Threads: CUDA/CUPTI callbacks (training threads and CUPTI's worker) only convert records into the
+// staging tables under m_dataMutex, or push OOM events into a lock-free ring; the flush thread
+// calls cuptiActivityFlushAll periodically; the writer thread alone does I/O. The one Agent of a
+// process is created by InitializeInjection and intentionally never destroyed (CUPTI may call back
+// during process teardown).
+
+#include <cupti.h>
+
+#include <array>
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "output_naming.h"
+#include "record_converter.h"
+#include "vramscope/trace/trace_data.h"
+#include "vramscope/trace/trace_file.h"
+
+namespace vramscope::capture {
+
+/// Writes "vramscope: LINE" to stderr in one write(2) (no stdio buffering, no allocation after the
+/// message is built). The agent's only output.
+void printNotice(const std::string& line);
+
+/// Settings read from the environment at start.
+struct AgentConfig {
+    int flushMs = 200;         ///< VRAMSCOPE_FLUSH_MS, clamped to [10, 10000]
+    bool oomCallbacks = true;  ///< VRAMSCOPE_OOM_CALLBACKS != "0"
+    OutputSpec output;         ///< VRAMSCOPE_OUTPUT (default: ./vramscope-traces)
+    std::string outputPath;    ///< the resolved file or socket
+    ProcessIdentity identity;
+    bool isRootProcess = false;
+};
+
+class Agent {
+public:
+    /// The agent of this process, created on first call. Never destroyed.
+    static Agent& instance();
+
+    /// Starts capture: reads the environment, opens the output, starts CUPTI and the threads.
+    /// On any failure prints one "vramscope:" line on stderr and leaves the process untouched
+    /// (returns false). Called once, from InitializeInjection.
+    bool start();
+    bool running() const { return m_running.load(std::memory_order_acquire); }
+
+    // --- called from CUPTI callbacks (cupti_session.cpp) ---
+    /// A buffer for CUPTI to fill (from a pool; malloc when the pool is empty).
+    void requestBuffer(uint8_t** buffer, size_t* size, size_t* maxNumRecords);
+    /// Converts a filled buffer into staging and returns it to the pool. No I/O.
+    void completeBuffer(uint8_t* buffer, size_t size, size_t validSize, uint32_t droppedRecords);
+    /// Records a failed device allocation (lock-free, from the failing thread) and asks for a
+    /// forced flush so the event reaches the file before the job dies.
+    void recordOom(const trace::OomEvent& oom);
+
+    /// Exit path (atexit): forced flush, final write, bounded wait for the writer.
+    void shutdown();
+    /// SIGTERM path: forced flush and write, bounded wait, without stopping capture.
+    void flushNow(int timeoutMs);
+
+    const AgentConfig& config() const { return m_config; }
+
+private:
+    Agent() = default;
+
+    static constexpr size_t kBufferBytes = 8u << 20;
+    static constexpr size_t kMaxPooledBuffers = 16;
+    static constexpr size_t kMaxStagedRows = 2'000'000;
+    static constexpr size_t kOomRing = 64;
+
+    struct OomSlot {
+        std::atomic<bool> ready{false};
+        trace::OomEvent event;
+    };
+
+    bool readConfig(std::string& error);
+    void flushLoop();
+    void writerLoop();
+    bool writeHeaderIfReady(int attempt);
+    /// Moves staged events (and new strings) into m_out; true when there is anything to write.
+    bool takeStaged(bool final);
+    size_t stagedRows() const;
+    void failWriter(const std::string& message);
+
+    AgentConfig m_config;
+    std::atomic<bool> m_running{false};
+    int64_t m_pid = 0;
+
+    // staging, guarded by m_dataMutex
+    mutable std::mutex m_dataMutex;
+    trace::TraceData m_staging;
+    std::unique_ptr<RecordConverter> m_converter;
+    std::array<uint64_t, 64> m_overflowByKind{};  ///< records dropped because staging was full
+    uint64_t m_cuptiDropped = 0;                  ///< CUPTI's own dropped-record count
+    uint64_t m_incompleteRecords = 0;
+
+    // buffer pool
+    std::mutex m_poolMutex;
+    std::vector<uint8_t*> m_pool;
+
+    // OOM ring: producers fetch_add m_oomWrite; the writer consumes in order.
+    std::array<OomSlot, kOomRing> m_oomSlots;
+    std::atomic<uint64_t> m_oomWrite{0};
+    std::atomic<uint64_t> m_oomRead{0};
+    std::atomic<uint64_t> m_oomDropped{0};
+
+    // threads
+    std::mutex m_flushMutex;
+    std::condition_variable m_flushCv;
+    std::atomic<bool> m_forceFlush{false};
+    std::atomic<bool> m_stopping{false};
+    std::mutex m_writerMutex;
+    std::condition_variable m_writerCv;
+    bool m_dataReady = false;    ///< guarded by m_writerMutex
+    uint64_t m_writeRounds = 0;  ///< guarded by m_writerMutex; completed writer rounds
+    std::condition_variable m_roundCv;
+    std::atomic<bool> m_writerDone{false};
+    std::thread m_flushThread;
+    std::thread m_writerThread;
+
+    // writer thread only
+    std::unique_ptr<trace::TraceWriter> m_writer;
+    trace::TraceData m_out;
+    bool m_headerWritten = false;
+    std::atomic<bool> m_writerFailed{false};
+    trace::FileHeader m_header;
+};
+
+}  // namespace vramscope::capture

@@ -1,0 +1,51 @@
+// The C entry points of libvramscope_capture.so: the only exported symbols (see
+// libvramscope_capture.map). None of them lets an exception or a failure reach the caller: the
+// traced job must run exactly as it would without the agent.
+//
+// Seam for the NCCL profiler plugin (NCCL_PROFILER_PLUGIN=this library, exported ncclProfiler_v5
+// for NCCL 2.28, DESIGN.md NCCL facts): it will live in nccl_plugin.cpp, be added to the version
+// script, and hand trace::CollectiveEvent rows to the agent's staging tables the same way the CUPTI
+// record converter does.
+
+#include <mutex>
+
+#include "agent.h"
+#include "cupti_session.h"
+
+#define VRAMSCOPE_EXPORT extern "C" __attribute__((visibility("default")))
+
+/// Called by the CUDA driver during cuInit when CUDA_INJECTION64_PATH names this library.
+/// Returns 1 (success for the driver) whether or not capture could start.
+VRAMSCOPE_EXPORT int InitializeInjection(void) {
+    static std::once_flag once;
+    try {
+        std::call_once(once, [] { vramscope::capture::Agent::instance().start(); });
+    } catch (...) {
+        try {
+            vramscope::capture::printNotice("capture is off: unexpected error while starting");
+        } catch (...) {
+        }
+    }
+    return 1;
+}
+
+/// Called by NVTX (NVTX_INJECTION64_PATH names this library) on the first NVTX call. Hands the
+/// call to the libcupti this library is bound to, so that NVTX markers reach the same CUPTI
+/// instance that records everything else (DESIGN.md: a different libcupti file gets no markers).
+/// The argument is NVTX's NvtxGetExportTableFunc_t (nvtxDetail/nvtxTypes.h); 0 = not handled.
+VRAMSCOPE_EXPORT int InitializeInjectionNvtx2(const void* getExportTable) {
+    try {
+        return vramscope::capture::forwardNvtxInitialization(getExportTable);
+    } catch (...) {
+        return 0;
+    }
+}
+
+/// NVTX extension modules (payload schemas, counters): forwarded to libcupti as well.
+VRAMSCOPE_EXPORT int InitializeInjectionNvtxExtension(void* moduleInfo) {
+    try {
+        return vramscope::capture::forwardNvtxExtensionInitialization(moduleInfo);
+    } catch (...) {
+        return 0;
+    }
+}

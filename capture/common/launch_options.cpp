@@ -1,0 +1,210 @@
+#include "launch_options.h"
+
+#include <sys/wait.h>
+
+#include <array>
+#include <string_view>
+
+namespace vramscope::capture {
+
+namespace {
+
+bool isInterpreterOrLauncher(std::string_view base) {
+    static constexpr std::array<std::string_view, 14> kWords = {
+        "torchrun", "srun",  "mpirun", "mpiexec", "env",     "uv",        "bash",
+        "sh",       "nohup", "time",   "numactl", "taskset", "deepspeed", "accelerate"};
+    if (base.substr(0, 6) == "python" || base.substr(0, 4) == "pypy") {
+        return true;
+    }
+    for (std::string_view w : kWords) {
+        if (base == w) {
+            return true;
+        }
+    }
+    return false;
+}
+
+std::string baseName(const std::string& path) {
+    const size_t slash = path.find_last_of('/');
+    return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+}  // namespace
+
+std::string runUsage() {
+    return "usage: vramscope-run [-o DIR_OR_FILE] [--per-tensor] [--flush-ms N] [--job NAME] "
+           "-- COMMAND [ARGS...]\n"
+           "  -o DIR|FILE.vscope|unix:PATH  where traces go (default: ./vramscope-traces/);\n"
+           "                                one file per process, named by rank\n"
+           "  --per-tensor    PyTorch: add backend:cudaMallocAsync to PYTORCH_CUDA_ALLOC_CONF so\n"
+           "                  every tensor allocation is recorded, not only segments\n"
+           "  --flush-ms N    hand records to the writer every N ms (default 200)\n"
+           "  --job NAME      job name in file names (default: from the command)\n"
+           "Exit code: the command's, or 128+signal when it was killed.\n";
+}
+
+ParsedRunOptions parseRunArguments(const std::vector<std::string>& args) {
+    RunOptions options;
+    size_t i = 0;
+    auto valueOf = [&](const std::string& flag) -> std::optional<std::string> {
+        if (i + 1 >= args.size()) {
+            return std::nullopt;
+        }
+        (void)flag;
+        return args[++i];
+    };
+    for (; i < args.size(); ++i) {
+        const std::string& a = args[i];
+        if (a == "--") {
+            ++i;
+            break;
+        }
+        if (a == "-h" || a == "--help") {
+            options.help = true;
+            return {options, {}};
+        }
+        if (a == "-o" || a == "--output") {
+            auto v = valueOf(a);
+            if (!v || v->empty()) {
+                return {std::nullopt, a + " needs a directory, a .vscope file or unix:PATH"};
+            }
+            options.output = *v;
+        } else if (a == "--per-tensor") {
+            options.perTensor = true;
+        } else if (a == "--flush-ms") {
+            auto v = valueOf(a);
+            auto ms = v ? parseNonNegativeInt(*v) : std::nullopt;
+            if (!ms || *ms < kMinFlushMs || *ms > kMaxFlushMs) {
+                return {std::nullopt, "--flush-ms needs a number of milliseconds between " +
+                                          std::to_string(kMinFlushMs) + " and " +
+                                          std::to_string(kMaxFlushMs)};
+            }
+            options.flushMs = *ms;
+        } else if (a == "--job") {
+            auto v = valueOf(a);
+            if (!v || v->empty()) {
+                return {std::nullopt, "--job needs a name"};
+            }
+            options.job = *v;
+        } else if (!a.empty() && a[0] == '-') {
+            return {std::nullopt, "unknown option " + a + " (put the command after --)"};
+        } else {
+            break;  // the command starts here
+        }
+    }
+    options.command.assign(args.begin() + static_cast<std::ptrdiff_t>(std::min(i, args.size())),
+                           args.end());
+    if (options.command.empty()) {
+        return {std::nullopt, "no command given: vramscope-run [OPTIONS] -- COMMAND [ARGS...]"};
+    }
+    return {options, {}};
+}
+
+std::string jobNameFromCommand(const std::vector<std::string>& command) {
+    for (const std::string& word : command) {
+        if (word.empty() || word[0] == '-' || word.find('=') != std::string::npos) {
+            continue;  // options and VAR=value of env
+        }
+        const std::string base = baseName(word);
+        if (isInterpreterOrLauncher(base)) {
+            continue;
+        }
+        const size_t dot = base.find_last_of('.');
+        const std::string stem =
+            (dot == std::string::npos || dot == 0) ? base : base.substr(0, dot);
+        return sanitizeFileNamePart(stem, "job");
+    }
+    return "job";
+}
+
+std::string withCudaMallocAsyncBackend(const std::string& existing) {
+    constexpr std::string_view kWanted = "backend:cudaMallocAsync";
+    std::string out;
+    bool replaced = false;
+    size_t start = 0;
+    while (start <= existing.size()) {
+        size_t comma = existing.find(',', start);
+        if (comma == std::string::npos) {
+            comma = existing.size();
+        }
+        std::string item = existing.substr(start, comma - start);
+        const size_t first = item.find_first_not_of(' ');
+        const std::string trimmed = first == std::string::npos ? "" : item.substr(first);
+        if (trimmed.rfind("backend:", 0) == 0) {
+            item = std::string(kWanted);
+            replaced = true;
+        }
+        if (!trimmed.empty()) {
+            out += out.empty() ? item : "," + item;
+        }
+        start = comma + 1;
+    }
+    if (!replaced) {
+        out += out.empty() ? std::string(kWanted) : "," + std::string(kWanted);
+    }
+    return out;
+}
+
+std::vector<EnvAssignment> launchEnvironment(const RunOptions& options,
+                                             const std::string& agentPath,
+                                             const std::string& outputAbsolute,
+                                             const std::string& job, const GetEnv& env) {
+    std::vector<EnvAssignment> out;
+    out.push_back({"CUDA_INJECTION64_PATH", agentPath});
+    // NOTE(cupti): NVTX reaches CUPTI only through the libcupti instance the process uses, so
+    // the agent is the NVTX injection library itself and forwards to the libcupti it is bound to.
+    out.push_back({"NVTX_INJECTION64_PATH", agentPath});
+    out.push_back({kEnvOutput, outputAbsolute});
+    out.push_back({kEnvJob, job});
+    if (options.flushMs) {
+        out.push_back({kEnvFlushMs, std::to_string(*options.flushMs)});
+    }
+    if (options.perTensor) {
+        out.push_back({"PYTORCH_CUDA_ALLOC_CONF",
+                       withCudaMallocAsyncBackend(env("PYTORCH_CUDA_ALLOC_CONF").value_or(""))});
+        if (auto newer = env("PYTORCH_ALLOC_CONF")) {
+            out.push_back({"PYTORCH_ALLOC_CONF", withCudaMallocAsyncBackend(*newer)});
+        }
+    }
+    return out;
+}
+
+std::vector<std::string> agentLibraryCandidates(const std::string& launcherDir) {
+    const std::string lib = "libvramscope_capture.so";
+    return {launcherDir + "/" + lib, launcherDir + "/../lib/vramscope/" + lib,
+            launcherDir + "/../lib/" + lib, launcherDir + "/../lib64/" + lib};
+}
+
+int exitCodeFromWaitStatus(int status) {
+    if (WIFEXITED(status)) {
+        return WEXITSTATUS(status);
+    }
+    if (WIFSIGNALED(status)) {
+        return 128 + WTERMSIG(status);
+    }
+    return 1;
+}
+
+std::string describeOutput(const OutputSpec& spec, const std::string& job) {
+    switch (spec.kind) {
+        case OutputKind::UnixSocket:
+            return "traces stream to the Unix socket " + spec.path +
+                   " (one connection per process)";
+        case OutputKind::File: {
+            std::string stem = spec.path.substr(0, spec.path.size() - 7);
+            return "trace goes to " + spec.path + " (processes with a rank R write " + stem +
+                   "-rankR.vscope)";
+        }
+        case OutputKind::Directory:
+            break;
+    }
+    std::string dir = spec.path;
+    if (!dir.empty() && dir.back() == '/') {
+        dir.pop_back();
+    }
+    const std::string name = sanitizeFileNamePart(job, "vramscope");
+    return "traces go to " + dir + "/" + name + "-rank<R>.vscope (one file per rank; " + name +
+           "-<host>-<pid>.vscope for processes without a rank)";
+}
+
+}  // namespace vramscope::capture

@@ -1,0 +1,81 @@
+#pragma once
+// vramscope-run's command line and the environment it hands to the traced command.
+//
+// Pure functions (no CUDA, no process control) so that the launcher's behaviour is unit-tested;
+// launcher/run_main.cpp only does the fork/exec/wait around them.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "output_naming.h"
+
+namespace vramscope::capture {
+
+/// Flush period bounds, ms: CUPTI buffers are handed over at least this often (DESIGN.md: records
+/// are lost at exit unless the agent flushes while running, 100-500 ms).
+inline constexpr int kDefaultFlushMs = 200;
+inline constexpr int kMinFlushMs = 10;
+inline constexpr int kMaxFlushMs = 10000;
+
+struct RunOptions {
+    std::string output = "vramscope-traces";  ///< DIR, FILE.vscope or unix:PATH
+    bool perTensor = false;                   ///< PyTorch: backend:cudaMallocAsync
+    std::optional<int> flushMs;               ///< unset = the agent's default
+    std::string job;                          ///< empty = derived from the command
+    bool help = false;
+    std::vector<std::string> command;  ///< what to run, argv[0] first
+};
+
+struct ParsedRunOptions {
+    std::optional<RunOptions> options;  ///< set on success
+    std::string error;                  ///< a sentence for the user, when options is empty
+};
+
+/// Parses `vramscope-run [-o DIR_OR_FILE] [--per-tensor] [--flush-ms N] [--job NAME] -- COMMAND...`
+/// (`args` excludes argv[0]). The "--" may be left out when COMMAND does not start with '-'.
+ParsedRunOptions parseRunArguments(const std::vector<std::string>& args);
+
+/// The usage text printed by --help and after an argument error.
+std::string runUsage();
+
+/// A job name for file names from the command: the first word that is not an interpreter or
+/// launcher (python*, torchrun, srun, mpirun, mpiexec, env, uv, bash, sh, ...) nor an option,
+/// without directories and extension ("python3 train.py" -> "train"). "job" when none is left.
+std::string jobNameFromCommand(const std::vector<std::string>& command);
+
+/// PYTORCH_CUDA_ALLOC_CONF with backend:cudaMallocAsync, keeping the other settings: "" ->
+/// "backend:cudaMallocAsync"; "expandable_segments:True" -> "expandable_segments:True,backend:
+/// cudaMallocAsync"; an existing backend:X is replaced. (PyTorch's format: comma-separated
+/// key:value pairs, see torch.cuda memory management docs.)
+std::string withCudaMallocAsyncBackend(const std::string& existing);
+
+struct EnvAssignment {
+    std::string name;
+    std::string value;
+};
+
+/// The variables vramscope-run sets for the command (and so for all its children, which inherit
+/// them): CUDA_INJECTION64_PATH and NVTX_INJECTION64_PATH = `agentPath` (absolute),
+/// VRAMSCOPE_OUTPUT = `outputAbsolute`, VRAMSCOPE_JOB, VRAMSCOPE_FLUSH_MS when set, and with
+/// --per-tensor PYTORCH_CUDA_ALLOC_CONF (and PYTORCH_ALLOC_CONF when the job already uses that
+/// newer name). `env` is the launcher's own environment. VRAMSCOPE_ROOT_PID is set by the child
+/// itself.
+std::vector<EnvAssignment> launchEnvironment(const RunOptions& options,
+                                             const std::string& agentPath,
+                                             const std::string& outputAbsolute,
+                                             const std::string& job, const GetEnv& env);
+
+/// Where to look for libvramscope_capture.so, in order, given the directory of the vramscope-run
+/// binary: the same directory (build tree), ../lib/vramscope, ../lib, ../lib64 (installed).
+std::vector<std::string> agentLibraryCandidates(const std::string& launcherDir);
+
+/// The launcher's exit code for a waitpid() status: the exit code, or 128 + signal when the
+/// command was killed (the shell convention).
+int exitCodeFromWaitStatus(int status);
+
+/// One line telling where traces go, e.g. "traces go to /abs/dir/train-rank<R>.vscope (one file
+/// per rank; <host>-<pid> for processes without a rank)".
+std::string describeOutput(const OutputSpec& spec, const std::string& job);
+
+}  // namespace vramscope::capture
