@@ -1,0 +1,68 @@
+#pragma once
+// Every analysis of a job in one call: per device iterations, leak verdict, time breakdown and
+// model state; across ranks the collectives; then advice and cost. What `vramscope-cli report`,
+// `check` and the GUI's summary panels show.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "vramscope/analysis/advice.h"
+#include "vramscope/analysis/collectives.h"
+#include "vramscope/analysis/iterations.h"
+#include "vramscope/analysis/leak.h"
+#include "vramscope/analysis/time_breakdown.h"
+#include "vramscope/trace/error.h"
+#include "vramscope/trace/trace_data.h"
+
+namespace vramscope::analysis {
+
+/// The analyses of one device of one rank. Times are in the rank's own clock.
+struct DeviceAnalysis {
+    size_t input = 0;  ///< index of the rank in the inputs given to analyzeJob
+    int32_t rank = -1;
+    trace::DeviceIndex device = 0;
+    uint64_t capacityBytes = 0;  ///< 0 = unknown
+    int64_t peakAllocatedBytes = 0;
+    int64_t peakReservedBytes = 0;
+    bool hadOom = false;
+    IterationSet iterations;
+    LeakReport leak;
+    std::optional<TimeBreakdown> breakdown;  ///< nullopt without kernels on the device
+    /// Bytes alive across all iterations (see DeviceFacts::modelStateBytes); -1 = unknown (fewer
+    /// than two iterations).
+    int64_t modelStateBytes = -1;
+};
+
+struct JobAnalysisOptions {
+    IterationOptions iterations;
+    LeakOptions leak;
+    BreakdownOptions breakdown;
+    AdviceOptions advice;
+    std::optional<double> gpuHourPrice;  ///< cost only when set
+    std::optional<int64_t> plannedSteps;
+};
+
+struct JobAnalysis {
+    std::vector<DeviceAnalysis> devices;  ///< input order, then device
+    CollectiveMatch collectives;          ///< empty with fewer than two ranks with collectives
+    std::vector<Advice> advice;
+    std::optional<CostEstimate> cost;
+};
+
+/// Analyses every device of every input (devices with memory events, kernels or a header entry).
+/// Peaks come from buildMemoryTimelines. Model state: bytes of the detail level's allocations made
+/// by the end of the first iteration and not freed before the end of the last. Cost (when a price
+/// is given): GPUs = devices with kernels or memory events; step time = median of the devices'
+/// median iteration durations, else the longest kernel span ("trace span"); steps = planned, else
+/// the most iterations seen on a device, else 1; idle and span summed over devices.
+/// Errors: an invalid iteration regex.
+trace::Result<JobAnalysis> analyzeJob(const std::vector<RankInput>& inputs,
+                                      const JobAnalysisOptions& options = {});
+
+/// Bytes alive across all iterations; -1 when there are fewer than two iterations.
+int64_t modelStateBytes(const trace::TraceData& data, const AllocationIndex& index,
+                        const IterationSet& iterations);
+
+}  // namespace vramscope::analysis

@@ -1,0 +1,147 @@
+#include "vramscope/analysis/job_analysis.h"
+
+#include <algorithm>
+#include <set>
+
+#include "vramscope/analysis/memory_timeline.h"
+
+namespace vramscope::analysis {
+
+int64_t modelStateBytes(const trace::TraceData& data, const AllocationIndex& index,
+                        const IterationSet& iterations) {
+    if (iterations.count() < 2) {
+        return -1;
+    }
+    const trace::TimestampNs firstEnd = iterations.iterations.front().endNs;
+    const trace::TimestampNs lastEnd = iterations.iterations.back().endNs;
+    int64_t bytes = 0;
+    const size_t until = index.positionAfter(firstEnd - 1);
+    for (size_t p = 0; p < until; ++p) {
+        if (!index.isAlloc(p)) {
+            continue;
+        }
+        const uint32_t f = index.freePosition(p);
+        if (f == AllocationIndex::kNever || index.timeAt(f) >= lastEnd) {
+            bytes += int64_t(data.memory.sizeBytes[index.eventAt(p)]);
+        }
+    }
+    return bytes;
+}
+
+namespace {
+
+void costOf(JobAnalysis& job, const JobAnalysisOptions& options) {
+    CostInput in;
+    in.gpuHourPrice = *options.gpuHourPrice;
+    std::vector<int64_t> medians;
+    int64_t maxSpan = 0;
+    int64_t maxIterations = 0;
+    for (const DeviceAnalysis& d : job.devices) {
+        const bool used = d.breakdown.has_value() || d.leak.iterations.size() > 0 ||
+                          d.peakAllocatedBytes > 0 || d.peakReservedBytes > 0;
+        in.gpus += used ? 1 : 0;
+        if (d.iterations.count() > 0) {
+            medians.push_back(d.iterations.medianDurationNs());
+            maxIterations = std::max<int64_t>(maxIterations, int64_t(d.iterations.count()));
+        }
+        if (d.breakdown) {
+            in.idleNs += d.breakdown->idleNs;
+            in.spanNs += d.breakdown->spanNs;
+            maxSpan = std::max(maxSpan, d.breakdown->spanNs);
+        }
+    }
+    if (!medians.empty()) {
+        std::nth_element(medians.begin(), medians.begin() + ptrdiff_t(medians.size() / 2),
+                         medians.end());
+        in.stepTimeNs = medians[medians.size() / 2];
+        in.stepTimeSource = "median iteration";
+    } else {
+        in.stepTimeNs = maxSpan;
+        in.stepTimeSource = "trace span";
+    }
+    if (options.plannedSteps) {
+        in.steps = *options.plannedSteps;
+        in.stepsSource = "planned";
+    } else {
+        in.steps = std::max<int64_t>(1, maxIterations);
+        in.stepsSource = maxIterations > 0 ? "observed iterations" : "one step (the trace)";
+    }
+    job.cost = estimateCost(in);
+}
+
+}  // namespace
+
+trace::Result<JobAnalysis> analyzeJob(const std::vector<RankInput>& inputs,
+                                      const JobAnalysisOptions& options) {
+    JobAnalysis job;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+        const trace::TraceData* data = inputs[i].data;
+        if (data == nullptr) {
+            continue;
+        }
+        std::vector<MemoryTimeline> timelines = buildMemoryTimelines(*data);
+        std::vector<TimeBreakdown> breakdowns = computeTimeBreakdowns(*data, options.breakdown);
+        std::set<trace::DeviceIndex> devices;
+        for (const MemoryTimeline& t : timelines) {
+            devices.insert(t.device);
+        }
+        for (const TimeBreakdown& b : breakdowns) {
+            devices.insert(b.device);
+        }
+        for (trace::DeviceIndex dev : devices) {
+            DeviceAnalysis d;
+            d.input = i;
+            d.rank = inputs[i].rank;
+            d.device = dev;
+            if (const trace::DeviceInfo* info = data->device(dev)) {
+                d.capacityBytes = info->totalMemoryBytes;
+            }
+            for (const MemoryTimeline& t : timelines) {
+                if (t.device == dev) {
+                    d.peakAllocatedBytes = t.peakAllocatedBytes;
+                    d.peakReservedBytes = t.peakReservedBytes;
+                    d.capacityBytes = d.capacityBytes ? d.capacityBytes : t.capacityBytes;
+                }
+            }
+            for (const trace::OomEvent& o : data->ooms) {
+                d.hadOom |= o.device == dev;
+            }
+            auto its = findIterations(*data, dev, options.iterations);
+            if (!its.ok()) {
+                return its.error();
+            }
+            d.iterations = std::move(its).value();
+            const AllocationIndex index(*data, dev, detailLevelOf(*data, dev));
+            d.leak = analyzeLeak(*data, dev, d.iterations, index, options.leak);
+            d.modelStateBytes = modelStateBytes(*data, index, d.iterations);
+            for (TimeBreakdown& b : breakdowns) {
+                if (b.device == dev) {
+                    d.breakdown = std::move(b);
+                }
+            }
+            job.devices.push_back(std::move(d));
+        }
+    }
+    job.collectives = matchCollectives(inputs);
+    std::vector<DeviceFacts> facts;
+    for (const DeviceAnalysis& d : job.devices) {
+        DeviceFacts f;
+        f.rank = d.rank;
+        f.device = d.device;
+        f.capacityBytes = d.capacityBytes;
+        f.peakAllocatedBytes = d.peakAllocatedBytes;
+        f.peakReservedBytes = d.peakReservedBytes;
+        f.hadOom = d.hadOom;
+        f.leak = &d.leak;
+        f.breakdown = d.breakdown ? &*d.breakdown : nullptr;
+        f.modelStateBytes = d.modelStateBytes;
+        facts.push_back(f);
+    }
+    job.advice = adviseOn(facts, options.advice);
+    if (options.gpuHourPrice) {
+        costOf(job, options);
+    }
+    return job;
+}
+
+}  // namespace vramscope::analysis

@@ -1,0 +1,68 @@
+#include "vramscope/analysis/job_analysis.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "vramscope/analysis/synthetic_job.h"
+
+namespace vramscope::analysis {
+namespace {
+
+TEST(JobAnalysis, AnalysesEveryDeviceAndPricesTheJob) {
+    SyntheticJobSpec spec;
+    spec.ranks = 4;
+    spec.iterations = 8;
+    spec.leakBytesPerIteration = 64ull << 20;
+    spec.leakRank = 1;
+    spec.stragglerRank = 2;
+    const auto job = generateSyntheticJob(spec);
+    std::vector<RankInput> in;
+    for (int r = 0; r < spec.ranks; ++r) {
+        in.push_back({&job[size_t(r)], r, 0});
+    }
+    JobAnalysisOptions o;
+    o.gpuHourPrice = 3.0;
+    auto a = analyzeJob(in, o);
+    ASSERT_TRUE(a.ok()) << a.error().message;
+    ASSERT_EQ(a->devices.size(), 4u);
+    const uint64_t WO = spec.weightBytes + spec.optimizerBytes;
+    for (const DeviceAnalysis& d : a->devices) {
+        EXPECT_EQ(d.iterations.source, IterationSource::Ranges);
+        EXPECT_EQ(d.iterations.count(), 8u);
+        EXPECT_EQ(d.capacityBytes, spec.capacityBytes);
+        ASSERT_TRUE(d.breakdown.has_value());
+        // Model state: weights and optimizer state, plus the first iteration's leak.
+        const uint64_t leak = d.rank == 1 ? spec.leakBytesPerIteration : 0;
+        EXPECT_EQ(d.modelStateBytes, int64_t(WO + leak)) << d.rank;
+        EXPECT_EQ(d.leak.verdict, d.rank == 1 ? LeakVerdict::Staircase : LeakVerdict::Sawtooth);
+    }
+    EXPECT_EQ(a->collectives.collectives.size(), 8u);
+    bool leakAdvice = false;
+    for (const Advice& adv : a->advice) {
+        leakAdvice |= adv.rule == "leak" && adv.rank == 1;
+    }
+    EXPECT_TRUE(leakAdvice);
+    // Step time: the iteration range [S_i(r), E_i) lasts s + C - v + D on the ranks that are on
+    // time (three of four, so the median), v = 0 here.
+    const int64_t n = spec.ranks, K = spec.computeKernelsPerIteration;
+    const int64_t C = K * spec.computeKernelNs;
+    const int64_t D = int64_t(std::ceil(double(spec.allReduceBytes) * 2 * double(n - 1) /
+                                        double(n) / spec.busBandwidthBytesPerS * 1e9));
+    const int64_t step = spec.stragglerDelayNs + C + D;
+    ASSERT_TRUE(a->cost.has_value());
+    EXPECT_EQ(a->cost->input.gpus, 4);
+    EXPECT_EQ(a->cost->input.stepTimeNs, step);
+    EXPECT_EQ(a->cost->input.steps, 8);
+    EXPECT_DOUBLE_EQ(a->cost->totalCost, 4 * 3.0 * double(step) * 8 / 3.6e12);
+}
+
+TEST(JobAnalysis, InvalidRegexIsAnError) {
+    const auto job = generateSyntheticJob(SyntheticJobSpec{});
+    JobAnalysisOptions o;
+    o.iterations.regex = "(";
+    EXPECT_FALSE(analyzeJob({{&job[0], 0, 0}}, o).ok());
+}
+
+}  // namespace
+}  // namespace vramscope::analysis
