@@ -1,0 +1,178 @@
+#!/usr/bin/env python3
+"""Replays a PyTorch CUDA memory snapshot's own trace and prints per-device figures.
+
+Used by the snapshot importer's tests as an independent reference: it shares no code with the
+importer. The pickle is read with an Unpickler that refuses every global (so no code can run):
+memory snapshots hold only plain data.
+
+Rules (the same documented semantics the importer follows):
+- allocated level: 'alloc' adds its size; 'free_completed' (or the early name 'free') removes the
+  live block at that address. free_requested is only intent and is ignored.
+- a free of an address the trace never touched was allocated before recording began: it is alive
+  from the start. A free of an address already freed is ignored. An alloc at a live address
+  first closes the old block.
+- blocks alive at the dump (state active_allocated / active_pending_free) that the replay does not
+  hold at the end were alive from the start too (size: requested_size, else size).
+- reserved level: segment_alloc / segment_map reserve [addr, addr+size); segment_free /
+  segment_unmap release it. Released bytes the trace never reserved or released were reserved
+  from the start; dump segments' bytes the replay does not hold at the end likewise.
+
+Output, one line per device:
+  device D entries N allocs A preexisting_blocks P preexisting_segments S
+  peak_allocated X peak_reserved Y final_allocated F min_allocated M
+and one line per oom entry: oom device D size S device_free F
+"""
+import gzip
+import io
+import pickle
+import sys
+
+
+class DataOnlyUnpickler(pickle.Unpickler):
+    def find_class(self, module, name):
+        raise pickle.UnpicklingError(f"refusing global {module}.{name}")
+
+
+def load(path):
+    with open(path, "rb") as f:
+        raw = f.read()
+    if raw[:2] == b"\x1f\x8b":
+        raw = gzip.decompress(raw)
+    return DataOnlyUnpickler(io.BytesIO(raw)).load()
+
+
+class Intervals:
+    """Disjoint [start, end) ranges as a sorted list; small inputs only."""
+
+    def __init__(self):
+        self.r = []
+
+    def uncovered(self, a, b):
+        out, cur = [], a
+        for s, e in self.r:
+            if e <= cur or s >= b:
+                continue
+            if s > cur:
+                out.append((cur, s))
+            cur = max(cur, e)
+        if cur < b:
+            out.append((cur, b))
+        return out
+
+    def add(self, a, b):
+        keep = []
+        for s, e in self.r:
+            if e < a or s > b:
+                keep.append((s, e))
+            else:
+                a, b = min(a, s), max(b, e)
+        keep.append((a, b))
+        self.r = sorted(keep)
+
+    def remove(self, a, b):
+        keep = []
+        for s, e in self.r:
+            if e <= a or s >= b:
+                keep.append((s, e))
+                continue
+            if s < a:
+                keep.append((s, a))
+            if e > b:
+                keep.append((b, e))
+        self.r = sorted(keep)
+
+
+def span(rs):
+    return sum(e - s for s, e in rs)
+
+
+def replay(entries, segments):
+    """First pass: find what was alive at the start. Second: running sums from that start."""
+    live, seen = {}, set()
+    res_live, res_seen = Intervals(), Intervals()
+    start_alloc = start_res = 0
+    pre_blocks = pre_segs = 0
+    steps = []  # (level, delta) in file order
+    allocs = 0
+    for e in entries:
+        act = e.get("action")
+        if act == "alloc":
+            allocs += 1
+            a, s = e["addr"], e["size"]
+            seen.add(a)
+            if a in live:
+                steps.append(("a", -live[a]))
+            live[a] = s
+            steps.append(("a", s))
+        elif act in ("free_completed", "free"):
+            a = e["addr"]
+            if a in live:
+                steps.append(("a", -live.pop(a)))
+            elif a not in seen:
+                seen.add(a)
+                start_alloc += e["size"]
+                pre_blocks += 1
+                steps.append(("a", -e["size"]))
+        elif act in ("segment_alloc", "segment_map"):
+            a, b = e["addr"], e["addr"] + e["size"]
+            res_live.add(a, b)
+            res_seen.add(a, b)
+            steps.append(("r", e["size"]))
+        elif act in ("segment_free", "segment_unmap"):
+            a, b = e["addr"], e["addr"] + e["size"]
+            held = e["size"] - span(res_live.uncovered(a, b))
+            fresh = 0
+            for gs, ge in res_live.uncovered(a, b):
+                for ns, ne in res_seen.uncovered(gs, ge):
+                    fresh += ne - ns
+                    pre_segs += 1
+            start_res += fresh
+            res_live.remove(a, b)
+            res_seen.add(a, b)
+            steps.append(("r", -(held + fresh)))
+    for seg in segments:
+        base = seg["address"]
+        for gs, ge in res_live.uncovered(base, base + seg["total_size"]):
+            start_res += ge - gs
+            pre_segs += 1
+        offset = 0
+        for blk in seg.get("blocks", []):
+            addr = blk.get("address", base + offset)
+            offset += blk["size"]
+            if blk["state"] in ("active_allocated", "active_pending_free") and addr not in live:
+                live[addr] = blk.get("requested_size", blk["size"])
+                start_alloc += live[addr]
+                pre_blocks += 1
+    cur = {"a": start_alloc, "r": start_res}
+    peak = dict(cur)
+    low = start_alloc
+    for level, delta in steps:
+        cur[level] += delta
+        peak[level] = max(peak[level], cur[level])
+        if level == "a":
+            low = min(low, cur[level])
+    return {
+        "entries": len(entries), "allocs": allocs, "preexisting_blocks": pre_blocks,
+        "preexisting_segments": pre_segs, "peak_allocated": peak["a"],
+        "peak_reserved": peak["r"], "final_allocated": cur["a"], "min_allocated": low,
+    }
+
+
+def main():
+    snap = load(sys.argv[1])
+    if isinstance(snap, list):
+        snap = {"segments": snap}
+    traces = snap.get("device_traces", [])
+    segments = snap.get("segments", [])
+    devices = sorted({d for d, t in enumerate(traces) if t} | {s["device"] for s in segments})
+    for d in devices:
+        entries = traces[d] if d < len(traces) else []
+        r = replay(entries, [s for s in segments if s["device"] == d])
+        print(f"device {d} " + " ".join(f"{k} {v}" for k, v in r.items()))
+        for e in entries:
+            if e.get("action") == "oom":
+                print(f"oom device {d} size {e['size']} device_free {e.get('device_free', 0)}")
+
+
+if __name__ == "__main__":
+    main()
