@@ -330,24 +330,20 @@ void applyCounters(const v1::CounterBatch& in, CounterSamples& out, ChunkNotes& 
 
 }  // namespace
 
-bool applyChunk(const v1::Chunk& chunk, TraceData& data, std::string& why, ChunkNotes& notes) {
-    size_t gaps[3] = {0, 0, 0};
-    if (!checkTables(chunk, data, why, gaps) || !checkMemory(chunk.memory(), why) ||
-        !checkKernels(chunk.kernels(), why) || !checkCollectives(chunk.collectives(), why) ||
-        !checkRanges(chunk.ranges(), why) || !checkCounters(chunk.counters(), why)) {
-        return false;
-    }
-    if (!checkRows("OOM list", static_cast<size_t>(chunk.ooms_size()), why) ||
-        !checkRows("data-loss list", static_cast<size_t>(chunk.data_loss_size()), why) ||
-        !checkRows("annotation list", static_cast<size_t>(chunk.annotations_size()), why)) {
-        return false;
-    }
+bool checkTablesAndLists(const v1::Chunk& chunk, const TraceData& data, std::string& why,
+                         size_t gaps[3]) {
+    return checkTables(chunk, data, why, gaps) &&
+           checkRows("OOM list", static_cast<size_t>(chunk.ooms_size()), why) &&
+           checkRows("data-loss list", static_cast<size_t>(chunk.data_loss_size()), why) &&
+           checkRows("annotation list", static_cast<size_t>(chunk.annotations_size()), why);
+}
+
+void applyTablesOf(const v1::Chunk& chunk, TraceData& data, const size_t gaps[3],
+                   ChunkNotes& notes) {
     applyTables(chunk, data, gaps, notes);
-    applyMemory(chunk.memory(), data.memory, notes);
-    applyKernels(chunk.kernels(), data.kernels, notes);
-    applyCollectives(chunk.collectives(), data.collectives);
-    applyRanges(chunk.ranges(), data.ranges, notes);
-    applyCounters(chunk.counters(), data.counters, notes);
+}
+
+void applyListsOf(const v1::Chunk& chunk, TraceData& data) {
     for (const auto& o : chunk.ooms()) {
         data.ooms.push_back(OomEvent{o.timestamp_ns(), o.device(), o.stream(), o.requested_bytes(),
                                      o.free_bytes()});
@@ -360,6 +356,22 @@ bool applyChunk(const v1::Chunk& chunk, TraceData& data, std::string& why, Chunk
         data.annotations.push_back(
             Annotation{a.start_ns(), a.end_ns(), a.device(), a.text(), a.author()});
     }
+}
+
+bool applyChunk(const v1::Chunk& chunk, TraceData& data, std::string& why, ChunkNotes& notes) {
+    size_t gaps[3] = {0, 0, 0};
+    if (!checkTablesAndLists(chunk, data, why, gaps) || !checkMemory(chunk.memory(), why) ||
+        !checkKernels(chunk.kernels(), why) || !checkCollectives(chunk.collectives(), why) ||
+        !checkRanges(chunk.ranges(), why) || !checkCounters(chunk.counters(), why)) {
+        return false;
+    }
+    applyTables(chunk, data, gaps, notes);
+    applyMemory(chunk.memory(), data.memory, notes);
+    applyKernels(chunk.kernels(), data.kernels, notes);
+    applyCollectives(chunk.collectives(), data.collectives);
+    applyRanges(chunk.ranges(), data.ranges, notes);
+    applyCounters(chunk.counters(), data.counters, notes);
+    applyListsOf(chunk, data);
     return true;
 }
 

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "vramscope/trace/trace_data.h"
 #include "vramscope/trace/v1/trace.pb.h"
@@ -20,5 +21,29 @@ struct ChunkNotes {
 /// holds more than kMaxRowsPerChunk rows, or table ids overlap ids already loaded, nothing is
 /// appended and `why` says what was wrong. Never throws except std::bad_alloc.
 bool applyChunk(const v1::Chunk& chunk, TraceData& data, std::string& why, ChunkNotes& notes);
+
+/// The parts of applyChunk() that the fast path shares: checks of the tables (ids, lengths; gaps
+/// returned for strings, frames, stacks) and of the OOM / data-loss / annotation lists, and
+/// appending them.
+bool checkTablesAndLists(const v1::Chunk& chunk, const TraceData& data, std::string& why,
+                         size_t gaps[3]);
+void applyTablesOf(const v1::Chunk& chunk, TraceData& data, const size_t gaps[3],
+                   ChunkNotes& notes);
+void applyListsOf(const v1::Chunk& chunk, TraceData& data);
+
+/// Result of decodeChunkFast().
+enum class FastDecode {
+    Applied,   ///< the chunk was appended to the trace
+    Rejected,  ///< the chunk is unsound (`why` says how); nothing was appended
+    NotFast,   ///< the payload uses a protobuf form the fast path does not take (unpacked or
+               ///< repeated columns, odd wire types); nothing was appended: use the generic path
+};
+
+/// Decodes a serialised Chunk with the event batches' packed columns read straight into the
+/// trace's vectors (no intermediate protobuf message), and everything else (header, tables,
+/// lists) into `rest` with the generated code. Same checks and all-or-nothing rule as
+/// applyChunk(); `rest.has_header()` tells whether the chunk carried the file header.
+FastDecode decodeChunkFast(std::string_view payload, TraceData& data, v1::Chunk& rest,
+                           std::string& restBytes, std::string& why, ChunkNotes& notes);
 
 }  // namespace vramscope::trace::detail

@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <new>
@@ -79,9 +80,14 @@ private:
     /// Reads the frame at m_offset; on a fatal problem (only possible for the header frame)
     /// returns an Error through `fatal`.
     Outcome readFrame(uint64_t index, std::optional<Error>& fatal);
-    /// Decodes the payload into m_chunk; returns an empty string or why it could not.
-    std::string decodePayload(uint8_t encoding, std::string_view payload);
+    /// Decompresses the payload if needed; returns an empty string or why it could not.
+    std::string unpackPayload(uint8_t encoding, std::string_view payload, std::string_view& raw);
+    /// Decodes a raw Chunk and appends it to the trace (all or nothing); returns an empty
+    /// string or why it could not. m_chunk then holds the header, if the chunk has one.
+    std::string applyPayload(std::string_view raw, uint64_t index, detail::ChunkNotes& notes);
     void validateIds();
+    /// Reserves the event columns for the rows the rest of the file probably holds.
+    void reserveAhead();
     void addDataLoss();
 
     std::string_view m_bytes;
@@ -93,6 +99,8 @@ private:
     uint64_t m_skippedBytes = 0;
     ZSTD_DCtx* m_dctx = nullptr;
     std::string m_scratch;
+    std::string m_restBytes;
+    size_t m_lastRows[5] = {0, 0, 0, 0, 0};  // rows of each event table after the last frame
     v1::Chunk m_chunk;
 };
 
@@ -138,7 +146,8 @@ Status Reader::readPreamble() {
     return Status::success();
 }
 
-std::string Reader::decodePayload(uint8_t encoding, std::string_view payload) {
+std::string Reader::unpackPayload(uint8_t encoding, std::string_view payload,
+                                  std::string_view& raw) {
     const char* data = payload.data();
     size_t size = payload.size();
     if (encoding == kEncodingZstd) {
@@ -176,10 +185,26 @@ std::string Reader::decodePayload(uint8_t encoding, std::string_view payload) {
         return "it uses payload encoding " + std::to_string(encoding) +
                ", which this build does not know";
     }
-    if (!m_chunk.ParseFromArray(data, static_cast<int>(size))) {
-        return "its payload is not a valid Chunk message";
-    }
+    raw = std::string_view(data, size);
     return {};
+}
+
+std::string Reader::applyPayload(std::string_view raw, uint64_t index, detail::ChunkNotes& notes) {
+    std::string why;
+    const detail::FastDecode fast =
+        detail::decodeChunkFast(raw, m_out.data, m_chunk, m_restBytes, why, notes);
+    if (fast == detail::FastDecode::NotFast) {
+        if (!m_chunk.ParseFromArray(raw.data(), static_cast<int>(raw.size()))) {
+            return "its payload is not a valid Chunk message";
+        }
+        if (index == 0 && !m_chunk.has_header()) {
+            return "it carries no file header";
+        }
+        detail::applyChunk(m_chunk, m_out.data, why, notes);
+    } else if (fast == detail::FastDecode::Applied && index == 0 && !m_chunk.has_header()) {
+        return "it carries no file header";  // fatal for frame 0: what was appended is dropped
+    }
+    return why;
 }
 
 Reader::Outcome Reader::readFrame(uint64_t index, std::optional<Error>& fatal) {
@@ -228,20 +253,19 @@ Reader::Outcome Reader::readFrame(uint64_t index, std::optional<Error>& fatal) {
     const uint32_t stored = readLe32(payload.data() + length);
     const uint32_t computed = crc32c(m_bytes.substr(m_offset + 4, 1 + uint64_t{length}));
     std::string why;
+    std::string_view raw;
+    detail::ChunkNotes notes;
     if (stored != computed) {
         why = "its CRC-32C does not match its contents";
     } else {
-        why = decodePayload(encoding, payload);
-    }
-    if (why.empty() && index == 0 && !m_chunk.has_header()) {
-        why = "it carries no file header";
+        why = unpackPayload(encoding, payload, raw);
     }
     if (why.empty()) {
-        if (index == 0) {
-            decodeHeader(m_chunk.header(), m_out.data.header);
-        }
-        detail::ChunkNotes notes;
-        if (detail::applyChunk(m_chunk, m_out.data, why, notes)) {
+        why = applyPayload(raw, index, notes);
+        if (why.empty()) {
+            if (index == 0) {
+                decodeHeader(m_chunk.header(), m_out.data.header);
+            }
             m_out.report.idsReset += notes.valuesReset;
             if (!notes.tableGap.empty()) {
                 problem(offset, frame, notes.tableGap + "their ids now name empty entries");
@@ -249,6 +273,7 @@ Reader::Outcome Reader::readFrame(uint64_t index, std::optional<Error>& fatal) {
             ++m_out.report.framesLoaded;
             m_out.report.bytesLoaded += frameBytes;
             m_offset += frameBytes;
+            reserveAhead();
             return Outcome::Loaded;
         }
     }
@@ -261,6 +286,58 @@ Reader::Outcome Reader::readFrame(uint64_t index, std::optional<Error>& fatal) {
     m_skippedBytes += frameBytes;
     problem(offset, frame, "frame " + std::to_string(index) + " skipped: " + why);
     return Outcome::Skipped;
+}
+
+/// Growing the columns by doubling costs a copy of everything loaded and fresh pages at every
+/// step, more than decoding itself. After each frame, a table whose spare capacity would not hold
+/// another frame like the last is reserved for the rows the file holds if the rest of it is like
+/// what was read so far (rows / bytes so far x file size, +5 %). The estimate is capped at one row
+/// per file byte, so a file cannot make the reader reserve more than ~50 bytes per byte of input;
+/// a file that packs rows tighter just grows by doubling beyond that. A failed reservation is
+/// ignored (the vectors then grow as usual).
+void Reader::reserveAhead() {
+    const uint64_t done = m_offset;
+    const uint64_t total = m_bytes.size();
+    auto plan = [&](size_t size, size_t capacity, size_t& lastSize) -> size_t {
+        const size_t lastFrameRows = size - std::min(size, lastSize);
+        lastSize = size;
+        if (lastFrameRows == 0 || capacity - size >= lastFrameRows || done == 0) {
+            return 0;
+        }
+        const long double projected = static_cast<long double>(size) * total / done * 1.05L;
+        const auto want = static_cast<size_t>(std::min<long double>(projected, total));
+        return want > capacity ? std::max(want, size + lastFrameRows) : 0;
+    };
+    auto reserveAll = [](size_t n, auto&... columns) {
+        try {
+            (columns.reserve(n), ...);
+        } catch (const std::bad_alloc&) {
+        }
+    };
+    TraceData& d = m_out.data;
+    if (size_t n = plan(d.memory.size(), d.memory.timestampNs.capacity(), m_lastRows[0])) {
+        auto& m = d.memory;
+        reserveAll(n, m.timestampNs, m.address, m.sizeBytes, m.action, m.level, m.kind, m.device,
+                   m.stream, m.stack, m.nvtxRange);
+    }
+    if (size_t n = plan(d.kernels.size(), d.kernels.startNs.capacity(), m_lastRows[1])) {
+        auto& k = d.kernels;
+        reserveAll(n, k.startNs, k.endNs, k.device, k.stream, k.name, k.category, k.launchNs,
+                   k.bytes, k.correlationId);
+    }
+    if (size_t n = plan(d.collectives.size(), d.collectives.startNs.capacity(), m_lastRows[2])) {
+        auto& c = d.collectives;
+        reserveAll(n, c.startNs, c.endNs, c.device, c.stream, c.communicatorHash, c.rank, c.nranks,
+                   c.function, c.seqNumber, c.bytes, c.datatype, c.algorithm, c.protocol);
+    }
+    if (size_t n = plan(d.ranges.size(), d.ranges.startNs.capacity(), m_lastRows[3])) {
+        auto& r = d.ranges;
+        reserveAll(n, r.startNs, r.endNs, r.name, r.depth, r.threadId, r.device, r.kind);
+    }
+    if (size_t n = plan(d.counters.size(), d.counters.timestampNs.capacity(), m_lastRows[4])) {
+        auto& c = d.counters;
+        reserveAll(n, c.timestampNs, c.name, c.device, c.kind, c.value);
+    }
 }
 
 /// Resets ids that point outside their table, so that code indexing the tables with them is safe.
