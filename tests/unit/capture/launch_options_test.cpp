@@ -1,0 +1,133 @@
+// vramscope-run's command line, the environment it gives the command, and its exit codes.
+
+#include "launch_options.h"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+
+using namespace vramscope::capture;
+
+namespace {
+
+std::string valueOf(const std::vector<EnvAssignment>& env, const std::string& name) {
+    for (const EnvAssignment& a : env) {
+        if (a.name == name) {
+            return a.value;
+        }
+    }
+    return "<unset>";
+}
+
+}  // namespace
+
+TEST(RunArguments, ParsesOptionsBeforeTheDoubleDash) {
+    const ParsedRunOptions p = parseRunArguments(
+        {"-o", "/tmp/t", "--per-tensor", "--flush-ms", "250", "--", "python3", "train.py", "-x"});
+    ASSERT_TRUE(p.options) << p.error;
+    EXPECT_EQ(p.options->output, "/tmp/t");
+    EXPECT_TRUE(p.options->perTensor);
+    EXPECT_EQ(p.options->flushMs, 250);
+    EXPECT_EQ(p.options->command, (std::vector<std::string>{"python3", "train.py", "-x"}));
+}
+
+TEST(RunArguments, AcceptsACommandWithoutDoubleDash) {
+    const ParsedRunOptions p = parseRunArguments({"torchrun", "--nproc-per-node", "8", "t.py"});
+    ASSERT_TRUE(p.options) << p.error;
+    EXPECT_EQ(p.options->output, "vramscope-traces");
+    EXPECT_FALSE(p.options->perTensor);
+    EXPECT_FALSE(p.options->flushMs);
+    EXPECT_EQ(p.options->command.size(), 4u);
+}
+
+TEST(RunArguments, RejectsMissingValuesUnknownOptionsAndNoCommand) {
+    EXPECT_FALSE(parseRunArguments({"-o"}).options);
+    EXPECT_FALSE(parseRunArguments({"--flush-ms", "5", "--", "x"}).options);  // below 10 ms
+    EXPECT_FALSE(parseRunArguments({"--flush-ms", "abc", "--", "x"}).options);
+    EXPECT_FALSE(parseRunArguments({"--bogus", "--", "x"}).options);
+    const ParsedRunOptions none = parseRunArguments({"-o", "d", "--"});
+    EXPECT_FALSE(none.options);
+    EXPECT_NE(none.error.find("no command"), std::string::npos);
+    EXPECT_TRUE(parseRunArguments({"--help"}).options->help);
+}
+
+TEST(JobName, SkipsInterpretersLaunchersAndOptions) {
+    EXPECT_EQ(jobNameFromCommand({"python3", "/work/gpt_train.py", "plain"}), "gpt_train");
+    EXPECT_EQ(jobNameFromCommand({"torchrun", "--nproc-per-node=4", "train.py"}), "train");
+    EXPECT_EQ(jobNameFromCommand({"env", "A=1", "python", "-u", "x/y/bench.py"}), "bench");
+    EXPECT_EQ(jobNameFromCommand({"./my_app", "--steps", "3"}), "my_app");
+    EXPECT_EQ(jobNameFromCommand({"python3"}), "job");
+}
+
+TEST(PerTensor, AddsTheAsyncBackendAndKeepsOtherSettings) {
+    EXPECT_EQ(withCudaMallocAsyncBackend(""), "backend:cudaMallocAsync");
+    EXPECT_EQ(withCudaMallocAsyncBackend("expandable_segments:True"),
+              "expandable_segments:True,backend:cudaMallocAsync");
+    EXPECT_EQ(withCudaMallocAsyncBackend("backend:native,max_split_size_mb:128"),
+              "backend:cudaMallocAsync,max_split_size_mb:128");
+    EXPECT_EQ(withCudaMallocAsyncBackend("backend:cudaMallocAsync"), "backend:cudaMallocAsync");
+}
+
+TEST(LaunchEnvironment, InjectsTheAgentForCudaAndNvtx) {
+    RunOptions options;
+    options.command = {"python3", "t.py"};
+    const auto env = launchEnvironment(options, "/opt/v/libvramscope_capture.so", "/out", "t",
+                                       mapEnvironment({}));
+    EXPECT_EQ(valueOf(env, "CUDA_INJECTION64_PATH"), "/opt/v/libvramscope_capture.so");
+    EXPECT_EQ(valueOf(env, "NVTX_INJECTION64_PATH"), "/opt/v/libvramscope_capture.so");
+    EXPECT_EQ(valueOf(env, "VRAMSCOPE_OUTPUT"), "/out");
+    EXPECT_EQ(valueOf(env, "VRAMSCOPE_JOB"), "t");
+    EXPECT_EQ(valueOf(env, "VRAMSCOPE_FLUSH_MS"), "<unset>");
+    EXPECT_EQ(valueOf(env, "PYTORCH_CUDA_ALLOC_CONF"), "<unset>");
+}
+
+TEST(LaunchEnvironment, PerTensorExtendsTheJobsAllocatorSettings) {
+    RunOptions options;
+    options.perTensor = true;
+    options.flushMs = 100;
+    const auto env = launchEnvironment(
+        options, "/a.so", "/out", "t",
+        mapEnvironment({{"PYTORCH_CUDA_ALLOC_CONF", "garbage_collection_threshold:0.6"},
+                        {"PYTORCH_ALLOC_CONF", "expandable_segments:False"}}));
+    EXPECT_EQ(valueOf(env, "PYTORCH_CUDA_ALLOC_CONF"),
+              "garbage_collection_threshold:0.6,backend:cudaMallocAsync");
+    EXPECT_EQ(valueOf(env, "PYTORCH_ALLOC_CONF"),
+              "expandable_segments:False,backend:cudaMallocAsync");
+    EXPECT_EQ(valueOf(env, "VRAMSCOPE_FLUSH_MS"), "100");
+}
+
+TEST(AgentLibraryCandidates, LooksBesideTheLauncherThenInLib) {
+    const auto c = agentLibraryCandidates("/usr/bin");
+    ASSERT_GE(c.size(), 3u);
+    EXPECT_EQ(c[0], "/usr/bin/libvramscope_capture.so");
+    EXPECT_EQ(c[1], "/usr/bin/../lib/vramscope/libvramscope_capture.so");
+    EXPECT_EQ(c[2], "/usr/bin/../lib/libvramscope_capture.so");
+}
+
+TEST(ExitCode, IsTheCommandsCodeOr128PlusSignal) {
+    for (int code : {0, 3, 255}) {
+        const pid_t pid = fork();
+        if (pid == 0) {
+            _exit(code);
+        }
+        int status = 0;
+        ASSERT_EQ(waitpid(pid, &status, 0), pid);
+        EXPECT_EQ(exitCodeFromWaitStatus(status), code);
+    }
+    const pid_t pid = fork();
+    if (pid == 0) {
+        raise(SIGKILL);
+        _exit(0);
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    EXPECT_EQ(exitCodeFromWaitStatus(status), 128 + 9);
+}
+
+TEST(DescribeOutput, NamesThePatternOfTheFiles) {
+    EXPECT_EQ(describeOutput({OutputKind::Directory, "/out/"}, "train"),
+              "traces go to /out/train-rank<R>.vscope (one file per rank; "
+              "train-<host>-<pid>.vscope for processes without a rank)");
+}
