@@ -1,4 +1,6 @@
-# Writes OUTPUT, a C++ file defining vramscope::bundledSampleTraces() over the files in INPUTS.
+# Writes OUTPUT, a C++ file defining vramscope::bundledSampleTraces() over the files in INPUTS
+# ("|"-separated).
+string(REPLACE "|" ";" INPUTS "${INPUTS}")
 set(_arrays "")
 set(_entries "")
 set(_i 0)

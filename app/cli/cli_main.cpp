@@ -1,1 +1,77 @@
-// Placeholder: being written.
+// vramscope-cli: subcommand table and dispatch.
+#include <ostream>
+
+#include "cli_command.h"
+
+// The subcommands, in the order the top-level help lists them. To add one: write
+// app/cli/command_<name>.cpp defining `int vramscope::app::run<Name>(CommandContext&)` (it parses
+// ctx.args with parseArgs() and answers --help), list the file in app/cli/CMakeLists.txt, and add
+// ONE line here: X("<name>", run<Name>, "<one-line summary>").
+#define VRAMSCOPE_CLI_COMMANDS(X)                                                              \
+    X("info", runInfo, "header, devices, event counts by kind, time span and data loss")       \
+    X("report", runReport, "per-device peaks of allocated and reserved memory (text or JSON)") \
+    X("synth", runSynth, "write a deterministic synthetic training job, one .vscope per rank") \
+    X("convert", runConvert, "import any supported input and write .vscope, one file per rank")
+
+namespace vramscope::app {
+
+#define VRAMSCOPE_DECLARE_COMMAND(name, fn, summary) int fn(CommandContext& ctx);
+VRAMSCOPE_CLI_COMMANDS(VRAMSCOPE_DECLARE_COMMAND)
+#undef VRAMSCOPE_DECLARE_COMMAND
+
+namespace {
+
+struct Command {
+    std::string_view name;
+    int (*run)(CommandContext&);
+    std::string_view summary;
+};
+
+#define VRAMSCOPE_COMMAND_ROW(name, fn, summary) Command{name, &fn, summary},
+constexpr Command kCommands[] = {VRAMSCOPE_CLI_COMMANDS(VRAMSCOPE_COMMAND_ROW)};
+#undef VRAMSCOPE_COMMAND_ROW
+
+void writeTopHelp(std::ostream& os) {
+    os << "usage: vramscope-cli COMMAND [OPTIONS] [ARGS]\n\n"
+          "Where GPU memory goes and where GPUs sit idle in training jobs, headless.\n\n"
+          "commands:\n";
+    for (const auto& c : kCommands) {
+        std::string name(c.name);
+        name.resize(12, ' ');
+        os << "  " << name << c.summary << "\n";
+    }
+    os << "\n'vramscope-cli COMMAND --help' describes a command.\n"
+          "exit codes: 0 success, 1 a check failed, 2 usage error, 3 unreadable input (or\n"
+          "unwritable output)\n";
+}
+
+}  // namespace
+
+int runCli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+    if (args.empty()) {
+        err << "vramscope-cli: no command given\n\n";
+        writeTopHelp(err);
+        return kExitUsage;
+    }
+    const std::string& name = args[0];
+    if (name == "--help" || name == "-h" || name == "help") {
+        writeTopHelp(out);
+        return kExitSuccess;
+    }
+    if (name == "--version") {
+        out << "vramscope-cli " << VRAMSCOPE_VERSION << "\n";
+        return kExitSuccess;
+    }
+    for (const auto& c : kCommands) {
+        if (c.name == name) {
+            CommandContext ctx{name, std::vector<std::string>(args.begin() + 1, args.end()), out,
+                               err};
+            return c.run(ctx);
+        }
+    }
+    err << "vramscope-cli: unknown command '" << name << "'\n\n";
+    writeTopHelp(err);
+    return kExitUsage;
+}
+
+}  // namespace vramscope::app

@@ -5,6 +5,9 @@
 #include <string_view>
 #include <vector>
 
+#include "vramscope/trace/error.h"
+#include "vramscope/trace/open_trace.h"
+
 namespace vramscope {
 
 struct BundledFile {
@@ -14,5 +17,12 @@ struct BundledFile {
 
 /// The bundled sample's rank files, in rank order.
 const std::vector<BundledFile>& bundledSampleTraces();
+
+/// Prefix of RankTrace::path for the bundled sample's ranks ("bundled:sample-rank0.vscope").
+inline constexpr std::string_view kBundledPathPrefix = "bundled:";
+
+/// Reads the bundled sample into a job (rank order, clock offsets 0, rankSource "header").
+/// Fails only if the bundled bytes cannot be read (a broken build); the Error names the file.
+trace::Result<trace::Job> openBundledSample();
 
 }  // namespace vramscope

@@ -1,0 +1,102 @@
+#pragma once
+// What every vramscope-cli subcommand shares: its context, exit codes, option parsing, loading
+// inputs and formatting numbers. A subcommand lives in app/cli/command_<name>.cpp as one function
+// `int run<Name>(CommandContext&)` and is registered by one line in cli_main.cpp.
+
+#include <cstdint>
+#include <iosfwd>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "vramscope/trace/open_trace.h"
+
+namespace vramscope::app {
+
+/// Exit codes of vramscope-cli (stable: scripts and CI rely on them).
+enum ExitCode : int {
+    kExitSuccess = 0,
+    kExitCheckFailed = 1,  ///< the command ran, and a check it was asked to make failed
+    kExitUsage = 2,        ///< bad command line: usage on stderr
+    kExitUnreadable = 3,   ///< an input could not be read (or an output written): file on stderr
+};
+
+/// What a subcommand gets: its arguments (after the subcommand name) and where to write.
+/// Results go to `out`, messages for the user (errors, notes) to `err`.
+struct CommandContext {
+    std::string command;  ///< e.g. "report"
+    std::vector<std::string> args;
+    std::ostream& out;
+    std::ostream& err;
+};
+
+/// Entry point of vramscope-cli, separate from main() so tests can run commands in-process.
+/// args excludes the program name.
+int runCli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
+/// One option a subcommand accepts. `name` includes the dashes ("--json", "-o"); `alias` is an
+/// optional second spelling.
+struct OptionSpec {
+    std::string_view name;
+    bool takesValue = false;
+    std::string_view valueName;  ///< shown in help, e.g. "N"
+    std::string_view help;
+    std::string_view alias = {};
+};
+
+/// A subcommand's command line after parsing.
+struct ParsedArgs {
+    std::vector<std::string> positional;
+    std::map<std::string, std::string, std::less<>> values;  ///< by OptionSpec::name; "" for flags
+    bool help = false;                                       ///< --help or -h was given
+
+    bool has(std::string_view name) const { return values.find(name) != values.end(); }
+    std::optional<std::string> value(std::string_view name) const;
+};
+
+/// Help text of a subcommand: "usage: vramscope-cli NAME SYNOPSIS", the description and one
+/// line per option (plus --help).
+std::string commandHelp(std::string_view command, std::string_view synopsis,
+                        std::string_view description, const std::vector<OptionSpec>& options);
+
+/// Parses `ctx.args` against `options`. Accepts "--name value", "--name=value" and "--" (the rest
+/// is positional). On an unknown option or a missing value, writes the message and `help` to
+/// ctx.err and returns nullopt: the command then returns kExitUsage.
+std::optional<ParsedArgs> parseArgs(CommandContext& ctx, const std::vector<OptionSpec>& options,
+                                    const std::string& help);
+
+/// Writes "vramscope-cli COMMAND: MESSAGE" and the help to ctx.err; returns kExitUsage.
+int usageError(CommandContext& ctx, const std::string& message, const std::string& help);
+
+/// Parses a non-negative integer ("123") or a byte size with a binary unit ("64KiB", "512MiB",
+/// "2GiB", "1TiB"; "K", "M", "G", "T" alone mean the same). Nullopt on anything else or overflow.
+std::optional<uint64_t> parseByteCount(std::string_view text);
+/// Parses a decimal integer (optionally negative) that fits int64. Nullopt otherwise.
+std::optional<int64_t> parseInteger(std::string_view text);
+
+/// "1.50 GiB", "512.00 MiB", "37 B": binary units (IEC 80000-13), two decimals above bytes.
+std::string formatBytes(uint64_t bytes);
+/// "12.3 %" of `whole`, or "" when whole is 0.
+std::string formatPercent(uint64_t part, uint64_t whole);
+/// Seconds with millisecond digits from ns, e.g. "1.234 s".
+std::string formatSeconds(int64_t ns);
+
+/// Opens `paths` (files, directories, archives) as one job with trace::openJob. Any input that
+/// cannot be opened is written to ctx.err ("vramscope-cli: cannot read FILE: byte N: why") and
+/// makes this return nullopt (the command then returns kExitUnreadable), unless `keepGoing`, in
+/// which case the job opens without it (the problems stay in Job::skipped).
+std::optional<trace::Job> loadJob(CommandContext& ctx, const std::vector<std::string>& paths,
+                                  bool keepGoing = false);
+
+/// Output names for one .vscope per rank (synth and convert): when `out` ends in ".vscope",
+/// "OUT-rank<R>.vscope" beside it (OUT being `out` without the extension); otherwise `out` is a
+/// directory (created when missing) holding "rank<R>.vscope". `label` is "rank<R>" for a known
+/// rank; callers pass another label (e.g. "file<i>") when the rank is unknown.
+std::string outputPathFor(const std::string& out, const std::string& label);
+/// Creates the directory that will hold the outputs (`out` itself, or the parent directory of
+/// OUT.vscope) when it is missing. Error names the path.
+trace::Status prepareOutput(const std::string& out);
+
+}  // namespace vramscope::app

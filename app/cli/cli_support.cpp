@@ -1,0 +1,213 @@
+// Option parsing, input loading and number formatting shared by the vramscope-cli subcommands.
+#include <charconv>
+#include <cstdio>
+#include <filesystem>
+#include <ostream>
+
+#include "cli_command.h"
+
+namespace vramscope::app {
+
+namespace fs = std::filesystem;
+
+std::optional<std::string> ParsedArgs::value(std::string_view name) const {
+    auto it = values.find(name);
+    if (it == values.end()) {
+        return std::nullopt;
+    }
+    return it->second;
+}
+
+std::string commandHelp(std::string_view command, std::string_view synopsis,
+                        std::string_view description, const std::vector<OptionSpec>& options) {
+    std::string s = "usage: vramscope-cli " + std::string(command) + " " + std::string(synopsis) +
+                    "\n\n" + std::string(description) + "\n\noptions:\n";
+    auto line = [&](std::string left, std::string_view help) {
+        left = "  " + left;
+        if (left.size() < 32) {
+            left.resize(32, ' ');
+        } else {
+            left += "\n" + std::string(32, ' ');
+        }
+        s += left + std::string(help) + "\n";
+    };
+    for (const auto& o : options) {
+        std::string left(o.name);
+        if (!o.alias.empty()) {
+            left += ", " + std::string(o.alias);
+        }
+        if (o.takesValue) {
+            left += " " + std::string(o.valueName);
+        }
+        line(left, o.help);
+    }
+    line("-h, --help", "show this help and exit");
+    return s;
+}
+
+int usageError(CommandContext& ctx, const std::string& message, const std::string& help) {
+    ctx.err << "vramscope-cli " << ctx.command << ": " << message << "\n\n" << help;
+    return kExitUsage;
+}
+
+std::optional<ParsedArgs> parseArgs(CommandContext& ctx, const std::vector<OptionSpec>& options,
+                                    const std::string& help) {
+    ParsedArgs parsed;
+    const auto& args = ctx.args;
+    for (size_t i = 0; i < args.size(); ++i) {
+        const std::string& a = args[i];
+        if (a == "--") {
+            parsed.positional.insert(parsed.positional.end(), args.begin() + i + 1, args.end());
+            break;
+        }
+        if (a.size() < 2 || a[0] != '-') {
+            parsed.positional.push_back(a);
+            continue;
+        }
+        if (a == "--help" || a == "-h") {
+            parsed.help = true;
+            continue;
+        }
+        const size_t eq = a.find('=');
+        const std::string name = a.substr(0, eq);
+        const OptionSpec* spec = nullptr;
+        for (const auto& o : options) {
+            if (o.name == name || (!o.alias.empty() && o.alias == name)) {
+                spec = &o;
+            }
+        }
+        if (spec == nullptr) {
+            usageError(ctx, "unknown option '" + name + "'", help);
+            return std::nullopt;
+        }
+        std::string value;
+        if (spec->takesValue) {
+            if (eq != std::string::npos) {
+                value = a.substr(eq + 1);
+            } else if (i + 1 < args.size()) {
+                value = args[++i];
+            } else {
+                usageError(
+                    ctx, "option " + name + " needs a value (" + std::string(spec->valueName) + ")",
+                    help);
+                return std::nullopt;
+            }
+        } else if (eq != std::string::npos) {
+            usageError(ctx, "option " + name + " takes no value", help);
+            return std::nullopt;
+        }
+        parsed.values[std::string(spec->name)] = value;
+    }
+    return parsed;
+}
+
+std::optional<uint64_t> parseByteCount(std::string_view text) {
+    uint64_t value = 0;
+    const char* end = text.data() + text.size();
+    auto [p, ec] = std::from_chars(text.data(), end, value);
+    if (ec != std::errc() || p == text.data()) {
+        return std::nullopt;
+    }
+    std::string_view unit(p, static_cast<size_t>(end - p));
+    int shift = 0;
+    if (!unit.empty()) {
+        static constexpr std::string_view kUnits = "KMGT";
+        const size_t k = kUnits.find(unit[0]);
+        if (k == std::string_view::npos || (unit.size() != 1 && unit.substr(1) != "iB")) {
+            return std::nullopt;
+        }
+        shift = 10 * static_cast<int>(k + 1);
+    }
+    if (shift > 0 && value > (UINT64_MAX >> shift)) {
+        return std::nullopt;
+    }
+    return value << shift;
+}
+
+std::optional<int64_t> parseInteger(std::string_view text) {
+    int64_t value = 0;
+    const char* end = text.data() + text.size();
+    auto [p, ec] = std::from_chars(text.data(), end, value);
+    if (ec != std::errc() || p != end || text.empty()) {
+        return std::nullopt;
+    }
+    return value;
+}
+
+std::string formatBytes(uint64_t bytes) {
+    if (bytes < 1024) {
+        return std::to_string(bytes) + " B";
+    }
+    static constexpr const char* kUnits[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    double v = static_cast<double>(bytes) / 1024;
+    size_t u = 0;
+    while (v >= 1024 && u + 1 < std::size(kUnits)) {
+        v /= 1024;
+        ++u;
+    }
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.2f %s", v, kUnits[u]);
+    return buf;
+}
+
+std::string formatPercent(uint64_t part, uint64_t whole) {
+    if (whole == 0) {
+        return {};
+    }
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f %%",
+                  100.0 * static_cast<double>(part) / static_cast<double>(whole));
+    return buf;
+}
+
+std::string formatSeconds(int64_t ns) {
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%.3f s", static_cast<double>(ns) / 1e9);
+    return buf;
+}
+
+std::optional<trace::Job> loadJob(CommandContext& ctx, const std::vector<std::string>& paths,
+                                  bool keepGoing) {
+    auto job = trace::openJob(paths);
+    if (!job.ok()) {
+        ctx.err << "vramscope-cli " << ctx.command << ": cannot read " << job.error().describe()
+                << "\n";
+        return std::nullopt;
+    }
+    for (const auto& e : job->skipped) {
+        ctx.err << "vramscope-cli " << ctx.command << ": cannot read " << e.describe()
+                << (keepGoing ? " (skipped)" : "") << "\n";
+    }
+    if (!job->skipped.empty() && !keepGoing) {
+        return std::nullopt;
+    }
+    return std::move(job).value();
+}
+
+std::string outputPathFor(const std::string& out, const std::string& label) {
+    constexpr std::string_view kExt = ".vscope";
+    if (out.size() > kExt.size() && std::string_view(out).ends_with(kExt)) {
+        return out.substr(0, out.size() - kExt.size()) + "-" + label + std::string(kExt);
+    }
+    return (fs::path(out) / (label + std::string(kExt))).string();
+}
+
+trace::Status prepareOutput(const std::string& out) {
+    fs::path dir(out);
+    if (std::string_view(out).ends_with(".vscope")) {
+        dir = dir.parent_path();
+        if (dir.empty()) {
+            return trace::Status::success();
+        }
+    }
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec || !fs::is_directory(dir)) {
+        return trace::Error{
+            out, -1, -1,
+            "cannot create the output directory" + (ec ? ": " + ec.message() : std::string())};
+    }
+    return trace::Status::success();
+}
+
+}  // namespace vramscope::app

@@ -1,0 +1,221 @@
+#include "device_report.h"
+
+#include <algorithm>
+#include <iomanip>
+#include <ostream>
+#include <sstream>
+
+#include "cli_command.h"
+
+namespace vramscope::app {
+
+namespace {
+
+template <class T>
+Json orNull(const std::optional<T>& v) {
+    return v ? Json(*v) : Json(nullptr);
+}
+
+void widen(std::optional<TimeSpan>& span, int64_t first, int64_t last) {
+    if (!span) {
+        span = TimeSpan{first, last};
+        return;
+    }
+    span->firstNs = std::min(span->firstNs, first);
+    span->lastNs = std::max(span->lastNs, last);
+}
+
+template <class V>
+void widenColumn(std::optional<TimeSpan>& span, const V& start, const V& end) {
+    if (start.empty()) {
+        return;
+    }
+    widen(span, *std::min_element(start.begin(), start.end()),
+          *std::max_element(end.begin(), end.end()));
+}
+
+}  // namespace
+
+std::optional<TimeSpan> traceTimeSpan(const trace::TraceData& d) {
+    std::optional<TimeSpan> span;
+    widenColumn(span, d.memory.timestampNs, d.memory.timestampNs);
+    widenColumn(span, d.kernels.startNs, d.kernels.endNs);
+    widenColumn(span, d.collectives.startNs, d.collectives.endNs);
+    widenColumn(span, d.ranges.startNs, d.ranges.endNs);
+    widenColumn(span, d.counters.timestampNs, d.counters.timestampNs);
+    for (const auto& o : d.ooms) {
+        widen(span, o.timestampNs, o.timestampNs);
+    }
+    return span;
+}
+
+Json DeviceReport::toJson() const {
+    Json j;
+    j["rank"] = orNull(rank);
+    j["device"] = device;
+    j["name"] = orNull(name);
+    j["capacity_bytes"] = orNull(capacityBytes);
+    j["peak_allocated_bytes"] = orNull(peakAllocatedBytes);
+    j["peak_reserved_bytes"] = orNull(peakReservedBytes);
+    j["peak_time_ns"] = orNull(peakTimeNs);
+    j["memory_events"] = memoryEvents;
+    j["file"] = file;
+    j["peak_reserved_time_ns"] = orNull(peakReservedTimeNs);
+    j["allocated_source"] = analysis::toString(allocatedSource);
+    j["reserved_source"] = analysis::toString(reservedSource);
+    return j;
+}
+
+Json DataLossEntry::toJson() const {
+    Json j;
+    j["file"] = file;
+    j["rank"] = orNull(rank);
+    j["what"] = what;
+    j["count"] = orNull(count);
+    j["reason"] = reason;
+    return j;
+}
+
+Json JobReport::toJson() const {
+    Json j;
+    j["source"] = sources;
+    j["devices"] = Json::array();
+    for (const auto& d : devices) {
+        j["devices"].push_back(d.toJson());
+    }
+    j["data_loss"] = Json::array();
+    for (const auto& l : dataLoss) {
+        j["data_loss"].push_back(l.toJson());
+    }
+    return j;
+}
+
+JobReport buildJobReport(const trace::Job& job) {
+    JobReport report;
+    for (const auto& rt : job.ranks) {
+        const auto& data = rt.trace.data;
+        report.sources.push_back(rt.path);
+        const std::optional<int32_t> rank = data.header.rank == trace::kUnknownRank
+                                                ? std::nullopt
+                                                : std::optional(data.header.rank);
+        const auto span = traceTimeSpan(data);
+        for (const auto& tl : analysis::buildMemoryTimelines(data)) {
+            DeviceReport d;
+            d.file = rt.path;
+            d.rank = rank;
+            d.device = tl.device;
+            if (const auto* info = data.device(tl.device); info != nullptr && !info->name.empty()) {
+                d.name = info->name;
+            }
+            if (tl.capacityBytes > 0) {
+                d.capacityBytes = tl.capacityBytes;
+            }
+            d.allocatedSource = tl.allocatedSource;
+            d.reservedSource = tl.reservedSource;
+            if (tl.allocatedSource != analysis::SeriesSource::None) {
+                d.peakAllocatedBytes = tl.peakAllocatedBytes;
+                d.peakTimeNs = tl.peakAllocatedTimeNs + rt.clockOffsetNs;
+            }
+            if (tl.reservedSource != analysis::SeriesSource::None) {
+                d.peakReservedBytes = tl.peakReservedBytes;
+                d.peakReservedTimeNs = tl.peakReservedTimeNs + rt.clockOffsetNs;
+                if (!d.peakTimeNs) {
+                    d.peakTimeNs = d.peakReservedTimeNs;
+                }
+            }
+            d.memoryEvents = tl.memoryEvents;
+            if (span) {
+                d.traceStartNs = span->firstNs + rt.clockOffsetNs;
+            }
+            // Add analyses here: fill the new DeviceReport fields from `data` and `tl`.
+            report.devices.push_back(std::move(d));
+        }
+        for (const auto& loss : data.dataLoss) {
+            DataLossEntry e;
+            e.file = rt.path;
+            e.rank = rank;
+            e.what = loss.what;
+            if (loss.count > 0) {
+                e.count = loss.count;
+            }
+            e.reason = loss.reason;
+            report.dataLoss.push_back(std::move(e));
+        }
+    }
+    return report;
+}
+
+namespace {
+
+/// Left-aligned cells padded to their column's widest entry.
+void writeTable(const std::vector<std::vector<std::string>>& rows,
+                const std::vector<bool>& rightAlign, std::ostream& os) {
+    std::vector<size_t> width(rows.front().size(), 0);
+    for (const auto& r : rows) {
+        for (size_t c = 0; c < r.size(); ++c) {
+            width[c] = std::max(width[c], r[c].size());
+        }
+    }
+    for (const auto& r : rows) {
+        std::string line;
+        for (size_t c = 0; c < r.size(); ++c) {
+            const std::string pad(width[c] - r[c].size(), ' ');
+            line += rightAlign[c] ? pad + r[c] : r[c] + (c + 1 < r.size() ? pad : "");
+            if (c + 1 < r.size()) {
+                line += "  ";
+            }
+        }
+        os << line << "\n";
+    }
+}
+
+std::string bytesCell(const std::optional<int64_t>& v, const std::optional<uint64_t>& capacity) {
+    if (!v) {
+        return "unknown";
+    }
+    const auto bytes = static_cast<uint64_t>(std::max<int64_t>(*v, 0));
+    std::string s = formatBytes(bytes);
+    if (capacity) {
+        s += " (" + formatPercent(bytes, *capacity) + ")";
+    }
+    return s;
+}
+
+}  // namespace
+
+void writeTextReport(const JobReport& report, std::ostream& os) {
+    os << "vramscope report: " << report.sources.size()
+       << (report.sources.size() == 1 ? " input, " : " inputs, ") << report.devices.size()
+       << (report.devices.size() == 1 ? " device" : " devices") << "\n\n";
+    if (!report.devices.empty()) {
+        std::vector<std::vector<std::string>> rows = {{"rank", "device", "name", "capacity",
+                                                       "peak allocated", "peak reserved", "peak at",
+                                                       "memory events"}};
+        for (const auto& d : report.devices) {
+            std::string at = "unknown";
+            if (d.peakTimeNs && d.traceStartNs) {
+                at = formatSeconds(*d.peakTimeNs - *d.traceStartNs);
+            }
+            rows.push_back({d.rank ? std::to_string(*d.rank) : "?", std::to_string(d.device),
+                            d.name.value_or("?"),
+                            d.capacityBytes ? formatBytes(*d.capacityBytes) : "unknown",
+                            bytesCell(d.peakAllocatedBytes, d.capacityBytes),
+                            bytesCell(d.peakReservedBytes, d.capacityBytes), at,
+                            std::to_string(d.memoryEvents)});
+        }
+        writeTable(rows, {true, true, false, true, false, false, true, true}, os);
+        os << "\npeak at: time of the allocated peak (the reserved one when allocated is "
+              "unknown), from the rank's first event.\n"
+              "Keep peaks below 80 % of capacity to leave room for fragmentation and spikes.\n";
+    }
+    os << "\ndata loss:" << (report.dataLoss.empty() ? " none" : "") << "\n";
+    for (const auto& l : report.dataLoss) {
+        os << "  " << l.file << ": " << l.what;
+        if (l.count) {
+            os << " (" << *l.count << ")";
+        }
+        os << ": " << l.reason << "\n";
+    }
+}
+
+}  // namespace vramscope::app
