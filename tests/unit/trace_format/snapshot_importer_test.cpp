@@ -503,6 +503,57 @@ TEST(SnapshotImporter, RefusesAPickleThatIsNotASnapshot) {
     EXPECT_FALSE(importPytorchSnapshot("{\"json\": 1}", "x.json").ok());
 }
 
+// Damaged input (cut anywhere, bytes flipped) gives an error or a trace, never a crash, and a
+// trace that loads still never goes below zero at either level.
+TEST(SnapshotImporter, NeverCrashesOnDamagedInput) {
+    const Py fwd = frame("forward", "model.py", 12);
+    const uint64_t s = 0x10000000, mib = 1 << 20;
+    const Py snap = dict({
+        {"segments",
+         list({segment(0, s, 4 * mib, {block(s, mib, mib - 8, "active_allocated", {fwd})}),
+               segment(1, s * 2, 2 * mib, {block(s * 2, mib, mib, "active_pending_free")})})},
+        {"device_traces", list({list({entry("free_completed", s + 2 * mib, mib / 4, 1000, {fwd}),
+                                      entry("segment_map", s * 3, 4 * mib, 1000),
+                                      entry("alloc", s + 3 * mib, mib / 2, 1001, {fwd, fwd}),
+                                      entry("segment_unmap", s * 3 - mib, 2 * mib, 1002),
+                                      entry("free_completed", s + 3 * mib, mib / 2, 1002)}),
+                                list({entry("alloc", s * 2, mib, 1003)})})},
+        {"external_annotations",
+         list({dict({{"name", "a"}, {"stage", "START"}, {"time_us", 1000}, {"device", 0}})})},
+    });
+    const std::string base = toPickle(snap);
+    ASSERT_TRUE(importPytorchSnapshot(base, "base").ok());
+    for (size_t cut = 0; cut < base.size(); ++cut) {
+        EXPECT_FALSE(importPytorchSnapshot(base.substr(0, cut), "cut").ok()) << cut;
+    }
+    uint64_t rng = 0x9E3779B97F4A7C15ull;
+    auto next = [&rng] {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        return rng;
+    };
+    size_t loaded = 0;
+    for (int trial = 0; trial < 5000; ++trial) {
+        std::string damaged = base;
+        const int flips = 1 + int(next() % 4);
+        for (int f = 0; f < flips; ++f) {
+            damaged[next() % damaged.size()] = char(next() & 0xff);
+        }
+        auto r = importPytorchSnapshot(damaged, "damaged");
+        if (!r.ok()) {
+            EXPECT_FALSE(r.error().message.empty());
+            continue;
+        }
+        ++loaded;
+        for (const auto& [device, l] : runningSums(r->data)) {
+            ASSERT_GE(l.minAllocated, 0) << "trial " << trial;
+            ASSERT_GE(l.minReserved, 0) << "trial " << trial;
+        }
+    }
+    EXPECT_GT(loaded, 0u);
+}
+
 // --- Real snapshots
 
 std::string readFile(const std::string& path) {
