@@ -126,10 +126,13 @@ void describeFrames(const trace::TraceData& data, SurvivorGroup& g) {
         g.topFrames.push_back(frameLabel(data, frames[i]));
     }
     for (trace::FrameId f : frames) {
-        if (f < data.frames.size() && !isLibraryFile(data.string(data.frames[f].file))) {
-            g.userFrame = frameLabel(data, f);
-            break;
+        if (f < data.frames.size() && !isLibraryFile(data.string(data.frames[f].file)) &&
+            g.userFrames.size() < 6) {
+            g.userFrames.push_back(frameLabel(data, f));
         }
+    }
+    if (!g.userFrames.empty()) {
+        g.userFrame = g.userFrames.front();
     }
 }
 

@@ -36,6 +36,9 @@ struct SurvivorGroup {
     /// The innermost frame outside library code (torch/, site-packages, C/C++ sources), as
     /// "function (file:line)"; empty when there is none. Where the user's code made it.
     std::string userFrame;
+    /// Up to 6 frames outside library code, innermost first: the user's call chain (e.g. the
+    /// model's forward, then the training step that allocated the tensor and kept it).
+    std::vector<std::string> userFrames;
 };
 
 struct LeakOptions {

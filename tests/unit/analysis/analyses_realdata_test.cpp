@@ -1,0 +1,302 @@
+// The analyses on real inputs from ../shared/realdata, with expected values derived
+// independently: from the Kineto JSON itself (parsed here with nlohmann-json) and from the
+// workload that produced the H200 snapshots (../shared/device/gpt_train.py).
+#include <archive.h>
+#include <archive_entry.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "vramscope/analysis/flame_tree.h"
+#include "vramscope/analysis/job_analysis.h"
+#include "vramscope/trace/open_trace.h"
+
+namespace vramscope::analysis {
+namespace {
+
+const std::string kRealdata = VRAMSCOPE_REALDATA_DIR;
+const std::string kDlrm =
+    kRealdata + "/facebookresearch_param/et_replay/tests/inputs/dlrm_kineto.tar.gz";
+
+#define REQUIRE_FILE(path)                                \
+    if (!std::filesystem::exists(path)) {                 \
+        GTEST_SKIP() << "real input missing: " << (path); \
+    }
+
+// --- independent computation on the Kineto JSON ---------------------------------------------
+
+using Iv = std::pair<double, double>;  // [start, end) in us, as the JSON has them
+
+double unionUs(std::vector<Iv> v, std::vector<Iv>* merged = nullptr) {
+    std::sort(v.begin(), v.end());
+    std::vector<Iv> m;
+    for (const Iv& i : v) {
+        if (!m.empty() && i.first <= m.back().second) {
+            m.back().second = std::max(m.back().second, i.second);
+        } else {
+            m.push_back(i);
+        }
+    }
+    double t = 0;
+    for (const Iv& i : m) {
+        t += i.second - i.first;
+    }
+    if (merged) {
+        *merged = m;
+    }
+    return t;
+}
+
+struct JsonRank {
+    int rank = -1;
+    double span = 0, busy = 0, compute = 0, comm = 0, memory = 0, overlap = 0;
+    std::vector<std::pair<std::string, double>> ncclStarts;  // (name, ts us), by ts
+};
+
+JsonRank fromJson(const nlohmann::json& doc) {
+    JsonRank r;
+    r.rank = doc["distributedInfo"]["rank"].get<int>();
+    std::vector<Iv> all, compute, comm, memory;
+    for (const auto& e : doc["traceEvents"]) {
+        if (!e.contains("cat") || e.value("ph", "") != "X") {
+            continue;
+        }
+        const std::string cat = e["cat"].get<std::string>();
+        if (cat != "kernel" && cat != "gpu_memcpy" && cat != "gpu_memset") {
+            continue;
+        }
+        const double ts = e["ts"].get<double>(), dur = e["dur"].get<double>();
+        const Iv iv{ts, ts + dur};
+        const std::string name = e["name"].get<std::string>();
+        all.push_back(iv);
+        if (cat != "kernel") {
+            memory.push_back(iv);
+        } else if (name.rfind("nccl", 0) == 0) {
+            comm.push_back(iv);
+            r.ncclStarts.emplace_back(name, ts);
+        } else {
+            compute.push_back(iv);
+        }
+    }
+    double first = 1e300, last = -1e300;
+    for (const Iv& i : all) {
+        first = std::min(first, i.first);
+        last = std::max(last, i.second);
+    }
+    r.span = last - first;
+    r.busy = unionUs(all);
+    std::vector<Iv> mc, mm;
+    r.compute = unionUs(compute, &mc);
+    r.comm = unionUs(comm, &mm);
+    r.memory = unionUs(memory);
+    for (const Iv& a : mm) {
+        for (const Iv& b : mc) {
+            r.overlap += std::max(0.0, std::min(a.second, b.second) - std::max(a.first, b.first));
+        }
+    }
+    std::sort(r.ncclStarts.begin(), r.ncclStarts.end(),
+              [](const auto& a, const auto& b) { return a.second < b.second; });
+    return r;
+}
+
+std::vector<JsonRank> readDlrmJson() {
+    std::vector<JsonRank> out;
+    archive* a = archive_read_new();
+    archive_read_support_filter_all(a);
+    archive_read_support_format_all(a);
+    if (archive_read_open_filename(a, kDlrm.c_str(), 1 << 16) != ARCHIVE_OK) {
+        archive_read_free(a);
+        return out;
+    }
+    archive_entry* entry = nullptr;
+    while (archive_read_next_header(a, &entry) == ARCHIVE_OK) {
+        const std::string name = archive_entry_pathname(entry);
+        if (name.size() < 5 || name.substr(name.size() - 5) != ".json") {
+            continue;
+        }
+        std::string text;
+        char buf[1 << 16];
+        la_ssize_t n = 0;
+        while ((n = archive_read_data(a, buf, sizeof buf)) > 0) {
+            text.append(buf, size_t(n));
+        }
+        out.push_back(fromJson(nlohmann::json::parse(text)));
+    }
+    archive_read_free(a);
+    std::sort(out.begin(), out.end(),
+              [](const JsonRank& x, const JsonRank& y) { return x.rank < y.rank; });
+    return out;
+}
+
+void expectClose(int64_t gotNs, double expectedUs, const char* what, int rank) {
+    const double expectedNs = expectedUs * 1000.0;
+    EXPECT_NEAR(double(gotNs), expectedNs, std::max(0.005 * expectedNs, 1.0))
+        << what << " of rank " << rank;
+}
+
+TEST(DlrmJob, TimeBreakdownPerRankMatchesTheJson) {
+    REQUIRE_FILE(kDlrm);
+    const std::vector<JsonRank> expected = readDlrmJson();
+    ASSERT_EQ(expected.size(), 8u);
+    auto job = trace::openJob({kDlrm});
+    ASSERT_TRUE(job.ok()) << job.error().describe();
+    ASSERT_EQ(job->ranks.size(), 8u);
+    for (const trace::RankTrace& rt : job->ranks) {
+        const int rank = rt.trace.data.header.rank;
+        ASSERT_GE(rank, 0);
+        ASSERT_LT(rank, 8);
+        const JsonRank& e = expected[size_t(rank)];
+        ASSERT_GT(e.comm, 0.0);
+        ASSERT_GT(e.compute, 0.0);
+        const auto all = computeTimeBreakdowns(rt.trace.data);
+        ASSERT_EQ(all.size(), 1u) << "rank " << rank;
+        const TimeBreakdown& b = all[0];
+        expectClose(b.spanNs, e.span, "span", rank);
+        expectClose(b.busyNs, e.busy, "busy", rank);
+        expectClose(b.idleNs, e.span - e.busy, "idle", rank);
+        expectClose(b.computeNs, e.compute, "compute", rank);
+        expectClose(b.communicationNs, e.comm, "communication", rank);
+        expectClose(b.memoryNs, e.memory, "memory", rank);
+        expectClose(b.overlapNs, e.overlap, "overlap", rank);
+        expectClose(b.exposedCommunicationNs, e.comm - e.overlap, "exposed communication", rank);
+    }
+}
+
+TEST(DlrmJob, ReportsTheStragglerOfEveryCollective) {
+    REQUIRE_FILE(kDlrm);
+    const std::vector<JsonRank> expected = readDlrmJson();
+    auto job = trace::openJob({kDlrm});
+    ASSERT_TRUE(job.ok()) << job.error().describe();
+    std::vector<RankInput> in;
+    for (const trace::RankTrace& rt : job->ranks) {
+        in.push_back({&rt.trace.data, rt.trace.data.header.rank, rt.clockOffsetNs});
+    }
+    const CollectiveMatch m = matchCollectives(in);
+    // Expected: the k-th NCCL kernel of each function on every rank is one collective; the rank
+    // whose kernel starts last is the straggler. 8 NCCL kernels per rank (README).
+    std::map<std::pair<std::string, int>, std::pair<double, int>> latest;  // -> (ts, rank)
+    for (const JsonRank& r : expected) {
+        std::map<std::string, int> order;
+        for (const auto& [name, ts] : r.ncclStarts) {
+            const std::string fn = collectiveFunctionFromKernel(name);
+            const auto key = std::make_pair(fn, order[fn]++);
+            auto it = latest.find(key);
+            if (it == latest.end() || ts > it->second.first) {
+                latest[key] = {ts, r.rank};
+            }
+        }
+    }
+    ASSERT_EQ(latest.size(), 8u);
+    ASSERT_EQ(m.collectives.size(), 8u);
+    EXPECT_EQ(m.unmatched, 0u);
+    std::map<std::string, int> seen;
+    for (const MatchedCollective& c : m.collectives) {
+        EXPECT_EQ(c.participants.size(), 8u);
+        const auto key = std::make_pair(c.function, seen[c.function]++);
+        ASSERT_TRUE(latest.count(key)) << c.function;
+        EXPECT_EQ(c.stragglerRank, latest[key].second) << c.function << " #" << key.second;
+        EXPECT_GT(c.skewNs, 0);
+    }
+    ASSERT_EQ(m.ranks.size(), 8u);
+}
+
+// --- H200 snapshots of ../shared/device/gpt_train.py ----------------------------------------
+
+// The workload (gpt_train.py): V = 32000, T = 1024, B = 8, two micro-batches per step, bf16
+// autocast. "leak" keeps every micro-batch's logits (B x T x V, bf16 from the autocast
+// nn.Linear head: 2 bytes per element).
+constexpr uint64_t kLogitsBytes = 8ull * 1024 * 32000 * 2;
+constexpr uint64_t kLeakPerIteration = 2 * kLogitsBytes;
+
+const std::string kLeak = kRealdata + "/vramscope_h200/gpt_h200_leak.snapshot.pickle.gz";
+const std::string kOom = kRealdata + "/vramscope_h200/gpt_h200_oom.snapshot.pickle.gz";
+
+TEST(H200Snapshot, LeakIsAStaircaseOfTheKeptLogits) {
+    REQUIRE_FILE(kLeak);
+    auto t = trace::openTrace(kLeak);
+    ASSERT_TRUE(t.ok()) << t.error().describe();
+    auto its = findIterations(t->data, 0);
+    ASSERT_TRUE(its.ok());
+    EXPECT_EQ(its->source, IterationSource::Detected);  // snapshots carry no iteration ranges
+    const LeakReport r = analyzeLeak(t->data, 0, *its);
+    EXPECT_EQ(r.verdict, LeakVerdict::Staircase) << r.reason;
+    EXPECT_NEAR(double(r.growthBytesPerIteration), double(kLeakPerIteration),
+                0.05 * double(kLeakPerIteration));
+    ASSERT_FALSE(r.survivors.empty());
+    const SurvivorGroup& top = r.survivors.front();
+    // The survivors are the logits themselves...
+    EXPECT_EQ(top.bytes % kLogitsBytes, 0u);
+    EXPECT_EQ(top.largestBytes, kLogitsBytes);
+    // ... allocated by the model's head in gpt_train.py, called from the training step.
+    EXPECT_NE(top.userFrame.find("forward (/"), std::string::npos) << top.userFrame;
+    EXPECT_NE(top.userFrame.find("gpt_train.py:"), std::string::npos) << top.userFrame;
+    bool step = false;
+    for (const std::string& f : top.userFrames) {
+        step |= f.rfind("step (", 0) == 0 && f.find("gpt_train.py:") != std::string::npos;
+    }
+    EXPECT_TRUE(step) << "no step() frame of gpt_train.py among the survivors' user frames";
+}
+
+TEST(H200Snapshot, HealthySnapshotsAreNotStaircases) {
+    for (const char* f :
+         {"/MAGMA27_assignment2-systems/memory_snapshot.pickle", "/ZidongLiu_DeComFL/memory.pickle",
+          "/silmont2000_assignment2-systems/mem_snapshot.pickle"}) {
+        const std::string path = kRealdata + f;
+        if (!std::filesystem::exists(path)) {
+            continue;
+        }
+        auto t = trace::openTrace(path);
+        ASSERT_TRUE(t.ok()) << t.error().describe();
+        for (const trace::DeviceInfo& dev : t->data.header.devices) {
+            auto its = findIterations(t->data, dev.index);
+            ASSERT_TRUE(its.ok());
+            const LeakReport r = analyzeLeak(t->data, dev.index, *its);
+            EXPECT_NE(r.verdict, LeakVerdict::Staircase) << f << ": " << r.reason;
+        }
+    }
+}
+
+TEST(H200Snapshot, LiveSetAtTheOomIsLedByTheLeakedLogits) {
+    REQUIRE_FILE(kOom);
+    auto t = trace::openTrace(kOom);
+    ASSERT_TRUE(t.ok()) << t.error().describe();
+    const trace::TraceData& d = t->data;
+    ASSERT_EQ(d.ooms.size(), 1u);
+    FlameTreeBuilder builder(d, d.ooms[0].device, detailLevelOf(d, d.ooms[0].device));
+    const FlameTree tree = builder.at(d.ooms[0].timestampNs, FlameGrouping::Stack);
+    // The heaviest leaf (allocation site) is the logits kept by the leak.
+    uint32_t heaviest = 0;
+    for (uint32_t i = 1; i < tree.nodes.size(); ++i) {
+        if (tree.nodes[i].selfBytes > tree.nodes[heaviest].selfBytes) {
+            heaviest = i;
+        }
+    }
+    const FlameNode& leaf = tree.nodes[heaviest];
+    // Logits alive at the OOM, counted from the live set by their size alone.
+    int64_t logits = 0;
+    for (uint32_t e : builder.index().aliveEventsAt(d.ooms[0].timestampNs)) {
+        logits += d.memory.sizeBytes[e] == kLogitsBytes;
+    }
+    EXPECT_GE(logits, 4);  // several iterations' worth were kept
+    const int64_t logitsBytes = logits * int64_t(kLogitsBytes);
+    EXPECT_GE(leaf.selfBytes, logitsBytes);
+    EXPECT_GE(double(logitsBytes), 0.95 * double(leaf.selfBytes));
+    EXPECT_GT(double(logitsBytes), 0.4 * double(tree.root().bytes));
+    // It is also the heaviest path from the root: the first child at every level leads to it.
+    uint32_t node = 0;
+    while (!tree.nodes[node].children.empty()) {
+        node = tree.nodes[node].children.front();
+    }
+    EXPECT_EQ(node, heaviest);
+    bool viaStep = false;
+    for (const std::string& name : tree.path(heaviest)) {
+        viaStep |= name.rfind("step (", 0) == 0;
+    }
+    EXPECT_TRUE(viaStep);
+}
+
+}  // namespace
+}  // namespace vramscope::analysis
