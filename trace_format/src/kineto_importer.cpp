@@ -79,6 +79,8 @@ public:
 private:
     int64_t toTrace(int64_t rawNs) const { return rawNs + m_offsetNs; }
 
+    /// Interns a string the raw rows point to (it outlives the builder, so its view may key the
+    /// cache); temporaries go to m_data.intern directly.
     StringId intern(std::string_view s) {
         auto it = m_stringCache.find(s);
         if (it != m_stringCache.end()) {
@@ -269,7 +271,7 @@ void TraceBuilder::addCollective(size_t row, const CollectiveArgs* args,
     c.endNs = m_data.kernels.endNs[row];
     c.device = m_data.kernels.device[row];
     c.stream = m_data.kernels.stream[row];
-    c.function = function.empty() ? 0 : intern(function);
+    c.function = function.empty() ? 0 : m_data.intern(function);
     if (meta != nullptr) {
         const int64_t nelems = meta->inNelems > 0 ? meta->inNelems : meta->outNelems;
         const uint64_t width = kineto::dtypeSize(meta->dtype);
@@ -374,8 +376,8 @@ void TraceBuilder::buildDeviceMemory(DeviceIndex device, const std::vector<size_
         pre.device = device;
         m_data.memory.append(pre);
     }
-    const StringId allocatedName = intern("Total Allocated");
-    const StringId reservedName = intern("Total Reserved");
+    const StringId allocatedName = m_data.intern("Total Allocated");
+    const StringId reservedName = m_data.intern("Total Reserved");
     int64_t running = std::max<int64_t>(preExisting, 0);
     for (size_t i : rows) {
         const auto& r = raw[i];
@@ -626,6 +628,10 @@ Result<LoadedTrace> importPadded(const char* data, size_t size, const std::strin
             notes.truncated = true;
             notes.truncatedAt = at;
         }
+    }
+    if (!raw->sawEventArray && !raw->stoppedEarly && !notes.truncated) {
+        return makeError(name, -1,
+                         "the JSON has no traceEvents array: not a Kineto / Chrome trace");
     }
     if (raw->events == 0 && (raw->stoppedEarly || notes.truncated)) {
         return makeError(name, notes.truncatedAt,

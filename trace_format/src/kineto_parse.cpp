@@ -647,6 +647,7 @@ simdjson::error_code KinetoParser::parse(const char* data, size_t size, size_t c
         if (const error_code e = m_doc.get_array().get(arr)) {
             return e;
         }
+        out.sawEventArray = true;
         readEvents(arr);
         return simdjson::SUCCESS;
     }
@@ -668,6 +669,7 @@ simdjson::error_code KinetoParser::parse(const char* data, size_t size, size_t c
         if (!e && key == "traceEvents") {
             od::array arr;
             e = field.value().get_array().get(arr);
+            out.sawEventArray = out.sawEventArray || !e;
             if (!e && !readEvents(arr)) {
                 return simdjson::SUCCESS;
             }

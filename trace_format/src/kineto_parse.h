@@ -103,6 +103,7 @@ struct RawKineto {
     std::vector<RawComms> comms;
     std::vector<RawLaunch> launches;  ///< in file order; see sortLaunches()
 
+    bool sawEventArray = false;      ///< the root is an array, or has a traceEvents array
     uint64_t events = 0;             ///< traceEvents elements read
     uint64_t nonObjects = 0;         ///< traceEvents elements that were not objects
     uint64_t cpuMemoryEvents = 0;    ///< `[memory]` events of the CPU (Device Type 0), skipped

@@ -1,0 +1,147 @@
+// readInputBytes / decodeInputBytes: plain and gzip input, padding for the JSON parser, cut and
+// damaged gzip streams, size limits. Compressed inputs are made here with zlib's deflate.
+
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+
+#include "vramscope/trace/input_bytes.h"
+
+namespace vramscope::trace {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string gzipBytes(const std::string& bytes) {
+    z_stream zs{};
+    EXPECT_EQ(deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
+    std::string out(deflateBound(&zs, bytes.size()) + 64, '\0');
+    zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
+    zs.avail_in = static_cast<uInt>(bytes.size());
+    zs.next_out = reinterpret_cast<Bytef*>(out.data());
+    zs.avail_out = static_cast<uInt>(out.size());
+    EXPECT_EQ(deflate(&zs, Z_FINISH), Z_STREAM_END);
+    out.resize(zs.total_out);
+    deflateEnd(&zs);
+    return out;
+}
+
+/// Text that compresses, with some randomness so the gzip stream is not trivial.
+std::string sampleText(size_t n) {
+    std::mt19937 rng(7);
+    std::string s;
+    while (s.size() < n) {
+        s += "{\"ts\": " + std::to_string(rng() % 100000) + ", \"name\": \"kernel\"},\n";
+    }
+    s.resize(n);
+    return s;
+}
+
+std::string tempFile(const std::string& name, const std::string& bytes) {
+    const auto path = fs::temp_directory_path() / ("vramscope_input_bytes_" + name);
+    std::ofstream(path, std::ios::binary) << bytes;
+    return path.string();
+}
+
+void expectPadded(const std::string& s) {
+    ASSERT_GE(s.capacity() - s.size(), kInputPaddingBytes);
+    for (size_t i = 0; i < kInputPaddingBytes; ++i) {
+        EXPECT_EQ(s.data()[s.size() + i], '\0') << "padding byte " << i;
+    }
+}
+
+TEST(InputBytes, ReadsAPlainFileWithPadding) {
+    const std::string text = sampleText(100000);
+    const auto path = tempFile("plain.json", text);
+    auto r = readInputBytes(path);
+    ASSERT_TRUE(r.ok()) << r.error().describe();
+    EXPECT_EQ(*r, text);
+    expectPadded(*r);
+    fs::remove(path);
+}
+
+TEST(InputBytes, GunzipsAndPads) {
+    const std::string text = sampleText(3'000'000);
+    const auto path = tempFile("z.json.gz", gzipBytes(text));
+    auto r = readInputBytes(path);
+    ASSERT_TRUE(r.ok()) << r.error().describe();
+    EXPECT_EQ(*r, text);
+    expectPadded(*r);
+    fs::remove(path);
+}
+
+TEST(InputBytes, ReadsConcatenatedGzipMembers) {
+    const std::string a = sampleText(5000);
+    const std::string b = "second member";
+    auto r = decodeInputBytes(gzipBytes(a) + gzipBytes(b), "two.gz");
+    ASSERT_TRUE(r.ok()) << r.error().describe();
+    EXPECT_EQ(*r, a + b);
+}
+
+TEST(InputBytes, KeepsTheBytesBeforeTheCutOfAGzipStreamWhenAskedTo) {
+    const std::string text = sampleText(2'000'000);
+    const std::string gz = gzipBytes(text);
+    const std::string cut = gz.substr(0, gz.size() / 2);
+    auto strict = decodeInputBytes(cut, "cut.gz");
+    ASSERT_FALSE(strict.ok());
+    EXPECT_EQ(strict.error().file, "cut.gz");
+    InputNotes notes;
+    auto lenient = decodeInputBytes(cut, "cut.gz", 1ull << 30, &notes);
+    ASSERT_TRUE(lenient.ok()) << lenient.error().describe();
+    EXPECT_GT(lenient->size(), 0u);
+    EXPECT_LT(lenient->size(), text.size());
+    EXPECT_EQ(*lenient, text.substr(0, lenient->size()));
+    ASSERT_EQ(notes.problems.size(), 1u);
+    EXPECT_EQ(notes.problems[0].file, "cut.gz");
+    EXPECT_EQ(notes.problems[0].byteOffset, static_cast<int64_t>(cut.size()));
+    expectPadded(*lenient);
+}
+
+TEST(InputBytes, ReportsDamagedGzipData) {
+    std::string gz = gzipBytes(sampleText(200000));
+    for (size_t i = 100; i < 200; ++i) {
+        gz[i] = static_cast<char>(gz[i] ^ 0x5a);
+    }
+    InputNotes notes;
+    auto r = decodeInputBytes(gz, "bad.gz", 1ull << 30, &notes);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().file, "bad.gz");
+    EXPECT_GE(r.error().byteOffset, 0);
+    EXPECT_NE(r.error().message.find("damaged"), std::string::npos);
+}
+
+TEST(InputBytes, RefusesContentAboveTheLimitWithoutAllocatingIt) {
+    const std::string zeros(8 << 20, '\0');  // compresses ~1000:1
+    auto r = decodeInputBytes(gzipBytes(zeros), "bomb.gz", 1 << 20);
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.error().message.find("limit"), std::string::npos);
+    auto plain = decodeInputBytes(std::string(100, 'x'), "big.json", 10);
+    EXPECT_FALSE(plain.ok());
+    const auto path = tempFile("big.json", std::string(100, 'x'));
+    EXPECT_FALSE(readInputBytes(path, 10).ok());
+    fs::remove(path);
+}
+
+TEST(InputBytes, NamesTheFileItCannotRead) {
+    auto r = readInputBytes("/nonexistent/dir/trace.json");
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().file, "/nonexistent/dir/trace.json");
+    auto dir = readInputBytes(fs::temp_directory_path().string());
+    EXPECT_FALSE(dir.ok());
+}
+
+TEST(InputBytes, ReadsEmptyInput) {
+    auto r = decodeInputBytes("", "empty");
+    ASSERT_TRUE(r.ok());
+    EXPECT_TRUE(r->empty());
+    expectPadded(*r);
+    EXPECT_TRUE(isGzip("\x1f\x8b"));
+    EXPECT_FALSE(isGzip("\x1f"));
+}
+
+}  // namespace
+}  // namespace vramscope::trace

@@ -1,0 +1,328 @@
+// Kineto importer on the real traces in ../shared/realdata. Expected values are computed here
+// from each file with nlohmann-json (an independent parser), never taken from the importer.
+
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "vramscope/trace/open_trace.h"
+
+namespace vramscope::trace {
+namespace {
+
+using nlohmann::json;
+
+const std::string kRealData = VRAMSCOPE_REALDATA_DIR;
+const std::string kHta = kRealData + "/facebookresearch_HolisticTraceAnalysis/tests/data/";
+const std::string kLens = kRealData + "/AMD-AGI_TraceLens/tests/traces/";
+
+const std::string kDfIndex = kHta + "df_index_resolver/df_index_resolver.json.gz";
+const std::string kBert = kLens + "h100/gaunernst_bert-small-uncased__1016001.json.gz";
+const std::string kResnet = kRealData +
+                            "/pytorch_kineto/tb_plugin/samples/resnet50_num_workers_0/"
+                            "worker0.1623143089861.pt.trace.json.gz";
+const std::string kB200 = kLens + "b200/eager_trace.json.gz";
+const std::string kMi300 = kLens + "mi300/resnet_act_checkpoint.json.gz";
+const std::string kMi210 = kLens + "mi210/gpu_only_trace/gpu_only_trace.json.gz";
+const std::string kMi250 = kHta + "amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz";
+const std::string kLargeInt =
+    kHta + "large_integer_trace/rank-70.Mar_25_20_48_12.2861.pt.trace.json.gz";
+const std::string kCpuOnly = kHta + "cpu_only/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz";
+const std::string kNccl = kHta + "nccl_parser_config/nccl_data.json.gz";
+const std::string kSampled0 = kHta + "trace_filter/sampled_rank-0.json.gz";
+
+bool exists(const std::string& path) {
+    std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "rb"), std::fclose);
+    return f != nullptr;
+}
+
+/// The file gunzipped with zlib's gz* API and parsed with nlohmann-json. nlohmann keeps
+/// integers above INT64_MAX as unsigned, so the large-integer trace parses too.
+json loadJson(const std::string& path) {
+    std::unique_ptr<gzFile_s, int (*)(gzFile)> gz(gzopen(path.c_str(), "rb"), gzclose);
+    std::string text;
+    char buf[1 << 16];
+    for (int n; (n = gzread(gz.get(), buf, sizeof buf)) > 0;) {
+        text.append(buf, static_cast<size_t>(n));
+    }
+    return json::parse(text);
+}
+
+const json& eventsOf(const json& doc) {
+    return doc.is_array() ? doc : doc.at("traceEvents");
+}
+
+std::string lower(std::string s) {
+    std::transform(s.begin(), s.end(), s.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return s;
+}
+
+bool hasNccl(const std::string& name) {
+    const std::string n = lower(name);
+    return n.find("nccl") != std::string::npos || n.find("rccl") != std::string::npos;
+}
+
+struct KernelCounts {
+    size_t kernels = 0;  ///< cat kernel / Kernel
+    size_t communication = 0;
+    size_t copies = 0;  ///< memcpy + memset
+};
+
+KernelCounts countKernels(const json& doc) {
+    KernelCounts c;
+    for (const auto& e : eventsOf(doc)) {
+        if (!e.is_object() || e.value("ph", "") != "X" || !e.contains("cat")) {
+            continue;
+        }
+        const std::string cat = lower(e["cat"].get<std::string>());
+        if (cat == "kernel") {
+            ++c.kernels;
+            c.communication += hasNccl(e.value("name", "")) ? 1 : 0;
+        } else if (cat == "gpu_memcpy" || cat == "memcpy" || cat == "gpu_memset" ||
+                   cat == "memset") {
+            ++c.copies;
+        }
+    }
+    return c;
+}
+
+KernelCounts countImported(const TraceData& d) {
+    KernelCounts c;
+    for (auto cat : d.kernels.category) {
+        c.kernels += cat == KernelCategory::Compute || cat == KernelCategory::Communication;
+        c.communication += cat == KernelCategory::Communication;
+        c.copies += cat == KernelCategory::Memcpy || cat == KernelCategory::Memset;
+    }
+    return c;
+}
+
+LoadedTrace open(const std::string& path) {
+    auto r = openTrace(path);
+    EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().describe());
+    return r.ok() ? std::move(r).value() : LoadedTrace{};
+}
+
+std::map<DeviceIndex, double> counterMax(const TraceData& d, CounterKind kind) {
+    std::map<DeviceIndex, double> out;
+    for (size_t i = 0; i < d.counters.size(); ++i) {
+        if (d.counters.kind[i] == kind) {
+            out[d.counters.device[i]] = std::max(out[d.counters.device[i]], d.counters.value[i]);
+        }
+    }
+    return out;
+}
+
+#define SKIP_IF_MISSING(path)                                                         \
+    if (!exists(path)) {                                                              \
+        GTEST_SKIP() << "real trace missing: " << (path) << " (see shared/realdata)"; \
+    }
+
+TEST(KinetoRealData, MemoryPeaksEqualTheFilesOwnTotals) {
+    for (const std::string& path : {kDfIndex, kBert}) {
+        SKIP_IF_MISSING(path);
+        const json doc = loadJson(path);
+        std::map<DeviceIndex, double> allocated;
+        std::map<DeviceIndex, double> reserved;
+        for (const auto& e : eventsOf(doc)) {
+            if (e.value("name", "") != "[memory]" || e["args"].value("Device Type", -1) != 1) {
+                continue;
+            }
+            const auto dev = e["args"]["Device Id"].get<DeviceIndex>();
+            allocated[dev] = std::max(allocated[dev], e["args"]["Total Allocated"].get<double>());
+            reserved[dev] = std::max(reserved[dev], e["args"]["Total Reserved"].get<double>());
+        }
+        const auto t = open(path);
+        EXPECT_EQ(counterMax(t.data, CounterKind::AllocatedBytes), allocated) << path;
+        EXPECT_EQ(counterMax(t.data, CounterKind::ReservedBytes), reserved) << path;
+    }
+}
+
+TEST(KinetoRealData, DfIndexResolverMemoryIsOnDeviceOneAndReplaysToTheTotals) {
+    SKIP_IF_MISSING(kDfIndex);
+    const auto t = open(kDfIndex);
+    const auto peaks = counterMax(t.data, CounterKind::AllocatedBytes);
+    ASSERT_EQ(peaks.size(), 1u);
+    EXPECT_EQ(peaks.begin()->first, 1);
+    EXPECT_EQ(t.data.header.rank, 1);
+    EXPECT_EQ(t.data.header.worldSize, 2);
+    // Replaying the imported events (PreExisting included) reaches the producer's peak.
+    int64_t live = 0;
+    int64_t peak = 0;
+    const auto& m = t.data.memory;
+    for (size_t i = 0; i < m.size(); ++i) {
+        EXPECT_EQ(m.device[i], 1);
+        live +=
+            (m.action[i] == MemoryAction::Alloc ? 1 : -1) * static_cast<int64_t>(m.sizeBytes[i]);
+        peak = std::max(peak, live);
+    }
+    EXPECT_EQ(static_cast<double>(peak), peaks.at(1));
+    // 26,770 CUDA events in the file (README), plus the one PreExisting allocation.
+    const json doc = loadJson(kDfIndex);
+    size_t cuda = 0;
+    for (const auto& e : eventsOf(doc)) {
+        cuda += e.value("name", "") == "[memory]" && e["args"].value("Device Type", -1) == 1;
+    }
+    EXPECT_EQ(m.size(), cuda + 1);
+}
+
+TEST(KinetoRealData, BertPeakIsAbout96MiB) {
+    SKIP_IF_MISSING(kBert);
+    const auto t = open(kBert);
+    const auto peaks = counterMax(t.data, CounterKind::AllocatedBytes);
+    ASSERT_EQ(peaks.count(0), 1u);
+    EXPECT_NEAR(peaks.at(0) / (1 << 20), 96.6, 0.05);
+}
+
+TEST(KinetoRealData, OldSchemaRebuildsTheAllocatedCounterFromBytes) {
+    SKIP_IF_MISSING(kResnet);
+    const json doc = loadJson(kResnet);
+    std::vector<std::pair<double, int64_t>> bytes;  // (ts, Bytes) of CUDA events
+    for (const auto& e : eventsOf(doc)) {
+        if (e.value("name", "") == "[memory]" && e["args"].value("Device Type", -1) == 1) {
+            bytes.emplace_back(e["ts"].get<double>(), e["args"]["Bytes"].get<int64_t>());
+        }
+    }
+    std::stable_sort(bytes.begin(), bytes.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    int64_t sum = 0;
+    int64_t lowest = 0;
+    int64_t highest = 0;
+    for (const auto& [ts, b] : bytes) {
+        sum += b;
+        lowest = std::min(lowest, sum);
+        highest = std::max(highest, sum);
+    }
+    const auto t = open(kResnet);
+    const auto peaks = counterMax(t.data, CounterKind::AllocatedBytes);
+    ASSERT_EQ(peaks.size(), 1u);
+    EXPECT_EQ(peaks.at(0), static_cast<double>(highest - lowest));
+    EXPECT_TRUE(counterMax(t.data, CounterKind::ReservedBytes).empty());
+    EXPECT_EQ(countImported(t.data).kernels, countKernels(doc).kernels);
+    EXPECT_EQ(countImported(t.data).copies, countKernels(doc).copies);
+}
+
+TEST(KinetoRealData, KernelCountsMatchTheJson) {
+    for (const std::string& path :
+         {kResnet, kB200, kMi300, kMi210, kMi250, kLargeInt, kNccl, kSampled0, kDfIndex}) {
+        SKIP_IF_MISSING(path);
+        const json doc = loadJson(path);
+        const KernelCounts expected = countKernels(doc);
+        const auto t = open(path);
+        const KernelCounts got = countImported(t.data);
+        EXPECT_EQ(got.kernels, expected.kernels) << path;
+        EXPECT_EQ(got.communication, expected.communication) << path;
+        EXPECT_EQ(got.copies, expected.copies) << path;
+        EXPECT_EQ(t.data.collectives.size(), expected.communication) << path;
+        EXPECT_TRUE(t.report.complete) << path;
+    }
+}
+
+TEST(KinetoRealData, CollectiveSizesComeFromKernelArgs) {
+    SKIP_IF_MISSING(kNccl);
+    const json doc = loadJson(kNccl);
+    // Element sizes of the dtypes this file uses (PyTorch: Float 4 bytes, Long 8 bytes).
+    const std::map<std::string, uint64_t> width{{"Float", 4}, {"Long", 8}};
+    std::multiset<std::pair<int64_t, uint64_t>> expected;  // (start ns, bytes)
+    const int64_t base = doc.at("baseTimeNanoseconds").get<int64_t>();
+    for (const auto& e : eventsOf(doc)) {
+        if (e.value("cat", "") == "kernel" && hasNccl(e.value("name", ""))) {
+            const auto& a = e["args"];
+            const int64_t ns =
+                base + static_cast<int64_t>(std::llround(e["ts"].get<double>() * 1000.0));
+            expected.emplace(ns, a["In msg nelems"].get<uint64_t>() * width.at(a["dtype"]));
+        }
+    }
+    const auto t = open(kNccl);
+    std::multiset<std::pair<int64_t, uint64_t>> got;
+    for (size_t i = 0; i < t.data.collectives.size(); ++i) {
+        got.emplace(t.data.collectives.startNs[i], t.data.collectives.bytes[i]);
+        EXPECT_EQ(t.data.collectives.nranks[i], 2);
+        EXPECT_EQ(t.data.collectives.rank[i], 0);
+        const auto fn = t.data.string(t.data.collectives.function[i]);
+        EXPECT_TRUE(fn == "AllReduce" || fn == "Broadcast") << fn;
+    }
+    // nlohmann reads ts as a double, whose 53 bits hold these 16-17 significant digits only to
+    // about 1 ns; the importer reads the digits themselves.
+    ASSERT_EQ(got.size(), expected.size());
+    for (auto g = got.begin(), e = expected.begin(); g != got.end(); ++g, ++e) {
+        EXPECT_NEAR(static_cast<double>(g->first - e->first), 0.0, 1.0);
+        EXPECT_EQ(g->second, e->second);
+    }
+}
+
+TEST(KinetoRealData, Mi300CollectivesAreTypedDespiteGenericKernelNames) {
+    SKIP_IF_MISSING(kMi300);
+    const json doc = loadJson(kMi300);
+    size_t named = 0;
+    for (const auto& e : eventsOf(doc)) {
+        if (e.value("cat", "") == "kernel" && hasNccl(e.value("name", "")) &&
+            e["args"].contains("Collective name")) {
+            ++named;
+        }
+    }
+    const auto t = open(kMi300);
+    size_t typed = 0;
+    for (auto fn : t.data.collectives.function) {
+        const auto name = t.data.string(fn);
+        typed += name == "AllReduce" || name == "Broadcast";
+    }
+    EXPECT_GE(typed, named);
+    EXPECT_GT(named, 0u);
+}
+
+TEST(KinetoRealData, B200UsesRelativeTimestampsAndNewNcclNames) {
+    SKIP_IF_MISSING(kB200);
+    const json doc = loadJson(kB200);
+    const int64_t base = doc.at("baseTimeNanoseconds").get<int64_t>();
+    int64_t first = INT64_MAX;
+    for (const auto& e : eventsOf(doc)) {
+        if (e.value("cat", "") == "kernel") {
+            first = std::min<int64_t>(first, base + std::llround(e["ts"].get<double>() * 1000.0));
+        }
+    }
+    const auto t = open(kB200);
+    int64_t imported = INT64_MAX;
+    for (size_t i = 0; i < t.data.kernels.size(); ++i) {
+        if (t.data.kernels.category[i] == KernelCategory::Compute ||
+            t.data.kernels.category[i] == KernelCategory::Communication) {
+            imported = std::min(imported, t.data.kernels.startNs[i]);
+        }
+    }
+    EXPECT_NEAR(static_cast<double>(imported - first), 0.0, 1.0);  // see CollectiveSizes...
+    ASSERT_EQ(t.data.collectives.size(), 1u);
+    EXPECT_EQ(t.data.string(t.data.collectives.function[0]), "AllGather");
+    EXPECT_EQ(t.data.header.rank, 0);
+    EXPECT_EQ(t.data.header.worldSize, 8);
+    ASSERT_EQ(t.data.header.devices.size(), 1u);
+    EXPECT_EQ(t.data.header.devices[0].name, "NVIDIA B200");
+}
+
+TEST(KinetoRealData, CpuOnlyTraceHasNoGpu) {
+    SKIP_IF_MISSING(kCpuOnly);
+    const auto t = open(kCpuOnly);
+    EXPECT_TRUE(t.data.header.devices.empty());
+    EXPECT_EQ(t.data.kernels.size(), 0u);
+    EXPECT_EQ(t.data.memory.size(), 0u);
+    EXPECT_EQ(t.data.header.rank, 34);
+    EXPECT_EQ(t.data.header.worldSize, 300);
+}
+
+TEST(KinetoRealData, LargeIntegerTraceOpensWithItsKernel) {
+    SKIP_IF_MISSING(kLargeInt);
+    const auto t = open(kLargeInt);
+    ASSERT_EQ(t.data.kernels.size(), 1u);
+    EXPECT_EQ(t.data.kernels.category[0], KernelCategory::Communication);
+    EXPECT_EQ(t.data.kernels.endNs[0] - t.data.kernels.startNs[0], 50'000);
+}
+
+}  // namespace
+}  // namespace vramscope::trace
