@@ -82,6 +82,9 @@ std::string formatBytes(uint64_t bytes);
 std::string formatPercent(uint64_t part, uint64_t whole);
 /// Seconds with millisecond digits from ns, e.g. "1.234 s".
 std::string formatSeconds(int64_t ns);
+/// A duration in the largest fitting unit with 3 decimals: "850 ns", "1.500 us", "12.200 ms",
+/// "3.042 s".
+std::string formatDuration(int64_t ns);
 
 /// Opens `paths` (files, directories, archives) as one job with trace::openJob. Any input that
 /// cannot be opened is written to ctx.err ("vramscope-cli: cannot read FILE: byte N: why") and

@@ -166,6 +166,22 @@ std::string formatSeconds(int64_t ns) {
     return buf;
 }
 
+std::string formatDuration(int64_t ns) {
+    const double v = static_cast<double>(ns);
+    const double a = v < 0 ? -v : v;
+    char buf[40];
+    if (a < 1e3) {
+        std::snprintf(buf, sizeof buf, "%lld ns", static_cast<long long>(ns));
+    } else if (a < 1e6) {
+        std::snprintf(buf, sizeof buf, "%.3f us", v / 1e3);
+    } else if (a < 1e9) {
+        std::snprintf(buf, sizeof buf, "%.3f ms", v / 1e6);
+    } else {
+        std::snprintf(buf, sizeof buf, "%.3f s", v / 1e9);
+    }
+    return buf;
+}
+
 std::optional<trace::Job> loadJob(CommandContext& ctx, const std::vector<std::string>& paths,
                                   bool keepGoing) {
     auto job = trace::openJob(paths);

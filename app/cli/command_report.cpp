@@ -1,6 +1,7 @@
 // vramscope-cli report: per-device memory peaks of a job, as a table or JSON.
 #include <ostream>
 
+#include "analysis_report.h"
 #include "cli_command.h"
 #include "device_report.h"
 #include "vramscope/bundled_sample.h"
@@ -8,11 +9,14 @@
 namespace vramscope::app {
 
 int runReport(CommandContext& ctx) {
-    const std::vector<OptionSpec> options = {
+    std::vector<OptionSpec> options = {
         {"--json", false, "", "write JSON instead of a table"},
         {"--keep-going", false, "",
          "report the inputs that can be read; unreadable ones are named on stderr"},
     };
+    for (const OptionSpec& o : analysisOptionSpecs()) {
+        options.push_back(o);
+    }
     const std::string help = commandHelp(
         ctx.command, "[FILE|DIR...] [--json]",
         "Reports, for every GPU of every rank, the capacity, the peak of allocated and of "
@@ -27,7 +31,14 @@ int runReport(CommandContext& ctx) {
         "\"memory_events\", ...}],\n"
         "\"data_loss\": [...]}; unknown values are null. peak_time_ns is the time of the "
         "allocated\n"
-        "peak (of the reserved peak when allocated is unknown) in the trace's own clock.",
+        "peak (of the reserved peak when allocated is unknown) in the trace's own clock.\n\n"
+        "Analyses: each device adds \"iterations\" {count, source}, \"leak\" {verdict,\n"
+        "growth_bytes_per_iteration, iterations_to_oom, survivors}, \"time_breakdown\" {span_ns,\n"
+        "busy_ns, idle_ns, compute_ns, communication_ns, memory_ns, overlap_ns,\n"
+        "exposed_communication_ns, overlap_pct}, \"idle_gaps\" (largest first) and\n"
+        "\"model_state_bytes\"; the job adds \"collectives\", \"advice\" [{rule, severity,\n"
+        "message, evidence}] and \"cost\" (null without --gpu-hour-price). The text form gives\n"
+        "the same in words, with each formula.",
         options);
     auto args = parseArgs(ctx, options, help);
     if (!args) {
@@ -36,6 +47,10 @@ int runReport(CommandContext& ctx) {
     if (args->help) {
         ctx.out << help;
         return kExitSuccess;
+    }
+    analysis::JobAnalysisOptions analysisOptions;
+    if (!readAnalysisOptions(ctx, *args, help, analysisOptions)) {
+        return kExitUsage;
     }
     std::optional<trace::Job> job;
     if (args->positional.empty()) {
@@ -53,7 +68,7 @@ int runReport(CommandContext& ctx) {
             return kExitUnreadable;
         }
     }
-    const JobReport report = buildJobReport(*job);
+    const JobReport report = buildJobReport(*job, analysisOptions);
     if (args->has("--json")) {
         ctx.out << report.toJson().dump(2) << "\n";
     } else {

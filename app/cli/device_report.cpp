@@ -5,6 +5,7 @@
 #include <ostream>
 #include <sstream>
 
+#include "analysis_report.h"
 #include "cli_command.h"
 
 namespace vramscope::app {
@@ -63,6 +64,9 @@ Json DeviceReport::toJson() const {
     j["peak_reserved_time_ns"] = orNull(peakReservedTimeNs);
     j["allocated_source"] = analysis::toString(allocatedSource);
     j["reserved_source"] = analysis::toString(reservedSource);
+    if (analysis) {
+        addDeviceAnalysisJson(*analysis, clockOffsetNs, j);
+    }
     return j;
 }
 
@@ -87,11 +91,31 @@ Json JobReport::toJson() const {
     for (const auto& l : dataLoss) {
         j["data_loss"].push_back(l.toJson());
     }
+    if (analysis) {
+        j["collectives"] = collectivesJson(analysis->collectives);
+        j["advice"] = adviceJson(analysis->advice);
+        j["cost"] = costJson(analysis->cost);
+    }
     return j;
 }
 
-JobReport buildJobReport(const trace::Job& job) {
+JobReport buildJobReport(const trace::Job& job, const analysis::JobAnalysisOptions& analysisOptions) {
     JobReport report;
+    if (auto analysed = analysis::analyzeJob(rankInputs(job), analysisOptions); analysed.ok()) {
+        report.analysis = std::make_shared<const analysis::JobAnalysis>(std::move(analysed).value());
+    }
+    // The analysis of device `dev` of input `input`, sharing ownership with report.analysis.
+    auto analysisOf = [&](size_t input, trace::DeviceIndex dev) {
+        std::shared_ptr<const analysis::DeviceAnalysis> found;
+        if (report.analysis) {
+            for (const auto& a : report.analysis->devices) {
+                if (a.input == input && a.device == dev) {
+                    found = std::shared_ptr<const analysis::DeviceAnalysis>(report.analysis, &a);
+                }
+            }
+        }
+        return found;
+    };
     for (const auto& rt : job.ranks) {
         const auto& data = rt.trace.data;
         report.sources.push_back(rt.path);
@@ -128,7 +152,27 @@ JobReport buildJobReport(const trace::Job& job) {
                 d.traceStartNs = span->firstNs + rt.clockOffsetNs;
             }
             // Add analyses here: fill the new DeviceReport fields from `data` and `tl`.
+            d.analysis = analysisOf(size_t(&rt - job.ranks.data()), tl.device);
+            d.clockOffsetNs = rt.clockOffsetNs;
             report.devices.push_back(std::move(d));
+        }
+        // Devices with kernels but no memory information and no header entry.
+        const size_t input = size_t(&rt - job.ranks.data());
+        static const std::vector<analysis::DeviceAnalysis> kNone;
+        for (const auto& a : report.analysis ? report.analysis->devices : kNone) {
+            const bool listed = std::any_of(
+                report.devices.begin(), report.devices.end(), [&](const DeviceReport& r) {
+                    return r.analysis && r.analysis->input == input && r.device == a.device;
+                });
+            if (a.input == input && !listed) {
+                DeviceReport d;
+                d.file = rt.path;
+                d.rank = rank;
+                d.device = a.device;
+                d.analysis = analysisOf(input, a.device);
+                d.clockOffsetNs = rt.clockOffsetNs;
+                report.devices.push_back(std::move(d));
+            }
         }
         for (const auto& loss : data.dataLoss) {
             DataLossEntry e;
@@ -194,7 +238,7 @@ void writeTextReport(const JobReport& report, std::ostream& os) {
         for (const auto& d : report.devices) {
             std::string at = "unknown";
             if (d.peakTimeNs && d.traceStartNs) {
-                at = formatSeconds(*d.peakTimeNs - *d.traceStartNs);
+                at = formatDuration(*d.peakTimeNs - *d.traceStartNs);
             }
             rows.push_back({d.rank ? std::to_string(*d.rank) : "?", std::to_string(d.device),
                             d.name.value_or("?"),
@@ -204,9 +248,9 @@ void writeTextReport(const JobReport& report, std::ostream& os) {
                             std::to_string(d.memoryEvents)});
         }
         writeTable(rows, {true, true, false, true, false, false, true, true}, os);
-        os << "\npeak at: time of the allocated peak (the reserved one when allocated is "
-              "unknown), from the rank's first event.\n"
-              "Keep peaks below 80 % of capacity to leave room for fragmentation and spikes.\n";
+        os << "\npeak at: time of the allocated peak (of the reserved one when allocated is\n"
+              "unknown), from the rank's first event. Keep peaks below 80 % of capacity to leave\n"
+              "room for fragmentation and spikes.\n";
     }
     os << "\ndata loss:" << (report.dataLoss.empty() ? " none" : "") << "\n";
     for (const auto& l : report.dataLoss) {
@@ -215,6 +259,13 @@ void writeTextReport(const JobReport& report, std::ostream& os) {
             os << " (" << *l.count << ")";
         }
         os << ": " << l.reason << "\n";
+    }
+    if (report.analysis) {
+        os << "\nanalyses (formulas in parentheses):\n";
+        for (const auto& d : report.analysis->devices) {
+            writeDeviceAnalysisText(d, os);
+        }
+        writeJobAnalysisText(*report.analysis, os);
     }
 }
 

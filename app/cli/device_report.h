@@ -9,12 +9,14 @@
 
 #include <cstdint>
 #include <iosfwd>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "vramscope/analysis/job_analysis.h"
 #include "vramscope/analysis/memory_timeline.h"
 #include "vramscope/trace/open_trace.h"
 
@@ -40,6 +42,10 @@ struct DeviceReport {
     analysis::SeriesSource allocatedSource = analysis::SeriesSource::None;
     analysis::SeriesSource reservedSource = analysis::SeriesSource::None;
     // Add further per-device analyses here (see the file comment).
+    /// Iterations, leak, time breakdown, idle gaps and model state (written by
+    /// analysis_report.h); null when the job was not analysed. Times inside are in the rank's clock.
+    std::shared_ptr<const analysis::DeviceAnalysis> analysis;
+    int64_t clockOffsetNs = 0;  ///< the rank's RankTrace::clockOffsetNs
 
     /// {"rank", "device", "name", "capacity_bytes", "peak_allocated_bytes",
     /// "peak_reserved_bytes", "peak_time_ns", "memory_events", then "file",
@@ -63,6 +69,9 @@ struct JobReport {
     std::vector<DeviceReport> devices;
     std::vector<DataLossEntry> dataLoss;
     // Add per-job analyses here (see the file comment).
+    /// Every analysis of the job: collectives across ranks, advice and cost (and the devices'
+    /// analyses the DeviceReports point into); null when not analysed.
+    std::shared_ptr<const analysis::JobAnalysis> analysis;
 
     /// {"source": [...], "devices": [...], "data_loss": [...]}.
     Json toJson() const;
@@ -70,7 +79,8 @@ struct JobReport {
 
 /// Runs the analyses over every rank of `job`. Devices with no memory information at all (no
 /// events, no counters) but listed in a header are reported with null peaks.
-JobReport buildJobReport(const trace::Job& job);
+JobReport buildJobReport(const trace::Job& job,
+                         const analysis::JobAnalysisOptions& analysisOptions = {});
 
 /// First and last timestamp of any event in a trace (ns, its own clock); nullopt when it has none.
 struct TimeSpan {

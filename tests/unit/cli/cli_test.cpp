@@ -177,6 +177,10 @@ TEST(Cli, FormatsBytesInBinaryUnits) {
     EXPECT_EQ(formatPercent(18, 80), "22.5 %");
     EXPECT_EQ(formatPercent(1, 0), "");
     EXPECT_EQ(formatSeconds(1'234'567'890), "1.235 s");
+    EXPECT_EQ(formatDuration(850), "850 ns");
+    EXPECT_EQ(formatDuration(1'500), "1.500 us");
+    EXPECT_EQ(formatDuration(12'200'000), "12.200 ms");
+    EXPECT_EQ(formatDuration(3'042'000'000), "3.042 s");
 }
 
 TEST(Cli, OutputNamesFollowTheDocumentedRule) {

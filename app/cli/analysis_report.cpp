@@ -1,0 +1,348 @@
+#include "analysis_report.h"
+
+#include <cstdio>
+#include <ostream>
+
+namespace vramscope::app {
+
+using Json = nlohmann::ordered_json;
+using namespace analysis;
+
+namespace {
+
+std::string fixed(double v, int digits) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+    return buf;
+}
+
+std::string signedBytes(int64_t v) {
+    return v < 0 ? "-" + formatBytes(uint64_t(-v)) : formatBytes(uint64_t(v));
+}
+
+std::string pct(double fraction) {
+    return fixed(fraction * 100.0, 1) + " %";
+}
+
+}  // namespace
+
+std::string formatNs(int64_t ns) {
+    const double a = double(ns < 0 ? -ns : ns);
+    if (a < 1e3) {
+        return std::to_string(ns) + " ns";
+    }
+    if (a < 1e6) {
+        return fixed(double(ns) / 1e3, 3) + " us";
+    }
+    if (a < 1e9) {
+        return fixed(double(ns) / 1e6, 3) + " ms";
+    }
+    return fixed(double(ns) / 1e9, 3) + " s";
+}
+
+std::vector<OptionSpec> analysisOptionSpecs() {
+    return {
+        {"--iteration-regex", true, "REGEX",
+         "iterations are the ranges whose name matches REGEX (ECMAScript), instead of "
+         "\"iteration N\" / \"ProfilerStep#N\""},
+        {"--gpu-hour-price", true, "P", "estimate the cost at P per GPU-hour"},
+        {"--planned-steps", true, "N",
+         "with --gpu-hour-price: price N steps (default: the steps seen)"},
+    };
+}
+
+bool readAnalysisOptions(CommandContext& ctx, const ParsedArgs& args, const std::string& help,
+                         JobAnalysisOptions& options) {
+    if (auto re = args.value("--iteration-regex")) {
+        options.iterations.regex = *re;
+        if (re->empty()) {
+            usageError(ctx, "--iteration-regex needs a non-empty regex", help);
+            return false;
+        }
+        if (auto probe = findIterations(trace::TraceData(), 0, options.iterations); !probe.ok()) {
+            usageError(ctx, probe.error().message, help);
+            return false;
+        }
+    }
+    if (auto price = args.value("--gpu-hour-price")) {
+        char* end = nullptr;
+        const double p = std::strtod(price->c_str(), &end);
+        if (price->empty() || end != price->c_str() + price->size() || !(p >= 0.0) || p > 1e9) {
+            usageError(ctx, "--gpu-hour-price needs a non-negative number, got '" + *price + "'",
+                       help);
+            return false;
+        }
+        options.gpuHourPrice = p;
+    }
+    if (auto steps = args.value("--planned-steps")) {
+        auto n = parseInteger(*steps);
+        if (!n || *n < 1) {
+            usageError(ctx, "--planned-steps needs a positive integer, got '" + *steps + "'", help);
+            return false;
+        }
+        if (!options.gpuHourPrice) {
+            usageError(ctx, "--planned-steps needs --gpu-hour-price", help);
+            return false;
+        }
+        options.plannedSteps = *n;
+    }
+    return true;
+}
+
+std::vector<RankInput> rankInputs(const trace::Job& job) {
+    std::vector<RankInput> in;
+    for (size_t i = 0; i < job.ranks.size(); ++i) {
+        const trace::RankTrace& rt = job.ranks[i];
+        const int32_t rank = rt.trace.data.header.rank;
+        in.push_back(
+            {&rt.trace.data, rank == trace::kUnknownRank ? int32_t(i) : rank, rt.clockOffsetNs});
+    }
+    return in;
+}
+
+void addDeviceAnalysisJson(const DeviceAnalysis& d, int64_t offset, Json& j, size_t maxGaps) {
+    Json its;
+    its["count"] = d.iterations.count();
+    its["source"] = toString(d.iterations.source);
+    its["median_duration_ns"] = d.iterations.medianDurationNs();
+    if (d.iterations.source == IterationSource::Detected) {
+        its["period_allocations"] = d.iterations.periodAllocations;
+        its["period_score"] = d.iterations.periodScore;
+    }
+    j["iterations"] = its;
+
+    const LeakReport& l = d.leak;
+    Json leak;
+    leak["verdict"] = toString(l.verdict);
+    leak["growth_bytes_per_iteration"] = l.growthBytesPerIteration;
+    leak["iterations_to_oom"] = l.iterationsToOom ? Json(*l.iterationsToOom) : Json(nullptr);
+    leak["survivors"] = Json::array();
+    for (const SurvivorGroup& g : l.survivors) {
+        Json s;
+        s["bytes"] = g.bytes;
+        s["count"] = g.count;
+        s["largest_bytes"] = g.largestBytes;
+        s["user_frame"] = g.userFrame.empty() ? Json(nullptr) : Json(g.userFrame);
+        s["user_frames"] = g.userFrames;
+        s["top_frames"] = g.topFrames;
+        leak["survivors"].push_back(s);
+    }
+    leak["survivor_bytes"] = l.survivorBytes;
+    leak["level"] = trace::toString(l.level);
+    leak["slope_bytes_per_iteration"] = l.slopeBytesPerIteration;
+    leak["noise_bytes"] = l.noiseBytes;
+    leak["rising_fraction"] = l.risingFraction;
+    leak["reason"] = l.reason;
+    leak["baselines_bytes"] = Json::array();
+    leak["peaks_bytes"] = Json::array();
+    for (const IterationMemory& m : l.iterations) {
+        leak["baselines_bytes"].push_back(m.baselineBytes);
+        leak["peaks_bytes"].push_back(m.peakBytes);
+    }
+    j["leak"] = leak;
+
+    if (d.breakdown) {
+        const TimeBreakdown& b = *d.breakdown;
+        Json t;
+        t["span_ns"] = b.spanNs;
+        t["busy_ns"] = b.busyNs;
+        t["idle_ns"] = b.idleNs;
+        t["compute_ns"] = b.computeNs;
+        t["communication_ns"] = b.communicationNs;
+        t["memory_ns"] = b.memoryNs;
+        t["overlap_ns"] = b.overlapNs;
+        t["exposed_communication_ns"] = b.exposedCommunicationNs;
+        t["overlap_pct"] = b.overlapPct;
+        t["kernels"] = b.kernels;
+        Json causes;
+        for (GapCause c : {GapCause::CollectiveWait, GapCause::HostBound, GapCause::Other}) {
+            causes[toString(c)] = {{"count", b.gapCountByCause[int(c)]},
+                                   {"total_ns", b.gapNsByCause[int(c)]}};
+        }
+        t["gaps_by_cause"] = causes;
+        j["time_breakdown"] = t;
+        j["idle_gaps"] = Json::array();
+        for (size_t i = 0; i < b.gaps.size() && i < maxGaps; ++i) {
+            const IdleGap& g = b.gaps[i];
+            j["idle_gaps"].push_back({{"start_ns", g.startNs + offset},
+                                      {"duration_ns", g.durationNs},
+                                      {"device", g.device},
+                                      {"cause", toString(g.cause)},
+                                      {"kernel_before", g.kernelBefore},
+                                      {"kernel_after", g.kernelAfter}});
+        }
+    } else {
+        j["time_breakdown"] = nullptr;
+        j["idle_gaps"] = Json::array();
+    }
+    j["model_state_bytes"] = d.modelStateBytes >= 0 ? Json(d.modelStateBytes) : Json(nullptr);
+}
+
+Json adviceJson(const std::vector<Advice>& advice) {
+    Json out = Json::array();
+    for (const Advice& a : advice) {
+        Json e = Json::object();
+        for (const Evidence& ev : a.evidence) {
+            e[ev.name] = ev.value;
+        }
+        out.push_back({{"rule", a.rule},
+                       {"severity", toString(a.severity)},
+                       {"message", a.message},
+                       {"evidence", e},
+                       {"rank", a.rank >= 0 ? Json(a.rank) : Json(nullptr)},
+                       {"device", a.device}});
+    }
+    return out;
+}
+
+Json costJson(const std::optional<CostEstimate>& cost) {
+    if (!cost) {
+        return nullptr;
+    }
+    const CostInput& in = cost->input;
+    return {{"gpu_hour_price", in.gpuHourPrice},
+            {"gpus", in.gpus},
+            {"step_time_ns", in.stepTimeNs},
+            {"step_time_source", in.stepTimeSource},
+            {"steps", in.steps},
+            {"steps_source", in.stepsSource},
+            {"hours", cost->hours},
+            {"total_cost", cost->totalCost},
+            {"idle_fraction", cost->idleFraction},
+            {"idle_cost", cost->idleCost},
+            {"formula",
+             "total = gpus x gpu_hour_price x step_time x steps; idle = total x idle_fraction, "
+             "idle_fraction = sum of idle / sum of span over devices"}};
+}
+
+Json collectivesJson(const CollectiveMatch& m, size_t maxCollectives) {
+    Json j;
+    j["method"] = m.method;
+    j["source"] = m.source;
+    j["matched"] = m.collectives.size();
+    j["unmatched"] = m.unmatched;
+    j["ranks"] = Json::array();
+    for (const RankWait& w : m.ranks) {
+        j["ranks"].push_back({{"rank", w.rank},
+                              {"collectives", w.collectives},
+                              {"total_wait_ns", w.totalWaitNs},
+                              {"times_straggler", w.timesStraggler}});
+    }
+    j["collectives"] = Json::array();
+    for (size_t i = 0; i < m.collectives.size() && i < maxCollectives; ++i) {
+        const MatchedCollective& c = m.collectives[i];
+        j["collectives"].push_back({{"function", c.function},
+                                    {"sequence", c.seqNumber},
+                                    {"communicator_hash", c.communicatorHash},
+                                    {"bytes", c.bytes},
+                                    {"ranks", c.participants.size()},
+                                    {"straggler_rank", c.stragglerRank},
+                                    {"skew_ns", c.skewNs}});
+    }
+    return j;
+}
+
+void writeDeviceAnalysisText(const DeviceAnalysis& d, std::ostream& os) {
+    os << "rank " << d.rank << " GPU " << d.device << ":\n";
+    os << "  iterations: " << d.iterations.count() << " (source: " << toString(d.iterations.source);
+    if (d.iterations.source == IterationSource::Detected) {
+        os << ", period " << d.iterations.periodAllocations << " allocations, "
+           << pct(d.iterations.periodScore) << " of allocations repeat one period later";
+    }
+    os << ")";
+    if (d.iterations.count() > 0) {
+        os << ", median " << formatNs(d.iterations.medianDurationNs());
+    }
+    os << "\n";
+    const LeakReport& l = d.leak;
+    os << "  memory per iteration: " << toString(l.verdict);
+    if (l.verdict == LeakVerdict::Staircase) {
+        os << ", growing " << signedBytes(l.growthBytesPerIteration)
+           << " per iteration (Theil-Sen slope of the baselines, baseline = lowest "
+           << trace::toString(l.level) << " bytes in an iteration)";
+        if (l.iterationsToOom) {
+            os << ", " << fixed(*l.iterationsToOom, 1)
+               << " iterations until full (= (capacity - last peak) / growth)";
+        }
+    }
+    os << "\n    " << l.reason << "\n";
+    for (size_t i = 0; i < l.survivors.size() && i < 3; ++i) {
+        const SurvivorGroup& g = l.survivors[i];
+        os << "    survivor: " << formatBytes(g.bytes) << " in " << g.count
+           << " allocations made in one iteration and alive two later, from "
+           << (g.userFrame.empty() ? (g.topFrames.empty() ? "(no stack)" : g.topFrames.front())
+                                   : g.userFrame)
+           << "\n";
+    }
+    if (d.modelStateBytes >= 0) {
+        os << "  model state: " << formatBytes(uint64_t(d.modelStateBytes))
+           << " (alive from the end of the first iteration to the end of the last)\n";
+    }
+    if (!d.breakdown) {
+        os << "  time: no kernels on this GPU\n";
+        return;
+    }
+    const TimeBreakdown& b = *d.breakdown;
+    const double span = double(std::max<int64_t>(1, b.spanNs));
+    os << "  time: span " << formatNs(b.spanNs) << " (last kernel end - first kernel start), busy "
+       << formatNs(b.busyNs) << " (union of all kernels), idle " << formatNs(b.idleNs) << " = "
+       << pct(double(b.idleNs) / span) << " of span (span - busy)\n";
+    os << "    compute " << formatNs(b.computeNs) << ", communication "
+       << formatNs(b.communicationNs) << ", memory " << formatNs(b.memoryNs)
+       << " (unions of compute, NCCL/RCCL, and copy/memset kernels)\n";
+    os << "    overlap " << formatNs(b.overlapNs)
+       << " (communication also covered by compute) = " << fixed(b.overlapPct, 1)
+       << " % of communication; exposed communication " << formatNs(b.exposedCommunicationNs)
+       << " (communication - overlap) = " << pct(double(b.exposedCommunicationNs) / span)
+       << " of span\n";
+    os << "  idle gaps by what ends them:";
+    for (GapCause c : {GapCause::CollectiveWait, GapCause::HostBound, GapCause::Other}) {
+        os << " " << toString(c) << " " << b.gapCountByCause[int(c)] << " ("
+           << formatNs(b.gapNsByCause[int(c)]) << ")" << (c == GapCause::Other ? "" : ",");
+    }
+    os << "\n";
+    for (size_t i = 0; i < b.gaps.size() && i < 3; ++i) {
+        const IdleGap& g = b.gaps[i];
+        os << "    gap of " << formatNs(g.durationNs) << " at "
+           << formatNs(g.startNs - b.firstStartNs)
+           << " after the first kernel: " << toString(g.cause) << "\n";
+    }
+}
+
+void writeJobAnalysisText(const JobAnalysis& job, std::ostream& os) {
+    const CollectiveMatch& m = job.collectives;
+    if (!m.collectives.empty()) {
+        os << "\ncollectives across ranks: " << m.collectives.size() << " matched by " << m.method
+           << " (from " << m.source << "), " << m.unmatched << " seen on one rank only\n";
+        os << "  straggler = the rank whose collective starts last; wait = last start - own "
+              "start\n";
+        for (const RankWait& w : m.ranks) {
+            os << "  rank " << w.rank << ": waited " << formatNs(w.totalWaitNs) << " in "
+               << w.collectives << " collectives, last to arrive " << w.timesStraggler
+               << " times\n";
+        }
+        for (size_t i = 0; i < m.collectives.size() && i < 10; ++i) {
+            const MatchedCollective& c = m.collectives[i];
+            os << "  " << c.function << " #" << c.seqNumber << ": straggler rank "
+               << c.stragglerRank << ", skew " << formatNs(c.skewNs) << "\n";
+        }
+        if (m.collectives.size() > 10) {
+            os << "  ... " << m.collectives.size() - 10 << " more (see --json)\n";
+        }
+    }
+    os << "\nadvice:" << (job.advice.empty() ? " none (no rule fired)" : "") << "\n";
+    for (const Advice& a : job.advice) {
+        os << "  [" << toString(a.severity) << "] " << a.rule << ": " << a.message << "\n";
+    }
+    if (job.cost) {
+        const CostEstimate& c = *job.cost;
+        os << "\ncost: " << fixed(c.totalCost, 2) << " = " << c.input.gpus << " GPUs x "
+           << fixed(c.input.gpuHourPrice, 2) << " per GPU-hour x step "
+           << formatNs(c.input.stepTimeNs) << " (" << c.input.stepTimeSource << ") x "
+           << c.input.steps << " steps (" << c.input.stepsSource << ") = " << fixed(c.hours, 4)
+           << " h; idle part " << fixed(c.idleCost, 2) << " (" << pct(c.idleFraction)
+           << " = sum of idle / sum of span)\n";
+    }
+}
+
+}  // namespace vramscope::app

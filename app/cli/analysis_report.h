@@ -1,0 +1,52 @@
+#pragma once
+// The analyses in vramscope-cli's output: JSON and text for iterations, leaks, time breakdowns,
+// idle gaps, collectives, advice and cost, and the command-line options that steer them (shared by
+// `report` and `check`).
+
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_command.h"
+#include "vramscope/analysis/job_analysis.h"
+
+namespace vramscope::app {
+
+/// --iteration-regex, --gpu-hour-price, --planned-steps.
+std::vector<OptionSpec> analysisOptionSpecs();
+
+/// Reads the options of analysisOptionSpecs() into `options`; on a bad value writes a usage error
+/// and returns false.
+bool readAnalysisOptions(CommandContext& ctx, const ParsedArgs& args, const std::string& help,
+                         analysis::JobAnalysisOptions& options);
+
+/// The inputs of analyzeJob for a job: every rank, with its rank number (the header's, else its
+/// position) and clock offset.
+std::vector<analysis::RankInput> rankInputs(const trace::Job& job);
+
+/// Adds "iterations", "leak", "time_breakdown", "idle_gaps" (largest first, at most `maxGaps`)
+/// and "model_state_bytes" to a device's JSON object. Times are put on the job's axis with
+/// `clockOffsetNs`.
+void addDeviceAnalysisJson(const analysis::DeviceAnalysis& d, int64_t clockOffsetNs,
+                           nlohmann::ordered_json& j, size_t maxGaps = 20);
+
+/// [{"rule", "severity", "message", "evidence": {name: value}, "rank", "device"}].
+nlohmann::ordered_json adviceJson(const std::vector<analysis::Advice>& advice);
+/// {"gpu_hour_price", "gpus", "step_time_ns", ...} or null.
+nlohmann::ordered_json costJson(const std::optional<analysis::CostEstimate>& cost);
+/// {"method", "source", "matched", "unmatched", "ranks": [...], "collectives": [...]}.
+nlohmann::ordered_json collectivesJson(const analysis::CollectiveMatch& match,
+                                       size_t maxCollectives = 100);
+
+/// One device's analyses in words, each number with its formula.
+void writeDeviceAnalysisText(const analysis::DeviceAnalysis& d, std::ostream& os);
+/// Collectives, advice and cost in words.
+void writeJobAnalysisText(const analysis::JobAnalysis& job, std::ostream& os);
+
+/// "850 ns", "1.500 us", "12.200 ms", "3.042 s".
+std::string formatNs(int64_t ns);
+
+}  // namespace vramscope::app

@@ -1,0 +1,210 @@
+// vramscope-cli flame: the live set at a time (the peak, an OOM, any time) as a flame tree, in
+// collapsed-stack text or JSON; optionally the difference between two times.
+#include <algorithm>
+#include <functional>
+#include <ostream>
+
+#include <nlohmann/json.hpp>
+
+#include "analysis_report.h"
+#include "cli_command.h"
+#include "vramscope/analysis/flame_tree.h"
+#include "vramscope/analysis/leak.h"
+
+namespace vramscope::app {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+using namespace analysis;
+
+/// TIME: "peak", "oom", an integer (ns in the trace's clock), or a number with a unit (s, ms, us,
+/// ns) counted from the first memory event of the device.
+std::optional<trace::TimestampNs> resolveTime(const std::string& text, const trace::TraceData& data,
+                                              const AllocationIndex& index, std::string& error) {
+    if (text == "peak") {
+        return peakTime(data, index);
+    }
+    if (text == "oom") {
+        for (const trace::OomEvent& o : data.ooms) {
+            if (o.device == index.device()) {
+                return o.timestampNs;
+            }
+        }
+        error = "the trace has no OOM on GPU " + std::to_string(index.device());
+        return std::nullopt;
+    }
+    if (auto n = parseInteger(text)) {
+        return *n;
+    }
+    static const std::pair<const char*, double> kUnits[] = {
+        {"ns", 1.0}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
+    for (const auto& [unit, scale] : kUnits) {
+        const std::string u(unit);
+        if (text.size() > u.size() && text.compare(text.size() - u.size(), u.size(), u) == 0) {
+            const std::string number = text.substr(0, text.size() - u.size());
+            char* end = nullptr;
+            const double v = std::strtod(number.c_str(), &end);
+            if (end == number.c_str() + number.size() && v >= 0 && v < 1e7) {
+                const trace::TimestampNs first = index.empty() ? 0 : index.timeAt(0);
+                return first + trace::TimestampNs(v * scale);
+            }
+        }
+    }
+    error =
+        "TIME must be peak, oom, an integer (ns) or a number with s/ms/us/ns, got '" + text + "'";
+    return std::nullopt;
+}
+
+Json nodeJson(const FlameTree& tree, uint32_t i) {
+    const FlameNode& n = tree.nodes[i];
+    Json j;
+    j["name"] = n.name;
+    j["bytes"] = n.bytes;
+    j["count"] = n.count;
+    j["self_bytes"] = n.selfBytes;
+    if (tree.isDiff) {
+        j["before_bytes"] = n.beforeBytes;
+        j["after_bytes"] = n.afterBytes;
+    }
+    j["children"] = Json::array();
+    for (uint32_t c : n.children) {
+        j["children"].push_back(nodeJson(tree, c));
+    }
+    return j;
+}
+
+}  // namespace
+
+int runFlame(CommandContext& ctx) {
+    const std::vector<OptionSpec> options = {
+        {"--device", true, "D", "GPU index (default: the lowest with memory events)"},
+        {"--rank", true, "R", "rank of the job to show (default: the first)"},
+        {"--at", true, "TIME", "peak (default), oom, ns in the trace clock, or e.g. 1.5s"},
+        {"--by", true, "GROUPING", "stack (default), nvtx or category"},
+        {"--diff", true, "TIME2", "show what changed from --at to TIME2"},
+        {"--format", true, "FORMAT", "folded (default) or json"},
+        {"--level", true, "LEVEL", "allocated or reserved (default: allocated when recorded)"},
+    };
+    const std::string help = commandHelp(
+        ctx.command,
+        "FILE [--device D] [--at peak|oom|TIME] [--by stack|nvtx|category] "
+        "[--diff TIME2] [--format folded|json]",
+        "The allocations alive on a GPU at a time, grouped into a tree by stack frames (root\n"
+        "first), by NVTX range path, or by category (memory kind, then size class), with bytes\n"
+        "and allocation counts per node. 'folded' writes one line per allocation site,\n"
+        "\"root;...;leaf BYTES\", which flamegraph.pl and speedscope read; with --diff it writes\n"
+        "\"root;...;leaf BYTES_AT_TIME BYTES_AT_TIME2\" (flamegraph.pl's differential input).\n"
+        "TIME with a unit (1.5s, 200ms) counts from the GPU's first memory event.",
+        options);
+    auto args = parseArgs(ctx, options, help);
+    if (!args) {
+        return kExitUsage;
+    }
+    if (args->help) {
+        ctx.out << help;
+        return kExitSuccess;
+    }
+    if (args->positional.size() != 1) {
+        return usageError(ctx, "flame takes exactly one input", help);
+    }
+    const std::string by = args->value("--by").value_or("stack");
+    FlameGrouping grouping = FlameGrouping::Stack;
+    if (by == "nvtx") {
+        grouping = FlameGrouping::Nvtx;
+    } else if (by == "category") {
+        grouping = FlameGrouping::Category;
+    } else if (by != "stack") {
+        return usageError(ctx, "--by must be stack, nvtx or category", help);
+    }
+    const std::string format = args->value("--format").value_or("folded");
+    if (format != "folded" && format != "json") {
+        return usageError(ctx, "--format must be folded or json", help);
+    }
+    const std::string levelText = args->value("--level").value_or("");
+    if (!levelText.empty() && levelText != "allocated" && levelText != "reserved") {
+        return usageError(ctx, "--level must be allocated or reserved", help);
+    }
+    std::optional<int64_t> wantRank;
+    if (auto r = args->value("--rank")) {
+        wantRank = parseInteger(*r);
+        if (!wantRank) {
+            return usageError(ctx, "--rank needs an integer", help);
+        }
+    }
+    std::optional<int64_t> wantDevice;
+    if (auto d = args->value("--device")) {
+        wantDevice = parseInteger(*d);
+        if (!wantDevice) {
+            return usageError(ctx, "--device needs an integer", help);
+        }
+    }
+    auto job = loadJob(ctx, args->positional);
+    if (!job) {
+        return kExitUnreadable;
+    }
+    const trace::RankTrace* rt = job->ranks.empty() ? nullptr : &job->ranks.front();
+    if (wantRank) {
+        rt = nullptr;
+        for (const trace::RankTrace& r : job->ranks) {
+            if (r.trace.data.header.rank == *wantRank) {
+                rt = &r;
+            }
+        }
+    }
+    if (rt == nullptr) {
+        return usageError(ctx, "no such rank in the input", help);
+    }
+    const trace::TraceData& data = rt->trace.data;
+    trace::DeviceIndex device = 0;
+    if (wantDevice) {
+        device = trace::DeviceIndex(*wantDevice);
+    } else if (data.memory.size() > 0) {
+        device = *std::min_element(data.memory.device.begin(), data.memory.device.end());
+    }
+    const trace::MemoryLevel level = levelText.empty()         ? detailLevelOf(data, device)
+                                     : levelText == "reserved" ? trace::MemoryLevel::Reserved
+                                                               : trace::MemoryLevel::Allocated;
+    FlameTreeBuilder builder(data, device, level);
+    if (builder.index().empty()) {
+        ctx.err << "vramscope-cli flame: no " << trace::toString(level) << " memory events on GPU "
+                << device << "\n";
+        return kExitUsage;
+    }
+    std::string error;
+    auto at = resolveTime(args->value("--at").value_or("peak"), data, builder.index(), error);
+    if (!at) {
+        return usageError(ctx, error, help);
+    }
+    FlameTree tree;
+    if (auto diff = args->value("--diff")) {
+        auto t2 = resolveTime(*diff, data, builder.index(), error);
+        if (!t2) {
+            return usageError(ctx, error, help);
+        }
+        tree = builder.diff(*at, *t2, grouping);
+    } else {
+        tree = builder.at(*at, grouping);
+    }
+    if (format == "folded") {
+        ctx.out << toFolded(tree);
+        return kExitSuccess;
+    }
+    Json j;
+    j["file"] = rt->path;
+    j["rank"] = data.header.rank == trace::kUnknownRank ? Json(nullptr) : Json(data.header.rank);
+    j["device"] = device;
+    j["level"] = trace::toString(level);
+    j["grouping"] = toString(grouping);
+    j["time_ns"] = tree.timeNs;
+    if (tree.isDiff) {
+        j["before_time_ns"] = tree.beforeTimeNs;
+    }
+    j["total_bytes"] = tree.root().bytes;
+    j["allocations"] = tree.root().count;
+    j["tree"] = nodeJson(tree, 0);
+    ctx.out << j.dump(2) << "\n";
+    return kExitSuccess;
+}
+
+}  // namespace vramscope::app

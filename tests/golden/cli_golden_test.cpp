@@ -1,0 +1,102 @@
+// Golden tests: a small input in, vramscope-cli's output compared with a checked-in expected file
+// (tests/golden/expected/). The expected files were checked by hand against the inputs (see
+// tests/golden/README.md). The real binary (VRAMSCOPE_CLI_PATH) runs with the source tree as its
+// working directory, so paths in the output are relative and stable.
+// To refresh after an intended change: VRAMSCOPE_UPDATE_GOLDEN=1 ./cli_golden_test, then check
+// the diff by hand before committing.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string readFile(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+struct CliResult {
+    int code = -1;
+    std::string out;
+    std::string err;
+};
+
+/// Runs `vramscope-cli ARGS` in the source directory (ARGS is shell text, all ours).
+CliResult runCli(const std::string& args) {
+    const fs::path tmp =
+        fs::temp_directory_path() / ("vramscope_golden_" + std::to_string(::getpid()));
+    fs::create_directories(tmp);
+    const std::string cmd = std::string("cd '") + VRAMSCOPE_SOURCE_DIR + "' && '" +
+                            VRAMSCOPE_CLI_PATH + "' " + args + " > '" + (tmp / "out").string() +
+                            "' 2> '" + (tmp / "err").string() + "'";
+    const int status = std::system(cmd.c_str());
+    CliResult r;
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = readFile(tmp / "out");
+    r.err = readFile(tmp / "err");
+    fs::remove_all(tmp);
+    return r;
+}
+
+void expectGolden(const std::string& args, const std::string& expectedName) {
+    const CliResult r = runCli(args);
+    ASSERT_EQ(r.code, 0) << "vramscope-cli " << args << "\n" << r.err;
+    const fs::path expected =
+        fs::path(VRAMSCOPE_SOURCE_DIR) / "tests/golden/expected" / expectedName;
+    if (std::getenv("VRAMSCOPE_UPDATE_GOLDEN") != nullptr) {
+        std::ofstream(expected, std::ios::binary) << r.out;
+        GTEST_SKIP() << "wrote " << expected << ": check it by hand";
+    }
+    ASSERT_TRUE(fs::exists(expected)) << expected;
+    EXPECT_EQ(r.out, readFile(expected))
+        << "vramscope-cli " << args << " differs from " << expected;
+}
+
+TEST(CliGolden, ReportOfAHandWrittenKinetoTraceAsJson) {
+    expectGolden("report --json tests/golden/input/tiny_kineto.json", "report_tiny_kineto.json");
+}
+
+TEST(CliGolden, ReportOfAHandWrittenKinetoTraceAsText) {
+    expectGolden("report tests/golden/input/tiny_kineto.json", "report_tiny_kineto.txt");
+}
+
+TEST(CliGolden, ReportOfTheBundledSampleAsJson) {
+    expectGolden("report --json", "report_bundled_sample.json");
+}
+
+TEST(CliGolden, ReportOfTheBundledSampleAsText) {
+    expectGolden("report", "report_bundled_sample.txt");
+}
+
+TEST(CliGolden, InfoOfOneSampleRank) {
+    expectGolden("info resources/sample/sample-rank1.vscope", "info_sample_rank1.txt");
+}
+
+TEST(CliGolden, ReportWithoutInputSaysItUsesTheBundledSample) {
+    const CliResult r = runCli("report");
+    EXPECT_EQ(r.code, 0);
+    EXPECT_NE(r.err.find("bundled sample"), std::string::npos) << r.err;
+}
+
+TEST(CliGolden, ExitCodesOfTheRealBinary) {
+    EXPECT_EQ(runCli("").code, 2);
+    EXPECT_EQ(runCli("report --frobnicate").code, 2);
+    const CliResult missing = runCli("report tests/golden/input/no-such-file.json");
+    EXPECT_EQ(missing.code, 3);
+    EXPECT_NE(missing.err.find("tests/golden/input/no-such-file.json"), std::string::npos);
+    // A source file is no trace: unreadable input, with the file named.
+    const CliResult garbage = runCli("info tests/golden/cli_golden_test.cpp");
+    EXPECT_EQ(garbage.code, 3);
+    EXPECT_NE(garbage.err.find("tests/golden/cli_golden_test.cpp"), std::string::npos)
+        << garbage.err;
+    EXPECT_EQ(runCli("synth --help").code, 0);
+}
+
+}  // namespace
