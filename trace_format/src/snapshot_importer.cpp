@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <new>
 #include <optional>
 #include <queue>
 #include <unordered_map>
@@ -633,17 +634,24 @@ Result<LoadedTrace> importPytorchSnapshot(std::string_view pickleBytes, const st
     if (options.progress && !options.progress(0, pickleBytes.size())) {
         return Error{name, -1, -1, "import cancelled"};
     }
-    Result<PickleDocument> doc = parsePickle(pickleBytes, name);
-    if (!doc.ok()) {
-        Error e = doc.error();
-        e.message = "cannot read the PyTorch memory snapshot: " + e.message;
-        return e;
+    try {
+        Result<PickleDocument> doc = parsePickle(pickleBytes, name);
+        if (!doc.ok()) {
+            Error e = doc.error();
+            e.message = "cannot read the PyTorch memory snapshot: " + e.message;
+            return e;
+        }
+        Result<LoadedTrace> out = SnapshotImporter(*doc, name).run(pickleBytes.size());
+        if (out.ok()) {
+            out->report.fileName = name;
+        }
+        if (options.progress && !options.progress(pickleBytes.size(), pickleBytes.size())) {
+            return Error{name, -1, -1, "import cancelled"};
+        }
+        return out;
+    } catch (const std::bad_alloc&) {
+        return Error{name, -1, -1, "out of memory while importing the PyTorch memory snapshot"};
     }
-    Result<LoadedTrace> out = SnapshotImporter(*doc, name).run(pickleBytes.size());
-    if (options.progress && !options.progress(pickleBytes.size(), pickleBytes.size())) {
-        return Error{name, -1, -1, "import cancelled"};
-    }
-    return out;
 }
 
 }  // namespace vramscope::trace
