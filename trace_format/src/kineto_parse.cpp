@@ -333,8 +333,41 @@ public:
             if (isFatal(e)) {
                 return e;
             }
+            if (irrelevant(f)) {
+                // NOTE(simdjson): leaving an object early is allowed; the array iterator skips
+                // the rest of it. Most events (flows, Python functions, CPU ops) end here.
+                return simdjson::SUCCESS;
+            }
         }
         return simdjson::SUCCESS;
+    }
+
+    /// True when the fields read so far show that commit() will drop the event.
+    static bool irrelevant(const Fields& f) {
+        if (f.ph == 0) {
+            return false;
+        }
+        if (f.ph != 'X' && f.ph != 'i' && f.ph != 'I') {
+            return true;
+        }
+        if (!f.hasName) {
+            return false;
+        }
+        if (f.ph != 'X') {
+            return f.name != kMemoryEventName;
+        }
+        if (!f.hasCat || isStep(f.name)) {
+            return false;
+        }
+        switch (f.category) {
+            case Cat::CpuOp:
+                return f.name != kCommsOpName;
+            case Cat::Other:
+            case Cat::Instant:
+                return true;
+            default:
+                return false;
+        }
     }
 
     void commit(const Fields& f);
