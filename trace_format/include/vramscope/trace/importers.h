@@ -11,6 +11,17 @@ namespace vramscope::trace {
 
 /// Imports a PyTorch CUDA memory snapshot (torch.cuda.memory._dump_snapshot: a pickle of plain
 /// data, already gunzipped). Never executes pickle code. `name` is used in messages.
+/// Per device: alloc / free_completed become Allocated-level events (free_requested is only
+/// intent and is left out), segment_alloc / segment_free / segment_map / segment_unmap become
+/// Reserved-level events, oom entries OomEvents (requested size, device_free); time_us becomes ns
+/// (clock domain "pytorch-snapshot-us", Unix time); frames become stacks, innermost first.
+/// Memory alive before recording began (frees of addresses the trace never allocated, blocks and
+/// segments alive at the dump that the trace does not hold) is added as MemoryKind::PreExisting
+/// allocs at the first trace time (time 0 for dumps without a trace), so that a running sum never
+/// goes below zero. external_annotations become UserAnnotation ranges. Entries with missing
+/// fields or unknown actions are skipped and counted in report.problems and data.dataLoss.
+/// Errors: a pickle that is damaged or cut, uses code-running opcodes (GLOBAL, REDUCE, ...:
+/// the error names the opcode and its byte offset), or is not a snapshot.
 Result<LoadedTrace> importPytorchSnapshot(std::string_view pickleBytes, const std::string& name,
                                           const ReadOptions& options = {});
 
