@@ -186,7 +186,24 @@ void put(std::vector<T>& out, const Column& c, size_t rows, T def, Conv conv) {
     out.resize(base + rows);
     T* dst = out.data() + base;
     const uint8_t* p = c.p;
-    for (size_t i = 0; i < rows; ++i) {
+    const uint8_t* end = c.p + c.bytes;
+    size_t i = 0;
+    // Small values (devices, streams, names, flags, most deltas) are one byte each: take eight
+    // at a time when none of the next eight bytes has its continuation bit set.
+    while (i + 8 <= rows && end - p >= 8) {
+        uint64_t word;
+        std::memcpy(&word, p, 8);
+        if ((word & 0x8080808080808080ull) == 0) {
+            for (int k = 0; k < 8; ++k) {
+                dst[i + k] = conv((word >> (8 * k)) & 0xFFu);
+            }
+            i += 8;
+            p += 8;
+        } else {
+            dst[i++] = conv(nextVarint(p));
+        }
+    }
+    for (; i < rows; ++i) {
         dst[i] = conv(nextVarint(p));
     }
 }
@@ -214,6 +231,9 @@ void putDelta(std::vector<T>& out, const Column& c, size_t rows) {
 /// end = start + duration (modulo 2^64); `start` already holds the chunk's rows at its end.
 void putEnds(std::vector<TimestampNs>& end, const std::vector<TimestampNs>& start, const Column& c,
              size_t rows) {
+    if (rows == 0) {
+        return;
+    }
     const size_t base = end.size();
     end.resize(base + rows);
     TimestampNs* dst = end.data() + base;

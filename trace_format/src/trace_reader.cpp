@@ -2,6 +2,7 @@
 // TraceData. Layout in proto/vramscope/trace/v1/trace.proto.
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
@@ -54,6 +55,25 @@ void decodeHeader(const v1::FileHeader& in, FileHeader& out) {
     for (const auto& kv : in.capture_settings()) {
         out.captureSettings.emplace_back(kv.key(), kv.value());
     }
+}
+
+/// Asks Linux to back a large column buffer with transparent huge pages. Filling a loaded
+/// trace's columns touches hundreds of MB of fresh memory; with 4 KiB pages the page faults cost
+/// about as much as decoding (measured with bench/format_bench: 17 -> 28 M events/s on a zstd
+/// file). Only the 2 MiB-aligned interior is advised; a kernel without THP ignores the advice.
+void adviseHugePages(const void* data, size_t bytes) {
+#ifdef MADV_HUGEPAGE
+    constexpr uintptr_t kHuge = uintptr_t{2} << 20;
+    const auto begin = reinterpret_cast<uintptr_t>(data);
+    const uintptr_t first = (begin + kHuge - 1) & ~(kHuge - 1);
+    const uintptr_t last = (begin + bytes) & ~(kHuge - 1);
+    if (last > first) {
+        ::madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
+    }
+#else
+    (void)data;
+    (void)bytes;
+#endif
 }
 
 std::string plural(uint64_t n, const char* one, const char* many) {
@@ -311,6 +331,7 @@ void Reader::reserveAhead() {
     auto reserveAll = [](size_t n, auto&... columns) {
         try {
             (columns.reserve(n), ...);
+            (adviseHugePages(columns.data(), columns.capacity() * sizeof(columns[0])), ...);
         } catch (const std::bad_alloc&) {
         }
     };

@@ -346,3 +346,56 @@ TEST(MalformedInput, UnreadableFileIsAnErrorNamingThePath) {
     auto dir = readTraceFile(std::filesystem::temp_directory_path().string());
     EXPECT_FALSE(dir.ok());
 }
+
+TEST(MalformedInput, MutatedPayloadsWithValidCrcsNeverCrash) {
+    // Real chunks with a few bytes changed, re-framed with a matching CRC, so that the damage
+    // reaches the chunk decoder instead of being caught by the CRC.
+    WriterOptions opt;
+    opt.compress = false;
+    opt.eventsPerChunk = 16;
+    const std::string good = writeTraceBytes(makeFullTrace(40), opt);
+    std::vector<std::string> payloads;
+    for (size_t off = kPreambleBytes; off < good.size();) {
+        uint32_t len = 0;
+        for (int i = 0; i < 4; ++i) {
+            len |= uint32_t{static_cast<unsigned char>(good[off + i])} << (8 * i);
+        }
+        payloads.push_back(good.substr(off + kFrameHeadBytes, len));
+        off += kFrameHeadBytes + len + kFrameTailBytes;
+    }
+    ASSERT_GE(payloads.size(), 3u);
+    std::mt19937_64 rng(99);
+    for (int trial = 0; trial < 2000; ++trial) {
+        std::string bytes = preamble() + frame(payloads[0]);
+        for (size_t i = 1; i < payloads.size(); ++i) {
+            std::string p = payloads[i];
+            const int edits = 1 + static_cast<int>(rng() % 4);
+            for (int e = 0; e < edits && !p.empty(); ++e) {
+                const size_t at = rng() % p.size();
+                switch (rng() % 3) {
+                    case 0:
+                        p[at] = static_cast<char>(rng());
+                        break;
+                    case 1:
+                        p.erase(at, 1 + rng() % 8);
+                        break;
+                    default:
+                        p.insert(at, 1, static_cast<char>(rng() | 0x80));
+                }
+            }
+            bytes += frame(p);
+        }
+        auto r = read(bytes);
+        ASSERT_TRUE(r.ok());
+        EXPECT_EQ(r->report.framesLoaded + r->report.framesSkipped, payloads.size());
+        for (StringId id : r->data.kernels.name) {
+            ASSERT_LT(id, r->data.strings.size());
+        }
+        for (StackId id : r->data.memory.stack) {
+            ASSERT_LT(id, r->data.stacks.size());
+        }
+        ASSERT_EQ(r->data.memory.address.size(), r->data.memory.size());
+        ASSERT_EQ(r->data.kernels.endNs.size(), r->data.kernels.size());
+        ASSERT_EQ(r->data.counters.value.size(), r->data.counters.size());
+    }
+}

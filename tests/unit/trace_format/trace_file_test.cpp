@@ -311,3 +311,66 @@ TEST(TraceFile, LooksLikeVscopeChecksTheMagic) {
     EXPECT_FALSE(looksLikeVscope("{\"traceEvents\": []}"));
     EXPECT_FALSE(looksLikeVscope(""));
 }
+
+namespace {
+
+void putVarint(std::string& s, uint64_t v) {
+    while (v >= 0x80) {
+        s.push_back(static_cast<char>((v & 0x7F) | 0x80));
+        v >>= 7;
+    }
+    s.push_back(static_cast<char>(v));
+}
+
+std::string lengthDelimited(int field, const std::string& body) {
+    std::string s;
+    putVarint(s, (static_cast<uint64_t>(field) << 3) | 2);
+    putVarint(s, body.size());
+    return s + body;
+}
+
+}  // namespace
+
+// Protobuf parsers must accept repeated scalars both packed and unpacked, and a message field
+// given twice is merged (its repeated fields concatenated); the encoding guide at
+// protobuf.dev/programming-guides/encoding says so. Our writer only packs, but other writers may
+// not.
+TEST(TraceFile, ReadsUnpackedAndRepeatedColumnsLikePackedOnes) {
+    std::string memory;
+    for (uint64_t zigzagDelta : {2000u, 20u}) {  // deltas +1000 (first row absolute), +10
+        putVarint(memory, (1 << 3) | 0);         // timestamp_ns_delta, unpacked
+        putVarint(memory, zigzagDelta);
+    }
+    std::string sizes;
+    putVarint(sizes, 64);
+    putVarint(sizes, 128);
+    memory += lengthDelimited(3, sizes);  // size_bytes, packed
+    std::string kernelsA;
+    std::string kernelsB;
+    std::string start;
+    putVarint(start, 200);  // zigzag(100)
+    kernelsA = lengthDelimited(1, start);
+    putVarint(start, 10);  // a second packed run of the same column: +5
+    kernelsB = lengthDelimited(1, start.substr(2));
+    const std::string chunk =
+        lengthDelimited(5, memory) + lengthDelimited(6, kernelsA) + lengthDelimited(6, kernelsB);
+    const std::string header = lengthDelimited(1, lengthDelimited(3, "hand-made"));
+    auto r = readTraceBytes(preamble() + frame(header) + frame(chunk), "mixed.vscope");
+    ASSERT_TRUE(r.ok()) << r.error().describe();
+    EXPECT_TRUE(r->report.problems.empty());
+    EXPECT_EQ(r->data.header.producer, "hand-made");
+    EXPECT_EQ(r->data.memory.timestampNs, (std::vector<TimestampNs>{1000, 1010}));
+    EXPECT_EQ(r->data.memory.sizeBytes, (std::vector<uint64_t>{64, 128}));
+    EXPECT_EQ(r->data.kernels.startNs, (std::vector<TimestampNs>{100, 105}));
+    EXPECT_EQ(r->data.kernels.endNs, (std::vector<TimestampNs>{100, 105}));
+}
+
+TEST(TraceFile, TextThatIsNotUtf8RoundTrips) {
+    TraceData in;
+    in.header.host = std::string("h\xE9te", 4);  // Latin-1, as some hosts name themselves
+    const StringId id = in.intern(std::string("/home/j\xFCrgen/model.py", 22));
+    in.kernels.append({1, 2, 0, 0, id, KernelCategory::Compute, -1, 0, 0});
+    const LoadedTrace out = readOk(writeTraceBytes(in));
+    expectSameTrace(in, out.data);
+    EXPECT_TRUE(out.report.problems.empty());
+}
