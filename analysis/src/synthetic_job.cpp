@@ -228,7 +228,7 @@ bool leaks(const SyntheticJobSpec& spec, int rank) {
 /// Kernels of one iteration on one rank, in start-time order.
 void appendKernels(TraceData& data, const SyntheticJobSpec& spec, const Timing& tm,
                    const Names& names, int64_t start, int64_t end, trace::DeviceIndex device,
-                   uint64_t& correlation) {
+                   uint64_t& correlation, uint64_t* noise) {
     const int64_t commStart = start + tm.computeNs - tm.overlapNs;
     const bool withComm = spec.ranks > 1;
     bool commDone = !withComm;
@@ -243,7 +243,12 @@ void appendKernels(TraceData& data, const SyntheticJobSpec& spec, const Timing& 
         if (!commDone && commStart <= ks) {
             comm();
         }
-        data.kernels.append({ks, ks + spec.computeKernelNs, device, kComputeStream,
+        const int64_t early =
+            noise != nullptr
+                ? static_cast<int64_t>(splitMix64(*noise) %
+                                       static_cast<uint64_t>(spec.computeKernelNs / 4 + 1))
+                : 0;
+        data.kernels.append({ks, ks + spec.computeKernelNs - early, device, kComputeStream,
                              names.kernel[static_cast<size_t>(k)], KernelCategory::Compute,
                              ks - kLaunchLeadNs, 0, correlation++});
     }
@@ -357,9 +362,19 @@ TraceData generateSyntheticRank(const SyntheticJobSpec& spec, int rank) {
     MemoryWriter mem(data, spec, device, base);
     const uint64_t optimizerOffset = alignUp(spec.weightBytes);
     const uint64_t activationOffset = optimizerOffset + alignUp(spec.optimizerBytes);
-    const uint64_t leakOffset = activationOffset + a * alignUp(spec.activationBytes);
+    const uint64_t leakOffset = activationOffset + a * (alignUp(spec.activationBytes) +
+                                                        (spec.benchmarkNoise ? 1u << 20 : 0));
     mem.alloc(kWeightsTimeNs, 0, spec.weightBytes, names.weights, 0);
     mem.alloc(kOptimizerTimeNs, optimizerOffset, spec.optimizerBytes, names.optimizer, 0);
+
+    uint64_t noiseState = pick ^ 0xa0761d6478bd642full;
+    uint64_t* noise = spec.benchmarkNoise ? &noiseState : nullptr;
+    // Benchmark noise: a random value in [0, bound), 0 without noise.
+    auto jitter = [&](uint64_t bound) -> uint64_t {
+        return noise != nullptr && bound > 0 ? splitMix64(*noise) % bound : 0;
+    };
+    const uint64_t slotBytes = alignUp(spec.activationBytes) + (spec.benchmarkNoise ? 1u << 20 : 0);
+    std::vector<uint64_t> slotOffset(a, 0);
 
     uint64_t correlation = 1;
     for (int i = 0; i < spec.iterations; ++i) {
@@ -378,8 +393,10 @@ TraceData generateSyntheticRank(const SyntheticJobSpec& spec, int rank) {
                             trace::kHostDevice, RangeKind::Nvtx});
 
         for (uint64_t j = 0; j < a; ++j) {
-            mem.alloc(start + static_cast<int64_t>(j) * tm.fwdStepNs,
-                      activationOffset + j * alignUp(spec.activationBytes), spec.activationBytes,
+            slotOffset[j] = jitter(2048) * kAlignBytes;
+            const auto late = static_cast<int64_t>(jitter(static_cast<uint64_t>(tm.fwdStepNs / 4)));
+            mem.alloc(start + static_cast<int64_t>(j) * tm.fwdStepNs + late,
+                      activationOffset + j * slotBytes + slotOffset[j], spec.activationBytes,
                       names.activation[j], forwardRange);
         }
         if (leaky) {
@@ -389,12 +406,14 @@ TraceData generateSyntheticRank(const SyntheticJobSpec& spec, int rank) {
         }
         for (uint64_t k = 0; k < a; ++k) {
             const uint64_t j = a - 1 - k;  // backward frees in reverse order
-            mem.free(start + tm.forwardNs + static_cast<int64_t>(a - j) * tm.bwdStepNs,
-                     activationOffset + j * alignUp(spec.activationBytes), spec.activationBytes,
+            const auto early =
+                static_cast<int64_t>(jitter(static_cast<uint64_t>(tm.bwdStepNs / 4)));
+            mem.free(start + tm.forwardNs + static_cast<int64_t>(a - j) * tm.bwdStepNs - early,
+                     activationOffset + j * slotBytes + slotOffset[j], spec.activationBytes,
                      names.activation[j], backwardRange);
         }
 
-        appendKernels(data, spec, tm, names, start, end, device, correlation);
+        appendKernels(data, spec, tm, names, start, end, device, correlation, noise);
         if (spec.ranks > 1) {
             trace::CollectiveEvent c;
             c.startNs = start + tm.computeNs - tm.overlapNs;

@@ -43,6 +43,9 @@ int runSynth(CommandContext& ctx) {
         {"--leak-rank", true, "R", "the rank that leaks, -1 for all; default 0"},
         {"--straggler-rank", true, "R", "a rank that starts every iteration 2 ms late"},
         {"--seed", true, "S", "changes addresses and names only, never times or sizes; default 1"},
+        {"--noise", false, "",
+         "benchmarks: irregular times and addresses that compress like a real trace (peak bytes "
+         "unchanged, times no longer exact)"},
         {"--no-compress", false, "", "write frames without zstd compression"},
         {"--output", true, "OUT", "OUT.vscope or a directory; required", "-o"},
     };
@@ -106,6 +109,7 @@ int runSynth(CommandContext& ctx) {
         }
         spec.iterations = analysis::iterationsForEventCount(spec, static_cast<uint64_t>(*v));
     }
+    spec.benchmarkNoise = args->has("--noise");
     if (const std::string problem = analysis::validateSyntheticJobSpec(spec); !problem.empty()) {
         return usageError(ctx, problem, help);
     }

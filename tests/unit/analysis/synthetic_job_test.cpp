@@ -358,6 +358,35 @@ TEST(SyntheticJob, OneRankHasNoCollectives) {
     EXPECT_EQ(e.P, e.C + spec.hostGapNs);
 }
 
+TEST(SyntheticJob, BenchmarkNoiseKeepsSizesCountsAndPeakBytes) {
+    auto spec = smallSpec();
+    const auto plain = generateSyntheticJob(spec);
+    spec.benchmarkNoise = true;
+    const auto noisy = generateSyntheticJob(spec);
+    const auto again = generateSyntheticJob(spec);
+    for (size_t r = 0; r < plain.size(); ++r) {
+        const auto& p = plain[r];
+        const auto& n = noisy[r];
+        EXPECT_EQ(n.memory.timestampNs, again[r].memory.timestampNs);  // still deterministic
+        EXPECT_EQ(n.memory.sizeBytes, p.memory.sizeBytes);
+        EXPECT_EQ(n.memory.action, p.memory.action);
+        EXPECT_EQ(n.kernels.size(), p.kernels.size());
+        EXPECT_NE(n.memory.timestampNs, p.memory.timestampNs);
+        EXPECT_NE(n.memory.address, p.memory.address);
+        EXPECT_TRUE(std::is_sorted(n.memory.timestampNs.begin(), n.memory.timestampNs.end()));
+        for (size_t k = 0; k < n.kernels.size(); ++k) {
+            EXPECT_LE(n.kernels.endNs[k], p.kernels.endNs[k]);
+            EXPECT_GT(n.kernels.endNs[k], n.kernels.startNs[k]);
+        }
+        const auto tp = buildMemoryTimelines(p);
+        const auto tn = buildMemoryTimelines(n);
+        EXPECT_EQ(tn[0].peakAllocatedBytes, tp[0].peakAllocatedBytes);
+        EXPECT_EQ(tn[0].peakReservedBytes, tp[0].peakReservedBytes);
+        EXPECT_EQ(tn[0].allocatedUnmatchedFrees, 0u);  // every free finds its alloc's address
+        EXPECT_EQ(tn[0].allocated.bytes.back(), tp[0].allocated.bytes.back());
+    }
+}
+
 TEST(SyntheticJob, InvalidSpecsAreRefusedWithASentence) {
     auto bad = smallSpec();
     bad.ranks = 0;

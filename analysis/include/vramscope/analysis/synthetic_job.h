@@ -78,6 +78,12 @@ struct SyntheticJobSpec {
     int64_t hostGapNs = 1'000'000;   ///< idle gap between iterations (host-bound)
     int64_t allReduceOverlapNs = 0;  ///< all-reduce starts this long before backward ends
     int gpusPerNode = 8;             ///< local rank = device index = rank % gpusPerNode
+    /// For benchmarks only: irregular data that compresses like a real trace. Each compute kernel
+    /// ends up to d/4 early; each activation alloc comes up to (F/A)/4 late and each free up to
+    /// (B/A)/4 early; each activation lies at a random 512-byte-aligned offset within 1 MiB of
+    /// its slot. Sizes, event counts and order stay as above, so the peak bytes still follow the
+    /// formulas; the times of events (and of the peaks) no longer do exactly.
+    bool benchmarkNoise = false;
 };
 
 /// Empty when `spec` can be generated; otherwise a sentence naming the bad parameter. Needs
