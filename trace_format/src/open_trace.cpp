@@ -260,6 +260,19 @@ Result<LoadedTrace> openTraceBytes(const std::string& bytes, const std::string& 
 }
 
 Result<LoadedTrace> openTrace(const std::string& path, const ReadOptions& options) {
+    if (isArchiveName(path)) {
+        Job job;
+        openArchive(job, path, options);
+        if (job.ranks.size() == 1) {
+            return std::move(job.ranks.front().trace);
+        }
+        if (job.ranks.empty()) {
+            return job.skipped.empty() ? makeError(path, "the archive holds no supported trace")
+                                       : job.skipped.front();
+        }
+        return makeError(path, "the archive holds " + std::to_string(job.ranks.size()) +
+                                   " traces (one per rank): open it as a job");
+    }
     InputNotes notes;
     auto bytes = readInputBytes(path, kMaxInputBytes, &notes);
     if (!bytes) {

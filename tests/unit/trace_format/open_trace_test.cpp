@@ -205,6 +205,9 @@ TEST(OpenJob, OpensTarGzMembersAsRanks) {
                                         {"job/README", "not a trace"}});
     auto job = openJob({dir.file("job.tar.gz")});
     ASSERT_TRUE(job.ok()) << job.error().describe();
+    auto asOne = openTrace(dir.file("job.tar.gz"));
+    ASSERT_FALSE(asOne.ok());
+    EXPECT_NE(asOne.error().message.find("open it as a job"), std::string::npos);
     ASSERT_EQ(job->ranks.size(), 2u);
     EXPECT_EQ(job->ranks[0].trace.data.header.rank, 0);
     EXPECT_EQ(job->ranks[0].trace.data.kernels.size(), 3u);

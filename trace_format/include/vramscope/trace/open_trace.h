@@ -21,8 +21,9 @@ const char* toString(InputFormat format);
 /// .json, each optionally .gz). SQLite files (Nsight Systems exports) and anything else: Unknown.
 InputFormat detectFormat(std::string_view firstBytes, std::string_view fileName);
 
-/// Opens one file of any supported format (gzip-compressed or not). Errors name the file and,
-/// where the format has one, the byte offset; an unsupported format is an Error that says so.
+/// Opens one file of any supported format (gzip-compressed or not), or an archive holding exactly
+/// one trace. Errors name the file and, where the format has one, the byte offset; an unsupported
+/// format, and an archive of several traces (use openJob), are Errors that say so.
 /// Importers report what they skipped in report.problems and data.dataLoss.
 Result<LoadedTrace> openTrace(const std::string& path, const ReadOptions& options = {});
 
