@@ -75,10 +75,11 @@ CollectiveMatch matchCollectives(const std::vector<RankInput>& ranks) {
         }
         perRank.emplace_back(in.rank, std::move(seen));
     }
-    result.method = allKeyed ? "communicator+sequence" : "order";
+    result.method = perRank.empty() ? "none" : allKeyed ? "communicator+sequence" : "order";
     result.source = anyEvents && anyKernels ? "collective events and communication kernels"
                     : anyEvents             ? "collective events"
-                                            : "communication kernels";
+                    : anyKernels            ? "communication kernels"
+                                            : "none";
     // key: (communicator, function, sequence or order index)
     std::map<std::tuple<uint64_t, std::string, int64_t>, MatchedCollective> groups;
     for (auto& [rank, seen] : perRank) {

@@ -39,7 +39,8 @@ struct RankWait {
 
 /// The result of matching. `method`: "communicator+sequence" (the cross-rank key of DESIGN.md's
 /// NCCL facts: communicator hash, function, sequence number), or "order" (the k-th collective of a
-/// function on each rank, in start order, when the key is not known on every rank).
+/// function on each rank, in start order, when the key is not known on every rank), or "none" when
+/// no rank has collectives.
 struct CollectiveMatch {
     std::string method;
     std::string source;                          ///< "collective events" or "communication kernels"

@@ -1,0 +1,229 @@
+// vramscope-cli's analysis outputs run in-process: report's analysis fields, check, flame and
+// batch-fit. Expected values come from the formulas of the synthetic job
+// (analysis/include/vramscope/analysis/synthetic_job.h) and the bundled sample's parameters
+// (resources/README.md: 4 ranks, 10 iterations, rank 1 leaks 512 MiB per iteration, rank 3
+// starts every iteration 2 ms late, other parameters at their defaults).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <sstream>
+
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_command.h"
+#include "vramscope/analysis/synthetic_job.h"
+#include "vramscope/trace/trace_file.h"
+
+namespace vramscope::app {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CliRun {
+    int code = -1;
+    std::string out;
+    std::string err;
+};
+
+CliRun run(std::vector<std::string> args) {
+    std::ostringstream out, err;
+    CliRun r;
+    r.code = runCli(args, out, err);
+    r.out = out.str();
+    r.err = err.str();
+    return r;
+}
+
+fs::path tempDir() {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    fs::path p = fs::temp_directory_path() /
+                 ("vramscope_analysis_cli_" + std::to_string(::getpid()) + "_" + info->name());
+    fs::remove_all(p);
+    fs::create_directories(p);
+    return p;
+}
+
+/// The sample's figures, from the synthetic job's formulas with its default parameters.
+struct Sample {
+    const int64_t N = 10, s = 2'000'000, h = 1'000'000;
+    const int64_t C = 48 * 400'000;
+    const int64_t D = int64_t(std::ceil(536870912.0 * 2 * 3 / 4 / 100e9 * 1e9));
+    const int64_t L = 512ll << 20;
+    const int64_t WO = 12ll << 30;
+    const int64_t peakLeaking = WO + 24 * (256ll << 20) + N * L;  // rank 1, last iteration
+};
+
+TEST(AnalysisCli, ReportJsonCarriesTheAnalysesOfTheSample) {
+    const CliRun r = run({"report", "--json", "--gpu-hour-price", "2", "--planned-steps", "1000"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    const Sample x;
+    ASSERT_EQ(j["devices"].size(), 4u);
+    for (const auto& d : j["devices"]) {
+        const int rank = d["rank"].get<int>();
+        const int64_t sr = rank == 3 ? x.s : 0;
+        EXPECT_EQ(d["iterations"]["count"], x.N);
+        EXPECT_EQ(d["iterations"]["source"], "ranges");
+        const auto& t = d["time_breakdown"];
+        EXPECT_EQ(t["compute_ns"], x.N * x.C);
+        EXPECT_EQ(t["communication_ns"], x.N * (x.s - sr + x.D));
+        EXPECT_EQ(t["idle_ns"], (x.N - 1) * (x.h + sr));
+        EXPECT_EQ(t["overlap_ns"], 0);
+        EXPECT_EQ(t["exposed_communication_ns"], t["communication_ns"]);
+        EXPECT_EQ(t["span_ns"], t["busy_ns"].get<int64_t>() + t["idle_ns"].get<int64_t>());
+        ASSERT_FALSE(d["idle_gaps"].empty());
+        EXPECT_EQ(d["idle_gaps"][0]["duration_ns"], x.h + sr);
+        EXPECT_EQ(d["idle_gaps"][0]["cause"], "host-bound");
+        if (rank == 1) {
+            EXPECT_EQ(d["leak"]["verdict"], "staircase");
+            EXPECT_EQ(d["leak"]["growth_bytes_per_iteration"], x.L);
+            EXPECT_DOUBLE_EQ(d["leak"]["iterations_to_oom"].get<double>(),
+                             double((80ll << 30) - x.peakLeaking) / double(x.L));
+            // Made in iterations 1..7 and alive two iterations later: 7 leaks.
+            EXPECT_EQ(d["leak"]["survivors"][0]["bytes"], 7 * x.L);
+        } else {
+            EXPECT_EQ(d["leak"]["verdict"], "sawtooth");
+            EXPECT_TRUE(d["leak"]["iterations_to_oom"].is_null());
+        }
+    }
+    EXPECT_EQ(j["collectives"]["matched"], x.N);
+    EXPECT_EQ(j["collectives"]["collectives"][0]["straggler_rank"], 3);
+    EXPECT_EQ(j["collectives"]["ranks"][0]["total_wait_ns"], x.N * x.s);
+    bool leakAdvice = false;
+    for (const auto& a : j["advice"]) {
+        if (a["rule"] == "leak") {
+            leakAdvice = true;
+            EXPECT_EQ(a["rank"], 1);
+            EXPECT_EQ(a["severity"], "critical");
+            EXPECT_EQ(a["evidence"]["growth_bytes_per_iteration"], double(x.L));
+        }
+    }
+    EXPECT_TRUE(leakAdvice);
+    // Cost: 4 GPUs x 2 per GPU-hour x median step x 1000 steps; the median step of the ranks is
+    // s + C + D (three ranks on time; rank 3's is C + D).
+    const double hours = double(x.s + x.C + x.D) * 1000 / 3.6e12;
+    EXPECT_EQ(j["cost"]["gpus"], 4);
+    EXPECT_DOUBLE_EQ(j["cost"]["total_cost"].get<double>(), 4 * 2.0 * hours);
+}
+
+TEST(AnalysisCli, ReportTextStatesTheFormulas) {
+    const CliRun r = run({"report"});
+    ASSERT_EQ(r.code, 0);
+    EXPECT_NE(r.out.find("(span - busy)"), std::string::npos);
+    EXPECT_NE(r.out.find("exposed communication"), std::string::npos);
+    EXPECT_NE(r.out.find("(communication - overlap)"), std::string::npos);
+    EXPECT_NE(r.out.find("staircase, growing 512.00 MiB per iteration"), std::string::npos);
+    EXPECT_NE(r.out.find("[critical] leak: rank 1 GPU 1"), std::string::npos);
+}
+
+TEST(AnalysisCli, ReportRejectsBadAnalysisOptions) {
+    EXPECT_EQ(run({"report", "--iteration-regex", "(("}).code, kExitUsage);
+    EXPECT_EQ(run({"report", "--gpu-hour-price", "cheap"}).code, kExitUsage);
+    EXPECT_EQ(run({"report", "--planned-steps", "10"}).code, kExitUsage);  // needs a price
+}
+
+TEST(AnalysisCli, CheckExitCodesNameTheFailedRule) {
+    const fs::path dir = tempDir();
+    analysis::SyntheticJobSpec spec;
+    spec.ranks = 1;
+    spec.iterations = 8;
+    const auto healthy = analysis::generateSyntheticJob(spec);
+    spec.leakBytesPerIteration = 64ull << 20;
+    const auto leaking = analysis::generateSyntheticJob(spec);
+    ASSERT_TRUE(trace::writeTraceFile((dir / "healthy.vscope").string(), healthy[0]).ok());
+    ASSERT_TRUE(trace::writeTraceFile((dir / "leak.vscope").string(), leaking[0]).ok());
+    const std::string ok = (dir / "healthy.vscope").string(), bad = (dir / "leak.vscope").string();
+    // One rank: no communication, peak 18 GiB of 80 GiB = 0.225.
+    CliRun r = run({"check", ok});
+    EXPECT_EQ(r.code, kExitSuccess) << r.out;
+    EXPECT_NE(r.out.find("all checks passed"), std::string::npos);
+    r = run({"check", bad, "--fail-on-leak"});
+    EXPECT_EQ(r.code, kExitCheckFailed);
+    EXPECT_NE(r.out.find("FAIL fail-on-leak"), std::string::npos);
+    EXPECT_NE(r.out.find("failed: fail-on-leak"), std::string::npos);
+    EXPECT_EQ(run({"check", bad, "--max-peak-fraction", "0.8"}).code, kExitSuccess);
+    r = run({"check", ok, "--max-peak-fraction", "0.2"});
+    EXPECT_EQ(r.code, kExitCheckFailed);
+    EXPECT_NE(r.out.find("FAIL max-peak-fraction"), std::string::npos);
+    r = run({"check", "--max-exposed-communication", "0.3", ok, bad});
+    EXPECT_EQ(r.code, kExitSuccess);  // one rank: no communication kernels at all
+    EXPECT_EQ(run({"check", (dir / "missing.vscope").string()}).code, kExitUnreadable);
+    EXPECT_EQ(run({"check", ok, "--max-peak-fraction", "x"}).code, kExitUsage);
+    EXPECT_EQ(run({"check"}).code, kExitUsage);
+    fs::remove_all(dir);
+}
+
+TEST(AnalysisCli, FlameFoldedSumsToThePeakLiveSet) {
+    const fs::path dir = tempDir();
+    analysis::SyntheticJobSpec spec;
+    spec.ranks = 1;
+    spec.iterations = 5;
+    spec.leakBytesPerIteration = 32ull << 20;
+    const auto job = analysis::generateSyntheticJob(spec);
+    const std::string file = (dir / "rank0.vscope").string();
+    ASSERT_TRUE(trace::writeTraceFile(file, job[0]).ok());
+    CliRun r = run({"flame", file, "--at", "peak"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    // Every line "path bytes"; the bytes add up to the peak: W + O + A a + N L.
+    int64_t total = 0;
+    std::istringstream lines(r.out);
+    for (std::string line; std::getline(lines, line);) {
+        const size_t sp = line.rfind(' ');
+        ASSERT_NE(sp, std::string::npos) << line;
+        total += std::stoll(line.substr(sp + 1));
+    }
+    const int64_t peak = int64_t(spec.weightBytes + spec.optimizerBytes +
+                                 spec.activationsPerIteration * spec.activationBytes +
+                                 5 * spec.leakBytesPerIteration);
+    EXPECT_EQ(total, peak);
+    r = run({"flame", file, "--format", "json", "--by", "category"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["total_bytes"], peak);
+    EXPECT_EQ(j["grouping"], "category");
+    // Diff from before the first event (time 0) to the end: weights, optimizer state and the
+    // leaks have grown.
+    r = run({"flame", file, "--format", "json", "--at", "0", "--diff", "10s"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(
+        nlohmann::json::parse(r.out)["tree"]["bytes"],
+        int64_t(5 * spec.leakBytesPerIteration) + int64_t(spec.weightBytes + spec.optimizerBytes));
+    EXPECT_EQ(run({"flame", file, "--at", "oom"}).code, kExitUsage);  // no OOM in this trace
+    EXPECT_EQ(run({"flame", file, "--by", "colour"}).code, kExitUsage);
+    fs::remove_all(dir);
+}
+
+TEST(AnalysisCli, BatchFitFindsTheLargestBatch) {
+    const fs::path dir = tempDir();
+    std::vector<std::string> args = {"batch-fit", "--json"};
+    for (int batch : {4, 8, 16}) {
+        analysis::SyntheticJobSpec spec;
+        spec.ranks = 1;
+        spec.iterations = 2;
+        spec.activationBytes = uint64_t(batch) * (64ull << 20);  // 24 x 64 MiB = 1.5 GiB / sample
+        const auto job = analysis::generateSyntheticJob(spec);
+        const std::string file = (dir / ("b" + std::to_string(batch) + ".vscope")).string();
+        ASSERT_TRUE(trace::writeTraceFile(file, job[0]).ok());
+        args.push_back(file + ":" + std::to_string(batch));
+    }
+    const CliRun r = run(args);
+    ASSERT_EQ(r.code, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    // Reserved peak (the larger) = ceil((12 GiB + 1.5 GiB b) / 2 GiB) x 2 GiB: 18, 24, 36 GiB
+    // for b = 4, 8, 16: least squares slope 1.5 GiB, intercept 12 GiB (the points lie on it).
+    const double GiB = double(1ull << 30);
+    EXPECT_NEAR(j["slope_bytes_per_sample"].get<double>(), 1.5 * GiB, 1.0);
+    EXPECT_NEAR(j["intercept_bytes"].get<double>(), 12 * GiB, 1.0);
+    // 12 + 1.5 b <= 64 -> b = 34; <= 80 -> b = 45.
+    EXPECT_EQ(j["largest_batch_under_80_pct"], 34);
+    EXPECT_EQ(j["largest_batch_under_100_pct"], 45);
+    EXPECT_EQ(run({"batch-fit", args[2]}).code, kExitUsage);
+    EXPECT_EQ(run({"batch-fit", args[2], "nofile.vscope"}).code, kExitUsage);
+    fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace vramscope::app
