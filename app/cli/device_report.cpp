@@ -99,10 +99,12 @@ Json JobReport::toJson() const {
     return j;
 }
 
-JobReport buildJobReport(const trace::Job& job, const analysis::JobAnalysisOptions& analysisOptions) {
+JobReport buildJobReport(const trace::Job& job,
+                         const analysis::JobAnalysisOptions& analysisOptions) {
     JobReport report;
     if (auto analysed = analysis::analyzeJob(rankInputs(job), analysisOptions); analysed.ok()) {
-        report.analysis = std::make_shared<const analysis::JobAnalysis>(std::move(analysed).value());
+        report.analysis =
+            std::make_shared<const analysis::JobAnalysis>(std::move(analysed).value());
     }
     // The analysis of device `dev` of input `input`, sharing ownership with report.analysis.
     auto analysisOf = [&](size_t input, trace::DeviceIndex dev) {

@@ -43,7 +43,8 @@ struct DeviceReport {
     analysis::SeriesSource reservedSource = analysis::SeriesSource::None;
     // Add further per-device analyses here (see the file comment).
     /// Iterations, leak, time breakdown, idle gaps and model state (written by
-    /// analysis_report.h); null when the job was not analysed. Times inside are in the rank's clock.
+    /// analysis_report.h); null when the job was not analysed. Times inside are in the rank's
+    /// clock.
     std::shared_ptr<const analysis::DeviceAnalysis> analysis;
     int64_t clockOffsetNs = 0;  ///< the rank's RankTrace::clockOffsetNs
 

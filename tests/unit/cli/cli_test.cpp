@@ -152,6 +152,23 @@ TEST(Cli, OneUnreadableInputFailsTheJobUnlessKeepGoing) {
     EXPECT_EQ(nlohmann::json::parse(r.out)["devices"].size(), 1u);
 }
 
+TEST(Cli, CutFileIsReportedAsDataLossNotAsUnreadable) {
+    TempDir dir;
+    const std::string whole =
+        readFile(std::string(VRAMSCOPE_SOURCE_DIR) + "/resources/sample/sample-rank1.vscope");
+    const std::string cut = dir / "cut-rank1.vscope";
+    std::ofstream(cut, std::ios::binary) << whole.substr(0, whole.size() / 2);
+    const auto r = run({"report", "--json", cut});
+    ASSERT_EQ(r.code, kExitSuccess) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    ASSERT_FALSE(j["data_loss"].empty());
+    EXPECT_EQ(j["data_loss"][0]["file"], cut);
+    EXPECT_EQ(j["data_loss"][0]["rank"], 1);
+    const auto info = run({"info", cut});
+    ASSERT_EQ(info.code, kExitSuccess) << info.err;
+    EXPECT_NE(info.out.find("INCOMPLETE"), std::string::npos) << info.out;
+}
+
 TEST(Cli, ParsesByteCountsWithBinaryUnits) {
     EXPECT_EQ(parseByteCount("0"), 0u);
     EXPECT_EQ(parseByteCount("1048576"), 1048576u);
