@@ -1,1 +1,388 @@
-// Placeholder: being written.
+#include "main_window.h"
+
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDockWidget>
+#include <QFileInfo>
+#include <QHeaderView>
+#include <QLabel>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QProgressDialog>
+#include <QSettings>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QTreeView>
+
+#include "job_loader.h"
+#include "vramscope/analysis/live_set.h"
+#include "vramscope/widgets/details_panel.h"
+#include "vramscope/widgets/device_tree_model.h"
+#include "vramscope/widgets/memory_plot.h"
+#include "vramscope/widgets/timeline_view.h"
+#include "vramscope/widgets/units.h"
+#include "vramscope/widgets/zoom_state.h"
+
+namespace vramscope::app {
+
+using widgets::formatBytes;
+using widgets::formatDuration;
+
+namespace {
+QString gpuName(const widgets::GpuSeries& g) {
+    return g.rank >= 0 ? QObject::tr("rank %1 · GPU %2").arg(g.rank).arg(g.key.device)
+                       : QObject::tr("GPU %1").arg(g.key.device);
+}
+
+/// A time read-out precise enough for the visible span.
+QString readTime(int64_t ns, const widgets::ZoomState& zoom) {
+    const double span = static_cast<double>(zoom.visibleRange().durationNs());
+    return widgets::formatTime(static_cast<double>(ns), widgets::timeUnitFor(span), span / 1000.0);
+}
+}  // namespace
+
+MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
+    setObjectName(QStringLiteral("MainWindow"));
+    setWindowTitle(tr("vramscope"));
+    setAcceptDrops(true);
+    m_zoom = new widgets::ZoomState(this);
+    m_loader = new JobLoader(this);
+
+    m_tabs = new QTabWidget(this);
+    m_tabs->setDocumentMode(true);
+    m_tabs->tabBar()->setAutoHide(true);
+    m_timeline = new widgets::TimelineView(m_zoom, m_tabs);
+    m_tabs->addTab(m_timeline, tr("Memory"));
+    setCentralWidget(m_tabs);
+    addView(QStringLiteral("timeline"), [this] { m_tabs->setCurrentWidget(m_timeline); });
+
+    createDocks();
+    createMenus();
+
+    m_cursorLabel = new QLabel(this);
+    m_selectionLabel = new QLabel(this);
+    statusBar()->addWidget(m_cursorLabel, 1);
+    statusBar()->addPermanentWidget(m_selectionLabel);
+
+    connect(m_zoom, &widgets::ZoomState::cursorChanged, this, &MainWindow::updateCursorReadout);
+    connect(m_zoom, &widgets::ZoomState::selectionChanged, this,
+            &MainWindow::updateSelectionReadout);
+    connect(m_zoom, &widgets::ZoomState::visibleRangeChanged, this,
+            &MainWindow::updateSelectionReadout);
+    connect(m_zoom, &widgets::ZoomState::selectedGpuChanged, this, &MainWindow::updateDetails);
+    connect(m_loader, &JobLoader::finished, this, &MainWindow::onLoadFinished);
+    connect(m_loader, &JobLoader::failed, this, &MainWindow::onLoadFailed);
+    connect(m_loader, &JobLoader::cancelled, this, [this] {
+        if (m_progress) {
+            m_progress->hide();
+        }
+        statusBar()->showMessage(tr("Loading cancelled."), 5000);
+    });
+    connect(m_loader, &JobLoader::progress, this, [this](int permille, const QString& text) {
+        if (m_progress) {
+            m_progress->setValue(permille);
+            m_progress->setLabelText(text);
+        }
+    });
+
+    QSettings settings;
+    resize(1400, 900);
+    restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
+    restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+    applyTheme(settings.value(QStringLiteral("view/theme"), QStringLiteral("system")).toString());
+    updateRecentMenu();
+}
+
+MainWindow::~MainWindow() {
+    m_loader->wait();
+}
+
+void MainWindow::createDocks() {
+    m_deviceModel = new widgets::DeviceTreeModel(this);
+    m_deviceTree = new QTreeView(this);
+    m_deviceTree->setModel(m_deviceModel);
+    m_deviceTree->setRootIsDecorated(true);
+    m_deviceTree->setUniformRowHeights(true);
+    m_deviceTree->header()->setStretchLastSection(false);
+    m_deviceTree->header()->setSectionResizeMode(widgets::DeviceTreeModel::NameColumn,
+                                                 QHeaderView::Stretch);
+    m_deviceTree->header()->setSectionResizeMode(widgets::DeviceTreeModel::CapacityColumn,
+                                                 QHeaderView::ResizeToContents);
+    m_deviceTree->header()->setSectionResizeMode(widgets::DeviceTreeModel::PeakColumn,
+                                                 QHeaderView::ResizeToContents);
+    auto* devices = new QDockWidget(tr("Ranks and GPUs"), this);
+    devices->setObjectName(QStringLiteral("DevicesDock"));
+    devices->setWidget(m_deviceTree);
+    addDockWidget(Qt::LeftDockWidgetArea, devices);
+    connect(m_deviceModel, &widgets::DeviceTreeModel::checkedGpusChanged, this, [this] {
+        if (m_job) {
+            m_timeline->setShownGpus(m_deviceModel->checkedGpus());
+        }
+    });
+    connect(m_deviceTree, &QTreeView::clicked, this, [this](const QModelIndex& index) {
+        if (!m_job || !index.parent().isValid()) {
+            return;
+        }
+        const int rankIndex = index.parent().row();
+        const auto& gpus = m_job->gpus;
+        int n = 0;
+        for (const widgets::GpuSeries& g : gpus) {
+            if (g.key.rankIndex == rankIndex && n++ == index.row()) {
+                m_zoom->setSelectedGpu(g.key, m_zoom->selectedGpu() == g.key
+                                                  ? m_zoom->selectedTimeNs()
+                                              : g.peakAllocatedBytes > 0 ? g.peakAllocatedTimeNs
+                                                                         : g.peakReservedTimeNs);
+                break;
+            }
+        }
+    });
+
+    m_details = new widgets::DetailsPanel(this);
+    auto* details = new QDockWidget(tr("Details"), this);
+    details->setObjectName(QStringLiteral("DetailsDock"));
+    details->setWidget(m_details);
+    addDockWidget(Qt::RightDockWidgetArea, details);
+    resizeDocks({devices, details}, {340, 420}, Qt::Horizontal);
+}
+
+int MainWindow::addCentralTab(QWidget* view, const QString& title) {
+    return m_tabs->addTab(view, title);
+}
+
+void MainWindow::addView(const QString& name, std::function<void()> activate) {
+    m_views[name] = std::move(activate);
+}
+
+bool MainWindow::showView(const QString& name) {
+    const auto it = m_views.find(name);
+    if (it == m_views.end()) {
+        return false;
+    }
+    it->second();
+    return true;
+}
+
+QStringList MainWindow::viewNames() const {
+    QStringList names;
+    for (const auto& [name, activate] : m_views) {
+        names.append(name);
+    }
+    return names;
+}
+
+void MainWindow::openPaths(const QStringList& paths) {
+    if (!m_progress) {
+        m_progress = new QProgressDialog(this);
+        m_progress->setWindowTitle(tr("Opening"));
+        m_progress->setRange(0, 1000);
+        m_progress->setMinimumDuration(400);
+        m_progress->setAutoClose(false);
+        m_progress->setAutoReset(false);
+        connect(m_progress, &QProgressDialog::canceled, m_loader, &JobLoader::cancel);
+    }
+    std::vector<std::string> files;
+    for (const QString& p : paths) {
+        files.push_back(p.toStdString());
+    }
+    m_progress->setLabelText(paths.isEmpty()
+                                 ? tr("Opening the bundled sample")
+                                 : tr("Opening %1").arg(QString::fromStdString(jobTitle(files))));
+    m_progress->setValue(0);
+    m_progress->show();
+    statusBar()->showMessage(m_progress->labelText());
+    m_loader->start(paths);
+}
+
+void MainWindow::onLoadFinished(std::shared_ptr<const widgets::LoadedJob> job,
+                                const QStringList& paths) {
+    if (m_progress) {
+        m_progress->hide();
+    }
+    statusBar()->clearMessage();
+    setJob(std::move(job), paths);
+    if (m_job && !m_job->problems.empty()) {
+        showProblems(*m_job);
+    }
+}
+
+void MainWindow::onLoadFailed(const QString& message, const QStringList& paths) {
+    if (m_progress) {
+        m_progress->hide();
+    }
+    statusBar()->clearMessage();
+    QMessageBox::warning(
+        this, tr("Could not open"),
+        tr("<p>Nothing could be opened from %1.</p><p>%2</p>")
+            .arg(paths.join(QStringLiteral(", ")).toHtmlEscaped(), message.toHtmlEscaped()));
+}
+
+void MainWindow::showProblems(const widgets::LoadedJob& job) {
+    QStringList lines;
+    for (const std::string& p : job.problems) {
+        lines.append(QString::fromStdString(p));
+    }
+    statusBar()->showMessage(
+        tr("Opened with %n problem(s); see the message.", nullptr, static_cast<int>(lines.size())),
+        10000);
+    auto* box = new QMessageBox(QMessageBox::Warning, tr("Opened with problems"),
+                                tr("%1 was opened, but not everything in it could be used. What "
+                                   "was loaded is shown.")
+                                    .arg(QString::fromStdString(job.title)),
+                                QMessageBox::Ok, this);
+    box->setDetailedText(lines.join(QLatin1Char('\n')));
+    box->setInformativeText(lines.mid(0, 3).join(QLatin1Char('\n')));
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->open();
+}
+
+void MainWindow::setJob(std::shared_ptr<const widgets::LoadedJob> job, const QStringList& paths) {
+    m_job = std::move(job);
+    m_currentPaths = paths;
+    if (!paths.isEmpty()) {
+        addRecent(paths);
+    }
+    setWindowTitle(m_job ? tr("%1 — vramscope").arg(QString::fromStdString(m_job->title))
+                         : tr("vramscope"));
+    m_zoom->setSelectedGpu({}, 0);
+    m_zoom->setFullRange({0, m_job ? m_job->durationNs : 1});
+    m_deviceModel->setJob(m_job, widgets::PlotColors::fromPalette(palette()).dark);
+    m_deviceTree->expandAll();
+    m_timeline->setJob(m_job);
+    m_details->clear(tr("Click a GPU's plot to list the allocations alive at that time."));
+    updateSelectionReadout();
+    if (m_job && !m_job->gpus.empty()) {
+        // Start with something to read: what is alive at the first GPU's peak.
+        const widgets::GpuSeries& first = m_job->gpus.front();
+        m_zoom->setSelectedGpu(first.key, first.peakAllocatedBytes > 0 ? first.peakAllocatedTimeNs
+                                                                       : first.peakReservedTimeNs);
+    }
+    emit jobChanged(m_job);
+}
+
+void MainWindow::updateCursorReadout() {
+    if (!m_job || !m_zoom->hasCursor()) {
+        m_cursorLabel->clear();
+        return;
+    }
+    const int64_t t = m_zoom->cursorNs();
+    QString text = tr("t = %1").arg(readTime(t, *m_zoom));
+    if (const widgets::GpuSeries* g = m_job->gpu(m_zoom->cursorGpu())) {
+        text += QStringLiteral("   ") + gpuName(*g);
+        if (!g->allocated.series().empty()) {
+            text += tr("   allocated %1")
+                        .arg(formatBytes(static_cast<double>(g->allocated.series().valueAt(t))));
+        }
+        if (!g->reserved.series().empty()) {
+            text += tr("   reserved %1")
+                        .arg(formatBytes(static_cast<double>(g->reserved.series().valueAt(t))));
+        }
+        if (g->capacityBytes > 0) {
+            const int64_t used = g->reserved.series().empty() ? g->allocated.series().valueAt(t)
+                                                              : g->reserved.series().valueAt(t);
+            text +=
+                tr("   (%1 % of capacity)")
+                    .arg(100.0 * static_cast<double>(used) / static_cast<double>(g->capacityBytes),
+                         0, 'f', 1);
+        }
+    }
+    m_cursorLabel->setText(text);
+}
+
+void MainWindow::updateSelectionReadout() {
+    if (!m_zoom->hasSelection()) {
+        const widgets::TimeRange v = m_zoom->visibleRange();
+        m_selectionLabel->setText(
+            m_job ? tr("showing %1 of %2")
+                        .arg(formatDuration(static_cast<double>(v.durationNs())),
+                             formatDuration(static_cast<double>(m_job->durationNs)))
+                  : QString());
+        return;
+    }
+    const widgets::TimeRange s = m_zoom->selection();
+    m_selectionLabel->setText(tr("selected %1 – %2 (%3); Z zooms to it")
+                                  .arg(readTime(s.startNs, *m_zoom), readTime(s.endNs, *m_zoom),
+                                       formatDuration(static_cast<double>(s.durationNs()))));
+}
+
+void MainWindow::updateDetails() {
+    const widgets::GpuKey key = m_zoom->selectedGpu();
+    const widgets::GpuSeries* g = m_job ? m_job->gpu(key) : nullptr;
+    if (!g) {
+        m_details->clear(tr("Click a GPU's plot to list the allocations alive at that time."));
+        return;
+    }
+    const trace::TraceData& data = m_job->job.ranks[static_cast<size_t>(key.rankIndex)].trace.data;
+    const int64_t jobT = m_zoom->selectedTimeNs();
+    const int64_t rankT = m_job->toRankNs(key.rankIndex, jobT);
+    const trace::MemoryLevel level = analysis::detailLevel(data, key.device);
+    const std::vector<analysis::LiveAllocation> live =
+        analysis::liveSetAt(data, key.device, level, rankT);
+    std::vector<widgets::LiveRow> rows = widgets::liveRowsFrom(data, live, rankT);
+    uint64_t total = 0;
+    for (const widgets::LiveRow& r : rows) {
+        total += r.sizeBytes;
+    }
+    QString heading =
+        tr("<b>%1</b> at %2: %n %3 alive, %4", nullptr, static_cast<int>(rows.size()))
+            .arg(gpuName(*g), readTime(jobT, *m_zoom),
+                 level == trace::MemoryLevel::Allocated ? tr("allocation(s)") : tr("segment(s)"),
+                 formatBytes(static_cast<double>(total)));
+    if (rows.empty() && g->memoryEvents == 0) {
+        heading += tr("<br>This trace has only memory totals for this GPU, no allocation events.");
+    }
+    m_details->setLiveSet(heading, std::move(rows));
+}
+
+QImage MainWindow::renderToImage(QSize size) {
+    resize(size);
+    show();
+    for (int i = 0; i < 3; ++i) {
+        QApplication::processEvents();
+    }
+    m_timeline->replotNow();
+    QApplication::processEvents();
+    return grab().toImage();
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+    m_loader->cancel();
+    QSettings settings;
+    settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
+    settings.setValue(QStringLiteral("window/state"), saveState());
+    QMainWindow::closeEvent(event);
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
+    if (event->mimeData()->hasUrls()) {
+        for (const QUrl& url : event->mimeData()->urls()) {
+            if (url.isLocalFile()) {
+                event->acceptProposedAction();
+                return;
+            }
+        }
+    }
+}
+
+void MainWindow::dropEvent(QDropEvent* event) {
+    QStringList paths;
+    for (const QUrl& url : event->mimeData()->urls()) {
+        if (url.isLocalFile()) {
+            paths.append(url.toLocalFile());
+        }
+    }
+    if (!paths.isEmpty()) {
+        event->acceptProposedAction();
+        openPaths(paths);
+    }
+}
+
+void MainWindow::changeEvent(QEvent* event) {
+    if (event->type() == QEvent::PaletteChange && m_job && !m_applyingTheme) {
+        m_deviceModel->setJob(m_job, widgets::PlotColors::fromPalette(palette()).dark);
+        m_deviceModel->setCheckedGpus(m_timeline->shownGpus());
+        m_deviceTree->expandAll();
+    }
+    QMainWindow::changeEvent(event);
+}
+
+}  // namespace vramscope::app

@@ -1,0 +1,119 @@
+#pragma once
+// The vramscope main window: timeline in the centre, ranks and GPUs on the left, details on the
+// right, menus, status bar read-out, recent files and window state.
+
+#include <QMainWindow>
+#include <QStringList>
+
+#include <functional>
+#include <map>
+#include <memory>
+
+#include "vramscope/widgets/loaded_job.h"
+
+class QAction;
+class QActionGroup;
+class QLabel;
+class QMenu;
+class QProgressDialog;
+class QTabWidget;
+class QTreeView;
+
+namespace vramscope::widgets {
+class DetailsPanel;
+class DeviceTreeModel;
+class TimelineView;
+class ZoomState;
+}  // namespace vramscope::widgets
+
+namespace vramscope::app {
+
+class JobLoader;
+
+/// Owns the shared ZoomState and the views that follow it. Jobs arrive as immutable LoadedJob
+/// values, loaded on a worker thread (openPaths) or handed in ready (setJob). Further views join
+/// as tabs of the centre (addCentralTab) or docks, and register a name for --view (addView).
+/// GUI thread only.
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+public:
+    explicit MainWindow(QWidget* parent = nullptr);
+    ~MainWindow() override;
+
+    /// Loads files and directories as one job on a worker thread, with a cancellable progress
+    /// dialog; an empty list opens the bundled sample.
+    void openPaths(const QStringList& paths);
+    /// Shows `job` (loaded elsewhere, e.g. synchronously for --screenshot). `paths` go to the
+    /// recent list when not empty.
+    void setJob(std::shared_ptr<const widgets::LoadedJob> job, const QStringList& paths = {});
+    const std::shared_ptr<const widgets::LoadedJob>& job() const { return m_job; }
+
+    widgets::ZoomState* zoomState() const { return m_zoom; }
+    widgets::TimelineView* timeline() const { return m_timeline; }
+    widgets::DetailsPanel* details() const { return m_details; }
+    widgets::DeviceTreeModel* deviceModel() const { return m_deviceModel; }
+    QTabWidget* centralTabs() const { return m_tabs; }
+
+    /// Adds a view as a tab of the centre, e.g. a flame view or communication lanes.
+    int addCentralTab(QWidget* view, const QString& title);
+    /// Registers a view name for showView (and the command line's --view).
+    void addView(const QString& name, std::function<void()> activate);
+    /// Brings the named view to the front; false when no view has that name.
+    bool showView(const QString& name);
+    QStringList viewNames() const;
+
+    /// Switches to the "system", "light" or "dark" palette for this session (View > Theme keeps
+    /// the choice).
+    void setTheme(const QString& theme) { applyTheme(theme); }
+
+    /// Renders the whole window at `size` (logical px) into an image, after replotting every view.
+    QImage renderToImage(QSize size);
+
+signals:
+    /// A job has been shown; views added as tabs or docks follow it from here.
+    void jobChanged(std::shared_ptr<const vramscope::widgets::LoadedJob> job);
+
+protected:
+    void closeEvent(QCloseEvent* event) override;
+    void dragEnterEvent(QDragEnterEvent* event) override;
+    void dropEvent(QDropEvent* event) override;
+    void changeEvent(QEvent* event) override;
+
+private:
+    void createDocks();
+    void createMenus();
+    void createViewActions(QMenu* view);
+    void createHelpMenu();
+    void applyTheme(const QString& theme);
+    void updateRecentMenu();
+    void addRecent(const QStringList& paths);
+    void updateCursorReadout();
+    void updateSelectionReadout();
+    void updateDetails();
+    void showProblems(const widgets::LoadedJob& job);
+    void onLoadFinished(std::shared_ptr<const widgets::LoadedJob> job, const QStringList& paths);
+    void onLoadFailed(const QString& message, const QStringList& paths);
+    void showShortcuts();
+    void showAbout();
+
+    widgets::ZoomState* m_zoom = nullptr;
+    std::shared_ptr<const widgets::LoadedJob> m_job;
+    JobLoader* m_loader = nullptr;
+    QProgressDialog* m_progress = nullptr;
+
+    QTabWidget* m_tabs = nullptr;
+    widgets::TimelineView* m_timeline = nullptr;
+    widgets::DeviceTreeModel* m_deviceModel = nullptr;
+    QTreeView* m_deviceTree = nullptr;
+    widgets::DetailsPanel* m_details = nullptr;
+    QLabel* m_cursorLabel = nullptr;
+    QLabel* m_selectionLabel = nullptr;
+    QMenu* m_recentMenu = nullptr;
+    QActionGroup* m_layoutGroup = nullptr;
+    QActionGroup* m_themeGroup = nullptr;
+    std::map<QString, std::function<void()>> m_views;
+    QStringList m_currentPaths;
+    bool m_applyingTheme = false;
+};
+
+}  // namespace vramscope::app

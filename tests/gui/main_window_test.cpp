@@ -1,0 +1,291 @@
+// The main window on the bundled sample and on real traces: one plot per GPU, plotted data equal
+// to the analysis, shared zoom, details equal to an independent replay, screenshots.
+#include <QApplication>
+#include <QFileInfo>
+#include <QImage>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QWheelEvent>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "job_loader.h"
+#include "main_window.h"
+#include "vramscope/analysis/memory_timeline.h"
+#include "vramscope/widgets/details_panel.h"
+#include "vramscope/widgets/device_tree_model.h"
+#include "vramscope/widgets/heat_strip.h"
+#include "vramscope/widgets/memory_plot.h"
+#include "vramscope/widgets/timeline_view.h"
+#include "vramscope/widgets/zoom_state.h"
+
+using namespace vramscope;
+
+namespace {
+
+std::shared_ptr<const widgets::LoadedJob> sample() {
+    auto loaded = app::loadBundledSample();
+    EXPECT_TRUE(loaded.ok()) << (loaded.ok() ? "" : loaded.error().describe());
+    return loaded.ok() ? loaded.value() : nullptr;
+}
+
+/// (rank index, device) of every GPU a rank's trace mentions in its header, memory events or
+/// memory counters: what should get a plot.
+std::set<std::pair<int, int>> gpusMentioned(const trace::Job& job) {
+    std::set<std::pair<int, int>> out;
+    for (size_t r = 0; r < job.ranks.size(); ++r) {
+        const trace::TraceData& d = job.ranks[r].trace.data;
+        for (const trace::DeviceInfo& dev : d.header.devices) {
+            out.insert({static_cast<int>(r), dev.index});
+        }
+        for (size_t i = 0; i < d.memory.size(); ++i) {
+            if (d.memory.device[i] >= 0) {
+                out.insert({static_cast<int>(r), d.memory.device[i]});
+            }
+        }
+        for (size_t i = 0; i < d.counters.size(); ++i) {
+            if (d.counters.kind[i] != trace::CounterKind::Generic && d.counters.device[i] >= 0) {
+                out.insert({static_cast<int>(r), d.counters.device[i]});
+            }
+        }
+    }
+    return out;
+}
+
+std::pair<double, double> graphMinMax(const QCPGraph* graph) {
+    double lo = std::numeric_limits<double>::max();
+    double hi = std::numeric_limits<double>::lowest();
+    for (auto it = graph->data()->constBegin(); it != graph->data()->constEnd(); ++it) {
+        lo = std::min(lo, it->value);
+        hi = std::max(hi, it->value);
+    }
+    return {lo, hi};
+}
+
+/// Allocations of `level` on `device` alive at `t`, replayed from the raw events here: events
+/// taken in time order (ties in file order), an alloc at or before t adds its address, a free at
+/// or before t removes it. Returns (size, address) pairs, sorted.
+std::vector<std::pair<uint64_t, uint64_t>> replayLiveSet(const trace::TraceData& d, int device,
+                                                         trace::MemoryLevel level, int64_t t) {
+    std::vector<size_t> order;
+    for (size_t i = 0; i < d.memory.size(); ++i) {
+        if (d.memory.device[i] == device && d.memory.level[i] == level &&
+            d.memory.timestampNs[i] <= t) {
+            order.push_back(i);
+        }
+    }
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+        return d.memory.timestampNs[a] < d.memory.timestampNs[b];
+    });
+    std::map<uint64_t, uint64_t> live;
+    for (size_t i : order) {
+        if (d.memory.action[i] == trace::MemoryAction::Alloc) {
+            live[d.memory.address[i]] = d.memory.sizeBytes[i];
+        } else {
+            live.erase(d.memory.address[i]);
+        }
+    }
+    std::vector<std::pair<uint64_t, uint64_t>> out;
+    for (const auto& [address, size] : live) {
+        out.emplace_back(size, address);
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+void settle() {
+    for (int i = 0; i < 3; ++i) {
+        QApplication::processEvents();
+    }
+}
+
+}  // namespace
+
+TEST(MainWindow, ShowsOnePlotPerGpuOfTheSample) {
+    const auto job = sample();
+    ASSERT_TRUE(job);
+    app::MainWindow window;
+    window.setJob(job);
+    window.resize(1400, 900);
+    window.show();
+    settle();
+    const std::set<std::pair<int, int>> expected = gpusMentioned(job->job);
+    ASSERT_FALSE(expected.empty());
+    const auto& plots = window.timeline()->plots();
+    if (static_cast<int>(expected.size()) > widgets::TimelineView::kCompactThreshold) {
+        EXPECT_TRUE(window.timeline()->isCompact());
+        window.timeline()->setLayoutMode(widgets::TimelineView::LayoutMode::Stacked);
+    }
+    std::set<std::pair<int, int>> plotted;
+    for (const widgets::MemoryPlot* plot : window.timeline()->plots()) {
+        plotted.insert({plot->gpu().rankIndex, plot->gpu().device});
+    }
+    EXPECT_EQ(plotted, expected);
+    EXPECT_EQ(plots.size(), expected.size());
+}
+
+TEST(MainWindow, PlottedMinAndMaxEqualTheTimelinesWhenZoomedOut) {
+    const auto job = sample();
+    ASSERT_TRUE(job);
+    app::MainWindow window;
+    window.setJob(job);
+    window.resize(1400, 900);
+    window.show();
+    settle();
+    ASSERT_FALSE(window.timeline()->plots().empty());
+    for (widgets::MemoryPlot* plot : window.timeline()->plots()) {
+        const auto& data = job->job.ranks[static_cast<size_t>(plot->gpu().rankIndex)].trace.data;
+        const std::vector<analysis::MemoryTimeline> timelines =
+            analysis::buildMemoryTimelines(data);
+        const auto t = std::find_if(timelines.begin(), timelines.end(), [&](const auto& tl) {
+            return tl.device == plot->gpu().device;
+        });
+        ASSERT_NE(t, timelines.end());
+        for (const auto& [graph, series] : {std::pair{plot->allocatedGraph(), &t->allocated},
+                                            std::pair{plot->reservedGraph(), &t->reserved}}) {
+            if (series->empty()) {
+                EXPECT_TRUE(graph->data()->isEmpty());
+                continue;
+            }
+            const auto [lo, hi] = std::minmax_element(series->bytes.begin(), series->bytes.end());
+            const auto [plotLo, plotHi] = graphMinMax(graph);
+            EXPECT_EQ(plotHi, static_cast<double>(*hi)) << graph->name().toStdString();
+            EXPECT_EQ(plotLo, static_cast<double>(*lo)) << graph->name().toStdString();
+        }
+    }
+}
+
+TEST(MainWindow, ZoomingOnePlotMovesAll) {
+    const auto job = sample();
+    ASSERT_TRUE(job);
+    app::MainWindow window;
+    window.timeline()->setLayoutMode(widgets::TimelineView::LayoutMode::Stacked);
+    window.setJob(job);
+    window.resize(1400, 900);
+    window.show();
+    settle();
+    const auto& plots = window.timeline()->plots();
+    ASSERT_GE(plots.size(), 2u) << "the sample should have more than one GPU";
+    widgets::MemoryPlot* first = plots.front();
+    const QCPRange before = plots.back()->xAxis->range();
+    const QPointF pos(first->axisRect()->center());
+    QWheelEvent wheel(pos, first->mapToGlobal(pos), QPoint(), QPoint(0, 360), Qt::NoButton,
+                      Qt::NoModifier, Qt::NoScrollPhase, false);
+    QApplication::sendEvent(first, &wheel);
+    settle();
+    const QCPRange after = first->xAxis->range();
+    EXPECT_LT(after.size(), before.size() * 0.6);
+    for (const widgets::MemoryPlot* plot : plots) {
+        EXPECT_DOUBLE_EQ(plot->xAxis->range().lower, after.lower);
+        EXPECT_DOUBLE_EQ(plot->xAxis->range().upper, after.upper);
+    }
+    const widgets::TimeRange visible = window.zoomState()->visibleRange();
+    EXPECT_DOUBLE_EQ(after.lower, static_cast<double>(visible.startNs));
+    // Dragging the last plot pans every plot by the same amount.
+    widgets::MemoryPlot* last = plots.back();
+    const QPoint c = last->axisRect()->center();
+    QTest::mousePress(last, Qt::LeftButton, Qt::NoModifier, c);
+    QTest::mouseMove(last, c + QPoint(100, 0));
+    QTest::mouseRelease(last, Qt::LeftButton, Qt::NoModifier, c + QPoint(100, 0));
+    settle();
+    EXPECT_LT(first->xAxis->range().lower, after.lower);
+    EXPECT_DOUBLE_EQ(first->xAxis->range().lower, last->xAxis->range().lower);
+}
+
+TEST(MainWindow, ZoomedInPlotsShowTheExactSteps) {
+    const auto job = sample();
+    ASSERT_TRUE(job);
+    app::MainWindow window;
+    window.setJob(job);
+    window.resize(1400, 900);
+    window.show();
+    settle();
+    widgets::MemoryPlot* plot = window.timeline()->plots().front();
+    const analysis::StepSeries& steps = plot->series().allocated.series().empty()
+                                            ? plot->series().reserved.series()
+                                            : plot->series().allocated.series();
+    ASSERT_GE(steps.size(), 4u);
+    const size_t mid = steps.size() / 2;
+    window.zoomState()->setVisibleRange({steps.timeNs[mid] - 1, steps.timeNs[mid + 1] + 1});
+    settle();
+    EXPECT_TRUE(plot->showsExactSteps());
+    QCPGraph* graph =
+        plot->series().allocated.series().empty() ? plot->reservedGraph() : plot->allocatedGraph();
+    bool found = false;
+    for (auto it = graph->data()->constBegin(); it != graph->data()->constEnd(); ++it) {
+        found |= it->key == static_cast<double>(steps.timeNs[mid + 1]) &&
+                 it->value == static_cast<double>(steps.bytes[mid + 1]);
+    }
+    EXPECT_TRUE(found) << "the step at " << steps.timeNs[mid + 1] << " ns is drawn exactly";
+}
+
+TEST(MainWindow, DetailsListTheLiveSetOfTheClickedTime) {
+    const auto job = sample();
+    ASSERT_TRUE(job);
+    app::MainWindow window;
+    window.setJob(job);
+    window.resize(1400, 900);
+    window.show();
+    settle();
+    const widgets::GpuSeries& gpu = job->gpus.back();
+    const trace::TraceData& data =
+        job->job.ranks[static_cast<size_t>(gpu.key.rankIndex)].trace.data;
+    // Which level carries allocations is decided here from the events themselves.
+    bool hasAllocated = false;
+    for (size_t i = 0; i < data.memory.size(); ++i) {
+        hasAllocated |= data.memory.device[i] == gpu.key.device &&
+                        data.memory.level[i] == trace::MemoryLevel::Allocated;
+    }
+    const trace::MemoryLevel level =
+        hasAllocated ? trace::MemoryLevel::Allocated : trace::MemoryLevel::Reserved;
+    for (double share : {0.1, 0.5, 0.9}) {
+        const auto jobT = static_cast<int64_t>(share * static_cast<double>(job->durationNs));
+        window.zoomState()->setSelectedGpu(gpu.key, jobT);
+        const int64_t rankT = jobT - job->ranks[static_cast<size_t>(gpu.key.rankIndex)].toJobNs;
+        const auto expected = replayLiveSet(data, gpu.key.device, level, rankT);
+        std::vector<std::pair<uint64_t, uint64_t>> shown;
+        const auto& rows = window.details()->model()->rows();
+        for (const widgets::LiveRow& r : rows) {
+            shown.emplace_back(r.sizeBytes, r.address);
+        }
+        for (size_t i = 1; i < rows.size(); ++i) {
+            EXPECT_GE(rows[i - 1].sizeBytes, rows[i].sizeBytes) << "largest first";
+        }
+        std::sort(shown.begin(), shown.end());
+        EXPECT_EQ(shown, expected) << "at " << share * 100 << " % of the job";
+    }
+}
+
+TEST(MainWindow, UncheckingAGpuRemovesItsPlot) {
+    const auto job = sample();
+    ASSERT_TRUE(job);
+    app::MainWindow window;
+    window.timeline()->setLayoutMode(widgets::TimelineView::LayoutMode::Stacked);
+    window.setJob(job);
+    const size_t all = window.timeline()->plots().size();
+    ASSERT_GE(all, 2u);
+    const std::vector<widgets::GpuKey> keep{job->gpus.back().key};
+    window.deviceModel()->setCheckedGpus(keep);
+    ASSERT_EQ(window.timeline()->plots().size(), 1u);
+    EXPECT_EQ(window.timeline()->plots().front()->gpu(), keep[0]);
+}
+
+TEST(MainWindow, CompactLayoutShowsEveryGpuInTheHeatStrip) {
+    const auto job = sample();
+    ASSERT_TRUE(job);
+    app::MainWindow window;
+    window.timeline()->setLayoutMode(widgets::TimelineView::LayoutMode::Compact);
+    window.setJob(job);
+    window.resize(1400, 900);
+    window.show();
+    settle();
+    EXPECT_TRUE(window.timeline()->isCompact());
+    ASSERT_EQ(window.timeline()->heatStrip()->rowCount(), static_cast<int>(job->gpus.size()));
+    EXPECT_EQ(window.timeline()->plots().size(), 1u);
+}

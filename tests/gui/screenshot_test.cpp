@@ -1,0 +1,84 @@
+// `vramscope --screenshot`: the headless picture, and the errors when inputs cannot be read.
+#include <QFileInfo>
+#include <QImage>
+#include <QProcess>
+#include <QTemporaryDir>
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <set>
+
+namespace {
+
+struct GuiRun {
+    int exitCode = -1;
+    QString stderrText;
+};
+
+GuiRun runGui(const QStringList& args) {
+    QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.remove(QStringLiteral("QT_QPA_PLATFORM"));  // the program picks offscreen itself
+    p.setProcessEnvironment(env);
+    p.start(QStringLiteral(VRAMSCOPE_GUI_PATH), args);
+    EXPECT_TRUE(p.waitForFinished(120'000));
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1,
+            QString::fromLocal8Bit(p.readAllStandardError())};
+}
+
+}  // namespace
+
+TEST(Screenshot, WritesAPngOfTheRequestedSizeForTheBundledSample) {
+    QTemporaryDir dir;
+    const QString out = dir.filePath(QStringLiteral("sample.png"));
+    const GuiRun run = runGui({QStringLiteral("--screenshot"), out, QStringLiteral("--size"),
+                            QStringLiteral("1200x800")});
+    EXPECT_EQ(run.exitCode, 0) << run.stderrText.toStdString();
+    QImage image(out);
+    ASSERT_FALSE(image.isNull());
+    EXPECT_EQ(image.size(), QSize(1200, 800));
+    // A rendered window has many colours; a blank one has one or two.
+    std::set<QRgb> colours;
+    for (int y = 0; y < image.height(); y += 7) {
+        for (int x = 0; x < image.width(); x += 7) {
+            colours.insert(image.pixel(x, y));
+        }
+    }
+    EXPECT_GT(colours.size(), 20u);
+}
+
+TEST(Screenshot, FailsNamingTheFileThatCannotBeRead) {
+    QTemporaryDir dir;
+    const QString missing = dir.filePath(QStringLiteral("no-such-trace.vscope"));
+    const QString out = dir.filePath(QStringLiteral("x.png"));
+    const GuiRun run = runGui({missing, QStringLiteral("--screenshot"), out});
+    EXPECT_NE(run.exitCode, 0);
+    EXPECT_TRUE(run.stderrText.contains(QStringLiteral("no-such-trace.vscope")))
+        << run.stderrText.toStdString();
+    EXPECT_FALSE(QFileInfo::exists(out));
+
+    const QString garbage = dir.filePath(QStringLiteral("garbage.vscope"));
+    {
+        QFile f(garbage);
+        ASSERT_TRUE(f.open(QIODevice::WriteOnly));
+        f.write("this is not a trace");
+    }
+    const GuiRun bad = runGui({garbage, QStringLiteral("--screenshot"), out});
+    EXPECT_NE(bad.exitCode, 0);
+    EXPECT_TRUE(bad.stderrText.contains(QStringLiteral("garbage.vscope")))
+        << bad.stderrText.toStdString();
+}
+
+TEST(Screenshot, RendersTheH200LeakSnapshot) {
+    const std::string path =
+        std::string(VRAMSCOPE_REALDATA_DIR) + "/vramscope_h200/gpt_h200_leak.snapshot.pickle.gz";
+    if (!std::filesystem::exists(path)) {
+        GTEST_SKIP() << "real input missing: " << path;
+    }
+    QTemporaryDir dir;
+    const QString out = dir.filePath(QStringLiteral("leak.png"));
+    const GuiRun run = runGui({QString::fromStdString(path), QStringLiteral("--screenshot"), out});
+    EXPECT_EQ(run.exitCode, 0) << run.stderrText.toStdString();
+    EXPECT_FALSE(QImage(out).isNull());
+}

@@ -1,0 +1,149 @@
+// ZoomState navigation, unit formatting and the Qt models of the GUI.
+#include <QAbstractItemModelTester>
+#include <QSignalSpy>
+
+#include <gtest/gtest.h>
+
+#include "job_loader.h"
+#include "vramscope/widgets/device_tree_model.h"
+#include "vramscope/widgets/live_set_model.h"
+#include "vramscope/widgets/units.h"
+#include "vramscope/widgets/zoom_state.h"
+
+using namespace vramscope;
+using widgets::TimeRange;
+using widgets::ZoomState;
+
+TEST(ZoomState, ZoomAroundKeepsTheAnchorAtTheSameShareOfTheView) {
+    ZoomState zoom;
+    zoom.setFullRange({0, 1'000'000});
+    zoom.zoomAround(250'000, 0.5);
+    // The anchor was at 25 % of the view; the view halves around it: [125000, 625000).
+    EXPECT_EQ(zoom.visibleRange(), (TimeRange{125'000, 625'000}));
+}
+
+TEST(ZoomState, VisibleRangeStaysInsideTheJobAndAboveTheNarrowestSpan) {
+    ZoomState zoom;
+    zoom.setFullRange({0, 1'000'000});
+    zoom.setVisibleRange({-500, 1000});
+    EXPECT_EQ(zoom.visibleRange(), (TimeRange{0, 1500}));
+    zoom.pan(1000.0);
+    EXPECT_EQ(zoom.visibleRange(), (TimeRange{998'500, 1'000'000}));
+    zoom.setVisibleRange({500, 510});
+    EXPECT_EQ(zoom.visibleRange().durationNs(), ZoomState::kMinimumSpanNs);
+    zoom.zoomAround(0, 1e9);
+    EXPECT_EQ(zoom.visibleRange(), zoom.fullRange());
+}
+
+TEST(ZoomState, EmitsOnlyWhenSomethingChanges) {
+    ZoomState zoom;
+    zoom.setFullRange({0, 1000});
+    QSignalSpy visible(&zoom, &ZoomState::visibleRangeChanged);
+    QSignalSpy selection(&zoom, &ZoomState::selectionChanged);
+    zoom.resetZoom();
+    EXPECT_EQ(visible.count(), 0);
+    zoom.setVisibleRange({100, 300});
+    zoom.setVisibleRange({100, 300});
+    EXPECT_EQ(visible.count(), 1);
+    zoom.setSelection({400, 200});
+    EXPECT_EQ(zoom.selection(), (TimeRange{200, 400}));
+    zoom.setSelection({200, 400});
+    EXPECT_EQ(selection.count(), 1);
+    zoom.clearSelection();
+    EXPECT_FALSE(zoom.hasSelection());
+}
+
+TEST(Units, BytesUseBinaryUnits) {
+    EXPECT_EQ(widgets::formatBytes(512), QStringLiteral("512 B"));
+    EXPECT_EQ(widgets::formatBytes(1536), QStringLiteral("1.50 KiB"));
+    EXPECT_EQ(widgets::formatBytes(3.0 * 1024 * 1024 * 1024), QStringLiteral("3.00 GiB"));
+    EXPECT_EQ(widgets::formatBytes(141.0 * (1ull << 30), 1), QStringLiteral("141.0 GiB"));
+}
+
+TEST(Units, TimeUnitFollowsTheSpan) {
+    EXPECT_STREQ(widgets::timeUnitFor(5'000).suffix, "ns");
+    EXPECT_STREQ(widgets::timeUnitFor(5'000'000).suffix, "us");
+    EXPECT_STREQ(widgets::timeUnitFor(5'000'000'000).suffix, "ms");
+    EXPECT_STREQ(widgets::timeUnitFor(50'000'000'000).suffix, "s");
+    EXPECT_EQ(widgets::formatDuration(1'500'000), QStringLiteral("1.50 ms"));
+    EXPECT_EQ(widgets::formatDuration(850'000), QStringLiteral("850 us"));
+    EXPECT_EQ(widgets::formatTime(12'500'000, {1e6, "ms"}, 100'000), QStringLiteral("12.5 ms"));
+}
+
+namespace {
+/// Two ranks: rank 0 with GPUs 0 and 1, rank 1 with GPU 0.
+std::shared_ptr<const widgets::LoadedJob> twoRankJob() {
+    trace::Job job;
+    for (int r = 0; r < 2; ++r) {
+        trace::RankTrace rank;
+        rank.path = "rank" + std::to_string(r) + ".vscope";
+        rank.trace.data.header.rank = r;
+        for (int d = 0; d < (r == 0 ? 2 : 1); ++d) {
+            rank.trace.data.header.devices.push_back({d, "", "Test GPU", 8ull << 30});
+            trace::MemoryEvent e;
+            e.timestampNs = 1000 * (d + 1);
+            e.address = 0x1000;
+            e.sizeBytes = 1ull << 30;
+            e.device = d;
+            rank.trace.data.memory.append(e);
+        }
+        job.ranks.push_back(std::move(rank));
+    }
+    return app::analyseJob(std::move(job), "test");
+}
+}  // namespace
+
+TEST(DeviceTreeModel, ListsRanksThenGpusAndTicksFollowTheRank) {
+    const auto job = twoRankJob();
+    widgets::DeviceTreeModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    model.setJob(job, false);
+    ASSERT_EQ(model.rowCount(), 2);
+    EXPECT_EQ(model.rowCount(model.index(0, 0)), 2);
+    EXPECT_EQ(model.rowCount(model.index(1, 0)), 1);
+    EXPECT_EQ(model.checkedGpus().size(), 3u);
+    QSignalSpy changed(&model, &widgets::DeviceTreeModel::checkedGpusChanged);
+    model.setData(model.index(0, 0), Qt::Unchecked, Qt::CheckStateRole);
+    EXPECT_EQ(changed.count(), 1);
+    const std::vector<widgets::GpuKey> left = model.checkedGpus();
+    ASSERT_EQ(left.size(), 1u);
+    EXPECT_EQ(left[0], (widgets::GpuKey{1, 0}));
+    const QModelIndex gpu = model.index(1, 0, model.index(0, 0));
+    model.setData(gpu, Qt::Checked, Qt::CheckStateRole);
+    EXPECT_EQ(model.data(model.index(0, 0), Qt::CheckStateRole).value<Qt::CheckState>(),
+              Qt::PartiallyChecked);
+    EXPECT_EQ(model
+                  .data(model.index(0, widgets::DeviceTreeModel::CapacityColumn, model.index(0, 0)),
+                        widgets::DeviceTreeModel::RawValueRole)
+                  .toULongLong(),
+              8ull << 30);
+}
+
+TEST(LiveSetModel, ShowsRowsInTheGivenOrderWithStacksResolved) {
+    trace::TraceData data;
+    const trace::FrameId inner =
+        data.internFrame({data.intern("cudaMalloc"), data.intern("alloc.cpp"), 7});
+    const trace::FrameId outer =
+        data.internFrame({data.intern("forward"), data.intern("model.py"), 42});
+    const trace::StackId stack = data.internStack({inner, outer});
+    analysis::LiveAllocation big{0xa000, 4096, 100, stack, 0, trace::MemoryKind::Device, 0, 0};
+    analysis::LiveAllocation small{0xb000, 16, 400, 0, 0, trace::MemoryKind::Device, 0, 1};
+    widgets::LiveSetModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    model.setRows(widgets::liveRowsFrom(data, {big, small}, 1000));
+    ASSERT_EQ(model.rowCount(), 2);
+    EXPECT_EQ(model.totalBytes(), 4112u);
+    EXPECT_EQ(model.data(model.index(0, 0), widgets::LiveSetModel::RawValueRole).toULongLong(),
+              4096u);
+    EXPECT_EQ(model
+                  .data(model.index(0, widgets::LiveSetModel::AgeColumn),
+                        widgets::LiveSetModel::RawValueRole)
+                  .toLongLong(),
+              900);
+    // The Python frame names the code, not the allocator's C++ frame.
+    EXPECT_EQ(model.rows()[0].where, QStringLiteral("forward  (model.py:42)"));
+    EXPECT_EQ(model.rows()[0].stack.size(), 2);
+    EXPECT_EQ(model.data(model.index(1, widgets::LiveSetModel::AddressColumn), Qt::DisplayRole)
+                  .toString(),
+              QStringLiteral("0xb000"));
+}

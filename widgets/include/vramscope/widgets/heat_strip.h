@@ -1,0 +1,60 @@
+#pragma once
+// Compact view of many GPUs: one thin strip per GPU, coloured by the share of its capacity in use.
+
+#include <QWidget>
+
+#include <memory>
+
+#include "vramscope/widgets/loaded_job.h"
+#include "vramscope/widgets/plot_style.h"
+#include "vramscope/widgets/zoom_state.h"
+
+namespace vramscope::widgets {
+
+/// One row per GPU over the ZoomState's visible range: each pixel column is coloured by the
+/// highest memory in that column (reserved, else allocated; from the level-of-detail reduction)
+/// divided by the capacity (or by the job's highest peak when the capacity is unknown). The label
+/// names the GPU and its peak share, in the warning colour at 80 % and above. Clicking a row
+/// selects that GPU; wheel and drag navigate as on the plots. GUI thread only.
+class HeatStrip : public QWidget {
+    Q_OBJECT
+public:
+    HeatStrip(ZoomState* zoom, QWidget* parent = nullptr);
+
+    void setGpus(std::shared_ptr<const LoadedJob> job, std::vector<GpuKey> gpus);
+    void setMargins(int left, int right);
+    void applyColors(const PlotColors& colors);
+    int rowCount() const { return static_cast<int>(m_gpus.size()); }
+    /// Share of capacity (0..) at the peak of row `row`, as the label shows it.
+    double peakShare(int row) const;
+
+    QSize sizeHint() const override;
+
+protected:
+    void paintEvent(QPaintEvent* event) override;
+    void mousePressEvent(QMouseEvent* event) override;
+    void mouseMoveEvent(QMouseEvent* event) override;
+    void mouseReleaseEvent(QMouseEvent* event) override;
+    void wheelEvent(QWheelEvent* event) override;
+    void leaveEvent(QEvent* event) override;
+
+private:
+    int rowHeight() const;
+    int rowAt(int y) const;
+    int64_t timeAt(double x) const;
+    double denominator(const GpuSeries& g) const;
+
+    ZoomState* m_zoom;
+    std::shared_ptr<const LoadedJob> m_job;
+    std::vector<GpuKey> m_gpus;
+    double m_jobPeak = 1.0;
+    int m_left = 80;
+    int m_right = 16;
+    PlotColors m_colors;
+    QPointF m_pressPos;
+    TimeRange m_pressRange;
+    bool m_pressed = false;
+    bool m_moved = false;
+};
+
+}  // namespace vramscope::widgets

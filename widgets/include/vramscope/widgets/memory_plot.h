@@ -1,0 +1,102 @@
+#pragma once
+// The VRAM plot of one GPU: allocated (filled) and reserved bytes as step lines, capacity and the
+// 80 % line, the peak, OOM events, the shared crosshair and selection.
+
+#include <memory>
+
+#include <qcustomplot.h>
+
+#include "vramscope/widgets/loaded_job.h"
+#include "vramscope/widgets/plot_style.h"
+#include "vramscope/widgets/zoom_state.h"
+
+namespace vramscope::widgets {
+
+/// One QCustomPlot showing one GPU of a LoadedJob. It follows the ZoomState's visible range and
+/// draws the level-of-detail reduction the analysis built (min/max per pixel column), switching to
+/// the exact steps once few enough are visible. Mouse: wheel zooms around the pointer, drag pans,
+/// Shift+drag or right-drag selects a range, click picks the time for the details, double-click
+/// resets. GUI thread only; shares the job read-only.
+class MemoryPlot : public QCustomPlot {
+    Q_OBJECT
+public:
+    MemoryPlot(std::shared_ptr<const LoadedJob> job, GpuKey gpu, ZoomState* zoom,
+               QWidget* parent = nullptr);
+
+    GpuKey gpu() const { return m_gpu; }
+    const GpuSeries& series() const { return *m_series; }
+    QCPGraph* allocatedGraph() const { return m_allocated; }
+    QCPGraph* reservedGraph() const { return m_reserved; }
+    /// True when the graphs hold the exact steps of the visible range (not the reduction).
+    bool showsExactSteps() const { return m_exact; }
+
+    /// Shows or hides the time labels under the plot (only the bottom plot of a stack shows them).
+    void setTimeLabelsVisible(bool visible);
+    void setLegendVisible(bool visible);
+    /// Fits the memory axis to the data (false) or to the device capacity (true).
+    void setScaleToCapacity(bool toCapacity);
+    /// Width of the left margin, px, so that stacked plots line up.
+    void setLeftMargin(int px);
+    void applyColors(const PlotColors& colors);
+    /// Queries the reduction for the visible range and the current width, then replots.
+    void refresh();
+
+    /// Default width of the memory-axis margin, px, for the current font.
+    static int defaultLeftMargin(const QFontMetrics& fm);
+
+signals:
+    /// The pointer moved over the plot (job time, ns); emitted through the ZoomState as well.
+    void hovered(int64_t timeNs);
+
+protected:
+    void resizeEvent(QResizeEvent* event) override;
+    void mousePressEvent(QMouseEvent* event) override;
+    void mouseMoveEvent(QMouseEvent* event) override;
+    void mouseReleaseEvent(QMouseEvent* event) override;
+    void mouseDoubleClickEvent(QMouseEvent* event) override;
+    void wheelEvent(QWheelEvent* event) override;
+    void leaveEvent(QEvent* event) override;
+
+private:
+    void buildItems();
+    void updateYRange();
+    void updateMarkers();
+    void updateOverlay();
+    void fillGraph(QCPGraph* graph, const analysis::LodSeries& lod, TimeRange range, int columns);
+    int64_t timeAt(double pixelX) const;
+
+    std::shared_ptr<const LoadedJob> m_job;
+    GpuKey m_gpu;
+    const GpuSeries* m_series = nullptr;
+    ZoomState* m_zoom = nullptr;
+    PlotColors m_colors;
+    bool m_scaleToCapacity = false;
+    bool m_exact = false;
+    bool m_painted = false;
+
+    QCPGraph* m_allocated = nullptr;
+    QCPGraph* m_reserved = nullptr;
+    QCPGraph* m_capacityLegend = nullptr;
+    QCPGraph* m_warningLegend = nullptr;
+    QCPItemStraightLine* m_capacityLine = nullptr;
+    QCPItemStraightLine* m_warningLine = nullptr;
+    QCPItemText* m_capacityText = nullptr;
+    QCPItemText* m_title = nullptr;
+    QCPItemText* m_peakText = nullptr;
+    QCPItemLine* m_peakArrow = nullptr;
+    std::vector<QCPItemStraightLine*> m_oomLines;
+    std::vector<QCPItemText*> m_oomTexts;
+    QCPItemStraightLine* m_crosshair = nullptr;
+    QCPItemStraightLine* m_clickedLine = nullptr;
+    QCPItemRect* m_selectionRect = nullptr;
+    QCPLayer* m_overlay = nullptr;
+
+    enum class Drag { None, Pan, Select };
+    Drag m_drag = Drag::None;
+    QPointF m_pressPos;
+    TimeRange m_pressRange;
+    int64_t m_pressTimeNs = 0;
+    bool m_moved = false;
+};
+
+}  // namespace vramscope::widgets

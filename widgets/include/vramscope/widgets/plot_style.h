@@ -1,0 +1,70 @@
+#pragma once
+// Colours and axis tickers shared by the plots: colours come from the application palette so that
+// light and dark desktops both read well; tickers print times relative to the job start and bytes
+// in binary units.
+
+#include <QColor>
+#include <QPalette>
+
+#include <qcustomplot.h>
+
+namespace vramscope::widgets {
+
+/// Colours of the memory plots, derived from a palette (dark when the window colour is dark).
+struct PlotColors {
+    bool dark = false;
+    QColor background;
+    QColor text;
+    QColor axis;
+    QColor grid;
+    QColor reserved;
+    QColor capacity;
+    QColor warning;  ///< the 80 %-of-capacity line
+    QColor oom;
+    QColor peak;
+    QColor selection;
+    QColor crosshair;
+
+    static PlotColors fromPalette(const QPalette& palette);
+};
+
+/// Colour of the GPU at `index` in the job (10 distinct hues, lighter on dark backgrounds).
+QColor gpuColor(int index, bool dark);
+
+/// Colour for a fraction of capacity in use: green below 60 %, yellow to 80 %, red above.
+QColor usageColor(double fraction, bool dark);
+
+/// Time axis ticker: axis coordinates are ns from the job start; labels use ns, us, ms or s as
+/// the visible span calls for ("12.5 ms").
+class TimeTicker : public QCPAxisTicker {
+public:
+    void generate(const QCPRange& range, const QLocale& locale, QChar formatChar, int precision,
+                  QVector<double>& ticks, QVector<double>* subTicks,
+                  QVector<QString>* tickLabels) override;
+
+protected:
+    double getTickStep(const QCPRange& range) override;
+    QString getTickLabel(double tick, const QLocale& locale, QChar formatChar,
+                         int precision) override;
+
+private:
+    double m_unitNs = 1.0;
+    const char* m_suffix = "ns";
+    double m_step = 1.0;
+};
+
+/// Memory axis ticker: coordinates are bytes; ticks fall on round numbers of the binary unit
+/// (KiB, MiB, GiB) that fits the range, labelled "20 GiB".
+class BytesTicker : public QCPAxisTicker {
+protected:
+    double getTickStep(const QCPRange& range) override;
+    QString getTickLabel(double tick, const QLocale& locale, QChar formatChar,
+                         int precision) override;
+
+private:
+    double m_unit = 1.0;
+    const char* m_suffix = "B";
+    double m_step = 1.0;
+};
+
+}  // namespace vramscope::widgets

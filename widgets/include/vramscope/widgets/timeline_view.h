@@ -1,0 +1,80 @@
+#pragma once
+// The centre of the main window: the range lane above one VRAM plot per shown GPU, stacked on a
+// shared time axis, or, for many GPUs, a heat strip of all of them above the plot of the selected.
+
+#include <QWidget>
+
+#include <memory>
+#include <vector>
+
+#include "vramscope/widgets/loaded_job.h"
+#include "vramscope/widgets/plot_style.h"
+#include "vramscope/widgets/zoom_state.h"
+
+class QLabel;
+class QScrollArea;
+class QVBoxLayout;
+
+namespace vramscope::widgets {
+
+class HeatStrip;
+class MemoryPlot;
+class RangeLane;
+
+/// Lays out the memory views of the shown GPUs; every child follows the shared ZoomState. Owns its
+/// child widgets, shares the job read-only. GUI thread only.
+class TimelineView : public QWidget {
+    Q_OBJECT
+public:
+    enum class LayoutMode { Automatic, Stacked, Compact };
+    /// Above this many shown GPUs, Automatic switches to the compact layout.
+    static constexpr int kCompactThreshold = 8;
+
+    explicit TimelineView(ZoomState* zoom, QWidget* parent = nullptr);
+
+    /// Shows `job` with all its GPUs; nullptr clears the view.
+    void setJob(std::shared_ptr<const LoadedJob> job);
+    const std::shared_ptr<const LoadedJob>& job() const { return m_job; }
+    void setShownGpus(std::vector<GpuKey> gpus);
+    const std::vector<GpuKey>& shownGpus() const { return m_shown; }
+
+    void setLayoutMode(LayoutMode mode);
+    LayoutMode layoutMode() const { return m_mode; }
+    /// True when the compact layout is in use (asked for, or automatic with many GPUs).
+    bool isCompact() const;
+    void setScaleToCapacity(bool toCapacity);
+    bool scaleToCapacity() const { return m_scaleToCapacity; }
+
+    /// The plots on screen, top to bottom (one per shown GPU, or one in the compact layout).
+    const std::vector<MemoryPlot*>& plots() const { return m_plots; }
+    HeatStrip* heatStrip() const { return m_heat; }
+    RangeLane* rangeLane() const { return m_lane; }
+
+    void applyColors(const PlotColors& colors);
+    /// Queries and repaints every plot now (for screenshots and tests).
+    void replotNow();
+
+protected:
+    void changeEvent(QEvent* event) override;
+
+private:
+    void rebuild();
+    void updateLaneRank();
+
+    ZoomState* m_zoom;
+    std::shared_ptr<const LoadedJob> m_job;
+    std::vector<GpuKey> m_shown;
+    LayoutMode m_mode = LayoutMode::Automatic;
+    bool m_scaleToCapacity = false;
+    PlotColors m_colors;
+
+    RangeLane* m_lane = nullptr;
+    QScrollArea* m_scroll = nullptr;
+    QWidget* m_content = nullptr;
+    QVBoxLayout* m_contentLayout = nullptr;
+    QLabel* m_empty = nullptr;
+    HeatStrip* m_heat = nullptr;
+    std::vector<MemoryPlot*> m_plots;
+};
+
+}  // namespace vramscope::widgets

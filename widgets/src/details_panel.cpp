@@ -1,0 +1,85 @@
+#include "vramscope/widgets/details_panel.h"
+
+#include <QHeaderView>
+#include <QLabel>
+#include <QListView>
+#include <QSplitter>
+#include <QStringListModel>
+#include <QTableView>
+#include <QVBoxLayout>
+
+namespace vramscope::widgets {
+
+DetailsPanel::DetailsPanel(QWidget* parent) : QWidget(parent) {
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(4, 4, 4, 4);
+    m_heading = new QLabel(this);
+    m_heading->setWordWrap(true);
+    m_heading->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    layout->addWidget(m_heading);
+
+    auto* splitter = new QSplitter(Qt::Vertical, this);
+    m_model = new LiveSetModel(this);
+    m_table = new QTableView(splitter);
+    m_table->setModel(m_model);
+    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_table->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_table->verticalHeader()->hide();
+    m_table->verticalHeader()->setDefaultSectionSize(m_table->fontMetrics().height() + 4);
+    m_table->horizontalHeader()->setStretchLastSection(true);
+    m_table->setAlternatingRowColors(true);
+    m_table->setWordWrap(false);
+
+    auto* stackBox = new QWidget(splitter);
+    auto* stackLayout = new QVBoxLayout(stackBox);
+    stackLayout->setContentsMargins(0, 4, 0, 0);
+    m_stackHeading = new QLabel(tr("Stack of the selected allocation (innermost first)"), stackBox);
+    stackLayout->addWidget(m_stackHeading);
+    m_stackModel = new QStringListModel(this);
+    m_stack = new QListView(stackBox);
+    m_stack->setModel(m_stackModel);
+    m_stack->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_stack->setAlternatingRowColors(true);
+    m_stack->setUniformItemSizes(true);
+    stackLayout->addWidget(m_stack);
+    splitter->setStretchFactor(0, 3);
+    splitter->setStretchFactor(1, 2);
+    layout->addWidget(splitter, 1);
+
+    connect(m_table->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+            [this](const QModelIndex& current) { showStackOf(current.row()); });
+    clear(tr("Click a GPU's plot to list the allocations alive at that time."));
+}
+
+void DetailsPanel::setLiveSet(const QString& heading, std::vector<LiveRow> rows) {
+    m_heading->setText(heading);
+    m_model->setRows(std::move(rows));
+    m_table->resizeColumnsToContents();
+    if (m_model->rowCount() > 0) {
+        m_table->selectRow(0);
+        showStackOf(0);
+    } else {
+        showStackOf(-1);
+    }
+}
+
+void DetailsPanel::clear(const QString& message) {
+    setLiveSet(message, {});
+}
+
+QStringList DetailsPanel::shownStack() const {
+    return m_stackModel->stringList();
+}
+
+void DetailsPanel::showStackOf(int row) {
+    const auto& rows = m_model->rows();
+    if (row < 0 || static_cast<size_t>(row) >= rows.size()) {
+        m_stackModel->setStringList({});
+        return;
+    }
+    const LiveRow& r = rows[static_cast<size_t>(row)];
+    m_stackModel->setStringList(
+        r.stack.isEmpty() ? QStringList{tr("(the trace recorded no stack for it)")} : r.stack);
+}
+
+}  // namespace vramscope::widgets

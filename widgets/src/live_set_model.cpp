@@ -1,0 +1,152 @@
+#include "vramscope/widgets/live_set_model.h"
+
+#include "vramscope/widgets/units.h"
+
+namespace vramscope::widgets {
+
+namespace {
+QString frameText(const trace::TraceData& data, trace::FrameId id) {
+    if (id >= data.frames.size()) {
+        return QStringLiteral("?");
+    }
+    const trace::Frame& f = data.frames[id];
+    QString text = QString::fromStdString(std::string(data.string(f.name)));
+    if (text.isEmpty()) {
+        text = QStringLiteral("??");
+    }
+    const std::string_view file = data.string(f.file);
+    if (!file.empty()) {
+        text += QStringLiteral("  (%1:%2)")
+                    .arg(QString::fromUtf8(file.data(), static_cast<qsizetype>(file.size())))
+                    .arg(f.line);
+    }
+    return text;
+}
+
+/// The first frame (innermost first) from Python source, else the first frame at all: Python frames
+/// name the model code a user can change, C++ frames the allocator.
+int topFrame(const trace::TraceData& data, const std::vector<trace::FrameId>& stack) {
+    for (size_t i = 0; i < stack.size(); ++i) {
+        if (stack[i] < data.frames.size()) {
+            const std::string_view file = data.string(data.frames[stack[i]].file);
+            if (file.size() > 3 && file.substr(file.size() - 3) == ".py") {
+                return static_cast<int>(i);
+            }
+        }
+    }
+    return stack.empty() ? -1 : 0;
+}
+}  // namespace
+
+std::vector<LiveRow> liveRowsFrom(const trace::TraceData& data,
+                                  const std::vector<analysis::LiveAllocation>& live, int64_t atNs) {
+    std::vector<LiveRow> rows;
+    rows.reserve(live.size());
+    for (const analysis::LiveAllocation& a : live) {
+        LiveRow row;
+        row.sizeBytes = a.sizeBytes;
+        row.address = a.address;
+        row.ageNs = atNs - a.allocTimeNs;
+        if (a.stack > 0 && a.stack < data.stacks.size()) {
+            const auto& stack = data.stacks[a.stack];
+            for (trace::FrameId id : stack) {
+                row.stack.append(frameText(data, id));
+            }
+            const int top = topFrame(data, stack);
+            if (top >= 0) {
+                row.where = row.stack[top];
+            }
+        }
+        if (row.where.isEmpty() && a.nvtxRange > 0 && a.nvtxRange <= data.ranges.size()) {
+            row.where =
+                QStringLiteral("NVTX ") +
+                QString::fromStdString(std::string(data.string(data.ranges.name[a.nvtxRange - 1])));
+        }
+        rows.push_back(std::move(row));
+    }
+    return rows;
+}
+
+LiveSetModel::LiveSetModel(QObject* parent) : QAbstractTableModel(parent) {}
+
+void LiveSetModel::setRows(std::vector<LiveRow> rows) {
+    beginResetModel();
+    m_rows = std::move(rows);
+    endResetModel();
+}
+
+uint64_t LiveSetModel::totalBytes() const {
+    uint64_t total = 0;
+    for (const LiveRow& r : m_rows) {
+        total += r.sizeBytes;
+    }
+    return total;
+}
+
+int LiveSetModel::rowCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : static_cast<int>(m_rows.size());
+}
+
+int LiveSetModel::columnCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : ColumnCount;
+}
+
+QVariant LiveSetModel::data(const QModelIndex& index, int role) const {
+    if (!index.isValid() || index.row() >= rowCount()) {
+        return {};
+    }
+    const LiveRow& r = m_rows[static_cast<size_t>(index.row())];
+    if (role == Qt::DisplayRole) {
+        switch (index.column()) {
+            case SizeColumn:
+                return formatBytes(static_cast<double>(r.sizeBytes));
+            case AddressColumn:
+                return QStringLiteral("0x%1").arg(r.address, 0, 16);
+            case AgeColumn:
+                return formatDuration(static_cast<double>(r.ageNs));
+            case WhereColumn:
+                return r.where.isEmpty() ? tr("(no stack)") : r.where;
+            default:
+                return {};
+        }
+    }
+    if (role == RawValueRole) {
+        switch (index.column()) {
+            case SizeColumn:
+                return QVariant::fromValue<qulonglong>(r.sizeBytes);
+            case AddressColumn:
+                return QVariant::fromValue<qulonglong>(r.address);
+            case AgeColumn:
+                return QVariant::fromValue<qlonglong>(r.ageNs);
+            default:
+                return r.where;
+        }
+    }
+    if (role == Qt::TextAlignmentRole && index.column() != WhereColumn) {
+        return QVariant(Qt::AlignRight | Qt::AlignVCenter);
+    }
+    if (role == Qt::ToolTipRole) {
+        return r.stack.isEmpty() ? QVariant() : QVariant(r.stack.join(QLatin1Char('\n')));
+    }
+    return {};
+}
+
+QVariant LiveSetModel::headerData(int section, Qt::Orientation orientation, int role) const {
+    if (orientation != Qt::Horizontal || role != Qt::DisplayRole) {
+        return {};
+    }
+    switch (section) {
+        case SizeColumn:
+            return tr("Size");
+        case AddressColumn:
+            return tr("Address");
+        case AgeColumn:
+            return tr("Age");
+        case WhereColumn:
+            return tr("Allocated in");
+        default:
+            return {};
+    }
+}
+
+}  // namespace vramscope::widgets

@@ -1,0 +1,433 @@
+#include "vramscope/widgets/memory_plot.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "vramscope/widgets/units.h"
+
+namespace vramscope::widgets {
+
+namespace {
+constexpr int kRightMargin = 16;
+constexpr int kBottomMarginWithLabels = 26;
+constexpr int kBottomMarginWithoutLabels = 4;
+constexpr double kHeadroom = 1.22;  // y range above the highest value, room for the labels
+
+/// Room above the axis rectangle for the title line.
+int topMarginFor(const QFontMetrics& fm) {
+    return fm.height() + 6;
+}
+
+QString gpuTitle(const GpuSeries& g) {
+    QString title = g.rank >= 0 ? QStringLiteral("rank %1 · GPU %2").arg(g.rank).arg(g.key.device)
+                                : QStringLiteral("GPU %1").arg(g.key.device);
+    if (!g.deviceName.empty()) {
+        title += QStringLiteral(" · ") + QString::fromStdString(g.deviceName);
+    }
+    const int64_t peak = std::max(g.peakAllocatedBytes, g.peakReservedBytes);
+    const char* level = g.peakReservedBytes >= g.peakAllocatedBytes ? "reserved" : "allocated";
+    title += QStringLiteral(" · peak %1 %2").arg(level, formatBytes(static_cast<double>(peak)));
+    if (g.capacityBytes > 0) {
+        title += QStringLiteral(" = %1 % of %2")
+                     .arg(100.0 * static_cast<double>(peak) / static_cast<double>(g.capacityBytes),
+                          0, 'f', 1)
+                     .arg(formatBytes(static_cast<double>(g.capacityBytes), 1));
+    }
+    return title;
+}
+}  // namespace
+
+MemoryPlot::MemoryPlot(std::shared_ptr<const LoadedJob> job, GpuKey gpu, ZoomState* zoom,
+                       QWidget* parent)
+    : QCustomPlot(parent), m_job(std::move(job)), m_gpu(gpu), m_zoom(zoom) {
+    m_series = m_job->gpu(gpu);
+    Q_ASSERT(m_series);
+    setMouseTracking(true);
+    setMinimumHeight(96);
+    setPlottingHints(QCP::phFastPolylines | QCP::phCacheLabels);
+    setAttribute(Qt::WA_OpaquePaintEvent);
+    axisRect()->setAutoMargins(QCP::msNone);
+    setLeftMargin(defaultLeftMargin(fontMetrics()));
+    xAxis->setTicker(QSharedPointer<TimeTicker>::create());
+    yAxis->setTicker(QSharedPointer<BytesTicker>::create());
+    yAxis->ticker()->setTickCount(3);
+    xAxis->ticker()->setTickCount(8);
+    yAxis->setPadding(4);
+    m_overlay = layer(QStringLiteral("overlay"));
+    m_overlay->setMode(QCPLayer::lmBuffered);
+    connect(this, &QCustomPlot::afterReplot, this, [this] { m_painted = true; });
+    buildItems();
+    applyColors(PlotColors::fromPalette(palette()));
+    updateYRange();
+    connect(m_zoom, &ZoomState::visibleRangeChanged, this, [this] { refresh(); });
+    connect(m_zoom, &ZoomState::cursorChanged, this, [this] { updateOverlay(); });
+    connect(m_zoom, &ZoomState::selectionChanged, this, [this] { updateOverlay(); });
+    connect(m_zoom, &ZoomState::selectedGpuChanged, this, [this] { updateOverlay(); });
+    refresh();
+}
+
+int MemoryPlot::defaultLeftMargin(const QFontMetrics& fm) {
+    return fm.horizontalAdvance(QStringLiteral("1023.5 MiB")) + 14;
+}
+
+void MemoryPlot::setLeftMargin(int px) {
+    const bool labels = xAxis->tickLabels();
+    axisRect()->setMargins(QMargins(px, topMarginFor(fontMetrics()), kRightMargin,
+                                    labels ? kBottomMarginWithLabels : kBottomMarginWithoutLabels));
+}
+
+void MemoryPlot::setTimeLabelsVisible(bool visible) {
+    xAxis->setTickLabels(visible);
+    const QMargins m = axisRect()->margins();
+    axisRect()->setMargins(
+        QMargins(m.left(), m.top(), m.right(),
+                 visible ? kBottomMarginWithLabels : kBottomMarginWithoutLabels));
+    setMinimumHeight(visible ? 96 + kBottomMarginWithLabels : 96);
+    replot(rpQueuedReplot);
+}
+
+void MemoryPlot::setLegendVisible(bool visible) {
+    legend->setVisible(visible);
+    replot(rpQueuedReplot);
+}
+
+void MemoryPlot::setScaleToCapacity(bool toCapacity) {
+    m_scaleToCapacity = toCapacity;
+    updateYRange();
+    updateMarkers();
+    replot(rpQueuedReplot);
+}
+
+void MemoryPlot::buildItems() {
+    const GpuSeries& g = *m_series;
+    m_allocated = addGraph();
+    m_allocated->setName(QStringLiteral("allocated"));
+    m_allocated->setLineStyle(QCPGraph::lsStepLeft);
+    m_allocated->setAdaptiveSampling(false);
+    m_reserved = addGraph();
+    m_reserved->setName(QStringLiteral("reserved"));
+    m_reserved->setLineStyle(QCPGraph::lsStepLeft);
+    m_reserved->setAdaptiveSampling(false);
+    if (g.allocated.series().empty()) {
+        m_allocated->removeFromLegend();
+    }
+    if (g.reserved.series().empty()) {
+        m_reserved->removeFromLegend();
+    }
+    // Legend-only entries for the two horizontal lines (QCPLegend lists plottables only).
+    m_capacityLegend = addGraph();
+    m_capacityLegend->setName(QStringLiteral("capacity"));
+    m_warningLegend = addGraph();
+    m_warningLegend->setName(QStringLiteral("80 % of capacity"));
+    if (g.capacityBytes == 0) {
+        m_capacityLegend->removeFromLegend();
+        m_warningLegend->removeFromLegend();
+    }
+    legend->setVisible(false);
+    legend->setFillOrder(QCPLegend::foColumnsFirst);
+    legend->setWrap(4);
+    legend->setRowSpacing(0);
+    legend->setColumnSpacing(8);
+    legend->setIconSize(18, 8);
+    axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+
+    m_capacityLine = new QCPItemStraightLine(this);
+    m_warningLine = new QCPItemStraightLine(this);
+    m_capacityText = new QCPItemText(this);
+    m_capacityText->position->setTypeX(QCPItemPosition::ptAxisRectRatio);
+    m_capacityText->position->setTypeY(QCPItemPosition::ptPlotCoords);
+    m_capacityText->setPositionAlignment(Qt::AlignRight | Qt::AlignBottom);
+    for (QCPItemStraightLine* line : {m_capacityLine, m_warningLine}) {
+        line->point1->setCoords(0, static_cast<double>(g.capacityBytes));
+        line->point2->setCoords(1, static_cast<double>(g.capacityBytes));
+        line->setVisible(g.capacityBytes > 0);
+    }
+    m_warningLine->point1->setCoords(0, 0.8 * static_cast<double>(g.capacityBytes));
+    m_warningLine->point2->setCoords(1, 0.8 * static_cast<double>(g.capacityBytes));
+    m_capacityText->position->setCoords(0.995, static_cast<double>(g.capacityBytes));
+    m_capacityText->setText(
+        QStringLiteral("capacity %1").arg(formatBytes(static_cast<double>(g.capacityBytes), 1)));
+    m_capacityText->setVisible(g.capacityBytes > 0);
+
+    m_title = new QCPItemText(this);
+    m_title->position->setType(QCPItemPosition::ptAxisRectRatio);
+    m_title->position->setCoords(0.0, 0.0);
+    m_title->setPositionAlignment(Qt::AlignLeft | Qt::AlignBottom);
+    m_title->setClipToAxisRect(false);
+    m_title->setPadding(QMargins(2, 0, 6, 2));
+    m_title->setText(gpuTitle(g));
+
+    m_peakText = new QCPItemText(this);
+    m_peakArrow = new QCPItemLine(this);
+    m_peakArrow->setHead(QCPLineEnding::esSpikeArrow);
+    m_peakArrow->start->setParentAnchor(m_peakArrow->end);
+    m_peakText->position->setParentAnchor(m_peakArrow->start);
+    m_peakText->setPadding(QMargins(2, 0, 2, 0));
+
+    for (const OomMark& oom : g.ooms) {
+        auto* line = new QCPItemStraightLine(this);
+        line->point1->setCoords(static_cast<double>(oom.timeNs), 0);
+        line->point2->setCoords(static_cast<double>(oom.timeNs), 1);
+        m_oomLines.push_back(line);
+        auto* text = new QCPItemText(this);
+        text->position->setTypeX(QCPItemPosition::ptPlotCoords);
+        text->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
+        text->position->setCoords(static_cast<double>(oom.timeNs), 0.12);
+        text->setPositionAlignment(Qt::AlignRight | Qt::AlignTop);
+        text->setText(QStringLiteral("OOM: %1 requested")
+                          .arg(formatBytes(static_cast<double>(oom.requestedBytes))));
+        m_oomTexts.push_back(text);
+    }
+
+    m_selectionRect = new QCPItemRect(this);
+    m_selectionRect->topLeft->setTypeY(QCPItemPosition::ptAxisRectRatio);
+    m_selectionRect->bottomRight->setTypeY(QCPItemPosition::ptAxisRectRatio);
+    m_selectionRect->setLayer(m_overlay);
+    m_crosshair = new QCPItemStraightLine(this);
+    m_crosshair->setLayer(m_overlay);
+    m_clickedLine = new QCPItemStraightLine(this);
+    m_clickedLine->setLayer(m_overlay);
+    for (QCPItemStraightLine* line : {m_crosshair, m_clickedLine}) {
+        line->point1->setTypeY(QCPItemPosition::ptAxisRectRatio);
+        line->point2->setTypeY(QCPItemPosition::ptAxisRectRatio);
+    }
+}
+
+void MemoryPlot::applyColors(const PlotColors& colors) {
+    m_colors = colors;
+    setBackground(colors.background);
+    axisRect()->setBackground(colors.background);
+    for (QCPAxis* axis : {xAxis, yAxis}) {
+        axis->setBasePen(QPen(colors.axis, 1));
+        axis->setTickPen(QPen(colors.axis, 1));
+        axis->setSubTickPen(QPen(colors.axis, 1));
+        axis->setTickLabelColor(colors.text);
+        axis->setLabelColor(colors.text);
+        axis->grid()->setPen(QPen(colors.grid, 1, Qt::SolidLine));
+        axis->grid()->setZeroLinePen(Qt::NoPen);
+    }
+    const QColor gpu = gpuColor(m_series->colorIndex, colors.dark);
+    QColor fill = gpu;
+    fill.setAlpha(colors.dark ? 110 : 90);
+    m_allocated->setPen(QPen(gpu, 1.5));
+    m_allocated->setBrush(fill);
+    m_reserved->setPen(QPen(colors.reserved, 1.5));
+    m_capacityLine->setPen(QPen(colors.capacity, 1.5));
+    m_capacityLegend->setPen(m_capacityLine->pen());
+    m_warningLine->setPen(QPen(colors.warning, 1.5, Qt::DashLine));
+    m_warningLegend->setPen(m_warningLine->pen());
+    m_capacityText->setColor(colors.capacity);
+    m_title->setColor(colors.text);
+    QColor titleBack = colors.background;
+    titleBack.setAlpha(200);
+    m_peakText->setColor(colors.peak);
+    m_peakText->setBrush(titleBack);
+    m_peakArrow->setPen(QPen(colors.peak, 1));
+    for (QCPItemStraightLine* line : m_oomLines) {
+        line->setPen(QPen(colors.oom, 2));
+    }
+    for (QCPItemText* text : m_oomTexts) {
+        text->setColor(colors.oom);
+        text->setBrush(titleBack);
+    }
+    legend->setBrush(titleBack);
+    legend->setBorderPen(Qt::NoPen);
+    legend->setTextColor(colors.text);
+    m_selectionRect->setPen(Qt::NoPen);
+    m_selectionRect->setBrush(colors.selection);
+    m_crosshair->setPen(QPen(colors.crosshair, 1, Qt::DashLine));
+    QColor clicked = colors.selection;
+    clicked.setAlpha(255);
+    m_clickedLine->setPen(QPen(clicked, 1.5));
+    replot(rpQueuedReplot);
+}
+
+void MemoryPlot::updateYRange() {
+    const GpuSeries& g = *m_series;
+    const double dataMax = static_cast<double>(
+        std::max<int64_t>(std::max(g.peakAllocatedBytes, g.peakReservedBytes), 0));
+    double top = std::max(dataMax, 1024.0 * 1024.0) * kHeadroom;
+    const double capacity = static_cast<double>(g.capacityBytes);
+    // Show the capacity when asked, or when the peak comes within reach of the 80 % line anyway.
+    if (capacity > 0 && (m_scaleToCapacity || capacity * 0.8 <= top * 1.3)) {
+        top = std::max(top, capacity * 1.08);
+    }
+    yAxis->setRange(0, top);
+}
+
+void MemoryPlot::fillGraph(QCPGraph* graph, const analysis::LodSeries& lod, TimeRange range,
+                           int columns) {
+    QVector<QCPGraphData> points;
+    const auto& series = lod.series();
+    if (series.empty()) {
+        graph->data()->clear();
+        return;
+    }
+    analysis::StepSeries steps;
+    const size_t maxSteps = static_cast<size_t>(columns) * 2;
+    if (lod.exactSteps(range.startNs, range.endNs, maxSteps, steps)) {
+        points.reserve(static_cast<int>(steps.size()) + 1);
+        for (size_t i = 0; i < steps.size(); ++i) {
+            points.append(QCPGraphData(static_cast<double>(steps.timeNs[i]),
+                                       static_cast<double>(steps.bytes[i])));
+        }
+        if (!steps.empty()) {
+            points.append(QCPGraphData(static_cast<double>(range.endNs),
+                                       static_cast<double>(steps.bytes.back())));
+        }
+    } else {
+        m_exact = false;
+        const std::vector<analysis::LodBucket> buckets =
+            lod.query(range.startNs, range.endNs, static_cast<size_t>(columns));
+        points.reserve(static_cast<int>(buckets.size()) * 4 + 1);
+        // On a step-left line, points sharing one key draw the bucket's min..max as a vertical
+        // stroke in its pixel column; the last value then holds to the next column.
+        for (const analysis::LodBucket& b : buckets) {
+            const double x = static_cast<double>(b.startNs);
+            points.append(QCPGraphData(x, static_cast<double>(b.firstBytes)));
+            if (b.minBytes != b.maxBytes) {
+                points.append(QCPGraphData(x, static_cast<double>(b.maxBytes)));
+                points.append(QCPGraphData(x, static_cast<double>(b.minBytes)));
+                points.append(QCPGraphData(x, static_cast<double>(b.lastBytes)));
+            }
+        }
+        if (!buckets.empty()) {
+            points.append(QCPGraphData(static_cast<double>(range.endNs),
+                                       static_cast<double>(buckets.back().lastBytes)));
+        }
+    }
+    graph->data()->set(points, true);
+}
+
+void MemoryPlot::refresh() {
+    const TimeRange range = m_zoom->visibleRange();
+    xAxis->setRange(static_cast<double>(range.startNs), static_cast<double>(range.endNs));
+    const int columns = std::max(100, axisRect()->width() > 0 ? axisRect()->width() : width());
+    m_exact = true;
+    fillGraph(m_allocated, m_series->allocated, range, columns);
+    fillGraph(m_reserved, m_series->reserved, range, columns);
+    updateMarkers();
+    updateOverlay();
+    replot(rpQueuedReplot);
+}
+
+void MemoryPlot::updateMarkers() {
+    const GpuSeries& g = *m_series;
+    const bool useAllocated = !g.allocated.series().empty();
+    const int64_t peak = useAllocated ? g.peakAllocatedBytes : g.peakReservedBytes;
+    const int64_t peakTime = useAllocated ? g.peakAllocatedTimeNs : g.peakReservedTimeNs;
+    const TimeRange range = m_zoom->visibleRange();
+    const bool visible = peak > 0 && peakTime >= range.startNs && peakTime <= range.endNs;
+    m_peakText->setVisible(visible);
+    m_peakArrow->setVisible(visible);
+    if (!visible) {
+        return;
+    }
+    m_peakArrow->end->setCoords(static_cast<double>(peakTime), static_cast<double>(peak));
+    const double px = xAxis->coordToPixel(static_cast<double>(peakTime));
+    const bool flip = px > axisRect()->right() - 190;
+    m_peakArrow->start->setCoords(flip ? -14 : 14, -8);
+    m_peakText->setPositionAlignment((flip ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignVCenter);
+    m_peakText->setText(
+        QStringLiteral("peak %1 %2 at %3")
+            .arg(useAllocated ? QStringLiteral("allocated") : QStringLiteral("reserved"),
+                 formatBytes(static_cast<double>(peak)),
+                 formatDuration(static_cast<double>(peakTime))));
+}
+
+void MemoryPlot::updateOverlay() {
+    const bool cursor = m_zoom->hasCursor();
+    m_crosshair->setVisible(cursor);
+    if (cursor) {
+        const double x = static_cast<double>(m_zoom->cursorNs());
+        m_crosshair->point1->setCoords(x, 0);
+        m_crosshair->point2->setCoords(x, 1);
+    }
+    const bool clicked = m_zoom->selectedGpu() == m_gpu;
+    m_clickedLine->setVisible(clicked);
+    if (clicked) {
+        const double x = static_cast<double>(m_zoom->selectedTimeNs());
+        m_clickedLine->point1->setCoords(x, 0);
+        m_clickedLine->point2->setCoords(x, 1);
+    }
+    const TimeRange sel = m_zoom->selection();
+    m_selectionRect->setVisible(m_zoom->hasSelection());
+    m_selectionRect->topLeft->setCoords(static_cast<double>(sel.startNs), 0);
+    m_selectionRect->bottomRight->setCoords(static_cast<double>(sel.endNs), 1);
+    if (m_painted) {
+        m_overlay->replot();  // NOTE(qcp): a layer has no paint buffer before the first replot
+    } else {
+        replot(rpQueuedReplot);
+    }
+}
+
+int64_t MemoryPlot::timeAt(double pixelX) const {
+    return static_cast<int64_t>(std::llround(xAxis->pixelToCoord(pixelX)));
+}
+
+void MemoryPlot::resizeEvent(QResizeEvent* event) {
+    QCustomPlot::resizeEvent(event);
+    refresh();
+}
+
+void MemoryPlot::mousePressEvent(QMouseEvent* event) {
+    m_pressPos = event->position();
+    m_pressRange = m_zoom->visibleRange();
+    m_pressTimeNs = timeAt(event->position().x());
+    m_moved = false;
+    const bool select =
+        event->button() == Qt::RightButton ||
+        (event->button() == Qt::LeftButton && (event->modifiers() & Qt::ShiftModifier));
+    m_drag = select ? Drag::Select : (event->button() == Qt::LeftButton ? Drag::Pan : Drag::None);
+    event->accept();
+}
+
+void MemoryPlot::mouseMoveEvent(QMouseEvent* event) {
+    const double x = event->position().x();
+    if (std::abs(x - m_pressPos.x()) > 3 || std::abs(event->position().y() - m_pressPos.y()) > 3) {
+        m_moved = true;
+    }
+    if (m_drag == Drag::Pan && m_moved) {
+        const double nsPerPixel =
+            static_cast<double>(m_pressRange.durationNs()) / std::max(1, axisRect()->width());
+        const auto delta = static_cast<int64_t>(std::llround((m_pressPos.x() - x) * nsPerPixel));
+        m_zoom->setVisibleRange({m_pressRange.startNs + delta, m_pressRange.endNs + delta});
+    } else if (m_drag == Drag::Select && m_moved) {
+        m_zoom->setSelection({m_pressTimeNs, timeAt(x)});
+    }
+    const int64_t t = timeAt(x);
+    m_zoom->setCursor(t, m_gpu);
+    emit hovered(t);
+}
+
+void MemoryPlot::mouseReleaseEvent(QMouseEvent* event) {
+    if (!m_moved && m_drag != Drag::None) {
+        if (m_drag == Drag::Select) {
+            m_zoom->clearSelection();
+        } else {
+            m_zoom->setSelectedGpu(m_gpu, timeAt(event->position().x()));
+        }
+    }
+    m_drag = Drag::None;
+    event->accept();
+}
+
+void MemoryPlot::mouseDoubleClickEvent(QMouseEvent* event) {
+    m_zoom->resetZoom();
+    event->accept();
+}
+
+void MemoryPlot::wheelEvent(QWheelEvent* event) {
+    const double steps = event->angleDelta().y() / 120.0;
+    if (steps != 0.0) {
+        m_zoom->zoomAround(timeAt(event->position().x()), std::pow(0.8, steps));
+    }
+    event->accept();
+}
+
+void MemoryPlot::leaveEvent(QEvent* event) {
+    m_zoom->clearCursor();
+    QCustomPlot::leaveEvent(event);
+}
+
+}  // namespace vramscope::widgets

@@ -1,0 +1,172 @@
+#include "vramscope/widgets/timeline_view.h"
+
+#include <QEvent>
+#include <QLabel>
+#include <QScrollArea>
+#include <QVBoxLayout>
+
+#include "vramscope/widgets/heat_strip.h"
+#include "vramscope/widgets/memory_plot.h"
+#include "vramscope/widgets/range_lane.h"
+
+namespace vramscope::widgets {
+
+namespace {
+constexpr int kRightMargin = 16;  // matches MemoryPlot's axis rectangle
+}
+
+TimelineView::TimelineView(ZoomState* zoom, QWidget* parent) : QWidget(parent), m_zoom(zoom) {
+    m_colors = PlotColors::fromPalette(palette());
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->setSpacing(0);
+    m_lane = new RangeLane(m_zoom, this);
+    layout->addWidget(m_lane);
+    m_scroll = new QScrollArea(this);
+    m_scroll->setWidgetResizable(true);
+    m_scroll->setFrameShape(QFrame::NoFrame);
+    m_scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    layout->addWidget(m_scroll, 1);
+    m_content = new QWidget;
+    m_contentLayout = new QVBoxLayout(m_content);
+    m_contentLayout->setContentsMargins(0, 0, 0, 0);
+    m_contentLayout->setSpacing(2);
+    m_scroll->setWidget(m_content);
+    m_empty = new QLabel(this);
+    m_empty->setAlignment(Qt::AlignCenter);
+    m_empty->setWordWrap(true);
+    m_contentLayout->addWidget(m_empty);
+    m_heat = new HeatStrip(m_zoom, m_content);
+    m_contentLayout->addWidget(m_heat);
+    const int left = MemoryPlot::defaultLeftMargin(fontMetrics());
+    m_lane->setMargins(left, kRightMargin);
+    m_heat->setMargins(left, kRightMargin);
+    connect(m_zoom, &ZoomState::selectedGpuChanged, this, [this] {
+        updateLaneRank();
+        if (isCompact() && !m_plots.empty() && m_zoom->selectedGpu().isValid() &&
+            !(m_plots.front()->gpu() == m_zoom->selectedGpu())) {
+            rebuild();
+        }
+    });
+    rebuild();
+}
+
+void TimelineView::setJob(std::shared_ptr<const LoadedJob> job) {
+    m_job = std::move(job);
+    m_shown.clear();
+    if (m_job) {
+        for (const GpuSeries& g : m_job->gpus) {
+            m_shown.push_back(g.key);
+        }
+    }
+    rebuild();
+}
+
+void TimelineView::setShownGpus(std::vector<GpuKey> gpus) {
+    m_shown = std::move(gpus);
+    rebuild();
+}
+
+void TimelineView::setLayoutMode(LayoutMode mode) {
+    m_mode = mode;
+    rebuild();
+}
+
+bool TimelineView::isCompact() const {
+    return m_mode == LayoutMode::Compact || (m_mode == LayoutMode::Automatic &&
+                                             static_cast<int>(m_shown.size()) > kCompactThreshold);
+}
+
+void TimelineView::setScaleToCapacity(bool toCapacity) {
+    m_scaleToCapacity = toCapacity;
+    for (MemoryPlot* plot : m_plots) {
+        plot->setScaleToCapacity(toCapacity);
+    }
+}
+
+void TimelineView::applyColors(const PlotColors& colors) {
+    m_colors = colors;
+    for (MemoryPlot* plot : m_plots) {
+        plot->applyColors(colors);
+    }
+    m_lane->applyColors(colors);
+    m_heat->applyColors(colors);
+    QPalette pal = m_content->palette();
+    pal.setColor(QPalette::Window, colors.background);
+    m_content->setAutoFillBackground(true);
+    m_content->setPalette(pal);
+}
+
+void TimelineView::replotNow() {
+    for (MemoryPlot* plot : m_plots) {
+        plot->refresh();
+        plot->replot(QCustomPlot::rpImmediateRefresh);
+    }
+    m_lane->update();
+    m_heat->update();
+}
+
+void TimelineView::changeEvent(QEvent* event) {
+    if (event->type() == QEvent::PaletteChange) {
+        applyColors(PlotColors::fromPalette(palette()));
+    }
+    QWidget::changeEvent(event);
+}
+
+void TimelineView::updateLaneRank() {
+    int rankIndex = -1;
+    if (m_zoom->selectedGpu().isValid()) {
+        rankIndex = m_zoom->selectedGpu().rankIndex;
+    } else if (!m_shown.empty()) {
+        rankIndex = m_shown.front().rankIndex;
+    } else if (m_job && !m_job->ranks.empty()) {
+        rankIndex = 0;
+    }
+    m_lane->setRank(m_job, rankIndex);
+}
+
+void TimelineView::rebuild() {
+    for (MemoryPlot* plot : m_plots) {
+        plot->deleteLater();
+        m_contentLayout->removeWidget(plot);
+    }
+    m_plots.clear();
+    updateLaneRank();
+    const bool compact = isCompact();
+    if (!m_job || m_shown.empty()) {
+        m_empty->setText(!m_job ? tr("Open a trace (File > Open) or drop files here.")
+                         : m_job->gpus.empty()
+                             ? tr("This job has no GPU memory data: no memory events, memory "
+                                  "counters or devices were recorded.")
+                             : tr("No GPU is ticked in the Ranks and GPUs list."));
+        m_empty->show();
+        m_heat->hide();
+        return;
+    }
+    m_empty->hide();
+    std::vector<GpuKey> plotted = m_shown;
+    if (compact) {
+        m_heat->setGpus(m_job, m_shown);
+        m_heat->show();
+        GpuKey focus = m_zoom->selectedGpu();
+        if (!m_job->gpu(focus)) {
+            focus = m_shown.front();
+        }
+        plotted = {focus};
+    } else {
+        m_heat->hide();
+    }
+    const int left = MemoryPlot::defaultLeftMargin(fontMetrics());
+    for (size_t i = 0; i < plotted.size(); ++i) {
+        auto* plot = new MemoryPlot(m_job, plotted[i], m_zoom, m_content);
+        plot->setLeftMargin(left);
+        plot->setTimeLabelsVisible(i + 1 == plotted.size());
+        plot->setLegendVisible(i == 0);
+        plot->setScaleToCapacity(m_scaleToCapacity);
+        plot->applyColors(m_colors);
+        m_contentLayout->addWidget(plot, 1);
+        m_plots.push_back(plot);
+    }
+}
+
+}  // namespace vramscope::widgets
