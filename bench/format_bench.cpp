@@ -453,6 +453,8 @@ int main(int argc, char** argv) {
             }
         });
         r["json_events"] = static_cast<double>(n);
+        r["json_memory_events"] = static_cast<double>(js.memoryEvents);
+        r["json_kernel_events"] = static_cast<double>(js.kernelEvents);
         r["json_file_bytes"] = static_cast<double>(js.fileBytes);
         r["json_bytes_per_event"] = static_cast<double>(js.fileBytes) / n;
         r["json_bytes_per_memory_event"] = static_cast<double>(js.memoryBytes) / js.memoryEvents;

@@ -39,13 +39,14 @@ def main():
         return 1
 
     def m(v):
-        return f"{v / 1e6:.1f} M/s"
+        return f"{v / 1e6:.1f} M/s" if v >= 1e6 else f"{v / 1e6:.2f} M/s"
 
     rows = [
         ("events", f"{int(r['events']):,}", f"{int(r['events']):,}",
          f"{int(r['json_events']):,} (first of them)"),
         ("memory events / kernels", f"{int(r['memory_events']):,} / {int(r['kernel_events']):,}",
-         "same", "same mix"),
+         "same",
+         f"{int(r['json_memory_events']):,} / {int(r['json_kernel_events']):,}"),
         ("file size", f"{r['zstd_file_bytes'] / 1e6:.1f} MB", f"{r['raw_file_bytes'] / 1e6:.1f} MB",
          f"{r['json_file_bytes'] / 1e6:.1f} MB"),
         ("bytes / memory event", f"{r['zstd_bytes_per_memory_event']:.2f}",
