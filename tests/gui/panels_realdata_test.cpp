@@ -1,0 +1,109 @@
+// The panels on real traces: the H200 leak and OOM snapshots and the 8-rank DLRM Kineto job.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "panels_fixture.h"
+#include "vramscope/widgets/comm_lanes_view.h"
+#include "vramscope/widgets/flame_panel.h"
+#include "vramscope/widgets/flame_view.h"
+#include "vramscope/widgets/gap_table_model.h"
+#include "vramscope/widgets/job_analyses.h"
+#include "vramscope/widgets/leak_panel.h"
+
+using namespace vramscope;
+using panels_test::openAsJob;
+using panels_test::replayLiveBytes;
+
+namespace {
+
+std::string realdata(const std::string& rel) {
+    return std::string(VRAMSCOPE_REALDATA_DIR) + "/" + rel;
+}
+
+}  // namespace
+
+TEST(PanelsRealData, OomSnapshotFlameAtTheOomEqualsTheReplayedLiveSet) {
+    const std::string path = realdata("vramscope_h200/gpt_h200_oom.snapshot.pickle.gz");
+    if (!std::filesystem::exists(path)) {
+        GTEST_SKIP() << "missing " << path;
+    }
+    auto job = openAsJob({path});
+    ASSERT_TRUE(job);
+    widgets::ZoomState zoom;
+    zoom.setFullRange({0, job->durationNs});
+    widgets::FlamePanel panel(&zoom);
+    panel.setAnalyses(widgets::analyzeJob(job));
+    ASSERT_TRUE(panel.showOom());
+    const trace::TraceData& data = job->job.ranks[0].trace.data;
+    ASSERT_FALSE(data.ooms.empty());
+    const trace::OomEvent& oom = data.ooms.front();
+    const int64_t toJob = job->ranks[0].toJobNs;
+    EXPECT_EQ(panel.shownTimeNs(), oom.timestampNs + toJob);
+    EXPECT_EQ(panel.gpu().device, oom.device);
+    const int64_t replayed =
+        replayLiveBytes(data, oom.device, trace::MemoryLevel::Allocated, oom.timestampNs);
+    EXPECT_GT(replayed, 0);
+    EXPECT_EQ(panel.view()->tree().root().bytes, replayed);
+}
+
+TEST(PanelsRealData, LeakSnapshotFlameFollowsTheCursorAndTheLeakPanelSaysStaircase) {
+    const std::string path = realdata("vramscope_h200/gpt_h200_leak.snapshot.pickle.gz");
+    if (!std::filesystem::exists(path)) {
+        GTEST_SKIP() << "missing " << path;
+    }
+    auto job = openAsJob({path});
+    ASSERT_TRUE(job);
+    const auto analyses = widgets::analyzeJob(job);
+    ASSERT_FALSE(analyses->memory.empty());
+    widgets::ZoomState zoom;
+    zoom.setFullRange({0, job->durationNs});
+    widgets::FlamePanel panel(&zoom);
+    panel.setAnalyses(analyses);
+    const widgets::GpuKey gpu = analyses->memory.front().key;
+    const trace::TraceData& data = job->job.ranks[0].trace.data;
+    const int64_t toJob = job->ranks[0].toJobNs;
+    for (int k = 1; k <= 4; ++k) {
+        const int64_t t = job->durationNs * k / 5;
+        zoom.setCursor(t, gpu);
+        panel.rebuildNow();
+        EXPECT_EQ(panel.view()->tree().root().bytes,
+                  replayLiveBytes(data, gpu.device, analyses->memory.front().level, t - toJob));
+    }
+    widgets::LeakPanel leak(&zoom);
+    leak.setAnalyses(analyses);
+    EXPECT_EQ(leak.summaryModel()
+                  ->index(0, widgets::LeakSummaryModel::VerdictColumn)
+                  .data(widgets::LeakSummaryModel::RawValueRole)
+                  .toInt(),
+              int(analysis::LeakVerdict::Staircase));
+}
+
+TEST(PanelsRealData, DlrmJobHasOneLanePerRankAndACollectiveAcrossAllEight) {
+    const std::string path =
+        realdata("facebookresearch_param/et_replay/tests/inputs/dlrm_kineto.tar.gz");
+    if (!std::filesystem::exists(path)) {
+        GTEST_SKIP() << "missing " << path;
+    }
+    auto job = openAsJob({path});
+    ASSERT_TRUE(job);
+    ASSERT_EQ(job->ranks.size(), 8u);
+    const auto analyses = widgets::analyzeJob(job);
+    widgets::ZoomState zoom;
+    zoom.setFullRange({0, job->durationNs});
+    widgets::CommLanesView lanes(&zoom);
+    lanes.resize(1200, 600);
+    lanes.setAnalyses(analyses);
+    ASSERT_EQ(lanes.lanes().size(), 8u);
+    for (size_t i = 0; i < 8; ++i) {
+        EXPECT_EQ(job->ranks[size_t(lanes.lanes()[i].key.rankIndex)].rank, int32_t(i));
+    }
+    size_t eightWay = 0;
+    for (const analysis::MatchedCollective& c : analyses->collectives().collectives) {
+        eightWay += c.participants.size() == 8 ? 1 : 0;
+    }
+    EXPECT_GE(eightWay, 1u);
+    widgets::GapsPanel gaps(&zoom);
+    gaps.setAnalyses(analyses);
+    EXPECT_GT(gaps.model()->rowCount(), 0);
+}

@@ -1,0 +1,354 @@
+// The analysis panels: flame view, communication lanes, idle gaps, leak, advice and cost.
+#include <qcustomplot.h>
+#include <QAbstractItemModelTester>
+#include <QItemSelectionModel>
+#include <QLabel>
+#include <QSignalSpy>
+#include <QTableView>
+#include <QTest>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "panels_fixture.h"
+#include "vramscope/analysis/synthetic_job.h"
+#include "vramscope/widgets/advice_panel.h"
+#include "vramscope/widgets/comm_lanes_view.h"
+#include "vramscope/widgets/flame_panel.h"
+#include "vramscope/widgets/flame_view.h"
+#include "vramscope/widgets/gap_table_model.h"
+#include "vramscope/widgets/job_analyses.h"
+#include "vramscope/widgets/leak_panel.h"
+
+using namespace vramscope;
+using panels_test::makeJob;
+using panels_test::replayLiveBytes;
+using widgets::GpuKey;
+using widgets::TimeRange;
+using widgets::ZoomState;
+
+namespace {
+
+constexpr int64_t kToJob = -500'000;  // job time = trace time - 0.5 ms
+
+/// The synthetic job's numbers, from the formulas in synthetic_job.h.
+struct Expected {
+    analysis::SyntheticJobSpec spec;
+    int64_t F, C, D, P;
+    int64_t S(int i) const { return 3'000'000 + spec.hostGapNs + i * P; }
+    int64_t E(int i) const { return S(i) + C + D; }  // no straggler, no overlap
+};
+
+Expected expectedFor(const analysis::SyntheticJobSpec& spec) {
+    Expected e{spec, 0, 0, 0, 0};
+    const int64_t K = spec.computeKernelsPerIteration;
+    e.F = (K / 2) * spec.computeKernelNs;
+    e.C = K * spec.computeKernelNs;
+    const int n = spec.ranks;
+    e.D = n > 1 ? int64_t(std::ceil(double(spec.allReduceBytes) * 2 * (n - 1) / n /
+                                    spec.busBandwidthBytesPerS * 1e9))
+                : 0;
+    e.P = e.C + e.D + spec.hostGapNs;
+    return e;
+}
+
+analysis::SyntheticJobSpec leakSpec() {
+    analysis::SyntheticJobSpec spec;
+    spec.ranks = 2;
+    spec.iterations = 8;
+    spec.leakBytesPerIteration = 64ull << 20;
+    spec.leakRank = 0;
+    return spec;
+}
+
+struct Fixture {
+    std::shared_ptr<const widgets::LoadedJob> job;
+    std::shared_ptr<const widgets::JobAnalyses> analyses;
+    ZoomState zoom;
+    explicit Fixture(const analysis::SyntheticJobSpec& spec) {
+        job = makeJob(analysis::generateSyntheticJob(spec), kToJob);
+        analyses = widgets::analyzeJob(job);
+        zoom.setFullRange({0, job->durationNs});
+    }
+};
+
+}  // namespace
+
+TEST(FlamePanel, RootEqualsTheReplayedLiveBytesWhereverTheCursorGoes) {
+    const analysis::SyntheticJobSpec spec = leakSpec();
+    const Expected x = expectedFor(spec);
+    Fixture f(spec);
+    widgets::FlamePanel panel(&f.zoom);
+    panel.setAnalyses(f.analyses);
+    const trace::TraceData& rank0 = f.job->job.ranks[0].trace.data;
+    const GpuKey gpu{0, 0};
+    for (int64_t t : {x.S(0) - 1, x.S(0) + x.F / 2, x.S(3) + x.F, x.S(5) + x.F + x.C / 4, x.E(7)}) {
+        f.zoom.setCursor(t + kToJob, gpu);
+        panel.rebuildNow();
+        EXPECT_EQ(panel.gpu(), gpu);
+        EXPECT_EQ(panel.shownTimeNs(), t + kToJob);
+        EXPECT_EQ(panel.view()->tree().root().bytes,
+                  replayLiveBytes(rank0, 0, trace::MemoryLevel::Allocated, t))
+            << "trace time " << t;
+    }
+    // Just before iteration i starts: weights, optimizer state and i leaked tensors.
+    for (int i : {0, 4, 7}) {
+        f.zoom.setCursor(x.S(i) - 1 + kToJob, gpu);
+        panel.rebuildNow();
+        EXPECT_EQ(panel.view()->tree().root().bytes,
+                  int64_t(spec.weightBytes + spec.optimizerBytes + i * spec.leakBytesPerIteration));
+    }
+}
+
+TEST(FlamePanel, CursorMovesAreCoalescedIntoOneRebuild) {
+    Fixture f(leakSpec());
+    widgets::FlamePanel panel(&f.zoom);
+    panel.setAnalyses(f.analyses);
+    f.zoom.setCursor(5'000'000, GpuKey{0, 0});
+    f.zoom.setCursor(6'000'000, GpuKey{0, 0});
+    EXPECT_NE(panel.shownTimeNs(), 6'000'000);  // not yet: the timer rebuilds
+    QTest::qWait(widgets::FlamePanel::kRebuildIntervalMs * 4);
+    EXPECT_EQ(panel.shownTimeNs(), 6'000'000);
+}
+
+TEST(FlamePanel, PeakShowsThePeakOfTheFormula) {
+    const analysis::SyntheticJobSpec spec = leakSpec();
+    const Expected x = expectedFor(spec);
+    Fixture f(spec);
+    widgets::FlamePanel panel(&f.zoom);
+    panel.setAnalyses(f.analyses);
+    panel.setGpu(GpuKey{0, 0});
+    panel.setMoment(widgets::FlamePanel::Moment::Peak);
+    // peak allocated = W + O + A a + N L, first reached at S_{N-1} + F (the last leak).
+    EXPECT_EQ(panel.view()->tree().root().bytes,
+              int64_t(spec.weightBytes + spec.optimizerBytes +
+                      spec.activationsPerIteration * spec.activationBytes +
+                      spec.iterations * spec.leakBytesPerIteration));
+    EXPECT_EQ(panel.shownTimeNs(), x.S(spec.iterations - 1) + x.F + kToJob);
+}
+
+TEST(FlamePanel, WhatGrewBetweenTheSelectionEndsIsTheLeak) {
+    const analysis::SyntheticJobSpec spec = leakSpec();
+    const Expected x = expectedFor(spec);
+    Fixture f(spec);
+    widgets::FlamePanel panel(&f.zoom);
+    panel.setAnalyses(f.analyses);
+    panel.setGpu(GpuKey{0, 0});
+    f.zoom.setSelection({x.S(1) - 1 + kToJob, x.S(3) - 1 + kToJob});
+    panel.setMoment(widgets::FlamePanel::Moment::WhatGrew);
+    const analysis::FlameTree& tree = panel.view()->tree();
+    ASSERT_TRUE(tree.isDiff);
+    EXPECT_EQ(tree.root().bytes, int64_t(2 * spec.leakBytesPerIteration));
+    EXPECT_EQ(tree.root().count, 2);
+}
+
+TEST(FlamePanel, SearchHighlightsTheMatchingBytes) {
+    Fixture f(leakSpec());
+    widgets::FlamePanel panel(&f.zoom);
+    panel.setAnalyses(f.analyses);
+    panel.setMoment(widgets::FlamePanel::Moment::Peak);
+    panel.setGrouping(analysis::FlameGrouping::Category);
+    // Every synthetic allocation is a pool allocation (kind Pool).
+    panel.setSearch(QStringLiteral("pool"));
+    EXPECT_EQ(panel.view()->searchMatchBytes(), panel.view()->tree().root().bytes);
+    panel.setSearch(QStringLiteral("no such frame"));
+    EXPECT_EQ(panel.view()->searchMatchBytes(), 0);
+}
+
+TEST(FlameView, ClickZoomsIntoANodeAndKeepsItAcrossRebuilds) {
+    Fixture f(leakSpec());
+    widgets::FlamePanel panel(&f.zoom);
+    panel.resize(800, 600);
+    panel.setAnalyses(f.analyses);
+    panel.setMoment(widgets::FlamePanel::Moment::Peak);
+    widgets::FlameView* view = panel.view();
+    const analysis::FlameTree& tree = view->tree();
+    ASSERT_FALSE(tree.root().children.empty());
+    const uint32_t child = tree.root().children.front();
+    const QRectF r = view->nodeRect(child);
+    ASSERT_FALSE(r.isEmpty());
+    QTest::mouseClick(view, Qt::LeftButton, {}, r.center().toPoint());
+    EXPECT_EQ(view->zoomNode(), child);
+    EXPECT_NEAR(view->nodeRect(child).width(), view->width(), 1.0);
+    const std::vector<std::string> path = view->tree().path(child);
+    panel.setMoment(widgets::FlamePanel::Moment::Cursor);
+    EXPECT_EQ(view->tree().path(view->zoomNode()), path);
+    EXPECT_TRUE(view->describe(view->zoomNode()).contains(QStringLiteral("allocations")));
+}
+
+TEST(FlamePanel, OomActionJumpsToTheOomAndShowsTheLiveSetThere) {
+    // A trace with one OOM after two allocations.
+    trace::TraceData data;
+    data.header.rank = 0;
+    data.header.devices.push_back({0, "uuid", "GPU", 1ull << 30});
+    data.memory.append({100, 0x1000, 300, trace::MemoryAction::Alloc, trace::MemoryLevel::Allocated,
+                        trace::MemoryKind::Pool, 0, 0, 0, 0});
+    data.memory.append({200, 0x2000, 500, trace::MemoryAction::Alloc, trace::MemoryLevel::Allocated,
+                        trace::MemoryKind::Pool, 0, 0, 0, 0});
+    data.memory.append({400, 0x1000, 300, trace::MemoryAction::Free, trace::MemoryLevel::Allocated,
+                        trace::MemoryKind::Pool, 0, 0, 0, 0});
+    data.ooms.push_back({300, 0, 0, 1ull << 31, 0});
+    std::vector<trace::TraceData> traces;
+    traces.push_back(std::move(data));
+    auto job = makeJob(std::move(traces), 0);
+    ZoomState zoom;
+    zoom.setFullRange({0, job->durationNs});
+    widgets::FlamePanel panel(&zoom);
+    panel.setAnalyses(widgets::analyzeJob(job));
+    ASSERT_TRUE(panel.showOom());
+    EXPECT_EQ(panel.moment(), widgets::FlamePanel::Moment::Oom);
+    EXPECT_EQ(panel.shownTimeNs(), 300);
+    EXPECT_EQ(zoom.selectedTimeNs(), 300);
+    EXPECT_EQ(panel.view()->tree().root().bytes, 800);
+}
+
+TEST(GapsPanel, SelectingARowShowsThatGapInTheSharedVisibleRange) {
+    const analysis::SyntheticJobSpec spec = leakSpec();
+    const Expected x = expectedFor(spec);
+    Fixture f(spec);
+    widgets::GapsPanel panel(&f.zoom);
+    panel.setAnalyses(f.analyses);
+    // Each rank idles hostGapNs between iterations: N - 1 gaps per rank.
+    ASSERT_EQ(panel.model()->rowCount(), 2 * (spec.iterations - 1));
+    for (int row : {0, 5}) {
+        const QModelIndex index = panel.proxy()->index(row, widgets::GapTableModel::DurationColumn);
+        panel.table()->selectionModel()->setCurrentIndex(
+            index, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+        const widgets::GapRow& gap =
+            panel.model()->rows()[size_t(panel.proxy()->mapToSource(index).row())];
+        EXPECT_EQ(gap.durationNs, spec.hostGapNs);
+        // The gap runs from the end of iteration i to the start of iteration i + 1.
+        const int64_t i = (gap.startNs - kToJob - x.E(0)) / x.P;
+        EXPECT_EQ(gap.startNs, x.E(int(i)) + kToJob);
+        EXPECT_EQ(gap.cause, analysis::GapCause::HostBound);
+        const int64_t margin = spec.hostGapNs / 2;
+        EXPECT_EQ(f.zoom.visibleRange(),
+                  (TimeRange{gap.startNs - margin, gap.startNs + gap.durationNs + margin}));
+        EXPECT_EQ(f.zoom.selection(), (TimeRange{gap.startNs, gap.startNs + gap.durationNs}));
+    }
+}
+
+TEST(GapsPanel, FiltersByClassAndKernelName) {
+    Fixture f(leakSpec());
+    widgets::GapsPanel panel(&f.zoom);
+    panel.setAnalyses(f.analyses);
+    const int all = panel.proxy()->rowCount();
+    panel.proxy()->setCauseFilter(int(analysis::GapCause::CollectiveWait));
+    EXPECT_EQ(panel.proxy()->rowCount(), 0);
+    panel.proxy()->setCauseFilter(-1);
+    panel.proxy()->setTextFilter(QStringLiteral("nccl"));
+    // Before each host gap runs the all-reduce (an NCCL kernel).
+    EXPECT_EQ(panel.proxy()->rowCount(), all);
+}
+
+TEST(Models, PassTheItemModelTester) {
+    const analysis::SyntheticJobSpec spec = leakSpec();
+    Fixture f(spec);
+    widgets::GapsPanel gaps(&f.zoom);
+    gaps.setAnalyses(f.analyses);
+    QAbstractItemModelTester t1(gaps.model(),
+                                QAbstractItemModelTester::FailureReportingMode::Fatal);
+    QAbstractItemModelTester t2(gaps.proxy(),
+                                QAbstractItemModelTester::FailureReportingMode::Fatal);
+    widgets::LeakPanel leak(&f.zoom);
+    QAbstractItemModelTester t3(leak.summaryModel(),
+                                QAbstractItemModelTester::FailureReportingMode::Fatal);
+    QAbstractItemModelTester t4(leak.survivorModel(),
+                                QAbstractItemModelTester::FailureReportingMode::Fatal);
+    widgets::AdvicePanel advice;
+    QAbstractItemModelTester t5(advice.model(),
+                                QAbstractItemModelTester::FailureReportingMode::Fatal);
+    leak.setAnalyses(f.analyses);
+    advice.setAnalyses(f.analyses);
+    gaps.proxy()->sort(widgets::GapTableModel::StartColumn, Qt::AscendingOrder);
+    gaps.proxy()->setTextFilter(QStringLiteral("nccl"));
+    leak.setGpu(GpuKey{1, 1});
+    leak.setAnalyses(f.analyses);
+    EXPECT_GT(gaps.model()->rowCount(), 0);
+    EXPECT_EQ(leak.summaryModel()->rowCount(), 2);
+    EXPECT_GT(advice.model()->rowCount(), 0);
+}
+
+TEST(LeakPanel, ShowsTheStaircaseAndSelectsTheSurvivorsAllocations) {
+    const analysis::SyntheticJobSpec spec = leakSpec();
+    const Expected x = expectedFor(spec);
+    Fixture f(spec);
+    widgets::LeakPanel panel(&f.zoom);
+    panel.setAnalyses(f.analyses);
+    EXPECT_EQ(panel.gpu(), (GpuKey{0, 0}));  // the leaking GPU comes first
+    const QModelIndex verdict =
+        panel.summaryModel()->index(0, widgets::LeakSummaryModel::VerdictColumn);
+    EXPECT_EQ(verdict.data(widgets::LeakSummaryModel::RawValueRole).toInt(),
+              int(analysis::LeakVerdict::Staircase));
+    EXPECT_EQ(panel.summaryModel()
+                  ->index(0, widgets::LeakSummaryModel::GrowthColumn)
+                  .data(widgets::LeakSummaryModel::RawValueRole)
+                  .toLongLong(),
+              qlonglong(spec.leakBytesPerIteration));
+    EXPECT_EQ(panel.summaryModel()
+                  ->index(1, widgets::LeakSummaryModel::VerdictColumn)
+                  .data(widgets::LeakSummaryModel::RawValueRole)
+                  .toInt(),
+              int(analysis::LeakVerdict::Sawtooth));
+    // Chart: peaks, baselines, fitted line, one point per iteration.
+    ASSERT_EQ(panel.chart()->graphCount(), 3);
+    EXPECT_EQ(panel.chart()->graph(1)->dataCount(), spec.iterations);
+    ASSERT_GT(panel.survivorModel()->rowCount(), 0);
+    QSignalSpy spy(&panel, &widgets::LeakPanel::survivorSelected);
+    panel.selectSurvivor(0);
+    ASSERT_EQ(spy.count(), 1);
+    // The leaked tensors still alive at the end were made at S_i + F, i = 0 .. N-1.
+    EXPECT_EQ(f.zoom.selection(),
+              (TimeRange{x.S(0) + x.F + kToJob, x.S(spec.iterations - 1) + x.F + kToJob}));
+}
+
+TEST(AdvicePanel, CostFollowsThePriceAndThePlannedSteps) {
+    const analysis::SyntheticJobSpec spec = leakSpec();
+    const Expected x = expectedFor(spec);
+    Fixture f(spec);
+    widgets::AdvicePanel panel;
+    panel.setAnalyses(f.analyses);
+    bool leakAdvice = false;
+    for (const analysis::Advice& a : panel.model()->advice()) {
+        leakAdvice = leakAdvice || a.rule == "leak";
+    }
+    EXPECT_TRUE(leakAdvice);
+    panel.setGpuHourPrice(3.0);
+    panel.setPlannedSteps(1000);
+    // Step time = the median iteration, [S_i, E_i): C + D; 2 GPUs.
+    const double hours = double(x.C + x.D) * 1000 / 3.6e12;
+    EXPECT_NEAR(panel.estimate().totalCost, 2 * 3.0 * hours, 1e-9);
+    EXPECT_TRUE(panel.costLabel()->text().contains(QLocale().toString(2 * 3.0 * hours, 'f', 2)));
+    panel.setPlannedSteps(0);  // as observed: N iterations
+    EXPECT_NEAR(panel.estimate().totalCost, 2 * 3.0 * double(x.C + x.D) * spec.iterations / 3.6e12,
+                1e-9);
+    // idle = (N - 1) h per GPU, span = N P - h per GPU.
+    const double idleFraction = double((spec.iterations - 1) * spec.hostGapNs) /
+                                double(spec.iterations * x.P - spec.hostGapNs);
+    EXPECT_NEAR(panel.estimate().idleFraction, idleFraction, 1e-9);
+}
+
+TEST(CommLanesView, StacksLanesByRankAndMarksTheStraggler) {
+    analysis::SyntheticJobSpec spec = leakSpec();
+    spec.stragglerRank = 1;
+    Fixture f(spec);
+    widgets::CommLanesView view(&f.zoom);
+    view.resize(1000, 400);
+    view.setAnalyses(f.analyses);
+    ASSERT_EQ(view.lanes().size(), 2u);
+    EXPECT_EQ(view.lanes()[0].key, (GpuKey{0, 0}));
+    EXPECT_EQ(view.lanes()[1].key, (GpuKey{1, 1}));
+    EXPECT_LT(view.lanes()[0].top, view.lanes()[1].top);
+    EXPECT_EQ(view.visibleCollectives().size(), size_t(spec.iterations));
+    for (const analysis::MatchedCollective& c : f.analyses->collectives().collectives) {
+        EXPECT_EQ(c.stragglerRank, 1);
+        EXPECT_EQ(c.skewNs, spec.stragglerDelayNs);
+    }
+    // Zoomed to the first iteration of rank 0, one collective is in view.
+    const widgets::RangeSpan* first = view.rankRows().at(0).iterations.at(0);
+    f.zoom.setVisibleRange({first->startNs, first->endNs});
+    EXPECT_EQ(view.visibleCollectives().size(), 1u);
+    QImage image(view.size(), QImage::Format_ARGB32);
+    view.render(&image);  // paints without crashing on a zoomed view
+}

@@ -1,0 +1,78 @@
+#pragma once
+// The advice and cost panel: each piece of advice with its evidence and formula, and the cost of
+// the job with an editable price per GPU-hour and number of planned steps.
+
+#include <QAbstractTableModel>
+#include <QWidget>
+
+#include <memory>
+
+#include "vramscope/analysis/advice.h"
+#include "vramscope/widgets/job_analyses.h"
+
+class QDoubleSpinBox;
+class QLabel;
+class QSpinBox;
+class QTableView;
+class QTextBrowser;
+
+namespace vramscope::widgets {
+
+/// One row per analysis::Advice: severity, rule, where (rank and GPU), message. GUI thread only.
+class AdviceModel : public QAbstractTableModel {
+    Q_OBJECT
+public:
+    enum Column { SeverityColumn = 0, RuleColumn, WhereColumn, MessageColumn, ColumnCount };
+    static constexpr int RawValueRole = Qt::UserRole + 1;
+
+    explicit AdviceModel(QObject* parent = nullptr);
+    void setAdvice(std::vector<analysis::Advice> advice);
+    const std::vector<analysis::Advice>& advice() const { return m_advice; }
+
+    int rowCount(const QModelIndex& parent = {}) const override;
+    int columnCount(const QModelIndex& parent = {}) const override;
+    QVariant data(const QModelIndex& index, int role) const override;
+    QVariant headerData(int section, Qt::Orientation orientation, int role) const override;
+
+private:
+    std::vector<analysis::Advice> m_advice;
+};
+
+/// HTML of one piece of advice: message, then its evidence as a table (name, value, unit).
+QString adviceDetailsHtml(const analysis::Advice& advice);
+
+/// The Advice dock: the advice table, the selected advice's details, and the cost estimate
+/// (analysis::estimateCost) recomputed whenever the price or the planned steps change.
+/// GUI thread only.
+class AdvicePanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit AdvicePanel(QWidget* parent = nullptr);
+    void setAnalyses(std::shared_ptr<const JobAnalyses> analyses);
+
+    /// Price of one GPU for one hour (any currency).
+    void setGpuHourPrice(double price);
+    /// Planned steps; 0 = the steps seen in the trace.
+    void setPlannedSteps(int steps);
+    /// The estimate shown now.
+    analysis::CostEstimate estimate() const { return m_estimate; }
+
+    AdviceModel* model() const { return m_model; }
+    QDoubleSpinBox* priceBox() const { return m_price; }
+    QSpinBox* stepsBox() const { return m_steps; }
+    QLabel* costLabel() const { return m_cost; }
+
+private:
+    void updateCost();
+
+    std::shared_ptr<const JobAnalyses> m_analyses;
+    AdviceModel* m_model;
+    QTableView* m_table;
+    QTextBrowser* m_details;
+    QDoubleSpinBox* m_price;
+    QSpinBox* m_steps;
+    QLabel* m_cost;
+    analysis::CostEstimate m_estimate;
+};
+
+}  // namespace vramscope::widgets

@@ -1,0 +1,93 @@
+#pragma once
+// Communication lanes: per GPU a lane of kernels (compute, communication, memory rows) with idle
+// time shaded and the iterations above, stacked by rank, collectives linked across ranks.
+
+#include <QWidget>
+
+#include <memory>
+#include <vector>
+
+#include "vramscope/widgets/job_analyses.h"
+#include "vramscope/widgets/zoom_state.h"
+
+namespace vramscope::widgets {
+
+/// Paints the kernel lanes of every GPU of a job for the ZoomState's visible range, on the same
+/// time axis (job time) and with the same navigation as the VRAM plots: wheel zooms around the
+/// pointer, drag pans, double-click resets; hovering sets the shared cursor. Only what is visible
+/// is queried (analysis::KernelLaneIndex::blocks), with kernels closer than a pixel merged. Each
+/// matched collective (analysis::matchCollectives) is a line through the arrivals of its ranks;
+/// the last to arrive (the straggler) is a red dot and the time the others waited for it is
+/// hatched on their communication rows. GUI thread only.
+class CommLanesView : public QWidget {
+    Q_OBJECT
+public:
+    /// One GPU lane as laid out (for tests and hit testing).
+    struct Lane {
+        GpuKey key;
+        const GpuKernelAnalysis* kernels = nullptr;
+        QString label;
+        int top = 0;  ///< px, the compute row; communication and memory rows follow
+    };
+    /// One rank's iteration row.
+    struct RankRow {
+        int rankIndex = 0;
+        int top = 0;  ///< px
+        std::vector<const RangeSpan*> iterations;
+    };
+
+    explicit CommLanesView(ZoomState* zoom, QWidget* parent = nullptr);
+
+    void setAnalyses(std::shared_ptr<const JobAnalyses> analyses);
+    /// Left and right margins, px, matching the VRAM plots' axis rectangle.
+    void setMargins(int left, int right);
+
+    const std::vector<Lane>& lanes() const { return m_lanes; }
+    const std::vector<RankRow>& rankRows() const { return m_rankRows; }
+    /// Matched collectives that overlap the visible range (indices into the match).
+    std::vector<size_t> visibleCollectives() const;
+    /// Tooltip text for the point `pos` (kernel, iteration or collective under it), or empty.
+    QString describeAt(QPoint pos) const;
+
+    QSize sizeHint() const override;
+    QSize minimumSizeHint() const override;
+
+protected:
+    void paintEvent(QPaintEvent* event) override;
+    void mousePressEvent(QMouseEvent* event) override;
+    void mouseMoveEvent(QMouseEvent* event) override;
+    void mouseReleaseEvent(QMouseEvent* event) override;
+    void mouseDoubleClickEvent(QMouseEvent* event) override;
+    void wheelEvent(QWheelEvent* event) override;
+    void leaveEvent(QEvent* event) override;
+
+private:
+    void relayout();
+    double xOf(int64_t jobNs) const;
+    int64_t timeAt(double x) const;
+    int64_t toJobNs(int rankIndex) const;
+    int laneOfRank(int32_t rank) const;
+    void paintLane(QPainter& p, const Lane& lane) const;
+    void paintCollectives(QPainter& p) const;
+    void paintAxis(QPainter& p) const;
+    void paintLegend(QPainter& p) const;
+
+    ZoomState* m_zoom;
+    std::shared_ptr<const JobAnalyses> m_analyses;
+    std::vector<Lane> m_lanes;
+    std::vector<RankRow> m_rankRows;
+    int m_left = 110;
+    int m_right = 16;
+    int m_rowHeight = 9;
+    int m_contentHeight = 0;
+    bool m_dragging = false;
+    double m_pressX = 0;
+    TimeRange m_pressRange;
+
+    static constexpr int kLegendHeight = 22;
+    static constexpr int kIterationHeight = 14;
+    static constexpr int kLaneGap = 5;
+    static constexpr int kAxisHeight = 30;
+};
+
+}  // namespace vramscope::widgets

@@ -1,0 +1,86 @@
+#pragma once
+// The allocation flame view dock: which GPU, which moment (cursor, peak, OOM, what grew over the
+// selection), how to group, a search box, and the icicle itself.
+
+#include <QWidget>
+
+#include <memory>
+
+#include "vramscope/widgets/job_analyses.h"
+#include "vramscope/widgets/zoom_state.h"
+
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QTimer;
+
+namespace vramscope::widgets {
+
+class FlameView;
+
+/// Shows the live set of one GPU as a FlameView, following the shared ZoomState: in Cursor mode
+/// the time under the mouse on any time view (else the clicked time, else the peak), and the GPU
+/// under it; WhatGrew shows the difference between the start and the end of the selected range
+/// (the visible range when nothing is selected). Cursor moves are coalesced to one rebuild per
+/// kRebuildIntervalMs; a rebuild replays at most one checkpoint interval of the GPU's
+/// AllocationIndex. GUI thread only.
+class FlamePanel : public QWidget {
+    Q_OBJECT
+public:
+    enum class Moment { Cursor, Peak, Oom, WhatGrew };
+    static constexpr int kRebuildIntervalMs = 30;
+
+    explicit FlamePanel(ZoomState* zoom, QWidget* parent = nullptr);
+
+    void setAnalyses(std::shared_ptr<const JobAnalyses> analyses);
+
+    /// GPU shown (one with allocation events); an unknown key is ignored.
+    void setGpu(GpuKey gpu);
+    GpuKey gpu() const { return m_gpu; }
+    void setMoment(Moment moment);
+    Moment moment() const { return m_moment; }
+    void setGrouping(analysis::FlameGrouping grouping);
+    analysis::FlameGrouping grouping() const { return m_grouping; }
+    void setSearch(const QString& text);
+
+    /// Jumps to the first OOM of the job: selects its GPU and time in the ZoomState, centres the
+    /// visible range on it and shows the live set there. False when the job has no OOM.
+    bool showOom();
+    /// Shows `gpu` grouped by stack and highlights the path of `stack` (a leak survivor).
+    void highlightStack(GpuKey gpu, trace::StackId stack);
+
+    /// Rebuilds the tree now (the timer does it after cursor moves).
+    void rebuildNow();
+    /// Time the tree shows (the second time for WhatGrew), job time ns.
+    int64_t shownTimeNs() const { return m_shownNs; }
+    /// The sentence above the chart (what is shown, totals, how to navigate).
+    QString caption() const;
+    FlameView* view() const { return m_view; }
+
+private:
+    void fillGpus();
+    void scheduleRebuild();
+    void followZoomGpu();
+    const GpuMemoryAnalysis* current() const;
+    int64_t rankOffset() const;
+
+    ZoomState* m_zoom;
+    std::shared_ptr<const JobAnalyses> m_analyses;
+    GpuKey m_gpu;
+    GpuKey m_lastFollowed;
+    Moment m_moment = Moment::Cursor;
+    analysis::FlameGrouping m_grouping = analysis::FlameGrouping::Stack;
+    int64_t m_shownNs = 0;
+    int64_t m_beforeNs = 0;
+    QString m_note;  // why a moment could not be shown (e.g. no OOM on this GPU)
+
+    QComboBox* m_gpuBox;
+    QComboBox* m_momentBox;
+    QComboBox* m_groupBox;
+    QLineEdit* m_searchEdit;
+    QLabel* m_caption;
+    FlameView* m_view;
+    QTimer* m_timer;
+};
+
+}  // namespace vramscope::widgets

@@ -1,0 +1,254 @@
+#include "vramscope/widgets/advice_panel.h"
+
+#include <QDoubleSpinBox>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHeaderView>
+#include <QItemSelectionModel>
+#include <QLabel>
+#include <QLocale>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QTableView>
+#include <QTextBrowser>
+#include <QVBoxLayout>
+
+#include "vramscope/widgets/units.h"
+
+namespace vramscope::widgets {
+
+namespace {
+
+QString evidenceValue(const analysis::Evidence& e) {
+    if (e.unit == "bytes" || e.unit == "bytes/iteration") {
+        return formatBytes(e.value);
+    }
+    if (e.unit == "ns") {
+        return formatDuration(e.value);
+    }
+    if (e.unit == "fraction") {
+        return QStringLiteral("%1 %").arg(e.value * 100.0, 0, 'f', 1);
+    }
+    return QString::number(e.value, 'g', 6) +
+           (e.unit.empty() ? QString() : QLatin1Char(' ') + QString::fromStdString(e.unit));
+}
+
+QString money(double v) {
+    return QLocale().toString(v, 'f', 2);
+}
+
+}  // namespace
+
+AdviceModel::AdviceModel(QObject* parent) : QAbstractTableModel(parent) {}
+
+void AdviceModel::setAdvice(std::vector<analysis::Advice> advice) {
+    beginResetModel();
+    m_advice = std::move(advice);
+    endResetModel();
+}
+
+int AdviceModel::rowCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : int(m_advice.size());
+}
+
+int AdviceModel::columnCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : ColumnCount;
+}
+
+QVariant AdviceModel::data(const QModelIndex& index, int role) const {
+    if (!index.isValid() || index.row() >= int(m_advice.size())) {
+        return {};
+    }
+    const analysis::Advice& a = m_advice[size_t(index.row())];
+    QString where;
+    if (a.rank >= 0) {
+        where = QStringLiteral("rank %1").arg(a.rank);
+    }
+    if (a.device != trace::kHostDevice) {
+        where += (where.isEmpty() ? QString() : QStringLiteral(" \u00b7 ")) +
+                 QStringLiteral("GPU %1").arg(a.device);
+    }
+    if (where.isEmpty()) {
+        where = tr("job");
+    }
+    if (role == RawValueRole) {
+        switch (index.column()) {
+            case SeverityColumn:
+                return int(a.severity);
+            case RuleColumn:
+                return QString::fromStdString(a.rule);
+            case WhereColumn:
+                return where;
+            case MessageColumn:
+                return QString::fromStdString(a.message);
+        }
+        return {};
+    }
+    if (role == Qt::DisplayRole) {
+        switch (index.column()) {
+            case SeverityColumn:
+                return QString::fromUtf8(analysis::toString(a.severity));
+            case RuleColumn:
+                return QString::fromStdString(a.rule);
+            case WhereColumn:
+                return where;
+            case MessageColumn:
+                return QString::fromStdString(a.message);
+        }
+        return {};
+    }
+    if (role == Qt::ToolTipRole && index.column() == MessageColumn) {
+        return QString::fromStdString(a.message);
+    }
+    if (role == Qt::ForegroundRole && index.column() == SeverityColumn) {
+        if (a.severity == analysis::Severity::Critical) {
+            return QColor(200, 30, 30);
+        }
+        if (a.severity == analysis::Severity::Warning) {
+            return QColor(190, 120, 0);
+        }
+    }
+    return {};
+}
+
+QVariant AdviceModel::headerData(int section, Qt::Orientation orientation, int role) const {
+    if (orientation != Qt::Horizontal || role != Qt::DisplayRole) {
+        return QAbstractTableModel::headerData(section, orientation, role);
+    }
+    switch (section) {
+        case SeverityColumn:
+            return tr("Severity");
+        case RuleColumn:
+            return tr("Rule");
+        case WhereColumn:
+            return tr("Where");
+        case MessageColumn:
+            return tr("What was seen and what to try");
+    }
+    return {};
+}
+
+QString adviceDetailsHtml(const analysis::Advice& a) {
+    QString html = QStringLiteral("<p><b>%1</b> (%2)</p><p>%3</p>")
+                       .arg(QString::fromStdString(a.rule).toHtmlEscaped(),
+                            QString::fromUtf8(analysis::toString(a.severity)),
+                            QString::fromStdString(a.message).toHtmlEscaped());
+    if (!a.evidence.empty()) {
+        html += QObject::tr("<p><b>Evidence</b></p><table cellspacing=0 cellpadding=2>");
+        for (const analysis::Evidence& e : a.evidence) {
+            html += QStringLiteral("<tr><td>%1</td><td align=right>&nbsp;&nbsp;%2</td></tr>")
+                        .arg(QString::fromStdString(e.name).toHtmlEscaped(),
+                             evidenceValue(e).toHtmlEscaped());
+        }
+        html += QStringLiteral("</table>");
+    }
+    return html;
+}
+
+AdvicePanel::AdvicePanel(QWidget* parent)
+    : QWidget(parent),
+      m_model(new AdviceModel(this)),
+      m_table(new QTableView),
+      m_details(new QTextBrowser),
+      m_price(new QDoubleSpinBox),
+      m_steps(new QSpinBox),
+      m_cost(new QLabel) {
+    m_table->setModel(m_model);
+    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_table->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_table->verticalHeader()->setVisible(false);
+    m_table->horizontalHeader()->setStretchLastSection(true);
+    m_table->setWordWrap(true);
+    m_price->setRange(0.0, 1000.0);
+    m_price->setDecimals(2);
+    m_price->setSingleStep(0.25);
+    m_price->setValue(2.50);
+    m_price->setToolTip(tr("Price of one GPU for one hour, in any currency"));
+    m_steps->setRange(0, 1'000'000'000);
+    m_steps->setSingleStep(1000);
+    m_steps->setSpecialValueText(tr("as observed"));
+    m_steps->setToolTip(tr("Training steps planned; 'as observed' uses the steps in the trace"));
+    m_cost->setWordWrap(true);
+    m_cost->setTextFormat(Qt::RichText);
+    m_cost->setTextInteractionFlags(Qt::TextSelectableByMouse);
+
+    auto* costBox = new QGroupBox(tr("Cost"));
+    auto* form = new QFormLayout;
+    form->addRow(tr("Price per GPU-hour"), m_price);
+    form->addRow(tr("Planned steps"), m_steps);
+    auto* costLayout = new QVBoxLayout(costBox);
+    costLayout->addLayout(form);
+    costLayout->addWidget(m_cost);
+
+    auto* split = new QSplitter(Qt::Vertical);
+    split->addWidget(m_table);
+    split->addWidget(m_details);
+    split->setStretchFactor(0, 2);
+    split->setStretchFactor(1, 1);
+    auto* layout = new QVBoxLayout(this);
+    layout->addWidget(split, 1);
+    layout->addWidget(costBox);
+
+    connect(m_table->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+            [this](const QModelIndex& current) {
+                if (current.isValid() && current.row() < int(m_model->advice().size())) {
+                    m_details->setHtml(adviceDetailsHtml(m_model->advice()[size_t(current.row())]));
+                }
+            });
+    connect(m_price, &QDoubleSpinBox::valueChanged, this, &AdvicePanel::updateCost);
+    connect(m_steps, &QSpinBox::valueChanged, this, &AdvicePanel::updateCost);
+}
+
+void AdvicePanel::setAnalyses(std::shared_ptr<const JobAnalyses> analyses) {
+    m_analyses = std::move(analyses);
+    m_model->setAdvice(m_analyses ? m_analyses->advice() : std::vector<analysis::Advice>{});
+    m_table->resizeColumnsToContents();
+    m_table->horizontalHeader()->setStretchLastSection(true);
+    m_table->resizeRowsToContents();
+    if (m_model->rowCount() > 0) {
+        m_table->setCurrentIndex(m_model->index(0, 0));
+    } else {
+        m_details->setHtml(
+            tr("<p>No rule fired: peak below 80 % of capacity, no leak, exposed "
+               "communication and host-bound gaps below their thresholds.</p>"));
+    }
+    updateCost();
+}
+
+void AdvicePanel::setGpuHourPrice(double price) {
+    m_price->setValue(price);
+}
+
+void AdvicePanel::setPlannedSteps(int steps) {
+    m_steps->setValue(steps);
+}
+
+void AdvicePanel::updateCost() {
+    if (!m_analyses) {
+        m_cost->clear();
+        return;
+    }
+    analysis::CostInput input = m_analyses->cost;
+    input.gpuHourPrice = m_price->value();
+    if (m_steps->value() > 0) {
+        input.steps = m_steps->value();
+        input.stepsSource = "planned";
+    }
+    m_estimate = analysis::estimateCost(input);
+    const analysis::CostEstimate& e = m_estimate;
+    m_cost->setText(
+        tr("cost = GPUs \u00d7 price \u00d7 step time \u00d7 steps = %1 \u00d7 %2 \u00d7 %3 (%4) "
+           "\u00d7 %5 (%6) = <b>%7</b> for %8 h of wall time<br>"
+           "idle cost = cost \u00d7 idle / span = %7 \u00d7 %9 / %10 (%11 %) = <b>%12</b>")
+            .arg(input.gpus)
+            .arg(money(input.gpuHourPrice), formatDuration(double(input.stepTimeNs)),
+                 QString::fromStdString(input.stepTimeSource),
+                 QLocale().toString(qlonglong(input.steps)),
+                 QString::fromStdString(input.stepsSource), money(e.totalCost),
+                 QString::number(e.hours, 'g', 4), formatDuration(double(input.idleNs)))
+            .arg(formatDuration(double(input.spanNs)))
+            .arg(e.idleFraction * 100.0, 0, 'f', 1)
+            .arg(money(e.idleCost)));
+}
+
+}  // namespace vramscope::widgets

@@ -1,0 +1,475 @@
+#include "vramscope/widgets/comm_lanes_view.h"
+
+#include <QMouseEvent>
+#include <QPainter>
+#include <QToolTip>
+#include <QWheelEvent>
+
+#include <algorithm>
+#include <cmath>
+
+#include "vramscope/widgets/units.h"
+
+namespace vramscope::widgets {
+
+namespace {
+
+const QColor kClassColor[analysis::kLaneClassCount] = {
+    QColor(76, 120, 168),  // compute: blue
+    QColor(245, 133, 24),  // communication: orange
+    QColor(84, 162, 75),   // memory: green
+};
+const QColor kStraggler(214, 39, 40);
+const QColor kIdle(150, 150, 150);
+
+/// 1, 2 or 5 times a power of ten, at least `raw`.
+double niceStep(double raw) {
+    const double p = std::pow(10.0, std::floor(std::log10(std::max(raw, 1e-9))));
+    for (double m : {1.0, 2.0, 5.0, 10.0}) {
+        if (m * p >= raw) {
+            return m * p;
+        }
+    }
+    return 10.0 * p;
+}
+
+QBrush idleBrush() {
+    QBrush b(QColor(150, 150, 150, 110), Qt::BDiagPattern);
+    return b;
+}
+
+}  // namespace
+
+CommLanesView::CommLanesView(ZoomState* zoom, QWidget* parent) : QWidget(parent), m_zoom(zoom) {
+    setMouseTracking(true);
+    setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Preferred);
+    connect(m_zoom, &ZoomState::visibleRangeChanged, this, qOverload<>(&QWidget::update));
+    connect(m_zoom, &ZoomState::cursorChanged, this, qOverload<>(&QWidget::update));
+    connect(m_zoom, &ZoomState::selectionChanged, this, qOverload<>(&QWidget::update));
+}
+
+void CommLanesView::setAnalyses(std::shared_ptr<const JobAnalyses> analyses) {
+    m_analyses = std::move(analyses);
+    relayout();
+    update();
+}
+
+void CommLanesView::setMargins(int left, int right) {
+    m_left = left;
+    m_right = right;
+    update();
+}
+
+void CommLanesView::relayout() {
+    m_lanes.clear();
+    m_rankRows.clear();
+    if (!m_analyses) {
+        m_contentHeight = 0;
+        return;
+    }
+    const LoadedJob& job = *m_analyses->job;
+    // Narrower rows when there are many GPUs, so that a whole job still fits on screen.
+    const size_t n = m_analyses->kernels.size();
+    m_rowHeight = n <= 8 ? 9 : (n <= 32 ? 6 : 3);
+    int y = kLegendHeight;
+    int lastRank = -1;
+    for (const GpuKernelAnalysis& k : m_analyses->kernels) {
+        if (k.key.rankIndex != lastRank) {
+            lastRank = k.key.rankIndex;
+            RankRow row;
+            row.rankIndex = k.key.rankIndex;
+            for (const RangeSpan& r : job.ranks[size_t(k.key.rankIndex)].ranges) {
+                if (r.kind == trace::RangeKind::Iteration) {
+                    row.iterations.push_back(&r);
+                }
+            }
+            std::sort(
+                row.iterations.begin(), row.iterations.end(),
+                [](const RangeSpan* a, const RangeSpan* b) { return a->startNs < b->startNs; });
+            if (!row.iterations.empty()) {
+                row.top = y;
+                y += kIterationHeight;
+                m_rankRows.push_back(std::move(row));
+            }
+        }
+        m_lanes.push_back(Lane{k.key, &k, gpuLabel(job, k.key), y});
+        y += 3 * m_rowHeight + kLaneGap;
+    }
+    m_contentHeight = y + kAxisHeight;
+    setMinimumHeight(m_contentHeight);
+    updateGeometry();
+}
+
+QSize CommLanesView::sizeHint() const {
+    return {800, std::max(m_contentHeight, 120)};
+}
+
+QSize CommLanesView::minimumSizeHint() const {
+    return {300, std::max(m_contentHeight, 80)};
+}
+
+double CommLanesView::xOf(int64_t ns) const {
+    const TimeRange r = m_zoom->visibleRange();
+    const double w = std::max(1, width() - m_left - m_right);
+    return m_left + double(ns - r.startNs) / double(std::max<int64_t>(r.durationNs(), 1)) * w;
+}
+
+int64_t CommLanesView::timeAt(double x) const {
+    const TimeRange r = m_zoom->visibleRange();
+    const double w = std::max(1, width() - m_left - m_right);
+    return r.startNs + int64_t(std::llround((x - m_left) / w * double(r.durationNs())));
+}
+
+int64_t CommLanesView::toJobNs(int rankIndex) const {
+    return m_analyses->job->ranks[size_t(rankIndex)].toJobNs;
+}
+
+int CommLanesView::laneOfRank(int32_t rank) const {
+    const LoadedJob& job = *m_analyses->job;
+    for (size_t i = 0; i < m_lanes.size(); ++i) {
+        const int ri = m_lanes[i].key.rankIndex;
+        const int32_t r = job.ranks[size_t(ri)].rank >= 0 ? job.ranks[size_t(ri)].rank : ri;
+        if (r == rank) {
+            return int(i);
+        }
+    }
+    return -1;
+}
+
+std::vector<size_t> CommLanesView::visibleCollectives() const {
+    std::vector<size_t> out;
+    if (!m_analyses) {
+        return out;
+    }
+    const TimeRange v = m_zoom->visibleRange();
+    const auto& all = m_analyses->collectives().collectives;
+    for (size_t i = 0; i < all.size(); ++i) {
+        int64_t first = INT64_MAX;
+        int64_t last = INT64_MIN;
+        for (const analysis::CollectiveParticipant& p : all[i].participants) {
+            first = std::min(first, p.startNs);
+            last = std::max(last, p.endNs);
+        }
+        if (first < v.endNs && last >= v.startNs) {
+            out.push_back(i);
+        }
+    }
+    return out;
+}
+
+void CommLanesView::paintEvent(QPaintEvent*) {
+    QPainter p(this);
+    p.fillRect(rect(), palette().base());
+    if (!m_analyses || m_lanes.empty()) {
+        p.setPen(palette().placeholderText().color());
+        p.drawText(rect(), Qt::AlignCenter, tr("No kernels in this job: nothing to show."));
+        return;
+    }
+    paintLegend(p);
+    const TimeRange v = m_zoom->visibleRange();
+    const int plotRight = width() - m_right;
+    p.setClipRect(QRect(m_left, 0, plotRight - m_left, height()));
+    for (const RankRow& row : m_rankRows) {
+        for (const RangeSpan* s : row.iterations) {
+            if (s->endNs < v.startNs || s->startNs > v.endNs) {
+                continue;
+            }
+            const double x0 = xOf(s->startNs);
+            const double x1 = std::max(xOf(s->endNs), x0 + 1);
+            const QRectF r(x0, row.top + 1, x1 - x0, kIterationHeight - 3);
+            p.fillRect(r, palette().alternateBase());
+            p.setPen(palette().mid().color());
+            p.drawRect(r);
+            if (r.width() > 30) {
+                p.setPen(palette().text().color());
+                p.drawText(r.adjusted(3, 0, -2, 0), Qt::AlignVCenter | Qt::AlignLeft,
+                           p.fontMetrics().elidedText(QString::fromStdString(s->name),
+                                                      Qt::ElideRight, int(r.width()) - 5));
+            }
+        }
+    }
+    for (const Lane& lane : m_lanes) {
+        paintLane(p, lane);
+    }
+    paintCollectives(p);
+    if (m_zoom->hasSelection()) {
+        const TimeRange s = m_zoom->selection();
+        QColor c = palette().highlight().color();
+        c.setAlpha(50);
+        p.fillRect(QRectF(xOf(s.startNs), kLegendHeight, xOf(s.endNs) - xOf(s.startNs),
+                          m_contentHeight - kLegendHeight - kAxisHeight),
+                   c);
+    }
+    if (m_zoom->hasCursor()) {
+        p.setPen(QPen(palette().text().color(), 1, Qt::DashLine));
+        const double x = xOf(m_zoom->cursorNs());
+        p.drawLine(QPointF(x, kLegendHeight), QPointF(x, m_contentHeight - kAxisHeight));
+    }
+    p.setClipping(false);
+    // Lane labels in the left margin.
+    p.setPen(palette().text().color());
+    for (const RankRow& row : m_rankRows) {
+        p.drawText(QRect(4, row.top, m_left - 8, kIterationHeight),
+                   Qt::AlignVCenter | Qt::AlignRight, tr("iterations"));
+    }
+    for (const Lane& lane : m_lanes) {
+        p.drawText(QRect(4, lane.top, m_left - 8, 3 * m_rowHeight),
+                   Qt::AlignVCenter | Qt::AlignRight, lane.label);
+    }
+    paintAxis(p);
+}
+
+void CommLanesView::paintLane(QPainter& p, const Lane& lane) const {
+    const TimeRange v = m_zoom->visibleRange();
+    const int64_t offset = toJobNs(lane.key.rankIndex);
+    const analysis::KernelLaneIndex& index = lane.kernels->lanes;
+    const double w = std::max(1, width() - m_left - m_right);
+    const int64_t nsPerPx = std::max<int64_t>(1, int64_t(double(v.durationNs()) / w));
+    const double laneH = 3 * m_rowHeight;
+    // Idle: between the first and the last kernel, wherever no kernel runs.
+    const double s0 = std::max(xOf(offset + index.firstStartNs()), double(m_left));
+    const double s1 = std::min(xOf(offset + index.lastEndNs()), double(width() - m_right));
+    if (s1 > s0) {
+        p.fillRect(QRectF(s0, lane.top, s1 - s0, laneH), idleBrush());
+    }
+    const analysis::LaneBlocks blocks = index.blocks(v.startNs - offset, v.endNs - offset, nsPerPx);
+    auto rectOf = [&](const analysis::LaneBlock& b, double top, double h) {
+        const double x0 = std::max(xOf(offset + b.startNs), double(m_left) - 1);
+        const double x1 = std::max(xOf(offset + b.endNs), x0 + 1.0);
+        return QRectF(x0, top, std::min(x1, double(width())) - x0, h);
+    };
+    for (const analysis::LaneBlock& b : blocks.busy) {
+        p.fillRect(rectOf(b, lane.top, laneH), palette().base());
+    }
+    for (size_t c = 0; c < analysis::kLaneClassCount; ++c) {
+        for (const analysis::LaneBlock& b : blocks.byClass[c]) {
+            p.fillRect(rectOf(b, lane.top + double(c) * m_rowHeight + 0.5, m_rowHeight - 1.0),
+                       kClassColor[c]);
+        }
+    }
+    p.setPen(palette().mid().color());
+    p.drawLine(QPointF(m_left, lane.top + laneH + 1),
+               QPointF(width() - m_right, lane.top + laneH + 1));
+}
+
+void CommLanesView::paintCollectives(QPainter& p) const {
+    const std::vector<size_t> visible = visibleCollectives();
+    const auto& all = m_analyses->collectives().collectives;
+    const double w = std::max(1, width() - m_left - m_right);
+    // Linking lines only while they can be told apart; straggler marks always.
+    const bool lines = double(visible.size()) <= w / 6.0;
+    p.setRenderHint(QPainter::Antialiasing, true);
+    for (size_t i : visible) {
+        const analysis::MatchedCollective& c = all[i];
+        std::vector<std::pair<int, QPointF>> points;  // lane, arrival point
+        for (const analysis::CollectiveParticipant& part : c.participants) {
+            const int lane = laneOfRank(part.rank);
+            if (lane < 0) {
+                continue;
+            }
+            const Lane& l = m_lanes[size_t(lane)];
+            const double y = l.top + 1.5 * m_rowHeight;
+            if (part.waitNs > 0) {
+                const double x0 = xOf(part.startNs);
+                const double x1 = std::max(xOf(part.startNs + part.waitNs), x0 + 1);
+                p.fillRect(QRectF(x0, l.top + m_rowHeight, x1 - x0, m_rowHeight),
+                           QBrush(kStraggler.lighter(130), Qt::Dense5Pattern));
+            }
+            points.emplace_back(lane, QPointF(xOf(part.startNs), y));
+        }
+        std::sort(points.begin(), points.end(),
+                  [](const auto& a, const auto& b) { return a.first < b.first; });
+        if (lines && points.size() > 1) {
+            QColor lc = palette().text().color();
+            lc.setAlpha(140);
+            p.setPen(QPen(lc, 1));
+            for (size_t k = 1; k < points.size(); ++k) {
+                p.drawLine(points[k - 1].second, points[k].second);
+            }
+        }
+        for (const analysis::CollectiveParticipant& part : c.participants) {
+            const int lane = laneOfRank(part.rank);
+            if (lane < 0) {
+                continue;
+            }
+            const QPointF pt(xOf(part.startNs), m_lanes[size_t(lane)].top + 1.5 * m_rowHeight);
+            const bool straggler = part.rank == c.stragglerRank;
+            if (straggler) {
+                p.setPen(QPen(Qt::white, 1));
+                p.setBrush(kStraggler);
+                p.drawEllipse(pt, 4.5, 4.5);
+            } else if (lines) {
+                p.setPen(Qt::NoPen);
+                p.setBrush(palette().text().color());
+                p.drawEllipse(pt, 2.0, 2.0);
+            }
+        }
+    }
+    p.setBrush(Qt::NoBrush);
+    p.setRenderHint(QPainter::Antialiasing, false);
+}
+
+void CommLanesView::paintAxis(QPainter& p) const {
+    const TimeRange v = m_zoom->visibleRange();
+    const int y = m_contentHeight - kAxisHeight;
+    const int plotRight = width() - m_right;
+    p.setPen(palette().text().color());
+    p.drawLine(m_left, y, plotRight, y);
+    const double w = std::max(1, plotRight - m_left);
+    const double step = niceStep(double(v.durationNs()) / std::max(1.0, w / 110.0));
+    const TimeUnit unit = timeUnitFor(double(v.durationNs()));
+    const QFontMetrics fm = p.fontMetrics();
+    for (double t = std::ceil(double(v.startNs) / step) * step; t <= double(v.endNs); t += step) {
+        const double x = xOf(int64_t(t));
+        p.drawLine(QPointF(x, y), QPointF(x, y + 4));
+        const QString label = formatTime(t, unit, step);
+        const int lw = fm.horizontalAdvance(label);
+        p.drawText(QRectF(x - lw / 2.0 - 1, y + 5, lw + 2, fm.height()), Qt::AlignCenter, label);
+    }
+    p.drawText(QRect(4, y + 5, m_left - 8, fm.height()), Qt::AlignRight | Qt::AlignVCenter,
+               tr("job time"));
+}
+
+void CommLanesView::paintLegend(QPainter& p) const {
+    int x = m_left;
+    const int y = 4;
+    const QFontMetrics fm = p.fontMetrics();
+    auto item = [&](const QBrush& brush, const QString& text) {
+        p.fillRect(QRect(x, y + 2, 14, 10), brush);
+        p.setPen(palette().mid().color());
+        p.drawRect(QRect(x, y + 2, 14, 10));
+        p.setPen(palette().text().color());
+        p.drawText(QPoint(x + 18, y + 2 + fm.ascent() - 1), text);
+        x += 18 + fm.horizontalAdvance(text) + 16;
+    };
+    item(kClassColor[0], tr("compute"));
+    item(kClassColor[1], tr("communication"));
+    item(kClassColor[2], tr("memcpy / memset"));
+    item(idleBrush(), tr("idle"));
+    if (!m_analyses->collectives().collectives.empty()) {
+        item(QBrush(kStraggler.lighter(130), Qt::Dense5Pattern), tr("waiting for the straggler"));
+        item(kStraggler, tr("straggler's arrival"));
+    }
+    Q_UNUSED(kIdle);
+}
+
+QString CommLanesView::describeAt(QPoint pos) const {
+    if (!m_analyses || pos.x() < m_left || pos.x() > width() - m_right) {
+        return {};
+    }
+    const int64_t t = timeAt(pos.x());
+    const LoadedJob& job = *m_analyses->job;
+    for (const RankRow& row : m_rankRows) {
+        if (pos.y() >= row.top && pos.y() < row.top + kIterationHeight) {
+            for (const RangeSpan* s : row.iterations) {
+                if (s->startNs <= t && t < s->endNs) {
+                    return tr("<b>%1</b><br>%2")
+                        .arg(QString::fromStdString(s->name).toHtmlEscaped(),
+                             formatDuration(double(s->endNs - s->startNs)));
+                }
+            }
+            return {};
+        }
+    }
+    const double pxNs =
+        double(m_zoom->visibleRange().durationNs()) / std::max(1, width() - m_left - m_right);
+    for (const Lane& lane : m_lanes) {
+        if (pos.y() < lane.top || pos.y() >= lane.top + 3 * m_rowHeight) {
+            continue;
+        }
+        const int row = std::clamp((pos.y() - lane.top) / m_rowHeight, 0, 2);
+        QString text;
+        // Collective arrivals near the pointer (within 4 px).
+        const int32_t rank = job.ranks[size_t(lane.key.rankIndex)].rank;
+        for (size_t i : visibleCollectives()) {
+            const analysis::MatchedCollective& c = m_analyses->collectives().collectives[i];
+            for (const analysis::CollectiveParticipant& part : c.participants) {
+                if (part.rank == rank && std::fabs(double(part.startNs - t)) <= 4 * pxNs) {
+                    text += tr("<b>%1 #%2</b>: straggler rank %3, skew %4; this rank waited %5<br>")
+                                .arg(QString::fromStdString(c.function))
+                                .arg(c.seqNumber)
+                                .arg(c.stragglerRank)
+                                .arg(formatDuration(double(c.skewNs)),
+                                     formatDuration(double(part.waitNs)));
+                }
+            }
+        }
+        const int64_t offset = toJobNs(lane.key.rankIndex);
+        const int64_t k = lane.kernels->lanes.kernelAt(t - offset, analysis::LaneClass(row));
+        const trace::TraceData& data = job.job.ranks[size_t(lane.key.rankIndex)].trace.data;
+        if (k >= 0) {
+            const trace::KernelEvent e = data.kernels.at(size_t(k));
+            text += tr("%1 (%2)<br>%3, started at %4")
+                        .arg(QString::fromUtf8(data.string(e.name).data(),
+                                               qsizetype(data.string(e.name).size()))
+                                 .toHtmlEscaped(),
+                             QString::fromUtf8(analysis::toString(analysis::LaneClass(row))),
+                             formatDuration(double(e.endNs - e.startNs)),
+                             formatDuration(double(e.startNs + offset)));
+        } else if (text.isEmpty()) {
+            text = tr("%1: no %2 kernel here")
+                       .arg(lane.label,
+                            QString::fromUtf8(analysis::toString(analysis::LaneClass(row))));
+        }
+        return text;
+    }
+    return {};
+}
+
+void CommLanesView::mousePressEvent(QMouseEvent* event) {
+    if (event->button() == Qt::LeftButton) {
+        m_dragging = true;
+        m_pressX = event->position().x();
+        m_pressRange = m_zoom->visibleRange();
+    }
+}
+
+void CommLanesView::mouseMoveEvent(QMouseEvent* event) {
+    const double x = event->position().x();
+    if (m_dragging) {
+        const double w = std::max(1, width() - m_left - m_right);
+        const int64_t delta = int64_t((m_pressX - x) / w * double(m_pressRange.durationNs()));
+        m_zoom->setVisibleRange({m_pressRange.startNs + delta, m_pressRange.endNs + delta});
+        return;
+    }
+    if (x >= m_left && x <= width() - m_right && m_analyses) {
+        GpuKey gpu;
+        for (const Lane& lane : m_lanes) {
+            if (event->position().y() >= lane.top &&
+                event->position().y() < lane.top + 3 * m_rowHeight) {
+                gpu = lane.key;
+            }
+        }
+        m_zoom->setCursor(timeAt(x), gpu);
+    }
+    const QString tip = describeAt(event->position().toPoint());
+    if (tip.isEmpty()) {
+        QToolTip::hideText();
+    } else {
+        QToolTip::showText(event->globalPosition().toPoint(), tip, this);
+    }
+}
+
+void CommLanesView::mouseReleaseEvent(QMouseEvent*) {
+    m_dragging = false;
+}
+
+void CommLanesView::mouseDoubleClickEvent(QMouseEvent*) {
+    m_zoom->resetZoom();
+}
+
+void CommLanesView::wheelEvent(QWheelEvent* event) {
+    const double steps = event->angleDelta().y() / 120.0;
+    if (steps == 0) {
+        return;
+    }
+    m_zoom->zoomAround(timeAt(event->position().x()), std::pow(0.8, steps));
+    event->accept();
+}
+
+void CommLanesView::leaveEvent(QEvent*) {
+    m_dragging = false;
+    m_zoom->clearCursor();
+}
+
+}  // namespace vramscope::widgets

@@ -1,0 +1,346 @@
+#include "vramscope/widgets/flame_panel.h"
+
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QLocale>
+#include <QScrollArea>
+#include <QTimer>
+#include <QVBoxLayout>
+
+#include "vramscope/analysis/leak.h"
+#include "vramscope/widgets/flame_view.h"
+#include "vramscope/widgets/units.h"
+
+namespace vramscope::widgets {
+
+namespace {
+
+QString jobTime(const LoadedJob& job, int64_t ns) {
+    const TimeUnit unit = timeUnitFor(double(std::max<int64_t>(job.durationNs, 1)));
+    return formatTime(double(ns), unit, unit.ns / 100.0);
+}
+
+}  // namespace
+
+FlamePanel::FlamePanel(ZoomState* zoom, QWidget* parent)
+    : QWidget(parent),
+      m_zoom(zoom),
+      m_gpuBox(new QComboBox(this)),
+      m_momentBox(new QComboBox(this)),
+      m_groupBox(new QComboBox(this)),
+      m_searchEdit(new QLineEdit(this)),
+      m_caption(new QLabel(this)),
+      m_view(new FlameView),
+      m_timer(new QTimer(this)) {
+    m_momentBox->addItem(tr("At the cursor"), int(Moment::Cursor));
+    m_momentBox->addItem(tr("At the peak"), int(Moment::Peak));
+    m_momentBox->addItem(tr("At the OOM"), int(Moment::Oom));
+    m_momentBox->addItem(tr("What grew over the selection"), int(Moment::WhatGrew));
+    m_groupBox->addItem(tr("By stack"), int(analysis::FlameGrouping::Stack));
+    m_groupBox->addItem(tr("By NVTX range"), int(analysis::FlameGrouping::Nvtx));
+    m_groupBox->addItem(tr("By category"), int(analysis::FlameGrouping::Category));
+    m_searchEdit->setPlaceholderText(tr("Search frames"));
+    m_searchEdit->setClearButtonEnabled(true);
+    m_caption->setWordWrap(true);
+    m_caption->setTextFormat(Qt::PlainText);
+    m_gpuBox->setToolTip(tr("GPU whose live set is shown"));
+    m_momentBox->setToolTip(tr("Which moment's live set to show"));
+    m_groupBox->setToolTip(tr("How allocations are grouped into the tree"));
+
+    auto* bar = new QHBoxLayout;
+    bar->addWidget(m_gpuBox);
+    bar->addWidget(m_momentBox);
+    bar->addWidget(m_groupBox);
+    bar->addWidget(m_searchEdit, 1);
+    auto* scroll = new QScrollArea(this);
+    scroll->setWidget(m_view);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    auto* layout = new QVBoxLayout(this);
+    layout->addLayout(bar);
+    layout->addWidget(m_caption);
+    layout->addWidget(scroll, 1);
+
+    m_timer->setSingleShot(true);
+    m_timer->setInterval(kRebuildIntervalMs);
+    connect(m_timer, &QTimer::timeout, this, &FlamePanel::rebuildNow);
+    connect(m_gpuBox, &QComboBox::activated, this, [this](int i) {
+        if (m_analyses && i >= 0 && size_t(i) < m_analyses->memory.size()) {
+            setGpu(m_analyses->memory[size_t(i)].key);
+        }
+    });
+    connect(m_momentBox, &QComboBox::activated, this,
+            [this](int i) { setMoment(Moment(m_momentBox->itemData(i).toInt())); });
+    connect(m_groupBox, &QComboBox::activated, this, [this](int i) {
+        setGrouping(analysis::FlameGrouping(m_groupBox->itemData(i).toInt()));
+    });
+    connect(m_searchEdit, &QLineEdit::textChanged, this, [this](const QString& text) {
+        m_view->setSearch(text);
+        m_caption->setText(caption());
+    });
+    connect(m_view, &FlameView::zoomNodeChanged, this, [this] { m_caption->setText(caption()); });
+    connect(m_zoom, &ZoomState::cursorChanged, this, [this] {
+        if (m_moment == Moment::Cursor) {
+            scheduleRebuild();
+        }
+    });
+    connect(m_zoom, &ZoomState::selectedGpuChanged, this, [this] {
+        if (m_moment == Moment::Cursor) {
+            scheduleRebuild();
+        }
+    });
+    connect(m_zoom, &ZoomState::selectionChanged, this, [this] {
+        if (m_moment == Moment::WhatGrew) {
+            scheduleRebuild();
+        }
+    });
+    connect(m_zoom, &ZoomState::visibleRangeChanged, this, [this] {
+        if (m_moment == Moment::WhatGrew && !m_zoom->hasSelection()) {
+            scheduleRebuild();
+        }
+    });
+}
+
+void FlamePanel::setAnalyses(std::shared_ptr<const JobAnalyses> analyses) {
+    m_analyses = std::move(analyses);
+    m_gpu = {};
+    if (m_analyses && !m_analyses->memory.empty()) {
+        m_gpu = m_analyses->memory.front().key;
+    }
+    fillGpus();
+    rebuildNow();
+}
+
+void FlamePanel::fillGpus() {
+    m_gpuBox->clear();
+    if (!m_analyses) {
+        return;
+    }
+    for (const GpuMemoryAnalysis& g : m_analyses->memory) {
+        m_gpuBox->addItem(gpuLabel(*m_analyses->job, g.key));
+        if (g.key == m_gpu) {
+            m_gpuBox->setCurrentIndex(m_gpuBox->count() - 1);
+        }
+    }
+}
+
+const GpuMemoryAnalysis* FlamePanel::current() const {
+    return m_analyses ? m_analyses->memoryOf(m_gpu) : nullptr;
+}
+
+int64_t FlamePanel::rankOffset() const {
+    return m_analyses->job->ranks[size_t(m_gpu.rankIndex)].toJobNs;
+}
+
+void FlamePanel::setGpu(GpuKey gpu) {
+    if (!m_analyses || !m_analyses->memoryOf(gpu) || gpu == m_gpu) {
+        return;
+    }
+    m_gpu = gpu;
+    for (size_t i = 0; i < m_analyses->memory.size(); ++i) {
+        if (m_analyses->memory[i].key == gpu) {
+            m_gpuBox->setCurrentIndex(int(i));
+        }
+    }
+    rebuildNow();
+}
+
+void FlamePanel::setMoment(Moment moment) {
+    m_moment = moment;
+    m_momentBox->setCurrentIndex(m_momentBox->findData(int(moment)));
+    rebuildNow();
+}
+
+void FlamePanel::setGrouping(analysis::FlameGrouping grouping) {
+    m_grouping = grouping;
+    m_groupBox->setCurrentIndex(m_groupBox->findData(int(grouping)));
+    rebuildNow();
+}
+
+void FlamePanel::setSearch(const QString& text) {
+    m_searchEdit->setText(text);
+}
+
+void FlamePanel::scheduleRebuild() {
+    if (!m_timer->isActive()) {
+        m_timer->start();
+    }
+}
+
+void FlamePanel::followZoomGpu() {
+    if (!m_analyses) {
+        return;
+    }
+    const GpuKey hovered = m_zoom->hasCursor() ? m_zoom->cursorGpu() : GpuKey{};
+    const GpuKey wanted = hovered.isValid() ? hovered : m_zoom->selectedGpu();
+    // Follow the GPU the user points at when it changes; a GPU picked in the box stays otherwise.
+    if (!wanted.isValid() || wanted == m_lastFollowed) {
+        return;
+    }
+    m_lastFollowed = wanted;
+    if (wanted != m_gpu && m_analyses->memoryOf(wanted)) {
+        m_gpu = wanted;
+        fillGpus();
+    }
+}
+
+void FlamePanel::rebuildNow() {
+    m_timer->stop();
+    m_note.clear();
+    if (m_moment == Moment::Cursor) {
+        followZoomGpu();
+    }
+    const GpuMemoryAnalysis* g = current();
+    if (!g) {
+        m_view->setTree({});
+        m_caption->setText(tr("No GPU of this job has allocation events: nothing to show."));
+        return;
+    }
+    const trace::TraceData& data = m_analyses->job->job.ranks[size_t(m_gpu.rankIndex)].trace.data;
+    const int64_t offset = rankOffset();
+    int64_t t = offset + g->peakTimeNs;
+    switch (m_moment) {
+        case Moment::Cursor:
+            if (m_zoom->hasCursor()) {
+                t = m_zoom->cursorNs();
+            } else if (m_zoom->selectedGpu().isValid()) {
+                t = m_zoom->selectedTimeNs();
+            } else {
+                m_note = tr("(no cursor yet: showing the peak)");
+            }
+            break;
+        case Moment::Peak:
+            break;
+        case Moment::Oom: {
+            bool found = false;
+            for (const trace::OomEvent& o : data.ooms) {
+                if (o.device == m_gpu.device) {
+                    t = offset + o.timestampNs;
+                    found = true;
+                    break;
+                }
+            }
+            if (!found) {
+                m_note = tr("(no OOM on this GPU: showing the peak)");
+            }
+            break;
+        }
+        case Moment::WhatGrew: {
+            const TimeRange r =
+                m_zoom->hasSelection() ? m_zoom->selection() : m_zoom->visibleRange();
+            m_beforeNs = r.startNs;
+            m_shownNs = r.endNs;
+            m_view->setTree(g->flame->diff(r.startNs - offset, r.endNs - offset, m_grouping));
+            m_caption->setText(caption());
+            return;
+        }
+    }
+    m_shownNs = t;
+    m_view->setTree(g->flame->at(t - offset, m_grouping));
+    m_caption->setText(caption());
+}
+
+QString FlamePanel::caption() const {
+    const GpuMemoryAnalysis* g = current();
+    if (!g) {
+        return {};
+    }
+    const LoadedJob& job = *m_analyses->job;
+    const analysis::FlameTree& tree = m_view->tree();
+    const analysis::FlameNode& root = tree.root();
+    const QString who = gpuLabel(job, m_gpu);
+    const QString level = QString::fromUtf8(trace::toString(g->level));
+    QString text;
+    if (tree.isDiff) {
+        text = tr("What grew on %1 (%2) from %3 to %4: %5%6 (%7 \u2192 %8). Red grew, blue shrank; "
+                  "widths are the bytes at %4.")
+                   .arg(who, level, jobTime(job, m_beforeNs), jobTime(job, m_shownNs),
+                        root.bytes > 0 ? QStringLiteral("+") : QString(),
+                        formatBytes(double(root.bytes)), formatBytes(double(root.beforeBytes)),
+                        formatBytes(double(root.afterBytes)));
+    } else {
+        const char* moment = m_moment == Moment::Peak  ? "peak"
+                             : m_moment == Moment::Oom ? "OOM"
+                                                       : "cursor";
+        text = tr("Live set of %1 (%2) at %3 (%4): %5 in %6 allocations, grouped %7.")
+                   .arg(who, level, jobTime(job, m_shownNs), QString::fromUtf8(moment),
+                        formatBytes(double(root.bytes)), QLocale().toString(qlonglong(root.count)),
+                        QString::fromUtf8(m_grouping == analysis::FlameGrouping::Stack
+                                              ? "by stack (root frame at the top)"
+                                          : m_grouping == analysis::FlameGrouping::Nvtx
+                                              ? "by NVTX range"
+                                              : "by memory kind and size class"));
+    }
+    if (!m_note.isEmpty()) {
+        text += QLatin1Char(' ') + m_note;
+    }
+    if (!m_searchEdit->text().trimmed().isEmpty()) {
+        const int64_t all = tree.isDiff ? root.afterBytes : root.bytes;
+        text += tr(" Search matches %1 (%2 %).")
+                    .arg(formatBytes(double(m_view->searchMatchBytes())))
+                    .arg(all > 0 ? 100.0 * double(m_view->searchMatchBytes()) / double(all) : 0.0,
+                         0, 'f', 1);
+    }
+    text += tr(" Click a frame to zoom in, double-click to zoom out.");
+    return text;
+}
+
+bool FlamePanel::showOom() {
+    if (!m_analyses) {
+        return false;
+    }
+    const LoadedJob& job = *m_analyses->job;
+    bool found = false;
+    GpuKey best;
+    int64_t bestNs = 0;
+    for (const GpuMemoryAnalysis& g : m_analyses->memory) {
+        const trace::TraceData& data = job.job.ranks[size_t(g.key.rankIndex)].trace.data;
+        for (const trace::OomEvent& o : data.ooms) {
+            const int64_t t = job.ranks[size_t(g.key.rankIndex)].toJobNs + o.timestampNs;
+            if (o.device == g.key.device && (!found || t < bestNs)) {
+                found = true;
+                best = g.key;
+                bestNs = t;
+            }
+        }
+    }
+    if (!found) {
+        return false;
+    }
+    const int64_t half = std::max<int64_t>(job.durationNs / 20, ZoomState::kMinimumSpanNs);
+    m_zoom->setVisibleRange({bestNs - half, bestNs + half});
+    m_zoom->setSelectedGpu(best, bestNs);
+    m_gpu = best;
+    fillGpus();
+    setMoment(Moment::Oom);
+    return true;
+}
+
+void FlamePanel::highlightStack(GpuKey gpu, trace::StackId stack) {
+    if (!m_analyses || !m_analyses->memoryOf(gpu)) {
+        return;
+    }
+    m_gpu = gpu;
+    fillGpus();
+    if (m_grouping != analysis::FlameGrouping::Stack) {
+        m_grouping = analysis::FlameGrouping::Stack;
+        m_groupBox->setCurrentIndex(m_groupBox->findData(int(m_grouping)));
+    }
+    rebuildNow();
+    const trace::TraceData& data = m_analyses->job->job.ranks[size_t(gpu.rankIndex)].trace.data;
+    std::vector<std::string> path;
+    if (stack < data.stacks.size()) {
+        const std::vector<trace::FrameId>& frames = data.stacks[stack];
+        for (auto it = frames.rbegin(); it != frames.rend(); ++it) {
+            path.push_back(analysis::frameLabel(data, *it));
+        }
+    }
+    if (path.empty()) {
+        path.push_back("(no stack)");
+    }
+    m_view->setHighlightPath(path);
+}
+
+}  // namespace vramscope::widgets
