@@ -98,7 +98,7 @@ LeakReport analyzeLeak(const trace::TraceData& data, trace::DeviceIndex device,
                        const IterationSet& iterations, const LeakOptions& options = {});
 
 /// Theil-Sen estimator: the median over pairs i < j of (y[j] - y[i]) / (j - i). 0 for n < 2.
-/// For n > 2000 the pairs are sampled deterministically (about 2 million of them).
+/// For n > 2000, 2 million pairs are drawn at random with a fixed seed (deterministic).
 double theilSenSlope(const std::vector<double>& y);
 
 /// "function (file:line)" for a frame id; "function" when file is empty.

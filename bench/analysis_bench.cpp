@@ -1,0 +1,116 @@
+// Speed of the analyses on a 10-million-event synthetic trace: everything the report computes
+// (iterations, leak verdict and survivors, time breakdown and gaps, model state, collectives,
+// advice), and the flame tree rebuilt as a cursor moves. Targets: all analyses under 1 s, a flame
+// rebuild under 50 ms.
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <memory>
+#include <random>
+
+#include "vramscope/analysis/flame_tree.h"
+#include "vramscope/analysis/job_analysis.h"
+#include "vramscope/analysis/synthetic_job.h"
+
+namespace {
+
+using namespace vramscope;
+using namespace vramscope::analysis;
+
+/// Rank 0 of a two-rank job with about 10 million events (kernels, all-reduces, a sawtooth of
+/// activations and a 1 MiB leak every iteration, so the live set grows to ~100k allocations).
+const trace::TraceData& trace10M() {
+    static const std::unique_ptr<trace::TraceData> data = [] {
+        SyntheticJobSpec spec;
+        spec.ranks = 2;
+        spec.leakBytesPerIteration = 1ull << 20;
+        spec.stragglerRank = 1;
+        spec.iterations = int(10'000'000 / syntheticEventsPerIteration(spec, 0)) + 1;
+        auto d = std::make_unique<trace::TraceData>(generateSyntheticRank(spec, 0));
+        std::fprintf(stderr, "trace: %d iterations, %zu events (%zu memory, %zu kernels)\n",
+                     spec.iterations, d->eventCount(), d->memory.size(), d->kernels.size());
+        return d;
+    }();
+    return *data;
+}
+
+void BM_AllAnalyses(benchmark::State& state) {
+    const trace::TraceData& d = trace10M();
+    for (auto _ : state) {
+        auto job = analyzeJob({{&d, 0, 0}});
+        benchmark::DoNotOptimize(job);
+    }
+    state.counters["events"] = double(d.eventCount());
+}
+BENCHMARK(BM_AllAnalyses)->Unit(benchmark::kMillisecond)->Iterations(3);
+
+void BM_Iterations(benchmark::State& state) {
+    const trace::TraceData& d = trace10M();
+    for (auto _ : state) {
+        benchmark::DoNotOptimize(findIterations(d, 0));
+    }
+}
+BENCHMARK(BM_Iterations)->Unit(benchmark::kMillisecond)->Iterations(3);
+
+void BM_AllocationIndex(benchmark::State& state) {
+    const trace::TraceData& d = trace10M();
+    for (auto _ : state) {
+        AllocationIndex index(d, 0, trace::MemoryLevel::Allocated);
+        benchmark::DoNotOptimize(index);
+    }
+}
+BENCHMARK(BM_AllocationIndex)->Unit(benchmark::kMillisecond)->Iterations(3);
+
+void BM_LeakGivenIndex(benchmark::State& state) {
+    const trace::TraceData& d = trace10M();
+    const AllocationIndex index(d, 0, trace::MemoryLevel::Allocated);
+    const IterationSet its = findIterations(d, 0).value();
+    for (auto _ : state) {
+        benchmark::DoNotOptimize(analyzeLeak(d, 0, its, index));
+    }
+}
+BENCHMARK(BM_LeakGivenIndex)->Unit(benchmark::kMillisecond)->Iterations(3);
+
+void BM_TimeBreakdown(benchmark::State& state) {
+    const trace::TraceData& d = trace10M();
+    for (auto _ : state) {
+        benchmark::DoNotOptimize(computeTimeBreakdowns(d));
+    }
+}
+BENCHMARK(BM_TimeBreakdown)->Unit(benchmark::kMillisecond)->Iterations(3);
+
+/// One flame tree per cursor position, positions uniform over the trace (late positions hold up
+/// to ~100k live allocations).
+void BM_FlameRebuildPerCursorMove(benchmark::State& state) {
+    const trace::TraceData& d = trace10M();
+    FlameTreeBuilder builder(d, 0, trace::MemoryLevel::Allocated);
+    const trace::TimestampNs t0 = builder.index().timeAt(0);
+    const trace::TimestampNs t1 = builder.index().timeAt(builder.index().size() - 1);
+    std::mt19937_64 rng(42);
+    const auto grouping = FlameGrouping(state.range(0));
+    for (auto _ : state) {
+        const trace::TimestampNs t = t0 + trace::TimestampNs(rng() % uint64_t(t1 - t0 + 1));
+        benchmark::DoNotOptimize(builder.at(t, grouping));
+    }
+}
+BENCHMARK(BM_FlameRebuildPerCursorMove)
+    ->Arg(int(FlameGrouping::Stack))
+    ->Arg(int(FlameGrouping::Category))
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(50);
+
+/// The worst cursor position: the end of the trace, where the live set is largest.
+void BM_FlameRebuildAtTheEnd(benchmark::State& state) {
+    const trace::TraceData& d = trace10M();
+    FlameTreeBuilder builder(d, 0, trace::MemoryLevel::Allocated);
+    const trace::TimestampNs t1 = builder.index().timeAt(builder.index().size() - 1);
+    for (auto _ : state) {
+        benchmark::DoNotOptimize(builder.at(t1, FlameGrouping::Stack));
+    }
+    state.counters["live"] = double(builder.index().aliveEventsAt(t1).size());
+}
+BENCHMARK(BM_FlameRebuildAtTheEnd)->Unit(benchmark::kMillisecond)->Iterations(20);
+
+}  // namespace
+
+BENCHMARK_MAIN();
