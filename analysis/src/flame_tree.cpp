@@ -81,10 +81,10 @@ std::vector<FlameTreeBuilder::Item> FlameTreeBuilder::aggregate(const std::vecto
         }
         Item& item = items[it->second];
         if (after) {
-            item.after += int64_t(m.sizeBytes[e]);
+            item.after += allocationBytes(m.sizeBytes[e]);
             item.afterCount += 1;
         } else {
-            item.before += int64_t(m.sizeBytes[e]);
+            item.before += allocationBytes(m.sizeBytes[e]);
             item.beforeCount += 1;
         }
     }
@@ -230,7 +230,7 @@ TimestampNs peakTime(const trace::TraceData& data, const AllocationIndex& index)
     int64_t best = -1;
     TimestampNs when = 0;
     for (size_t p = 0; p < index.size(); ++p) {
-        const int64_t size = int64_t(data.memory.sizeBytes[index.eventAt(p)]);
+        const int64_t size = allocationBytes(data.memory.sizeBytes[index.eventAt(p)]);
         bytes = index.isAlloc(p) ? bytes + size : std::max<int64_t>(0, bytes - size);
         // Several events at one time apply together: the value holds once the last one is in.
         if ((p + 1 == index.size() || index.timeAt(p + 1) != index.timeAt(p)) && bytes > best) {

@@ -1,5 +1,7 @@
 #include "vramscope/analysis/iterations.h"
 
+#include "vramscope/analysis/allocation_index.h"
+
 #include <algorithm>
 #include <charconv>
 #include <optional>
@@ -161,9 +163,9 @@ AllocSequence allocSequence(const trace::TraceData& data, trace::DeviceIndex dev
             seq.key.push_back(m.sizeBytes[i] * 0x9E3779B97F4A7C15ull ^ (uint64_t(m.stack[i]) << 1));
             seq.time.push_back(m.timestampNs[i]);
             seq.bytesBefore.push_back(bytes);
-            bytes += int64_t(m.sizeBytes[i]);
+            bytes += allocationBytes(m.sizeBytes[i]);
         } else {
-            bytes = std::max<int64_t>(0, bytes - int64_t(m.sizeBytes[i]));
+            bytes = std::max<int64_t>(0, bytes - allocationBytes(m.sizeBytes[i]));
         }
     }
     return seq;

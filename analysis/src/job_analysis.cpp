@@ -22,7 +22,7 @@ int64_t modelStateBytes(const trace::TraceData& data, const AllocationIndex& ind
         }
         const uint32_t f = index.freePosition(p);
         if (f == AllocationIndex::kNever || index.timeAt(f) >= lastEnd) {
-            bytes += int64_t(data.memory.sizeBytes[index.eventAt(p)]);
+            bytes += allocationBytes(data.memory.sizeBytes[index.eventAt(p)]);
         }
     }
     return bytes;

@@ -62,7 +62,7 @@ std::vector<IterationMemory> iterationMemory(const trace::TraceData& data,
     size_t pos = 0;
     auto apply = [&](size_t p) {
         const uint32_t e = index.eventAt(p);
-        const int64_t size = int64_t(data.memory.sizeBytes[e]);
+        const int64_t size = allocationBytes(data.memory.sizeBytes[e]);
         bytes = index.isAlloc(p) ? bytes + size : std::max<int64_t>(0, bytes - size);
     };
     for (const Iteration& it : iterations.iterations) {

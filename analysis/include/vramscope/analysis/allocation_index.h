@@ -10,6 +10,12 @@
 
 namespace vramscope::analysis {
 
+/// A size read from a trace as signed bytes for running sums, capped at 2^52 (4 PiB) so that sums
+/// of millions of damaged or absurd sizes cannot overflow int64.
+inline int64_t allocationBytes(uint64_t sizeBytes) {
+    return int64_t(sizeBytes < (1ull << 52) ? sizeBytes : (1ull << 52));
+}
+
 /// Immutable index over TraceData::memory for one (device, level). Holds no reference to the
 /// trace after construction except through the event indices it returns. Thread-safe for concurrent
 /// const queries.
