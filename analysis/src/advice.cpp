@@ -108,10 +108,7 @@ void leakRule(const DeviceFacts& f, std::vector<Advice>& out) {
         const SurvivorGroup& g = l.survivors.front();
         msg += " Largest survivors (allocated in an iteration, alive two iterations later): " +
                mib(double(g.bytes)) + " in " + std::to_string(g.count) + " allocations from " +
-               (g.userFrame.empty()
-                    ? (g.topFrames.empty() ? std::string("an unknown stack") : g.topFrames.front())
-                    : g.userFrame) +
-               ".";
+               survivorLabel(g) + ".";
     }
     msg +=
         " Look for tensors kept across iterations (lists of outputs or losses kept without "

@@ -116,6 +116,11 @@ trace::Result<JobAnalysis> analyzeJob(const std::vector<RankInput>& inputs,
             d.modelStateBytes = modelStateBytes(*data, index, d.iterations);
             for (TimeBreakdown& b : breakdowns) {
                 if (b.device == dev) {
+                    for (const IdleGap& g : b.gaps) {
+                        d.gapKernelNames.emplace_back(
+                            data->string(data->kernels.name[g.kernelBefore]),
+                            data->string(data->kernels.name[g.kernelAfter]));
+                    }
                     d.breakdown = std::move(b);
                 }
             }

@@ -84,7 +84,8 @@ std::vector<SurvivorGroup> survivorGroups(const trace::TraceData& data,
                                           const AllocationIndex& index,
                                           const IterationSet& iterations, int& examined) {
     const auto& its = iterations.iterations;
-    std::unordered_map<trace::StackId, SurvivorGroup> groups;
+    // Key: the stack, or for allocations without one, the name of their NVTX range (high bit set).
+    std::unordered_map<uint64_t, SurvivorGroup> groups;
     examined = 0;
     for (size_t k = 1; k + 2 < its.size(); ++k) {
         ++examined;
@@ -100,8 +101,16 @@ std::vector<SurvivorGroup> survivorGroups(const trace::TraceData& data,
                 continue;
             }
             const uint32_t e = index.eventAt(p);
-            SurvivorGroup& g = groups[data.memory.stack[e]];
-            g.stack = data.memory.stack[e];
+            const trace::StackId stack = data.memory.stack[e];
+            const uint32_t range = data.memory.nvtxRange[e];
+            const trace::StringId rangeName = stack == 0 && range > 0 && range <= data.ranges.size()
+                                                  ? data.ranges.name[range - 1]
+                                                  : 0;
+            SurvivorGroup& g = groups[stack != 0 ? uint64_t(stack) : (1ull << 63) | rangeName];
+            g.stack = stack;
+            if (rangeName != 0) {
+                g.nvtxRange = std::string(data.string(rangeName));
+            }
             g.bytes += data.memory.sizeBytes[e];
             g.count += 1;
             g.largestBytes = std::max(g.largestBytes, data.memory.sizeBytes[e]);
@@ -113,7 +122,10 @@ std::vector<SurvivorGroup> survivorGroups(const trace::TraceData& data,
         out.push_back(std::move(g));
     }
     std::sort(out.begin(), out.end(), [](const SurvivorGroup& a, const SurvivorGroup& b) {
-        return a.bytes != b.bytes ? a.bytes > b.bytes : a.stack < b.stack;
+        if (a.bytes != b.bytes) {
+            return a.bytes > b.bytes;
+        }
+        return a.stack != b.stack ? a.stack < b.stack : a.nvtxRange < b.nvtxRange;
     });
     return out;
 }
@@ -193,6 +205,16 @@ void decide(LeakReport& r, const LeakOptions& options) {
 }
 
 }  // namespace
+
+std::string survivorLabel(const SurvivorGroup& g) {
+    if (!g.userFrame.empty()) {
+        return g.userFrame;
+    }
+    if (!g.topFrames.empty()) {
+        return g.topFrames.front();
+    }
+    return g.nvtxRange.empty() ? "(no stack)" : "NVTX range " + g.nvtxRange;
+}
 
 std::string frameLabel(const trace::TraceData& data, trace::FrameId frame) {
     if (frame >= data.frames.size()) {

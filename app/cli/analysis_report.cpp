@@ -123,6 +123,7 @@ void addDeviceAnalysisJson(const DeviceAnalysis& d, int64_t offset, Json& j, siz
         s["count"] = g.count;
         s["largest_bytes"] = g.largestBytes;
         s["user_frame"] = g.userFrame.empty() ? Json(nullptr) : Json(g.userFrame);
+        s["nvtx_range"] = g.nvtxRange.empty() ? Json(nullptr) : Json(g.nvtxRange);
         s["user_frames"] = g.userFrames;
         s["top_frames"] = g.topFrames;
         leak["survivors"].push_back(s);
@@ -164,12 +165,17 @@ void addDeviceAnalysisJson(const DeviceAnalysis& d, int64_t offset, Json& j, siz
         j["idle_gaps"] = Json::array();
         for (size_t i = 0; i < b.gaps.size() && i < maxGaps; ++i) {
             const IdleGap& g = b.gaps[i];
-            j["idle_gaps"].push_back({{"start_ns", g.startNs + offset},
-                                      {"duration_ns", g.durationNs},
-                                      {"device", g.device},
-                                      {"cause", toString(g.cause)},
-                                      {"kernel_before", g.kernelBefore},
-                                      {"kernel_after", g.kernelAfter}});
+            j["idle_gaps"].push_back(
+                {{"start_ns", g.startNs + offset},
+                 {"duration_ns", g.durationNs},
+                 {"device", g.device},
+                 {"cause", toString(g.cause)},
+                 {"kernel_before", g.kernelBefore},
+                 {"kernel_after", g.kernelAfter},
+                 {"kernel_before_name",
+                  i < d.gapKernelNames.size() ? d.gapKernelNames[i].first : std::string()},
+                 {"kernel_after_name",
+                  i < d.gapKernelNames.size() ? d.gapKernelNames[i].second : std::string()}});
         }
     } else {
         j["time_breakdown"] = nullptr;
@@ -269,9 +275,7 @@ void writeDeviceAnalysisText(const DeviceAnalysis& d, std::ostream& os) {
     for (size_t i = 0; i < l.survivors.size() && i < 3; ++i) {
         const SurvivorGroup& g = l.survivors[i];
         os << "    survivor: " << formatBytes(g.bytes) << " in " << g.count
-           << " allocations made in one iteration and alive two later, from "
-           << (g.userFrame.empty() ? (g.topFrames.empty() ? "(no stack)" : g.topFrames.front())
-                                   : g.userFrame)
+           << " allocations made in one iteration and alive two later, from " << survivorLabel(g)
            << "\n";
     }
     if (d.modelStateBytes >= 0) {
@@ -303,9 +307,11 @@ void writeDeviceAnalysisText(const DeviceAnalysis& d, std::ostream& os) {
     os << "\n";
     for (size_t i = 0; i < b.gaps.size() && i < 3; ++i) {
         const IdleGap& g = b.gaps[i];
+        const std::string after = i < d.gapKernelNames.size() ? d.gapKernelNames[i].second : "";
         os << "    gap of " << formatNs(g.durationNs) << " at "
            << formatNs(g.startNs - b.firstStartNs)
-           << " after the first kernel: " << toString(g.cause) << "\n";
+           << " after the first kernel: " << toString(g.cause)
+           << (after.empty() ? "" : ", ended by " + after.substr(0, 60)) << "\n";
     }
 }
 

@@ -32,6 +32,11 @@ TEST(JobAnalysis, AnalysesEveryDeviceAndPricesTheJob) {
         EXPECT_EQ(d.iterations.count(), 8u);
         EXPECT_EQ(d.capacityBytes, spec.capacityBytes);
         ASSERT_TRUE(d.breakdown.has_value());
+        ASSERT_EQ(d.gapKernelNames.size(), d.breakdown->gaps.size());
+        ASSERT_FALSE(d.gapKernelNames.empty());
+        const trace::TraceData& t = job[size_t(d.rank)];
+        EXPECT_EQ(d.gapKernelNames[0].second,
+                  t.string(t.kernels.name[d.breakdown->gaps[0].kernelAfter]));
         // Model state: weights and optimizer state, plus the first iteration's leak.
         const uint64_t leak = d.rank == 1 ? spec.leakBytesPerIteration : 0;
         EXPECT_EQ(d.modelStateBytes, int64_t(WO + leak)) << d.rank;

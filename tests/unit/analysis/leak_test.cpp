@@ -203,5 +203,33 @@ TEST(Leak, SurvivorsAreGroupedByStackAndNameTheUserFrame) {
     EXPECT_EQ(r.survivors[0].userFrame, "forward (train.py:42)");
 }
 
+TEST(Leak, SurvivorsWithoutStacksAreGroupedByNvtxRange) {
+    TraceData d;
+    for (int i = 0; i < 6; ++i) {
+        const int64_t s = i * 1000;
+        trace::RangeEvent r;
+        r.startNs = s;
+        r.endNs = s + 1000;
+        r.name = d.intern("iteration " + std::to_string(i));
+        r.kind = trace::RangeKind::Iteration;
+        d.ranges.append(r);
+        r.startNs = s + 100;
+        r.endNs = s + 500;
+        r.name = d.intern("eval_cache");
+        r.kind = trace::RangeKind::Nvtx;
+        r.depth = 1;
+        d.ranges.append(r);
+        const uint32_t range = uint32_t(d.ranges.size());  // 1-based
+        d.memory.append(MemoryEvent{s + 200, 0x1000 + uint64_t(i) * 0x1000, 700,
+                                    MemoryAction::Alloc, MemoryLevel::Allocated,
+                                    trace::MemoryKind::Pool, 0, 0, 0, range});
+    }
+    const LeakReport r = leakOf(d);
+    ASSERT_EQ(r.survivors.size(), 1u);
+    EXPECT_EQ(r.survivors[0].nvtxRange, "eval_cache");
+    EXPECT_EQ(r.survivors[0].bytes, 3 * 700u);
+    EXPECT_EQ(survivorLabel(r.survivors[0]), "NVTX range eval_cache");
+}
+
 }  // namespace
 }  // namespace vramscope::analysis

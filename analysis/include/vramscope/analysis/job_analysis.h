@@ -30,6 +30,8 @@ struct DeviceAnalysis {
     IterationSet iterations;
     LeakReport leak;
     std::optional<TimeBreakdown> breakdown;  ///< nullopt without kernels on the device
+    /// Names of the kernels before and after each of breakdown->gaps (same order).
+    std::vector<std::pair<std::string, std::string>> gapKernelNames;
     /// Bytes alive across all iterations (see DeviceFacts::modelStateBytes); -1 = unknown (fewer
     /// than two iterations).
     int64_t modelStateBytes = -1;

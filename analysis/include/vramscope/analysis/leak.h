@@ -25,11 +25,13 @@ struct IterationMemory {
     int64_t peakBytes = 0;
 };
 
-/// Allocations made in one iteration and still alive two iterations later, grouped by stack.
+/// Allocations made in one iteration and still alive two iterations later, grouped by stack (by
+/// NVTX range name for allocations without a stack).
 struct SurvivorGroup {
     trace::StackId stack = 0;
-    uint64_t bytes = 0;  ///< summed over all examined iterations
-    uint64_t count = 0;  ///< allocations
+    std::string nvtxRange;  ///< the range name when grouped by range (stack 0), else empty
+    uint64_t bytes = 0;     ///< summed over all examined iterations
+    uint64_t count = 0;     ///< allocations
     uint64_t largestBytes = 0;
     /// Up to 8 frames, leaf (innermost) first, as "function (file:line)"; empty without a stack.
     std::vector<std::string> topFrames;
@@ -87,7 +89,7 @@ struct LeakReport {
 /// growth) Inconclusive.
 /// Survivors: allocations made in iteration k (1 <= k <= n-3; the first iteration is warm-up,
 /// where optimizer state and caches are created) still alive at the end of iteration k + 2,
-/// grouped by stack, largest first.
+/// grouped by stack (allocations without a stack by the name of their NVTX range), largest first.
 /// `index` must be the AllocationIndex of (device, level); pass an empty one to build it here.
 LeakReport analyzeLeak(const trace::TraceData& data, trace::DeviceIndex device,
                        const IterationSet& iterations, const AllocationIndex& index,
@@ -100,6 +102,10 @@ LeakReport analyzeLeak(const trace::TraceData& data, trace::DeviceIndex device,
 /// Theil-Sen estimator: the median over pairs i < j of (y[j] - y[i]) / (j - i). 0 for n < 2.
 /// For n > 2000, 2 million pairs are drawn at random with a fixed seed (deterministic).
 double theilSenSlope(const std::vector<double>& y);
+
+/// Where a survivor group comes from, for one line of text: its user frame, else its innermost
+/// frame, else "NVTX range NAME", else "(no stack)".
+std::string survivorLabel(const SurvivorGroup& group);
 
 /// "function (file:line)" for a frame id; "function" when file is empty.
 std::string frameLabel(const trace::TraceData& data, trace::FrameId frame);
