@@ -140,9 +140,12 @@ std::shared_ptr<const LoadedJob> analyseJob(trace::Job job, std::string title,
             g.allocatedSource = t.allocatedSource;
             g.reservedSource = t.reservedSource;
             g.peakAllocatedBytes = t.peakAllocatedBytes;
-            g.peakAllocatedTimeNs = t.peakAllocatedTimeNs + info.toJobNs;
+            // An empty series has no peak; keep its time at the job start, not at the rank origin.
+            g.peakAllocatedTimeNs =
+                g.allocated.series().empty() ? 0 : t.peakAllocatedTimeNs + info.toJobNs;
             g.peakReservedBytes = t.peakReservedBytes;
-            g.peakReservedTimeNs = t.peakReservedTimeNs + info.toJobNs;
+            g.peakReservedTimeNs =
+                g.reserved.series().empty() ? 0 : t.peakReservedTimeNs + info.toJobNs;
             g.memoryEvents = t.memoryEvents;
             for (const trace::OomEvent& o : data.ooms) {
                 if (o.device == t.device) {

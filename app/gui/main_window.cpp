@@ -250,11 +250,15 @@ void MainWindow::setJob(std::shared_ptr<const widgets::LoadedJob> job, const QSt
     m_timeline->setJob(m_job);
     m_details->clear(tr("Click a GPU's plot to list the allocations alive at that time."));
     updateSelectionReadout();
-    if (m_job && !m_job->gpus.empty()) {
-        // Start with something to read: what is alive at the first GPU's peak.
-        const widgets::GpuSeries& first = m_job->gpus.front();
-        m_zoom->setSelectedGpu(first.key, first.peakAllocatedBytes > 0 ? first.peakAllocatedTimeNs
-                                                                       : first.peakReservedTimeNs);
+    if (m_job) {
+        // Start with something to read: what is alive at the peak of the first GPU that has one.
+        for (const widgets::GpuSeries& g : m_job->gpus) {
+            if (g.peakAllocatedBytes > 0 || g.peakReservedBytes > 0) {
+                m_zoom->setSelectedGpu(
+                    g.key, g.peakAllocatedBytes > 0 ? g.peakAllocatedTimeNs : g.peakReservedTimeNs);
+                break;
+            }
+        }
     }
     emit jobChanged(m_job);
 }

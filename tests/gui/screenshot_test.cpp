@@ -33,7 +33,7 @@ TEST(Screenshot, WritesAPngOfTheRequestedSizeForTheBundledSample) {
     QTemporaryDir dir;
     const QString out = dir.filePath(QStringLiteral("sample.png"));
     const GuiRun run = runGui({QStringLiteral("--screenshot"), out, QStringLiteral("--size"),
-                            QStringLiteral("1200x800")});
+                               QStringLiteral("1200x800")});
     EXPECT_EQ(run.exitCode, 0) << run.stderrText.toStdString();
     QImage image(out);
     ASSERT_FALSE(image.isNull());

@@ -41,6 +41,7 @@ void DeviceTreeModel::setJob(const std::shared_ptr<const LoadedJob>& job, bool d
             row.color = gpuColor(g.colorIndex, dark);
             row.capacityBytes = g.capacityBytes;
             row.peakBytes = std::max(g.peakAllocatedBytes, g.peakReservedBytes);
+            row.hasData = !g.allocated.series().empty() || !g.reserved.series().empty();
             row.tooltip = tr("peak allocated %1, peak reserved %2, %3 memory events")
                               .arg(formatBytes(static_cast<double>(g.peakAllocatedBytes)),
                                    formatBytes(static_cast<double>(g.peakReservedBytes)))
@@ -176,6 +177,9 @@ QVariant DeviceTreeModel::data(const QModelIndex& index, int role) const {
                 return gpu.capacityBytes > 0
                            ? formatBytes(static_cast<double>(gpu.capacityBytes), 1)
                            : tr("unknown");
+            }
+            if (!gpu.hasData) {
+                return tr("no data");
             }
             return peakShare >= 0 ? tr("%1 (%2 %)")
                                         .arg(formatBytes(static_cast<double>(gpu.peakBytes)))

@@ -5,7 +5,8 @@
 namespace vramscope::widgets {
 
 namespace {
-QString frameText(const trace::TraceData& data, trace::FrameId id) {
+/// "name  (file:line)"; `shortFile` keeps only the file's base name.
+QString frameText(const trace::TraceData& data, trace::FrameId id, bool shortFile = false) {
     if (id >= data.frames.size()) {
         return QStringLiteral("?");
     }
@@ -14,7 +15,11 @@ QString frameText(const trace::TraceData& data, trace::FrameId id) {
     if (text.isEmpty()) {
         text = QStringLiteral("??");
     }
-    const std::string_view file = data.string(f.file);
+    std::string_view file = data.string(f.file);
+    if (shortFile) {
+        const size_t slash = file.find_last_of("/\\");
+        file = slash == std::string_view::npos ? file : file.substr(slash + 1);
+    }
     if (!file.empty()) {
         text += QStringLiteral("  (%1:%2)")
                     .arg(QString::fromUtf8(file.data(), static_cast<qsizetype>(file.size())))
@@ -54,7 +59,7 @@ std::vector<LiveRow> liveRowsFrom(const trace::TraceData& data,
             }
             const int top = topFrame(data, stack);
             if (top >= 0) {
-                row.where = row.stack[top];
+                row.where = frameText(data, stack[static_cast<size_t>(top)], true);
             }
         }
         if (row.where.isEmpty() && a.nvtxRange > 0 && a.nvtxRange <= data.ranges.size()) {

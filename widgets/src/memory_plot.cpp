@@ -10,7 +10,7 @@ namespace vramscope::widgets {
 namespace {
 constexpr int kRightMargin = 16;
 constexpr int kBottomMarginWithLabels = 26;
-constexpr int kBottomMarginWithoutLabels = 4;
+constexpr int kBottomMarginWithoutLabels = 8;  // room for half of the "0 GiB" label
 constexpr double kHeadroom = 1.22;  // y range above the highest value, room for the labels
 
 /// Room above the axis rectangle for the title line.
@@ -23,6 +23,9 @@ QString gpuTitle(const GpuSeries& g) {
                                 : QStringLiteral("GPU %1").arg(g.key.device);
     if (!g.deviceName.empty()) {
         title += QStringLiteral(" · ") + QString::fromStdString(g.deviceName);
+    }
+    if (g.allocated.series().empty() && g.reserved.series().empty()) {
+        return title + QStringLiteral(" · no memory data");
     }
     const int64_t peak = std::max(g.peakAllocatedBytes, g.peakReservedBytes);
     const char* level = g.peakReservedBytes >= g.peakAllocatedBytes ? "reserved" : "allocated";
@@ -87,7 +90,7 @@ void MemoryPlot::setTimeLabelsVisible(bool visible) {
 }
 
 void MemoryPlot::setLegendVisible(bool visible) {
-    legend->setVisible(visible);
+    legend->setVisible(visible && !m_noData);
     replot(rpQueuedReplot);
 }
 
@@ -157,6 +160,13 @@ void MemoryPlot::buildItems() {
     m_title->setPadding(QMargins(2, 0, 6, 2));
     m_title->setText(gpuTitle(g));
 
+    if (g.allocated.series().empty() && g.reserved.series().empty()) {
+        m_noData = new QCPItemText(this);
+        m_noData->position->setType(QCPItemPosition::ptAxisRectRatio);
+        m_noData->position->setCoords(0.5, 0.5);
+        m_noData->setText(tr("No memory events or memory counters were recorded for this GPU."));
+    }
+
     m_peakText = new QCPItemText(this);
     m_peakArrow = new QCPItemLine(this);
     m_peakArrow->setHead(QCPLineEnding::esSpikeArrow);
@@ -218,6 +228,9 @@ void MemoryPlot::applyColors(const PlotColors& colors) {
     m_warningLegend->setPen(m_warningLine->pen());
     m_capacityText->setColor(colors.capacity);
     m_title->setColor(colors.text);
+    if (m_noData) {
+        m_noData->setColor(colors.text);
+    }
     QColor titleBack = colors.background;
     titleBack.setAlpha(200);
     m_peakText->setColor(colors.peak);
@@ -303,6 +316,8 @@ void MemoryPlot::refresh() {
     const TimeRange range = m_zoom->visibleRange();
     xAxis->setRange(static_cast<double>(range.startNs), static_cast<double>(range.endNs));
     const int columns = std::max(100, axisRect()->width() > 0 ? axisRect()->width() : width());
+    // About one memory label per 40 px of height.
+    yAxis->ticker()->setTickCount(std::clamp(axisRect()->height() / 40, 2, 8));
     m_exact = true;
     fillGraph(m_allocated, m_series->allocated, range, columns);
     fillGraph(m_reserved, m_series->reserved, range, columns);

@@ -3,11 +3,13 @@
 #include <QEvent>
 #include <QLabel>
 #include <QScrollArea>
+#include <QScrollBar>
 #include <QVBoxLayout>
 
 #include "vramscope/widgets/heat_strip.h"
 #include "vramscope/widgets/memory_plot.h"
 #include "vramscope/widgets/range_lane.h"
+#include "vramscope/widgets/time_axis_bar.h"
 
 namespace vramscope::widgets {
 
@@ -27,6 +29,8 @@ TimelineView::TimelineView(ZoomState* zoom, QWidget* parent) : QWidget(parent), 
     m_scroll->setFrameShape(QFrame::NoFrame);
     m_scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     layout->addWidget(m_scroll, 1);
+    m_axis = new TimeAxisBar(m_zoom, this);
+    layout->addWidget(m_axis);
     m_content = new QWidget;
     m_contentLayout = new QVBoxLayout(m_content);
     m_contentLayout->setContentsMargins(0, 0, 0, 0);
@@ -41,6 +45,15 @@ TimelineView::TimelineView(ZoomState* zoom, QWidget* parent) : QWidget(parent), 
     const int left = MemoryPlot::defaultLeftMargin(fontMetrics());
     m_lane->setMargins(left, kRightMargin);
     m_heat->setMargins(left, kRightMargin);
+    m_axis->setMargins(left, kRightMargin);
+    // Keep the lane and the axis bar aligned with the plots when the vertical scroll bar shows.
+    connect(
+        m_scroll->verticalScrollBar(), &QScrollBar::rangeChanged, this, [this, left](int, int max) {
+            const int right =
+                kRightMargin + (max > 0 ? m_scroll->verticalScrollBar()->sizeHint().width() : 0);
+            m_lane->setMargins(left, right);
+            m_axis->setMargins(left, right);
+        });
     connect(m_zoom, &ZoomState::selectedGpuChanged, this, [this] {
         updateLaneRank();
         if (isCompact() && !m_plots.empty() && m_zoom->selectedGpu().isValid() &&
@@ -91,6 +104,7 @@ void TimelineView::applyColors(const PlotColors& colors) {
     }
     m_lane->applyColors(colors);
     m_heat->applyColors(colors);
+    m_axis->applyColors(colors);
     QPalette pal = m_content->palette();
     pal.setColor(QPalette::Window, colors.background);
     m_content->setAutoFillBackground(true);
@@ -102,6 +116,7 @@ void TimelineView::replotNow() {
         plot->refresh();
         plot->replot(QCustomPlot::rpImmediateRefresh);
     }
+    m_axis->replot(QCustomPlot::rpImmediateRefresh);
     m_lane->update();
     m_heat->update();
 }
@@ -141,9 +156,11 @@ void TimelineView::rebuild() {
                              : tr("No GPU is ticked in the Ranks and GPUs list."));
         m_empty->show();
         m_heat->hide();
+        m_axis->hide();
         return;
     }
     m_empty->hide();
+    m_axis->show();
     std::vector<GpuKey> plotted = m_shown;
     if (compact) {
         m_heat->setGpus(m_job, m_shown);
@@ -160,7 +177,7 @@ void TimelineView::rebuild() {
     for (size_t i = 0; i < plotted.size(); ++i) {
         auto* plot = new MemoryPlot(m_job, plotted[i], m_zoom, m_content);
         plot->setLeftMargin(left);
-        plot->setTimeLabelsVisible(i + 1 == plotted.size());
+        plot->setTimeLabelsVisible(false);  // the axis bar below the scroll area carries them
         plot->setLegendVisible(i == 0);
         plot->setScaleToCapacity(m_scaleToCapacity);
         plot->applyColors(m_colors);

@@ -54,6 +54,7 @@ private:
         uint64_t capacityBytes = 0;
         int64_t peakBytes = 0;
         bool checked = true;
+        bool hasData = true;  ///< false when the GPU has no memory series at all
     };
     struct RankRow {
         QString name;

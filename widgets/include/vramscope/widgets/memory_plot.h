@@ -82,6 +82,7 @@ private:
     QCPItemStraightLine* m_warningLine = nullptr;
     QCPItemText* m_capacityText = nullptr;
     QCPItemText* m_title = nullptr;
+    QCPItemText* m_noData = nullptr;
     QCPItemText* m_peakText = nullptr;
     QCPItemLine* m_peakArrow = nullptr;
     std::vector<QCPItemStraightLine*> m_oomLines;

@@ -20,6 +20,7 @@ namespace vramscope::widgets {
 class HeatStrip;
 class MemoryPlot;
 class RangeLane;
+class TimeAxisBar;
 
 /// Lays out the memory views of the shown GPUs; every child follows the shared ZoomState. Owns its
 /// child widgets, shares the job read-only. GUI thread only.
@@ -49,6 +50,7 @@ public:
     const std::vector<MemoryPlot*>& plots() const { return m_plots; }
     HeatStrip* heatStrip() const { return m_heat; }
     RangeLane* rangeLane() const { return m_lane; }
+    TimeAxisBar* timeAxis() const { return m_axis; }
 
     void applyColors(const PlotColors& colors);
     /// Queries and repaints every plot now (for screenshots and tests).
@@ -69,6 +71,7 @@ private:
     PlotColors m_colors;
 
     RangeLane* m_lane = nullptr;
+    TimeAxisBar* m_axis = nullptr;
     QScrollArea* m_scroll = nullptr;
     QWidget* m_content = nullptr;
     QVBoxLayout* m_contentLayout = nullptr;
