@@ -13,6 +13,8 @@
 #include <QTextBrowser>
 #include <QVBoxLayout>
 
+#include <cmath>
+
 #include "vramscope/widgets/units.h"
 
 namespace vramscope::widgets {
@@ -33,8 +35,19 @@ QString evidenceValue(const analysis::Evidence& e) {
            (e.unit.empty() ? QString() : QLatin1Char(' ') + QString::fromStdString(e.unit));
 }
 
+/// Two decimals, or three significant digits below one unit (a short trace costs little).
 QString money(double v) {
+    if (v != 0.0 && std::fabs(v) < 1.0) {
+        return QLocale().toString(v, 'g', 3);
+    }
     return QLocale().toString(v, 'f', 2);
+}
+
+QString wallTime(double hours) {
+    if (hours >= 1.0) {
+        return QStringLiteral("%1 h").arg(QLocale().toString(hours, 'f', hours >= 100 ? 0 : 1));
+    }
+    return formatDuration(hours * 3.6e12);
 }
 
 }  // namespace
@@ -158,7 +171,8 @@ AdvicePanel::AdvicePanel(QWidget* parent)
     m_table->setSelectionMode(QAbstractItemView::SingleSelection);
     m_table->verticalHeader()->setVisible(false);
     m_table->horizontalHeader()->setStretchLastSection(true);
-    m_table->setWordWrap(true);
+    m_table->setWordWrap(false);
+    m_table->setTextElideMode(Qt::ElideRight);
     m_price->setRange(0.0, 1000.0);
     m_price->setDecimals(2);
     m_price->setSingleStep(0.25);
@@ -183,7 +197,7 @@ AdvicePanel::AdvicePanel(QWidget* parent)
     auto* split = new QSplitter(Qt::Vertical);
     split->addWidget(m_table);
     split->addWidget(m_details);
-    split->setStretchFactor(0, 2);
+    split->setStretchFactor(0, 1);
     split->setStretchFactor(1, 1);
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(split, 1);
@@ -236,19 +250,24 @@ void AdvicePanel::updateCost() {
     }
     m_estimate = analysis::estimateCost(input);
     const analysis::CostEstimate& e = m_estimate;
-    m_cost->setText(
+    QString text =
         tr("cost = GPUs \u00d7 price \u00d7 step time \u00d7 steps = %1 \u00d7 %2 \u00d7 %3 (%4) "
-           "\u00d7 %5 (%6) = <b>%7</b> for %8 h of wall time<br>"
-           "idle cost = cost \u00d7 idle / span = %7 \u00d7 %9 / %10 (%11 %) = <b>%12</b>")
+           "\u00d7 %5 (%6) = <b>%7</b> for %8 of wall time<br>")
             .arg(input.gpus)
             .arg(money(input.gpuHourPrice), formatDuration(double(input.stepTimeNs)),
                  QString::fromStdString(input.stepTimeSource),
                  QLocale().toString(qlonglong(input.steps)),
-                 QString::fromStdString(input.stepsSource), money(e.totalCost),
-                 QString::number(e.hours, 'g', 4), formatDuration(double(input.idleNs)))
-            .arg(formatDuration(double(input.spanNs)))
-            .arg(e.idleFraction * 100.0, 0, 'f', 1)
-            .arg(money(e.idleCost)));
+                 QString::fromStdString(input.stepsSource), money(e.totalCost), wallTime(e.hours));
+    if (input.spanNs > 0) {
+        text += tr("idle cost = cost \u00d7 idle / span = %1 \u00d7 %2 / %3 (%4 %) = <b>%5</b>")
+                    .arg(money(e.totalCost), formatDuration(double(input.idleNs)),
+                         formatDuration(double(input.spanNs)))
+                    .arg(e.idleFraction * 100.0, 0, 'f', 1)
+                    .arg(money(e.idleCost));
+    } else {
+        text += tr("idle cost: unknown (the trace has no kernel records)");
+    }
+    m_cost->setText(text);
 }
 
 }  // namespace vramscope::widgets

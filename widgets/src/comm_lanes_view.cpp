@@ -55,8 +55,9 @@ void CommLanesView::setAnalyses(std::shared_ptr<const JobAnalyses> analyses) {
 }
 
 void CommLanesView::setMargins(int left, int right) {
-    m_left = left;
+    m_plotLeft = left;
     m_right = right;
+    relayout();
     update();
 }
 
@@ -70,8 +71,9 @@ void CommLanesView::relayout() {
     const LoadedJob& job = *m_analyses->job;
     // Narrower rows when there are many GPUs, so that a whole job still fits on screen.
     const size_t n = m_analyses->kernels.size();
-    m_rowHeight = n <= 8 ? 9 : (n <= 32 ? 6 : 3);
-    int y = kLegendHeight;
+    m_rowHeight = n <= 4 ? 9 : (n <= 16 ? 7 : (n <= 32 ? 5 : 3));
+    int y = kLegendHeight + kAxisHeight;
+    int labelWidth = fontMetrics().horizontalAdvance(tr("iterations"));
     int lastRank = -1;
     for (const GpuKernelAnalysis& k : m_analyses->kernels) {
         if (k.key.rankIndex != lastRank) {
@@ -93,9 +95,12 @@ void CommLanesView::relayout() {
             }
         }
         m_lanes.push_back(Lane{k.key, &k, gpuLabel(job, k.key), y});
+        labelWidth = std::max(labelWidth, fontMetrics().horizontalAdvance(m_lanes.back().label));
         y += 3 * m_rowHeight + kLaneGap;
     }
-    m_contentHeight = y + kAxisHeight;
+    // The plots' margin when the labels fit in it, wider otherwise.
+    m_left = std::max(m_plotLeft, labelWidth + 14);
+    m_contentHeight = y + 4;
     setMinimumHeight(m_contentHeight);
     updateGeometry();
 }
@@ -196,14 +201,15 @@ void CommLanesView::paintEvent(QPaintEvent*) {
         const TimeRange s = m_zoom->selection();
         QColor c = palette().highlight().color();
         c.setAlpha(50);
-        p.fillRect(QRectF(xOf(s.startNs), kLegendHeight, xOf(s.endNs) - xOf(s.startNs),
-                          m_contentHeight - kLegendHeight - kAxisHeight),
-                   c);
+        p.fillRect(
+            QRectF(xOf(s.startNs), kLegendHeight + kAxisHeight, xOf(s.endNs) - xOf(s.startNs),
+                   m_contentHeight - kLegendHeight - kAxisHeight),
+            c);
     }
     if (m_zoom->hasCursor()) {
         p.setPen(QPen(palette().text().color(), 1, Qt::DashLine));
         const double x = xOf(m_zoom->cursorNs());
-        p.drawLine(QPointF(x, kLegendHeight), QPointF(x, m_contentHeight - kAxisHeight));
+        p.drawLine(QPointF(x, kLegendHeight + kAxisHeight), QPointF(x, m_contentHeight));
     }
     p.setClipping(false);
     // Lane labels in the left margin.
@@ -311,7 +317,8 @@ void CommLanesView::paintCollectives(QPainter& p) const {
 
 void CommLanesView::paintAxis(QPainter& p) const {
     const TimeRange v = m_zoom->visibleRange();
-    const int y = m_contentHeight - kAxisHeight;
+    // At the top, under the legend, so that it stays in view when the lanes scroll.
+    const int y = kLegendHeight + kAxisHeight - 3;
     const int plotRight = width() - m_right;
     p.setPen(palette().text().color());
     p.drawLine(m_left, y, plotRight, y);
@@ -321,13 +328,16 @@ void CommLanesView::paintAxis(QPainter& p) const {
     const QFontMetrics fm = p.fontMetrics();
     for (double t = std::ceil(double(v.startNs) / step) * step; t <= double(v.endNs); t += step) {
         const double x = xOf(int64_t(t));
-        p.drawLine(QPointF(x, y), QPointF(x, y + 4));
+        p.drawLine(QPointF(x, y), QPointF(x, y - 4));
         const QString label = formatTime(t, unit, step);
         const int lw = fm.horizontalAdvance(label);
-        p.drawText(QRectF(x - lw / 2.0 - 1, y + 5, lw + 2, fm.height()), Qt::AlignCenter, label);
+        // Centred on the tick, but kept inside the plot so that it never meets the axis title.
+        const double left =
+            std::clamp(x - lw / 2.0 - 1, double(m_left), double(plotRight - lw - 2));
+        p.drawText(QRectF(left, y - 4 - fm.height(), lw + 2, fm.height()), Qt::AlignCenter, label);
     }
-    p.drawText(QRect(4, y + 5, m_left - 8, fm.height()), Qt::AlignRight | Qt::AlignVCenter,
-               tr("job time"));
+    p.drawText(QRect(4, y - 4 - fm.height(), m_left - 8, fm.height()),
+               Qt::AlignRight | Qt::AlignVCenter, tr("job time"));
 }
 
 void CommLanesView::paintLegend(QPainter& p) const {
@@ -344,11 +354,11 @@ void CommLanesView::paintLegend(QPainter& p) const {
     };
     item(kClassColor[0], tr("compute"));
     item(kClassColor[1], tr("communication"));
-    item(kClassColor[2], tr("memcpy / memset"));
+    item(kClassColor[2], tr("memcpy/memset"));
     item(idleBrush(), tr("idle"));
     if (!m_analyses->collectives().collectives.empty()) {
-        item(QBrush(kStraggler.lighter(130), Qt::Dense5Pattern), tr("waiting for the straggler"));
-        item(kStraggler, tr("straggler's arrival"));
+        item(QBrush(kStraggler.lighter(130), Qt::Dense5Pattern), tr("waiting for straggler"));
+        item(kStraggler, tr("straggler arrives"));
     }
     Q_UNUSED(kIdle);
 }

@@ -195,9 +195,13 @@ void FlamePanel::rebuildNow() {
     const GpuMemoryAnalysis* g = current();
     if (!g) {
         m_view->setTree({});
-        m_caption->setText(tr("No GPU of this job has allocation events: nothing to show."));
+        m_view->setPlaceholder(m_analyses ? tr("No GPU of this job has allocation events (a "
+                                               "trace of kernels only): no live set to show.")
+                                          : tr("No job loaded."));
+        m_caption->clear();
         return;
     }
+    m_view->setPlaceholder({});
     const trace::TraceData& data = m_analyses->job->job.ranks[size_t(m_gpu.rankIndex)].trace.data;
     const int64_t offset = rankOffset();
     int64_t t = offset + g->peakTimeNs;

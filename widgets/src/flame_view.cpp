@@ -28,6 +28,20 @@ QString percentOf(int64_t part, int64_t whole) {
 
 }  // namespace
 
+QString shortFrameLabel(const std::string& label) {
+    QString text = QString::fromStdString(label);
+    const qsizetype open = text.lastIndexOf(QStringLiteral(" ("));
+    if (open < 0 || !text.endsWith(QLatin1Char(')'))) {
+        return text;
+    }
+    const qsizetype slash =
+        std::max(text.lastIndexOf(QLatin1Char('/')), text.lastIndexOf(QLatin1Char('\\')));
+    if (slash <= open) {
+        return text;
+    }
+    return text.left(open + 2) + text.mid(slash + 1);
+}
+
 FlameView::FlameView(QWidget* parent) : QWidget(parent) {
     setMouseTracking(true);
     setFocusPolicy(Qt::StrongFocus);
@@ -87,6 +101,11 @@ void FlameView::setZoomNode(uint32_t node) {
 void FlameView::setSearch(const QString& text) {
     m_search = text.trimmed();
     updateSearch();
+    update();
+}
+
+void FlameView::setPlaceholder(const QString& text) {
+    m_placeholder = text;
     update();
 }
 
@@ -203,6 +222,11 @@ QColor FlameView::colorOf(uint32_t node) const {
 void FlameView::paintEvent(QPaintEvent*) {
     QPainter p(this);
     p.fillRect(rect(), palette().base());
+    if (!m_placeholder.isEmpty()) {
+        p.setPen(palette().placeholderText().color());
+        p.drawText(rect(), Qt::AlignCenter | Qt::TextWordWrap, m_placeholder);
+        return;
+    }
     const bool searching = !m_search.isEmpty();
     const QFontMetrics fm = p.fontMetrics();
     for (const Box& b : m_boxes) {
@@ -226,7 +250,7 @@ void FlameView::paintEvent(QPaintEvent*) {
         }
         if (b.rect.width() > 28) {
             const analysis::FlameNode& n = m_tree.nodes[b.node];
-            QString label = QString::fromStdString(n.name);
+            QString label = shortFrameLabel(n.name);
             if (b.node == m_zoom || b.ancestor) {
                 label += QStringLiteral("  (") + formatBytes(double(widthBytes(b.node))) +
                          QStringLiteral(")");

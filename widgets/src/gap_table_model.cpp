@@ -254,6 +254,12 @@ void GapsPanel::setAnalyses(std::shared_ptr<const JobAnalyses> analyses) {
             idle += k.breakdown->idleNs;
         }
     }
+    if (!m_analyses || m_analyses->kernels.empty()) {
+        m_summary->setText(m_analyses ? tr("This job has no kernel records (e.g. a memory "
+                                           "snapshot): no idle gaps to list.")
+                                      : QString());
+        return;
+    }
     m_summary->setText(
         tr("%1 idle gaps, %2 idle in all (idle = span from first to last kernel minus the union of "
            "kernels, per GPU): %3 waiting on a collective, %4 host-bound, %5 other. The %6 largest "

@@ -13,6 +13,7 @@
 #include <cmath>
 
 #include "vramscope/analysis/leak_fit.h"
+#include "vramscope/widgets/flame_view.h"
 #include "vramscope/widgets/plot_style.h"
 #include "vramscope/widgets/units.h"
 
@@ -91,8 +92,13 @@ QVariant LeakSummaryModel::data(const QModelIndex& index, int role) const {
                            ? QVariant(formatBytes(double(r.growthBytesPerIteration)))
                            : QVariant(QStringLiteral("-"));
             case ToOomColumn:
-                return r.iterationsToOom ? QVariant(QString::number(*r.iterationsToOom, 'f', 1))
-                                         : QVariant(QStringLiteral("-"));
+                if (r.iterationsToOom) {
+                    return QString::number(*r.iterationsToOom, 'f', 1);
+                }
+                if (r.verdict == analysis::LeakVerdict::Staircase && r.capacityBytes == 0) {
+                    return tr("? (capacity unknown)");
+                }
+                return QStringLiteral("-");
             case IterationsColumn:
                 return tr("%1 (%2)")
                     .arg(r.iterations.size())
@@ -242,13 +248,17 @@ LeakPanel::LeakPanel(ZoomState* zoom, QWidget* parent)
     m_survivorView->setTextElideMode(Qt::ElideLeft);
     m_reason->setWordWrap(true);
     m_reason->setTextFormat(Qt::PlainText);
-    m_chart->setMinimumHeight(180);
+    m_chart->setMinimumSize(320, 200);
+    // The legend goes under the plot, in one row, so that it never hides the points.
+    m_chart->plotLayout()->addElement(1, 0, m_chart->legend);
+    m_chart->legend->setFillOrder(QCPLegend::foColumnsFirst);
+    m_chart->plotLayout()->setRowStretchFactor(1, 0.001);
 
-    auto* bottom = new QSplitter(Qt::Horizontal);
+    auto* bottom = new QSplitter(Qt::Vertical);
     bottom->addWidget(m_chart);
     bottom->addWidget(m_survivorView);
-    bottom->setStretchFactor(0, 1);
-    bottom->setStretchFactor(1, 1);
+    bottom->setStretchFactor(0, 3);
+    bottom->setStretchFactor(1, 2);
     auto* split = new QSplitter(Qt::Vertical);
     split->addWidget(m_summaryView);
     auto* lower = new QWidget;
@@ -272,6 +282,11 @@ void LeakPanel::setAnalyses(std::shared_ptr<const JobAnalyses> analyses) {
     m_analyses = std::move(analyses);
     m_summary->setAnalyses(m_analyses);
     m_summaryView->resizeColumnsToContents();
+    // As tall as its rows (up to six), the rest goes to the chart.
+    const int rows = std::min(std::max(m_summary->rowCount(), 1), 6);
+    m_summaryView->setMaximumHeight(m_summaryView->horizontalHeader()->height() +
+                                    rows * m_summaryView->verticalHeader()->defaultSectionSize() +
+                                    4);
     m_gpu = {};
     m_survivors->setReport(nullptr);
     // Show the most worrying GPU first: a staircase, else the first.
@@ -359,8 +374,12 @@ void LeakPanel::updateChart() {
         axis->grid()->setPen(QPen(colors.grid, 0, Qt::DotLine));
     }
     m_chart->xAxis->setLabel(tr("iteration"));
-    m_chart->yAxis->setLabel(tr("allocated"));
+    m_chart->yAxis->setLabel(tr("allocated bytes"));
     m_chart->yAxis->setTicker(QSharedPointer<BytesTicker>::create());
+    auto integers = QSharedPointer<QCPAxisTickerFixed>::create();
+    integers->setTickStep(1.0);
+    integers->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
+    m_chart->xAxis->setTicker(integers);
     const GpuMemoryAnalysis* g = m_analyses ? m_analyses->memoryOf(m_gpu) : nullptr;
     if (!g || g->leak().iterations.empty()) {
         auto* text = new QCPItemText(m_chart);
@@ -381,19 +400,27 @@ void LeakPanel::updateChart() {
         fit << line.at(double(i));
     }
     QCPGraph* peaks = m_chart->addGraph();
-    peaks->setName(tr("peak per iteration"));
+    peaks->setName(tr("peak"));
     peaks->setData(x, peak, true);
     peaks->setPen(QPen(colors.reserved, 1.5, Qt::DashLine));
     QCPGraph* baselines = m_chart->addGraph();
-    baselines->setName(tr("baseline (lowest) per iteration"));
+    baselines->setName(tr("baseline (lowest)"));
     baselines->setData(x, base, true);
     baselines->setPen(QPen(gpuColor(0, colors.dark), 2));
     baselines->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 5));
-    QCPGraph* fitted = m_chart->addGraph();
-    fitted->setName(
-        tr("fitted: %1 / iteration (Theil-Sen)").arg(formatBytes(r.slopeBytesPerIteration)));
-    fitted->setData(x, fit, true);
-    fitted->setPen(QPen(colors.oom, 1.5, Qt::DashDotLine));
+    // The analysis fits a line only from LeakOptions::minIterations iterations on.
+    if (r.iterations.size() >= size_t(analysis::LeakOptions{}.minIterations)) {
+        QCPGraph* fitted = m_chart->addGraph();
+        fitted->setName(tr("fit: %1 / iteration").arg(formatBytes(r.slopeBytesPerIteration)));
+        // NOTE(qcp): legend items measure their text with their own font, taken when the plot was
+        // made; give them the plot's current font so that the text is not cut.
+        m_chart->legend->setFont(m_chart->font());
+        for (int i = 0; i < m_chart->legend->itemCount(); ++i) {
+            m_chart->legend->item(i)->setFont(m_chart->font());
+        }
+        fitted->setData(x, fit, true);
+        fitted->setPen(QPen(colors.oom, 1.5, Qt::DashDotLine));
+    }
     m_chart->rescaleAxes();
     const QCPRange y = m_chart->yAxis->range();
     const double pad = std::max(y.size() * 0.1, 1.0);
@@ -401,8 +428,8 @@ void LeakPanel::updateChart() {
     m_chart->xAxis->setRange(x.front() - 0.5, x.back() + 0.5);
     m_chart->legend->setVisible(true);
     m_chart->legend->setBrush(colors.background);
+    m_chart->legend->setBorderPen(Qt::NoPen);
     m_chart->legend->setTextColor(colors.text);
-    m_chart->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);
     m_chart->replot();
 }
 

@@ -76,7 +76,8 @@ private:
     std::shared_ptr<const JobAnalyses> m_analyses;
     std::vector<Lane> m_lanes;
     std::vector<RankRow> m_rankRows;
-    int m_left = 110;
+    int m_plotLeft = 80;  // margin of the VRAM plots
+    int m_left = 110;     // used: the plots' margin or the widest label
     int m_right = 16;
     int m_rowHeight = 9;
     int m_contentHeight = 0;
@@ -85,9 +86,9 @@ private:
     TimeRange m_pressRange;
 
     static constexpr int kLegendHeight = 22;
-    static constexpr int kIterationHeight = 14;
+    static constexpr int kIterationHeight = 13;
     static constexpr int kLaneGap = 5;
-    static constexpr int kAxisHeight = 30;
+    static constexpr int kAxisHeight = 24;
 };
 
 }  // namespace vramscope::widgets

@@ -11,6 +11,10 @@
 
 namespace vramscope::widgets {
 
+/// A frame label "function (/long/path/file.py:12)" as shown in narrow places: "function
+/// (file.py:12)" (directories dropped); other names unchanged.
+QString shortFrameLabel(const std::string& label);
+
 /// Draws one analysis::FlameTree (root at the top, each row one level deeper, width = bytes of
 /// the node relative to the node zoomed into). For a diff tree ("what grew"), widths are the
 /// bytes at the second time and colours show the change: red grew, blue shrank (the convention of
@@ -37,6 +41,8 @@ public:
     void setSearch(const QString& text);
     /// Bytes of the nodes matching the search (a match inside a matching node counts once).
     int64_t searchMatchBytes() const { return m_searchBytes; }
+    /// Text shown instead of the chart when there is nothing to draw; empty = draw the tree.
+    void setPlaceholder(const QString& text);
     /// Marks the nodes along `path` (names from the root's child down), e.g. a survivor's stack.
     void setHighlightPath(const std::vector<std::string>& path);
 
@@ -77,6 +83,7 @@ private:
     analysis::FlameTree m_tree;
     uint32_t m_zoom = 0;
     QString m_search;
+    QString m_placeholder;
     std::vector<char> m_matches;      // per node: matches the search
     std::vector<char> m_highlighted;  // per node: on the highlighted path
     int64_t m_searchBytes = 0;
