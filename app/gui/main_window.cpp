@@ -14,6 +14,7 @@
 #include <QTabWidget>
 #include <QTreeView>
 
+#include "analysis_views.h"
 #include "job_loader.h"
 #include "vramscope/analysis/live_set.h"
 #include "vramscope/widgets/details_panel.h"
@@ -58,6 +59,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
 
     createDocks();
     createMenus();
+    new AnalysisViews(this);  // flame, lanes, gaps, leak and advice views; Jump to OOM
 
     m_cursorLabel = new QLabel(this);
     m_selectionLabel = new QLabel(this);

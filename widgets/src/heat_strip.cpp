@@ -20,7 +20,8 @@ int64_t peakOf(const GpuSeries& g) {
 }
 
 QString rowLabel(const GpuSeries& g) {
-    return g.rank >= 0 ? QStringLiteral("r%1 GPU %2").arg(g.rank).arg(g.key.device)
+    // Short enough for the plots' left margin: "r12/0" is rank 12, GPU 0.
+    return g.rank >= 0 ? QStringLiteral("r%1/%2").arg(g.rank).arg(g.key.device)
                        : QStringLiteral("GPU %1").arg(g.key.device);
 }
 }  // namespace
@@ -107,7 +108,7 @@ void HeatStrip::paintEvent(QPaintEvent*) {
         f.setBold(share >= 0.8);
         p.setFont(f);
         p.setPen(share >= 0.8 ? m_colors.capacity : m_colors.text);
-        const QString label = rowLabel(*g) + QStringLiteral(" %1 %").arg(100.0 * share, 0, 'f', 0);
+        const QString label = rowLabel(*g) + QStringLiteral(" %1%").arg(100.0 * share, 0, 'f', 0);
         p.drawText(QRect(2, y, m_left - 6, kRowHeight), Qt::AlignRight | Qt::AlignVCenter,
                    QFontMetrics(f).elidedText(label, Qt::ElideLeft, m_left - 6));
         const analysis::LodSeries& lod = g->reserved.series().empty() ? g->allocated : g->reserved;
@@ -157,8 +158,10 @@ void HeatStrip::mouseMoveEvent(QMouseEvent* event) {
         m_zoom->setCursor(timeAt(pos.x()), key);
     }
     if (const GpuSeries* g = row >= 0 ? m_job->gpu(key) : nullptr) {
-        setToolTip(QStringLiteral("%1: peak %2 (%3 % of %4)\nclick to show its plot")
-                       .arg(rowLabel(*g), formatBytes(static_cast<double>(peakOf(*g))))
+        setToolTip(QStringLiteral("rank %1 · GPU %2: peak %3 (%4 % of %5)\nclick to show its plot")
+                       .arg(g->rank)
+                       .arg(g->key.device)
+                       .arg(formatBytes(static_cast<double>(peakOf(*g))))
                        .arg(100.0 * peakShare(row), 0, 'f', 1)
                        .arg(g->capacityBytes > 0
                                 ? formatBytes(static_cast<double>(g->capacityBytes), 1)

@@ -103,6 +103,13 @@ void MemoryPlot::setScaleToCapacity(bool toCapacity) {
 
 void MemoryPlot::buildItems() {
     const GpuSeries& g = *m_series;
+    // The fill under allocated is its own graph of one point per pixel column (the column's max):
+    // filling the min/max stroke polygon instead cost ~23 ms per replot on 10 million steps.
+    m_allocatedFill = addGraph();
+    m_allocatedFill->setLineStyle(QCPGraph::lsStepLeft);
+    m_allocatedFill->setAdaptiveSampling(false);
+    m_allocatedFill->setPen(Qt::NoPen);
+    m_allocatedFill->removeFromLegend();
     m_allocated = addGraph();
     m_allocated->setName(QStringLiteral("allocated"));
     m_allocated->setLineStyle(QCPGraph::lsStepLeft);
@@ -111,6 +118,12 @@ void MemoryPlot::buildItems() {
     m_reserved->setName(QStringLiteral("reserved"));
     m_reserved->setLineStyle(QCPGraph::lsStepLeft);
     m_reserved->setAdaptiveSampling(false);
+    // The drawn points are already one min/max stroke per pixel column: antialiasing them only
+    // costs time (a filled 6,000-point polygon took ~35 ms per replot with it on).
+    for (QCPGraph* graph : {m_allocatedFill, m_allocated, m_reserved}) {
+        graph->setAntialiased(false);
+        graph->setAntialiasedFill(false);
+    }
     if (g.allocated.series().empty()) {
         m_allocated->removeFromLegend();
     }
@@ -217,10 +230,15 @@ void MemoryPlot::applyColors(const PlotColors& colors) {
         axis->grid()->setZeroLinePen(Qt::NoPen);
     }
     const QColor gpu = gpuColor(m_series->colorIndex, colors.dark);
-    QColor fill = gpu;
-    fill.setAlpha(colors.dark ? 110 : 90);
+    // Opaque blend of the GPU colour into the background, so that overlapping strokes of the
+    // per-column fill do not darken.
+    const double a = colors.dark ? 0.43 : 0.35;
+    m_fillColor = QColor::fromRgbF(
+        static_cast<float>(a * gpu.redF() + (1 - a) * colors.background.redF()),
+        static_cast<float>(a * gpu.greenF() + (1 - a) * colors.background.greenF()),
+        static_cast<float>(a * gpu.blueF() + (1 - a) * colors.background.blueF()));
     m_allocated->setPen(QPen(gpu, 1.5));
-    m_allocated->setBrush(fill);
+    m_allocated->setBrush(Qt::NoBrush);
     m_reserved->setPen(QPen(colors.reserved, 1.5));
     m_capacityLine->setPen(QPen(colors.capacity, 1.5));
     m_capacityLegend->setPen(m_capacityLine->pen());
@@ -268,17 +286,22 @@ void MemoryPlot::updateYRange() {
     yAxis->setRange(0, top);
 }
 
-void MemoryPlot::fillGraph(QCPGraph* graph, const analysis::LodSeries& lod, TimeRange range,
-                           int columns) {
+bool MemoryPlot::fillGraph(QCPGraph* graph, const analysis::LodSeries& lod, TimeRange range,
+                           int columns, QCPGraph* envelope) {
     QVector<QCPGraphData> points;
+    QVector<QCPGraphData> maxima;
     const auto& series = lod.series();
     if (series.empty()) {
         graph->data()->clear();
-        return;
+        if (envelope) {
+            envelope->data()->clear();
+        }
+        return true;
     }
     analysis::StepSeries steps;
     const size_t maxSteps = static_cast<size_t>(columns) * 2;
-    if (lod.exactSteps(range.startNs, range.endNs, maxSteps, steps)) {
+    const bool exact = lod.exactSteps(range.startNs, range.endNs, maxSteps, steps);
+    if (exact) {
         points.reserve(static_cast<int>(steps.size()) + 1);
         for (size_t i = 0; i < steps.size(); ++i) {
             points.append(QCPGraphData(static_cast<double>(steps.timeNs[i]),
@@ -288,6 +311,7 @@ void MemoryPlot::fillGraph(QCPGraph* graph, const analysis::LodSeries& lod, Time
             points.append(QCPGraphData(static_cast<double>(range.endNs),
                                        static_cast<double>(steps.bytes.back())));
         }
+        maxima = points;
     } else {
         m_exact = false;
         const std::vector<analysis::LodBucket> buckets =
@@ -295,8 +319,10 @@ void MemoryPlot::fillGraph(QCPGraph* graph, const analysis::LodSeries& lod, Time
         points.reserve(static_cast<int>(buckets.size()) * 4 + 1);
         // On a step-left line, points sharing one key draw the bucket's min..max as a vertical
         // stroke in its pixel column; the last value then holds to the next column.
+        maxima.reserve(static_cast<int>(buckets.size()) + 1);
         for (const analysis::LodBucket& b : buckets) {
             const double x = static_cast<double>(b.startNs);
+            maxima.append(QCPGraphData(x, static_cast<double>(b.maxBytes)));
             points.append(QCPGraphData(x, static_cast<double>(b.firstBytes)));
             if (b.minBytes != b.maxBytes) {
                 points.append(QCPGraphData(x, static_cast<double>(b.maxBytes)));
@@ -307,9 +333,15 @@ void MemoryPlot::fillGraph(QCPGraph* graph, const analysis::LodSeries& lod, Time
         if (!buckets.empty()) {
             points.append(QCPGraphData(static_cast<double>(range.endNs),
                                        static_cast<double>(buckets.back().lastBytes)));
+            maxima.append(QCPGraphData(static_cast<double>(range.endNs),
+                                       static_cast<double>(buckets.back().lastBytes)));
         }
     }
     graph->data()->set(points, true);
+    if (envelope) {
+        envelope->data()->set(maxima, true);
+    }
+    return exact;
 }
 
 void MemoryPlot::refresh() {
@@ -319,7 +351,20 @@ void MemoryPlot::refresh() {
     // About one memory label per 40 px of height.
     yAxis->ticker()->setTickCount(std::clamp(axisRect()->height() / 40, 2, 8));
     m_exact = true;
-    fillGraph(m_allocated, m_series->allocated, range, columns);
+    const bool exactAllocated =
+        fillGraph(m_allocated, m_series->allocated, range, columns, m_allocatedFill);
+    // Few exact steps: a filled step polygon. One point per column: a 2 px opaque stroke from
+    // zero to the column's maximum, which draws in a fraction of the time of filling the polygon
+    // (~12 ms per replot at 1,500 columns).
+    if (exactAllocated) {
+        m_allocatedFill->setLineStyle(QCPGraph::lsStepLeft);
+        m_allocatedFill->setPen(Qt::NoPen);
+        m_allocatedFill->setBrush(m_fillColor);
+    } else {
+        m_allocatedFill->setLineStyle(QCPGraph::lsImpulse);
+        m_allocatedFill->setPen(QPen(m_fillColor, 2));
+        m_allocatedFill->setBrush(Qt::NoBrush);
+    }
     fillGraph(m_reserved, m_series->reserved, range, columns);
     updateMarkers();
     updateOverlay();

@@ -62,7 +62,11 @@ private:
     void updateYRange();
     void updateMarkers();
     void updateOverlay();
-    void fillGraph(QCPGraph* graph, const analysis::LodSeries& lod, TimeRange range, int columns);
+    /// Sets `graph` to the visible part of `lod` (exact steps or min/max strokes per column) and
+    /// `envelope`, when given, to one point per column at the column's maximum (for the fill).
+    /// Returns true when the exact steps were used.
+    bool fillGraph(QCPGraph* graph, const analysis::LodSeries& lod, TimeRange range, int columns,
+                   QCPGraph* envelope = nullptr);
     int64_t timeAt(double pixelX) const;
 
     std::shared_ptr<const LoadedJob> m_job;
@@ -70,10 +74,12 @@ private:
     const GpuSeries* m_series = nullptr;
     ZoomState* m_zoom = nullptr;
     PlotColors m_colors;
+    QColor m_fillColor;
     bool m_scaleToCapacity = false;
     bool m_exact = false;
     bool m_painted = false;
 
+    QCPGraph* m_allocatedFill = nullptr;
     QCPGraph* m_allocated = nullptr;
     QCPGraph* m_reserved = nullptr;
     QCPGraph* m_capacityLegend = nullptr;
