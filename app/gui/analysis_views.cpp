@@ -5,6 +5,7 @@
 #include <QScrollArea>
 #include <QStatusBar>
 #include <QTabWidget>
+#include <QTimer>
 #include <QToolBar>
 #include <QVBoxLayout>
 
@@ -74,9 +75,12 @@ AnalysisViews::AnalysisViews(MainWindow* window)
     window->addView(QStringLiteral("gaps"), [this] { showDock(m_gapsDock); });
     window->addView(QStringLiteral("leak"), [this] { showDock(m_leakDock); });
     window->addView(QStringLiteral("advice"), [this] { showDock(m_adviceDock); });
+    window->addView(QStringLiteral("oom"), [this] { jumpToOom(); });
     window->addView(QStringLiteral("lanes"), [this] {
         finishAnalyses();
         m_window->centralTabs()->setCurrentWidget(m_lanesTab);
+        m_dockPercent = 25;
+        fitDocks();
     });
 
     connect(window, &MainWindow::jobChanged, this, &AnalysisViews::startAnalyses);
@@ -105,6 +109,9 @@ void AnalysisViews::startAnalyses(std::shared_ptr<const widgets::LoadedJob> job)
         return;
     }
     m_window->statusBar()->showMessage(tr("Analysing the job..."));
+    // Once the window has its size (the first turn of the event loop after a job arrives), the
+    // bottom docks take their share of the height: little for the timeline, more for a panel.
+    QTimer::singleShot(0, this, &AnalysisViews::fitDocks);
     auto pending = m_pending;
     m_worker = std::make_unique<std::thread>([this, job, pending, generation] {
         *pending = widgets::analyzeJob(job);
@@ -163,8 +170,12 @@ void AnalysisViews::showDock(QDockWidget* dock) {
     finishAnalyses();
     dock->show();
     dock->raise();
-    // Give the panel room: about half of the window's height.
-    m_window->resizeDocks({dock}, {m_window->height() * 45 / 100}, Qt::Vertical);
+    m_dockPercent = 45;  // room for the panel
+    fitDocks();
+}
+
+void AnalysisViews::fitDocks() {
+    m_window->resizeDocks({m_flameDock}, {m_window->height() * m_dockPercent / 100}, Qt::Vertical);
 }
 
 }  // namespace vramscope::app

@@ -28,7 +28,8 @@ class MainWindow;
 /// Adds the analysis panels to `window` and keeps them fed: on every new job the analyses
 /// (widgets::analyzeJob) run on a worker thread and are handed to the panels on the GUI thread;
 /// showing a panel before they are done (e.g. --screenshot --view flame) waits for them. Views
-/// registered for --view: flame, lanes, gaps, leak, advice. Owned by the window; GUI thread only.
+/// registered for --view: flame, lanes, gaps, leak, advice, and oom (the flame view at the
+/// first OOM, as Jump to OOM shows it). Owned by the window; GUI thread only.
 class AnalysisViews : public QObject {
     Q_OBJECT
 public:
@@ -51,6 +52,7 @@ private:
     void apply(std::shared_ptr<const widgets::JobAnalyses> analyses);
     void jumpToOom();
     void showDock(QDockWidget* dock);
+    void fitDocks();
 
     MainWindow* m_window;
     widgets::FlamePanel* m_flame;
@@ -64,6 +66,7 @@ private:
     QDockWidget* m_adviceDock = nullptr;
     QWidget* m_lanesTab = nullptr;
     QAction* m_jumpToOom = nullptr;
+    int m_dockPercent = 28;  // share of the window's height for the bottom docks
 
     std::shared_ptr<const widgets::JobAnalyses> m_analyses;
     // The running analysis: its thread and where it leaves the result.

@@ -248,7 +248,7 @@ LeakPanel::LeakPanel(ZoomState* zoom, QWidget* parent)
     m_survivorView->setTextElideMode(Qt::ElideLeft);
     m_reason->setWordWrap(true);
     m_reason->setTextFormat(Qt::PlainText);
-    m_chart->setMinimumSize(320, 200);
+    m_chart->setMinimumSize(240, 120);
     // The legend goes under the plot, in one row, so that it never hides the points.
     m_chart->plotLayout()->addElement(1, 0, m_chart->legend);
     m_chart->legend->setFillOrder(QCPLegend::foColumnsFirst);

@@ -48,6 +48,8 @@ class AdvicePanel : public QWidget {
     Q_OBJECT
 public:
     explicit AdvicePanel(QWidget* parent = nullptr);
+    /// Modest, so that a dock of it leaves the timeline most of the window.
+    QSize sizeHint() const override { return {520, 240}; }
     void setAnalyses(std::shared_ptr<const JobAnalyses> analyses);
 
     /// Price of one GPU for one hour (any currency).

@@ -31,6 +31,8 @@ public:
     static constexpr int kRebuildIntervalMs = 30;
 
     explicit FlamePanel(ZoomState* zoom, QWidget* parent = nullptr);
+    /// Modest, so that a dock of it leaves the timeline most of the window.
+    QSize sizeHint() const override { return {520, 240}; }
 
     void setAnalyses(std::shared_ptr<const JobAnalyses> analyses);
 

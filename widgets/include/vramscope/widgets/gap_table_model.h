@@ -93,6 +93,8 @@ class GapsPanel : public QWidget {
     Q_OBJECT
 public:
     explicit GapsPanel(ZoomState* zoom, QWidget* parent = nullptr);
+    /// Modest, so that a dock of it leaves the timeline most of the window.
+    QSize sizeHint() const override { return {520, 240}; }
     void setAnalyses(std::shared_ptr<const JobAnalyses> analyses);
 
     GapTableModel* model() const { return m_model; }

@@ -74,6 +74,8 @@ class LeakPanel : public QWidget {
     Q_OBJECT
 public:
     explicit LeakPanel(ZoomState* zoom, QWidget* parent = nullptr);
+    /// Modest, so that a dock of it leaves the timeline most of the window.
+    QSize sizeHint() const override { return {520, 240}; }
     void setAnalyses(std::shared_ptr<const JobAnalyses> analyses);
     /// Shows `gpu` (one with allocation events).
     void setGpu(GpuKey gpu);
