@@ -165,10 +165,10 @@ QVariant SurvivorModel::data(const QModelIndex& index, int role) const {
     if (!g) {
         return {};
     }
-    const QString where = QString::fromStdString(
-        !g->userFrame.empty()
-            ? g->userFrame
-            : (g->topFrames.empty() ? std::string("(no stack)") : g->topFrames.front()));
+    const QString where =
+        shortFrameLabel(!g->userFrame.empty() ? g->userFrame
+                                              : (g->topFrames.empty() ? std::string("(no stack)")
+                                                                      : g->topFrames.front()));
     if (role == RawValueRole) {
         switch (index.column()) {
             case BytesColumn:
@@ -257,8 +257,8 @@ LeakPanel::LeakPanel(ZoomState* zoom, QWidget* parent)
     auto* bottom = new QSplitter(Qt::Vertical);
     bottom->addWidget(m_chart);
     bottom->addWidget(m_survivorView);
-    bottom->setStretchFactor(0, 3);
-    bottom->setStretchFactor(1, 2);
+    bottom->setStretchFactor(0, 4);
+    bottom->setStretchFactor(1, 1);
     auto* split = new QSplitter(Qt::Vertical);
     split->addWidget(m_summaryView);
     auto* lower = new QWidget;
