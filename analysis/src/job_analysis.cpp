@@ -111,7 +111,7 @@ trace::Result<JobAnalysis> analyzeJob(const std::vector<RankInput>& inputs,
                 return its.error();
             }
             d.iterations = std::move(its).value();
-            const AllocationIndex index(*data, dev, detailLevelOf(*data, dev));
+            const AllocationIndex index(*data, dev, detailLevel(*data, dev));
             d.leak = analyzeLeak(*data, dev, d.iterations, index, options.leak);
             d.modelStateBytes = modelStateBytes(*data, index, d.iterations);
             for (TimeBreakdown& b : breakdowns) {

@@ -236,16 +236,6 @@ std::string frameLabel(const trace::TraceData& data, trace::FrameId frame) {
     return s;
 }
 
-trace::MemoryLevel detailLevelOf(const trace::TraceData& data, trace::DeviceIndex device) {
-    const trace::MemoryEvents& m = data.memory;
-    for (size_t i = 0; i < m.size(); ++i) {
-        if (m.device[i] == device && m.level[i] == trace::MemoryLevel::Allocated) {
-            return trace::MemoryLevel::Allocated;
-        }
-    }
-    return trace::MemoryLevel::Reserved;
-}
-
 double theilSenSlope(const std::vector<double>& y) {
     const size_t n = y.size();
     if (n < 2) {
@@ -306,7 +296,7 @@ LeakReport analyzeLeak(const trace::TraceData& data, trace::DeviceIndex device,
 
 LeakReport analyzeLeak(const trace::TraceData& data, trace::DeviceIndex device,
                        const IterationSet& iterations, const LeakOptions& options) {
-    const AllocationIndex index(data, device, detailLevelOf(data, device));
+    const AllocationIndex index(data, device, detailLevel(data, device));
     return analyzeLeak(data, device, iterations, index, options);
 }
 

@@ -162,7 +162,7 @@ int runFlame(CommandContext& ctx) {
     } else if (data.memory.size() > 0) {
         device = *std::min_element(data.memory.device.begin(), data.memory.device.end());
     }
-    const trace::MemoryLevel level = levelText.empty()         ? detailLevelOf(data, device)
+    const trace::MemoryLevel level = levelText.empty()         ? detailLevel(data, device)
                                      : levelText == "reserved" ? trace::MemoryLevel::Reserved
                                                                : trace::MemoryLevel::Allocated;
     FlameTreeBuilder builder(data, device, level);

@@ -92,7 +92,7 @@ std::shared_ptr<const JobAnalyses> analyzeJob(std::shared_ptr<const LoadedJob> j
             if (!g.device) {
                 continue;
             }
-            g.level = analysis::detailLevelOf(data, d);
+            g.level = analysis::detailLevel(data, d);
             g.flame = std::make_shared<analysis::FlameTreeBuilder>(data, d, g.level);
             g.peakTimeNs = analysis::peakTime(data, g.flame->index());
             a->memory.push_back(std::move(g));

@@ -265,7 +265,7 @@ TEST(H200Snapshot, LiveSetAtTheOomIsLedByTheLeakedLogits) {
     ASSERT_TRUE(t.ok()) << t.error().describe();
     const trace::TraceData& d = t->data;
     ASSERT_EQ(d.ooms.size(), 1u);
-    FlameTreeBuilder builder(d, d.ooms[0].device, detailLevelOf(d, d.ooms[0].device));
+    FlameTreeBuilder builder(d, d.ooms[0].device, detailLevel(d, d.ooms[0].device));
     const FlameTree tree = builder.at(d.ooms[0].timestampNs, FlameGrouping::Stack);
     // The heaviest leaf (allocation site) is the logits kept by the leak.
     uint32_t heaviest = 0;

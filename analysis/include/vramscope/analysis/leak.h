@@ -9,6 +9,7 @@
 
 #include "vramscope/analysis/allocation_index.h"
 #include "vramscope/analysis/iterations.h"
+#include "vramscope/analysis/live_set.h"
 #include "vramscope/trace/trace_data.h"
 
 namespace vramscope::analysis {
@@ -109,9 +110,5 @@ std::string survivorLabel(const SurvivorGroup& group);
 
 /// "function (file:line)" for a frame id; "function" when file is empty.
 std::string frameLabel(const trace::TraceData& data, trace::FrameId frame);
-
-/// The level with allocation-level detail on `device`: Allocated when it has allocated events,
-/// otherwise Reserved.
-trace::MemoryLevel detailLevelOf(const trace::TraceData& data, trace::DeviceIndex device);
 
 }  // namespace vramscope::analysis
