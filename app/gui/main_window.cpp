@@ -239,6 +239,7 @@ void MainWindow::showProblems(const widgets::LoadedJob& job) {
 
 void MainWindow::setJob(std::shared_ptr<const widgets::LoadedJob> job, const QStringList& paths) {
     m_job = std::move(job);
+    m_detailsIndex = {};
     m_currentPaths = paths;
     if (!paths.isEmpty()) {
         addRecent(paths);
@@ -321,8 +322,12 @@ void MainWindow::updateDetails() {
     const int64_t jobT = m_zoom->selectedTimeNs();
     const int64_t rankT = m_job->toRankNs(key.rankIndex, jobT);
     const trace::MemoryLevel level = analysis::detailLevel(data, key.device);
+    if (!m_detailsIndex.index || !(m_detailsIndex.key == key) || m_detailsIndex.level != level) {
+        m_detailsIndex = {
+            key, level, std::make_shared<const analysis::AllocationIndex>(data, key.device, level)};
+    }
     const std::vector<analysis::LiveAllocation> live =
-        analysis::liveSetAt(data, key.device, level, rankT);
+        analysis::liveSetAt(data, *m_detailsIndex.index, rankT);
     std::vector<widgets::LiveRow> rows = widgets::liveRowsFrom(data, live, rankT);
     uint64_t total = 0;
     for (const widgets::LiveRow& r : rows) {

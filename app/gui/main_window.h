@@ -9,6 +9,8 @@
 #include <map>
 #include <memory>
 
+#include "vramscope/analysis/allocation_index.h"
+
 #include "vramscope/widgets/loaded_job.h"
 
 class QAction;
@@ -27,6 +29,13 @@ class ZoomState;
 }  // namespace vramscope::widgets
 
 namespace vramscope::app {
+
+/// The AllocationIndex of one GPU (rank index, device, level), kept between Details queries.
+struct GpuKeyIndexCache {
+    widgets::GpuKey key;
+    trace::MemoryLevel level = trace::MemoryLevel::Allocated;
+    std::shared_ptr<const analysis::AllocationIndex> index;
+};
 
 class JobLoader;
 
@@ -112,6 +121,9 @@ private:
     QActionGroup* m_layoutGroup = nullptr;
     QActionGroup* m_themeGroup = nullptr;
     std::map<QString, std::function<void()>> m_views;
+    /// Live-set index of the GPU the Details dock shows, built on its first click so that later
+    /// clicks replay at most one checkpoint interval instead of the whole trace.
+    GpuKeyIndexCache m_detailsIndex;
     QStringList m_currentPaths;
     bool m_applyingTheme = false;
 };

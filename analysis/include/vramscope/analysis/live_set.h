@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "vramscope/analysis/allocation_index.h"
 #include "vramscope/trace/trace_data.h"
 
 namespace vramscope::analysis {
@@ -28,9 +29,15 @@ struct LiveAllocation {
 /// an alloc of an address already alive replaces it; a free with no matching alloc is ignored).
 /// DeviceStatic memory is left out, as in buildMemoryTimelines, so the sizes sum to the
 /// event-sourced timeline's value at t when no memory predates the trace. Sorted largest first,
-/// then by address. O(n) in events (O(n log n) when they are not in time order).
+/// then by address. Builds an AllocationIndex, O(n log n) in events: to query one device many
+/// times, build the index once and use the overload below.
 std::vector<LiveAllocation> liveSetAt(const trace::TraceData& data, DeviceIndex device,
                                       trace::MemoryLevel level, TimestampNs t);
+
+/// Same, from a prebuilt index of the device and level (replays at most one checkpoint interval
+/// of the index; see allocation_index.h). `data` must be the trace the index was built from.
+std::vector<LiveAllocation> liveSetAt(const trace::TraceData& data, const AllocationIndex& index,
+                                      TimestampNs t);
 
 /// The level with allocation-level detail on `device`: Allocated when it has allocated events,
 /// otherwise Reserved.
