@@ -156,6 +156,9 @@ int64_t FlameView::widthBytes(uint32_t node) const {
 void FlameView::layout() {
     m_boxes.clear();
     m_boxOf.assign(m_tree.nodes.size(), -1);
+    if (m_tree.nodes.empty() || m_zoom >= m_tree.nodes.size()) {
+        return;  // nothing loaded yet (the window is shown before the first job arrives)
+    }
     const double w = std::max(1, width());
     auto add = [&](uint32_t node, double x, double width, bool ancestor) {
         const double y = double(m_tree.nodes[node].depth) * kRowHeight;
