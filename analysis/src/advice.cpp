@@ -31,6 +31,11 @@ std::string mib(double bytes) {
     return buf;
 }
 
+/// MiB below 1 GiB, GiB from there on.
+std::string size(double bytes) {
+    return bytes < double(1ull << 30) ? mib(bytes) : gib(bytes);
+}
+
 std::string pct(double fraction) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.1f %%", fraction * 100.0);
@@ -44,11 +49,8 @@ std::string ms(double ns) {
 }
 
 std::string where(const DeviceFacts& f) {
-    std::string s = "GPU " + std::to_string(f.device);
-    if (f.rank >= 0) {
-        s = "rank " + std::to_string(f.rank) + " " + s;
-    }
-    return s;
+    return "rank " + (f.rank >= 0 ? std::to_string(f.rank) : std::string("?")) + " GPU " +
+           std::to_string(f.device);
 }
 
 Advice make(const DeviceFacts& f, const char* rule, Severity severity, std::string message) {
@@ -59,6 +61,50 @@ Advice make(const DeviceFacts& f, const char* rule, Severity severity, std::stri
     a.device = f.device;
     a.message = std::move(message);
     return a;
+}
+
+void oomRule(const DeviceFacts& f, std::vector<Advice>& out) {
+    if (f.ooms == nullptr || f.ooms->empty()) {
+        return;
+    }
+    const OomFacts& o = f.ooms->front();
+    std::string msg = where(f) + ": ran out of memory" +
+                      (f.ooms->size() > 1 ? " " + std::to_string(f.ooms->size()) + " times" : "") +
+                      "; the first time " + ms(double(o.sinceStartNs)) +
+                      " after the first event, asking for " + size(double(o.requestedBytes));
+    if (o.allocatedBytes >= 0) {
+        msg += ", with " + gib(double(o.allocatedBytes)) + " allocated";
+    }
+    if (o.reservedBytes >= 0) {
+        msg += " and " + gib(double(o.reservedBytes)) + " reserved";
+    }
+    if (f.capacityBytes > 0) {
+        msg += " of " + gib(double(f.capacityBytes));
+    }
+    if (o.freeBytes > 0) {
+        msg += " (" + size(double(o.freeBytes)) + " free on the device)";
+    }
+    msg += ".";
+    if (!o.topLive.empty()) {
+        msg += " Largest live allocations then:";
+        for (size_t i = 0; i < o.topLive.size(); ++i) {
+            const LiveGroup& g = o.topLive[i];
+            msg += (i ? "; " : " ") + size(double(g.bytes)) + " in " + std::to_string(g.count) +
+                   (g.count == 1 ? " allocation" : " allocations") + " from " + g.label;
+        }
+        msg += ".";
+    }
+    msg +=
+        " Free or shrink what is alive at that moment: activation checkpointing, a smaller "
+        "micro-batch, mixed precision; if reserved is far above allocated, fragmentation "
+        "(expandable_segments) may be the cause.";
+    Advice a = make(f, "oom", Severity::Critical, std::move(msg));
+    a.evidence = {{"oom_count", double(f.ooms->size()), "events"},
+                  {"time_ns", double(o.timeNs), "ns"},
+                  {"requested_bytes", double(o.requestedBytes), "bytes"},
+                  {"allocated_bytes", double(o.allocatedBytes), "bytes"},
+                  {"reserved_bytes", double(o.reservedBytes), "bytes"}};
+    out.push_back(std::move(a));
 }
 
 void peakRule(const DeviceFacts& f, const AdviceOptions& o, std::vector<Advice>& out) {
@@ -124,7 +170,8 @@ void leakRule(const DeviceFacts& f, std::vector<Advice>& out) {
 }
 
 void communicationRules(const DeviceFacts& f, const AdviceOptions& o, std::vector<Advice>& out) {
-    if (f.breakdown == nullptr || f.breakdown->spanNs <= 0) {
+    if (f.breakdown == nullptr || f.breakdown->spanNs <= 0 ||
+        !enoughTimeEvidence(*f.breakdown, o)) {
         return;
     }
     const TimeBreakdown& b = *f.breakdown;
@@ -189,10 +236,15 @@ void modelStateRule(const DeviceFacts& f, const AdviceOptions& o, std::vector<Ad
 
 }  // namespace
 
+bool enoughTimeEvidence(const TimeBreakdown& b, const AdviceOptions& o) {
+    return b.spanNs >= o.minTimeSpanNs && uint64_t(b.kernels) >= o.minTimeKernels;
+}
+
 std::vector<Advice> adviseOn(const std::vector<DeviceFacts>& devices,
                              const AdviceOptions& options) {
     std::vector<Advice> out;
     for (const DeviceFacts& f : devices) {
+        oomRule(f, out);
         peakRule(f, options, out);
         leakRule(f, out);
         communicationRules(f, options, out);

@@ -1,8 +1,11 @@
 #include "vramscope/analysis/job_analysis.h"
 
 #include <algorithm>
+#include <limits>
+#include <map>
 #include <set>
 
+#include "vramscope/analysis/live_set.h"
 #include "vramscope/analysis/memory_timeline.h"
 
 namespace vramscope::analysis {
@@ -29,6 +32,57 @@ int64_t modelStateBytes(const trace::TraceData& data, const AllocationIndex& ind
 }
 
 namespace {
+
+trace::TimestampNs firstEventNs(const trace::TraceData& d) {
+    trace::TimestampNs t = std::numeric_limits<trace::TimestampNs>::max();
+    auto low = [&](const auto& column) {
+        if (!column.empty()) {
+            t = std::min(t, *std::min_element(column.begin(), column.end()));
+        }
+    };
+    low(d.memory.timestampNs);
+    low(d.kernels.startNs);
+    low(d.collectives.startNs);
+    low(d.ranges.startNs);
+    low(d.counters.timestampNs);
+    for (const trace::OomEvent& o : d.ooms) {
+        t = std::min(t, o.timestampNs);
+    }
+    return t == std::numeric_limits<trace::TimestampNs>::max() ? 0 : t;
+}
+
+OomFacts oomFacts(const trace::TraceData& data, const trace::OomEvent& o, const MemoryTimeline* tl,
+                  const AllocationIndex& index, trace::TimestampNs start) {
+    OomFacts f;
+    f.timeNs = o.timestampNs;
+    f.sinceStartNs = o.timestampNs - start;
+    f.requestedBytes = o.requestedBytes;
+    f.freeBytes = o.freeBytes;
+    if (tl != nullptr && tl->allocatedSource != SeriesSource::None) {
+        f.allocatedBytes = tl->allocated.valueAt(o.timestampNs);
+    }
+    if (tl != nullptr && tl->reservedSource != SeriesSource::None) {
+        f.reservedBytes = tl->reserved.valueAt(o.timestampNs);
+    }
+    const std::vector<LiveAllocation> live = liveSetAt(data, index, o.timestampNs);
+    f.liveAllocations = live.size();
+    std::map<trace::StackId, LiveGroup> groups;
+    for (const LiveAllocation& a : live) {
+        LiveGroup& g = groups[a.stack];
+        g.bytes += a.sizeBytes;
+        g.count += 1;
+    }
+    for (auto& [stack, g] : groups) {
+        g.label = stackLabel(data, stack);
+        f.topLive.push_back(std::move(g));
+    }
+    std::stable_sort(f.topLive.begin(), f.topLive.end(),
+                     [](const LiveGroup& a, const LiveGroup& b) { return a.bytes > b.bytes; });
+    if (f.topLive.size() > 3) {
+        f.topLive.resize(3);
+    }
+    return f;
+}
 
 void costOf(JobAnalysis& job, const JobAnalysisOptions& options) {
     CostInput in;
@@ -81,6 +135,7 @@ trace::Result<JobAnalysis> analyzeJob(const std::vector<RankInput>& inputs,
         }
         std::vector<MemoryTimeline> timelines = buildMemoryTimelines(*data);
         std::vector<TimeBreakdown> breakdowns = computeTimeBreakdowns(*data, options.breakdown);
+        const trace::TimestampNs start = firstEventNs(*data);
         std::set<trace::DeviceIndex> devices;
         for (const MemoryTimeline& t : timelines) {
             devices.insert(t.device);
@@ -100,11 +155,10 @@ trace::Result<JobAnalysis> analyzeJob(const std::vector<RankInput>& inputs,
                 if (t.device == dev) {
                     d.peakAllocatedBytes = t.peakAllocatedBytes;
                     d.peakReservedBytes = t.peakReservedBytes;
+                    d.memoryData = t.allocatedSource != SeriesSource::None ||
+                                   t.reservedSource != SeriesSource::None;
                     d.capacityBytes = d.capacityBytes ? d.capacityBytes : t.capacityBytes;
                 }
-            }
-            for (const trace::OomEvent& o : data->ooms) {
-                d.hadOom |= o.device == dev;
             }
             auto its = findIterations(*data, dev, options.iterations);
             if (!its.ok()) {
@@ -113,6 +167,19 @@ trace::Result<JobAnalysis> analyzeJob(const std::vector<RankInput>& inputs,
             d.iterations = std::move(its).value();
             const AllocationIndex index(*data, dev, detailLevel(*data, dev));
             d.leak = analyzeLeak(*data, dev, d.iterations, index, options.leak);
+            const MemoryTimeline* tl = nullptr;
+            for (const MemoryTimeline& t : timelines) {
+                tl = t.device == dev ? &t : tl;
+            }
+            for (const trace::OomEvent& o : data->ooms) {
+                if (o.device == dev) {
+                    d.ooms.push_back(oomFacts(*data, o, tl, index, start));
+                }
+            }
+            std::stable_sort(
+                d.ooms.begin(), d.ooms.end(),
+                [](const OomFacts& a, const OomFacts& b) { return a.timeNs < b.timeNs; });
+            d.hadOom = !d.ooms.empty();
             d.modelStateBytes = modelStateBytes(*data, index, d.iterations);
             for (TimeBreakdown& b : breakdowns) {
                 if (b.device == dev) {
@@ -127,7 +194,12 @@ trace::Result<JobAnalysis> analyzeJob(const std::vector<RankInput>& inputs,
             job.devices.push_back(std::move(d));
         }
     }
-    job.collectives = matchCollectives(inputs);
+    // Inputs of unknown rank (-1) take their position for matching only.
+    std::vector<RankInput> matched = inputs;
+    for (size_t i = 0; i < matched.size(); ++i) {
+        matched[i].rank = matched[i].rank < 0 ? int32_t(i) : matched[i].rank;
+    }
+    job.collectives = matchCollectives(matched);
     std::vector<DeviceFacts> facts;
     for (const DeviceAnalysis& d : job.devices) {
         DeviceFacts f;
@@ -137,6 +209,7 @@ trace::Result<JobAnalysis> analyzeJob(const std::vector<RankInput>& inputs,
         f.peakAllocatedBytes = d.peakAllocatedBytes;
         f.peakReservedBytes = d.peakReservedBytes;
         f.hadOom = d.hadOom;
+        f.ooms = &d.ooms;
         f.leak = &d.leak;
         f.breakdown = d.breakdown ? &*d.breakdown : nullptr;
         f.modelStateBytes = d.modelStateBytes;

@@ -6,6 +6,8 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "vramscope/analysis/memory_timeline.h"
+
 namespace vramscope::analysis {
 
 using trace::TimestampNs;
@@ -53,31 +55,65 @@ std::string percent(double v) {
     return buf;
 }
 
-/// Per-iteration baseline and peak from one pass over the index.
-std::vector<IterationMemory> iterationMemory(const trace::TraceData& data,
-                                             const AllocationIndex& index,
+/// Per-iteration baseline and peak of `curve`. The curve is known from its first step on: before
+/// it nothing was recorded, so an iteration counts only the part from the first step on, and an
+/// iteration that ends before the first step is left out.
+std::vector<IterationMemory> iterationMemory(const StepSeries& curve,
                                              const IterationSet& iterations) {
     std::vector<IterationMemory> out;
-    int64_t bytes = 0;
-    size_t pos = 0;
-    auto apply = [&](size_t p) {
-        const uint32_t e = index.eventAt(p);
-        const int64_t size = allocationBytes(data.memory.sizeBytes[e]);
-        bytes = index.isAlloc(p) ? bytes + size : std::max<int64_t>(0, bytes - size);
-    };
+    if (curve.empty()) {
+        return out;
+    }
+    const TimestampNs known = curve.timeNs.front();
     for (const Iteration& it : iterations.iterations) {
-        while (pos < index.size() && index.timeAt(pos) < it.startNs) {
-            apply(pos++);
+        if (it.endNs <= known) {
+            continue;
         }
-        IterationMemory m{it.number, it.startNs, it.endNs, bytes, bytes};
-        while (pos < index.size() && index.timeAt(pos) < it.endNs) {
-            apply(pos++);
-            m.baselineBytes = std::min(m.baselineBytes, bytes);
-            m.peakBytes = std::max(m.peakBytes, bytes);
+        // The value entering the iteration (before the events at its start time) when the curve
+        // is known by then, else the curve's first value.
+        const bool knownBefore = it.startNs > known;
+        const int64_t v = knownBefore ? curve.valueAt(it.startNs - 1) : curve.bytes.front();
+        IterationMemory m{it.number, it.startNs, it.endNs, v, v};
+        auto p = knownBefore
+                     ? std::lower_bound(curve.timeNs.begin(), curve.timeNs.end(), it.startNs)
+                     : curve.timeNs.begin() + 1;
+        for (; p != curve.timeNs.end() && *p < it.endNs; ++p) {
+            const int64_t b = curve.bytes[size_t(p - curve.timeNs.begin())];
+            m.baselineBytes = std::min(m.baselineBytes, b);
+            m.peakBytes = std::max(m.peakBytes, b);
         }
         out.push_back(m);
     }
     return out;
+}
+
+/// The curve of `level` on `device` as the timeline shows it (the producer's totals when it has
+/// them, else the running sum of events).
+StepSeries deviceCurve(const trace::TraceData& data, trace::DeviceIndex device,
+                       trace::MemoryLevel level) {
+    for (MemoryTimeline& t : buildMemoryTimelines(data)) {
+        if (t.device == device) {
+            return level == trace::MemoryLevel::Reserved ? std::move(t.reserved)
+                                                         : std::move(t.allocated);
+        }
+    }
+    return {};
+}
+
+/// "1.50 GiB", "-12.0 MiB", "512 B": binary units for the reason text.
+std::string bytesText(double bytes) {
+    const double a = std::fabs(bytes);
+    char buf[48];
+    if (a < 1024.0) {
+        std::snprintf(buf, sizeof buf, "%.0f B", bytes);
+    } else if (a < 1024.0 * 1024.0) {
+        std::snprintf(buf, sizeof buf, "%.1f KiB", bytes / 1024.0);
+    } else if (a < 1024.0 * 1024.0 * 1024.0) {
+        std::snprintf(buf, sizeof buf, "%.1f MiB", bytes / (1024.0 * 1024.0));
+    } else {
+        std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / (1024.0 * 1024.0 * 1024.0));
+    }
+    return buf;
 }
 
 std::vector<SurvivorGroup> survivorGroups(const trace::TraceData& data,
@@ -153,8 +189,8 @@ void decide(LeakReport& r, const LeakOptions& options) {
     const size_t n = r.iterations.size();
     if (n < size_t(std::max(2, options.minIterations))) {
         r.verdict = LeakVerdict::Inconclusive;
-        r.reason = "too few iterations: " + std::to_string(n) + " (at least " +
-                   std::to_string(options.minIterations) + " are needed)";
+        r.reason = "too few iterations with memory data: " + std::to_string(n) + " (at least " +
+                   std::to_string(options.minIterations) + " are needed).";
         return;
     }
     std::vector<double> y;
@@ -180,15 +216,14 @@ void decide(LeakReport& r, const LeakOptions& options) {
     r.risingFraction = double(rising) / double(n - 1);
     const double growth = s * double(n - 1);
     const double bar = std::max(options.noiseFactor * noise, double(options.minTotalGrowthBytes));
-    char buf[400];
-    std::snprintf(buf, sizeof buf,
-                  "baseline slope %.0f B/iteration (Theil-Sen over %zu iterations), growth %.0f B "
-                  "= slope x (n - 1), noise %.0f B = 1.4826 x MAD, threshold %.0f B = max(%.1f x "
-                  "noise, %lld B), rising in %s of iterations",
-                  s, n, growth, noise, bar, options.noiseFactor,
-                  static_cast<long long>(options.minTotalGrowthBytes),
-                  percent(r.risingFraction).c_str());
-    r.reason = buf;
+    char factor[32];
+    std::snprintf(factor, sizeof factor, "%.1f", options.noiseFactor);
+    r.reason = "baseline slope " + bytesText(s) + " per iteration (Theil-Sen over " +
+               std::to_string(n) + " iterations), growth " + bytesText(growth) +
+               " = slope x (n - 1), noise " + bytesText(noise) + " = 1.4826 x MAD, threshold " +
+               bytesText(bar) + " = max(" + factor + " x noise, " +
+               bytesText(double(options.minTotalGrowthBytes)) + "), rising in " +
+               percent(r.risingFraction) + " of iterations.";
     if (s > 0 && growth > bar && r.risingFraction >= options.minRisingFraction) {
         r.verdict = LeakVerdict::Staircase;
         r.growthBytesPerIteration = int64_t(std::llround(s));
@@ -200,7 +235,7 @@ void decide(LeakReport& r, const LeakOptions& options) {
         r.verdict = LeakVerdict::Sawtooth;
     } else {
         r.verdict = LeakVerdict::Inconclusive;
-        r.reason += " (significant growth, but not rising consistently)";
+        r.reason += " Significant growth, but not rising consistently.";
     }
 }
 
@@ -214,6 +249,18 @@ std::string survivorLabel(const SurvivorGroup& g) {
         return g.topFrames.front();
     }
     return g.nvtxRange.empty() ? "(no stack)" : "NVTX range " + g.nvtxRange;
+}
+
+std::string stackLabel(const trace::TraceData& data, trace::StackId stack) {
+    if (stack == 0 || stack >= data.stacks.size() || data.stacks[stack].empty()) {
+        return "(no stack)";
+    }
+    for (trace::FrameId f : data.stacks[stack]) {
+        if (f < data.frames.size() && !isLibraryFile(data.string(data.frames[f].file))) {
+            return frameLabel(data, f);
+        }
+    }
+    return frameLabel(data, data.stacks[stack].front());
 }
 
 std::string frameLabel(const trace::TraceData& data, trace::FrameId frame) {
@@ -277,7 +324,7 @@ LeakReport analyzeLeak(const trace::TraceData& data, trace::DeviceIndex device,
     if (const trace::DeviceInfo* info = data.device(device)) {
         r.capacityBytes = info->totalMemoryBytes;
     }
-    r.iterations = iterationMemory(data, index, iterations);
+    r.iterations = iterationMemory(deviceCurve(data, device, index.level()), iterations);
     decide(r, options);
     std::vector<SurvivorGroup> groups =
         survivorGroups(data, index, iterations, r.survivorIterations);

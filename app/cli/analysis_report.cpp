@@ -24,7 +24,16 @@ std::string pct(double fraction) {
     return fixed(fraction * 100.0, 1) + " %";
 }
 
+/// `text` cut to `max` characters with "..." at the end when longer.
+std::string shorten(const std::string& text, size_t max) {
+    return text.size() <= max ? text : text.substr(0, max - 3) + "...";
+}
+
 }  // namespace
+
+std::string rankLabel(int32_t rank) {
+    return rank >= 0 ? "rank " + std::to_string(rank) : std::string("rank ?");
+}
 
 std::string formatNs(int64_t ns) {
     const double a = double(ns < 0 ? -ns : ns);
@@ -95,7 +104,7 @@ std::vector<RankInput> rankInputs(const trace::Job& job) {
         const trace::RankTrace& rt = job.ranks[i];
         const int32_t rank = rt.trace.data.header.rank;
         in.push_back(
-            {&rt.trace.data, rank == trace::kUnknownRank ? int32_t(i) : rank, rt.clockOffsetNs});
+            {&rt.trace.data, rank == trace::kUnknownRank ? int32_t(-1) : rank, rt.clockOffsetNs});
     }
     return in;
 }
@@ -182,6 +191,21 @@ void addDeviceAnalysisJson(const DeviceAnalysis& d, int64_t offset, Json& j, siz
         j["idle_gaps"] = Json::array();
     }
     j["model_state_bytes"] = d.modelStateBytes >= 0 ? Json(d.modelStateBytes) : Json(nullptr);
+    j["ooms"] = Json::array();
+    for (const OomFacts& o : d.ooms) {
+        Json top = Json::array();
+        for (const LiveGroup& g : o.topLive) {
+            top.push_back({{"label", g.label}, {"bytes", g.bytes}, {"count", g.count}});
+        }
+        j["ooms"].push_back(
+            {{"time_ns", o.timeNs + offset},
+             {"requested_bytes", o.requestedBytes},
+             {"free_bytes", o.freeBytes > 0 ? Json(o.freeBytes) : Json(nullptr)},
+             {"allocated_bytes", o.allocatedBytes >= 0 ? Json(o.allocatedBytes) : Json(nullptr)},
+             {"reserved_bytes", o.reservedBytes >= 0 ? Json(o.reservedBytes) : Json(nullptr)},
+             {"live_allocations", o.liveAllocations},
+             {"top_live", top}});
+    }
 }
 
 Json adviceJson(const std::vector<Advice>& advice) {
@@ -249,7 +273,26 @@ Json collectivesJson(const CollectiveMatch& m, size_t maxCollectives) {
 }
 
 void writeDeviceAnalysisText(const DeviceAnalysis& d, std::ostream& os) {
-    os << "rank " << d.rank << " GPU " << d.device << ":\n";
+    os << rankLabel(d.rank) << " GPU " << d.device << ":\n";
+    for (const OomFacts& o : d.ooms) {
+        os << "  OUT OF MEMORY at " << formatNs(o.sinceStartNs)
+           << " after the first event: requested " << formatBytes(o.requestedBytes);
+        if (o.allocatedBytes >= 0) {
+            os << ", allocated " << formatBytes(uint64_t(o.allocatedBytes));
+        }
+        if (o.reservedBytes >= 0) {
+            os << ", reserved " << formatBytes(uint64_t(o.reservedBytes));
+        }
+        if (o.freeBytes > 0) {
+            os << ", free " << formatBytes(o.freeBytes);
+        }
+        os << " (" << o.liveAllocations << (o.liveAllocations == 1 ? " allocation" : " allocations")
+           << " alive)\n";
+        for (const LiveGroup& g : o.topLive) {
+            os << "    live: " << formatBytes(g.bytes) << " in " << g.count
+               << (g.count == 1 ? " allocation" : " allocations") << " from " << g.label << "\n";
+        }
+    }
     os << "  iterations: " << d.iterations.count() << " (source: " << toString(d.iterations.source);
     if (d.iterations.source == IterationSource::Detected) {
         os << ", period " << d.iterations.periodAllocations << " allocations, "
@@ -278,7 +321,7 @@ void writeDeviceAnalysisText(const DeviceAnalysis& d, std::ostream& os) {
            << " allocations made in one iteration and alive two later, from " << survivorLabel(g)
            << "\n";
     }
-    if (d.modelStateBytes >= 0) {
+    if (d.modelStateBytes >= 0 && (d.peakAllocatedBytes > 0 || d.peakReservedBytes > 0)) {
         os << "  model state: " << formatBytes(uint64_t(d.modelStateBytes))
            << " (alive from the end of the first iteration to the end of the last)\n";
     }
@@ -299,6 +342,13 @@ void writeDeviceAnalysisText(const DeviceAnalysis& d, std::ostream& os) {
        << " % of communication; exposed communication " << formatNs(b.exposedCommunicationNs)
        << " (communication - overlap) = " << pct(double(b.exposedCommunicationNs) / span)
        << " of span\n";
+    if (!enoughTimeEvidence(b)) {
+        const AdviceOptions o;
+        os << "    too little to judge time: the time advice needs a span of at least "
+           << formatNs(o.minTimeSpanNs) << " and " << o.minTimeKernels << " kernels (here "
+           << formatNs(b.spanNs) << ", " << b.kernels << (b.kernels == 1 ? " kernel" : " kernels")
+           << ")\n";
+    }
     os << "  idle gaps by what ends them:";
     for (GapCause c : {GapCause::CollectiveWait, GapCause::HostBound, GapCause::Other}) {
         os << " " << toString(c) << " " << b.gapCountByCause[int(c)] << " ("
@@ -311,7 +361,7 @@ void writeDeviceAnalysisText(const DeviceAnalysis& d, std::ostream& os) {
         os << "    gap of " << formatNs(g.durationNs) << " at "
            << formatNs(g.startNs - b.firstStartNs)
            << " after the first kernel: " << toString(g.cause)
-           << (after.empty() ? "" : ", ended by " + after.substr(0, 60)) << "\n";
+           << (after.empty() ? "" : ", ended by " + shorten(after, 60)) << "\n";
     }
 }
 

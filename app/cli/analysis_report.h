@@ -27,9 +27,10 @@ bool readAnalysisOptions(CommandContext& ctx, const ParsedArgs& args, const std:
 /// position) and clock offset.
 std::vector<analysis::RankInput> rankInputs(const trace::Job& job);
 
-/// Adds "iterations", "leak", "time_breakdown", "idle_gaps" (largest first, at most `maxGaps`)
-/// and "model_state_bytes" to a device's JSON object. Times are put on the job's axis with
-/// `clockOffsetNs`.
+/// Adds "iterations", "leak", "time_breakdown", "idle_gaps" (largest first, at most `maxGaps`),
+/// "model_state_bytes" and "ooms" [{time_ns, requested_bytes, free_bytes, allocated_bytes,
+/// reserved_bytes, live_allocations, top_live: [{label, bytes, count}]}] to a device's JSON object.
+/// Times are put on the job's axis with `clockOffsetNs`.
 void addDeviceAnalysisJson(const analysis::DeviceAnalysis& d, int64_t clockOffsetNs,
                            nlohmann::ordered_json& j, size_t maxGaps = 20);
 
@@ -45,6 +46,9 @@ nlohmann::ordered_json collectivesJson(const analysis::CollectiveMatch& match,
 void writeDeviceAnalysisText(const analysis::DeviceAnalysis& d, std::ostream& os);
 /// Collectives, advice and cost in words.
 void writeJobAnalysisText(const analysis::JobAnalysis& job, std::ostream& os);
+
+/// "rank 3", or "rank ?" when the rank is unknown (negative).
+std::string rankLabel(int32_t rank);
 
 /// "850 ns", "1.500 us", "12.200 ms", "3.042 s".
 std::string formatNs(int64_t ns);

@@ -70,8 +70,10 @@ std::optional<ParsedArgs> parseArgs(CommandContext& ctx, const std::vector<Optio
 /// Writes "vramscope-cli COMMAND: MESSAGE" and the help to ctx.err; returns kExitUsage.
 int usageError(CommandContext& ctx, const std::string& message, const std::string& help);
 
-/// Parses a non-negative integer ("123") or a byte size with a binary unit ("64KiB", "512MiB",
-/// "2GiB", "1TiB"; "K", "M", "G", "T" alone mean the same). Nullopt on anything else or overflow.
+/// Parses a non-negative integer ("123", "123B") or a byte size with a unit, optionally after
+/// one space: binary "64KiB", "512MiB", "2GiB", "1TiB" ("K", "M", "G", "T" alone mean the same)
+/// or decimal "KB", "MB", "GB", "TB" (powers of 1000, so 141GB = 141e9 bytes). Nullopt on
+/// anything else or overflow.
 std::optional<uint64_t> parseByteCount(std::string_view text);
 /// Parses a decimal integer (optionally negative) that fits int64. Nullopt otherwise.
 std::optional<int64_t> parseInteger(std::string_view text);

@@ -1,4 +1,6 @@
 // vramscope-cli: subcommand table and dispatch.
+#include <exception>
+#include <new>
 #include <ostream>
 
 #include "cli_command.h"
@@ -45,7 +47,7 @@ void writeTopHelp(std::ostream& os) {
     }
     os << "\n'vramscope-cli COMMAND --help' describes a command.\n"
           "exit codes: 0 success, 1 a check failed, 2 usage error, 3 unreadable input (or\n"
-          "unwritable output)\n";
+          "unwritable output, or not enough memory)\n";
 }
 
 }  // namespace
@@ -69,7 +71,16 @@ int runCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
         if (c.name == name) {
             CommandContext ctx{name, std::vector<std::string>(args.begin() + 1, args.end()), out,
                                err};
-            return c.run(ctx);
+            try {
+                return c.run(ctx);
+            } catch (const std::bad_alloc&) {
+                err << "vramscope-cli " << name
+                    << ": out of memory (the input or the request is too large for this "
+                       "machine)\n";
+            } catch (const std::exception& e) {
+                err << "vramscope-cli " << name << ": internal error: " << e.what() << "\n";
+            }
+            return kExitUnreadable;
         }
     }
     err << "vramscope-cli: unknown command '" << name << "'\n\n";

@@ -109,19 +109,26 @@ std::optional<uint64_t> parseByteCount(std::string_view text) {
         return std::nullopt;
     }
     std::string_view unit(p, static_cast<size_t>(end - p));
-    int shift = 0;
-    if (!unit.empty()) {
+    if (!unit.empty() && unit.front() == ' ') {
+        unit.remove_prefix(1);
+    }
+    uint64_t scale = 1;
+    if (!unit.empty() && unit != "B") {
         static constexpr std::string_view kUnits = "KMGT";
         const size_t k = kUnits.find(unit[0]);
-        if (k == std::string_view::npos || (unit.size() != 1 && unit.substr(1) != "iB")) {
+        const std::string_view rest = unit.substr(1);
+        if (k == std::string_view::npos || (rest != "" && rest != "iB" && rest != "B")) {
             return std::nullopt;
         }
-        shift = 10 * static_cast<int>(k + 1);
+        const uint64_t base = rest == "B" ? 1000 : 1024;  // KB = 1000 B, KiB and K = 1024 B
+        for (size_t i = 0; i <= k; ++i) {
+            scale *= base;
+        }
     }
-    if (shift > 0 && value > (UINT64_MAX >> shift)) {
+    if (value > UINT64_MAX / scale) {
         return std::nullopt;
     }
-    return value << shift;
+    return value * scale;
 }
 
 std::optional<int64_t> parseInteger(std::string_view text) {

@@ -13,7 +13,9 @@ namespace vramscope::app {
 
 int runBatchFit(CommandContext& ctx) {
     const std::vector<OptionSpec> options = {
-        {"--capacity", true, "BYTES", "GPU capacity (e.g. 80GiB; default: from the traces)"},
+        {"--capacity", true, "BYTES",
+         "GPU capacity: B, KB/MB/GB/TB (powers of 1000) or KiB/MiB/GiB/TiB (of 1024), e.g. 141GB "
+         "or 80GiB; default: from the traces"},
         {"--json", false, "", "write JSON instead of text"},
     };
     const std::string help = commandHelp(
@@ -39,7 +41,9 @@ int runBatchFit(CommandContext& ctx) {
     if (auto c = args->value("--capacity")) {
         capacity = parseByteCount(*c);
         if (!capacity || *capacity == 0) {
-            return usageError(ctx, "--capacity needs a byte count such as 80GiB", help);
+            return usageError(
+                ctx, "--capacity needs a byte count such as 80GiB or 141GB, got '" + *c + "'",
+                help);
         }
     }
     std::vector<analysis::BatchPoint> points;

@@ -8,6 +8,7 @@
 
 #include "analysis_report.h"
 #include "cli_command.h"
+#include "device_report.h"
 #include "vramscope/analysis/flame_tree.h"
 #include "vramscope/analysis/leak.h"
 
@@ -18,8 +19,9 @@ namespace {
 using Json = nlohmann::ordered_json;
 using namespace analysis;
 
-/// TIME: "peak", "oom", an integer (ns in the trace's clock), or a number with a unit (s, ms, us,
-/// ns) counted from the first memory event of the device.
+/// TIME: "peak", "oom", an integer (ns in the trace's own clock, the clock of report --json's
+/// peak_time_ns), or a number with a unit (s, ms, us, ns) counted from the first memory event of
+/// the device.
 std::optional<trace::TimestampNs> resolveTime(const std::string& text, const trace::TraceData& data,
                                               const AllocationIndex& index, std::string& error) {
     if (text == "peak") {
@@ -80,7 +82,8 @@ int runFlame(CommandContext& ctx) {
     const std::vector<OptionSpec> options = {
         {"--device", true, "D", "GPU index (default: the lowest with memory events)"},
         {"--rank", true, "R", "rank of the job to show (default: the first)"},
-        {"--at", true, "TIME", "peak (default), oom, ns in the trace clock, or e.g. 1.5s"},
+        {"--at", true, "TIME",
+         "peak (default), oom, an integer: ns in the trace's own clock, or e.g. 1.5s"},
         {"--by", true, "GROUPING", "stack (default), nvtx or category"},
         {"--diff", true, "TIME2", "show what changed from --at to TIME2"},
         {"--format", true, "FORMAT", "folded (default) or json"},
@@ -88,14 +91,20 @@ int runFlame(CommandContext& ctx) {
     };
     const std::string help = commandHelp(
         ctx.command,
-        "FILE [--device D] [--at peak|oom|TIME] [--by stack|nvtx|category] "
-        "[--diff TIME2] [--format folded|json]",
+        "FILE [--rank R] [--device D] [--level allocated|reserved] [--at peak|oom|TIME]\n"
+        "       [--by stack|nvtx|category] [--diff TIME2] [--format folded|json]",
         "The allocations alive on a GPU at a time, grouped into a tree by stack frames (root\n"
         "first), by NVTX range path, or by category (memory kind, then size class), with bytes\n"
         "and allocation counts per node. 'folded' writes one line per allocation site,\n"
         "\"root;...;leaf BYTES\", which flamegraph.pl and speedscope read; with --diff it writes\n"
         "\"root;...;leaf BYTES_AT_TIME BYTES_AT_TIME2\" (flamegraph.pl's differential input).\n"
-        "TIME with a unit (1.5s, 200ms) counts from the GPU's first memory event.",
+        "TIME with a unit (1.5s, 200ms) counts from the GPU's first memory event; an integer\n"
+        "without a unit is a timestamp in ns in the trace's own clock (as report --json's\n"
+        "peak_time_ns). A time before the GPU's first memory event or after the trace's last\n"
+        "event is a usage error that names the span.\n\n"
+        "exit codes: 0 success (also for a trace without memory events: nothing to show, said\n"
+        "on stderr), 2 usage (bad option, no such rank or GPU, a time outside the trace, a level\n"
+        "the GPU did not record), 3 unreadable input",
         options);
     auto args = parseArgs(ctx, options, help);
     if (!args) {
@@ -153,34 +162,92 @@ int runFlame(CommandContext& ctx) {
         }
     }
     if (rt == nullptr) {
-        return usageError(ctx, "no such rank in the input", help);
+        std::string ranks;
+        for (const trace::RankTrace& r : job->ranks) {
+            ranks += (ranks.empty() ? "" : ", ") + (r.trace.data.header.rank == trace::kUnknownRank
+                                                        ? std::string("?")
+                                                        : std::to_string(r.trace.data.header.rank));
+        }
+        return usageError(
+            ctx, "no rank " + std::to_string(*wantRank) + " in the input (ranks: " + ranks + ")",
+            help);
     }
     const trace::TraceData& data = rt->trace.data;
-    trace::DeviceIndex device = 0;
+    // GPUs with memory events (host memory, device -1, has no live set here).
+    std::vector<trace::DeviceIndex> gpus;
+    for (trace::DeviceIndex d : data.memory.device) {
+        if (d >= 0 && std::find(gpus.begin(), gpus.end(), d) == gpus.end()) {
+            gpus.push_back(d);
+        }
+    }
+    std::sort(gpus.begin(), gpus.end());
+    if (gpus.empty()) {
+        ctx.err << "vramscope-cli flame: " << rt->path
+                << " has no GPU memory events (memory was not recorded), so there is no live "
+                   "set to show\n";
+        return kExitSuccess;
+    }
+    trace::DeviceIndex device = gpus.front();
     if (wantDevice) {
+        if (std::find(gpus.begin(), gpus.end(), *wantDevice) == gpus.end()) {
+            std::string list;
+            for (trace::DeviceIndex d : gpus) {
+                list += (list.empty() ? "" : ", ") + std::to_string(d);
+            }
+            return usageError(ctx,
+                              "no GPU " + std::to_string(*wantDevice) +
+                                  " with memory events in the input (GPUs: " + list + ")",
+                              help);
+        }
         device = trace::DeviceIndex(*wantDevice);
-    } else if (data.memory.size() > 0) {
-        device = *std::min_element(data.memory.device.begin(), data.memory.device.end());
     }
     const trace::MemoryLevel level = levelText.empty()         ? detailLevel(data, device)
                                      : levelText == "reserved" ? trace::MemoryLevel::Reserved
                                                                : trace::MemoryLevel::Allocated;
     FlameTreeBuilder builder(data, device, level);
     if (builder.index().empty()) {
-        ctx.err << "vramscope-cli flame: no " << trace::toString(level) << " memory events on GPU "
-                << device << "\n";
-        return kExitUsage;
+        return usageError(ctx,
+                          "GPU " + std::to_string(device) + " has no " + trace::toString(level) +
+                              " memory events (it has " +
+                              trace::toString(detailLevel(data, device)) + " ones); try --level " +
+                              trace::toString(detailLevel(data, device)),
+                          help);
     }
+    // Times from the GPU's first memory event to the trace's last event.
+    const trace::TimestampNs spanFirst = builder.index().timeAt(0);
+    trace::TimestampNs spanLast = spanFirst;
+    if (auto span = traceTimeSpan(data)) {
+        spanLast = std::max(spanLast, span->lastNs);
+    }
+    auto inSpan = [&](trace::TimestampNs t, const std::string& text) {
+        if (t >= spanFirst && t <= spanLast) {
+            return true;
+        }
+        usageError(ctx,
+                   "TIME '" + text + "' is outside the trace: GPU " + std::to_string(device) +
+                       " spans " + std::to_string(spanFirst) + " .. " + std::to_string(spanLast) +
+                       " ns in the trace's clock (0 .. " + formatNs(spanLast - spanFirst) +
+                       " from its first memory event)",
+                   help);
+        return false;
+    };
     std::string error;
-    auto at = resolveTime(args->value("--at").value_or("peak"), data, builder.index(), error);
+    const std::string atText = args->value("--at").value_or("peak");
+    auto at = resolveTime(atText, data, builder.index(), error);
     if (!at) {
         return usageError(ctx, error, help);
+    }
+    if (!inSpan(*at, atText)) {
+        return kExitUsage;
     }
     FlameTree tree;
     if (auto diff = args->value("--diff")) {
         auto t2 = resolveTime(*diff, data, builder.index(), error);
         if (!t2) {
             return usageError(ctx, error, help);
+        }
+        if (!inSpan(*t2, *diff)) {
+            return kExitUsage;
         }
         tree = builder.diff(*at, *t2, grouping);
     } else {

@@ -30,6 +30,11 @@ bool intOption(CommandContext& ctx, const ParsedArgs& args, std::string_view nam
     return true;
 }
 
+/// synth builds one rank in memory before writing it; a TraceData event costs about 64 bytes
+/// (columns of timestamps, sizes, addresses, ids and stacks), so 50 million events per rank keep
+/// the peak near 3.2 GB.
+constexpr uint64_t kMaxEventsPerRank = 50'000'000;
+
 }  // namespace
 
 int runSynth(CommandContext& ctx) {
@@ -55,9 +60,13 @@ int runSynth(CommandContext& ctx) {
         "weights and optimizer state, an activation sawtooth per iteration, an optional leak,\n"
         "reserved memory growing in 2 GiB segments, compute kernels, one NCCL all-reduce per\n"
         "iteration timed from a 100 GB/s bus bandwidth, NVTX iteration ranges and an optional\n"
-        "straggler. The exact formulas are in "
-        "analysis/include/vramscope/analysis/synthetic_job.h.\n"
+        "straggler. Each iteration runs a forward half of the compute kernels that allocates the\n"
+        "activations one by one, a backward half that frees them, then the all-reduce of the\n"
+        "gradients; a leaking rank keeps one extra allocation alive per iteration, and a\n"
+        "straggler starts each iteration late, so the other ranks wait in the all-reduce.\n"
         "Same options, same bytes.\n\n"
+        "Limit: at most 50000000 events per rank (a rank is built in memory, about 64 bytes an\n"
+        "event, before it is written); more is a usage error.\n\n"
         "Output: when OUT ends in .vscope, one file per rank named OUT-rank<R>.vscope (OUT "
         "without\n"
         "its extension); otherwise OUT is a directory (created when missing) holding\n"
@@ -112,6 +121,17 @@ int runSynth(CommandContext& ctx) {
     spec.benchmarkNoise = args->has("--noise");
     if (const std::string problem = analysis::validateSyntheticJobSpec(spec); !problem.empty()) {
         return usageError(ctx, problem, help);
+    }
+    for (int r = 0; r < spec.ranks; ++r) {
+        const uint64_t per = analysis::syntheticEventsPerIteration(spec, r);
+        if (per > 0 && uint64_t(spec.iterations) > kMaxEventsPerRank / per) {
+            return usageError(
+                ctx,
+                "rank " + std::to_string(r) + " would hold about " + std::to_string(per) + " x " +
+                    std::to_string(spec.iterations) + " events, more than the limit of " +
+                    std::to_string(kMaxEventsPerRank) + " per rank; use fewer iterations",
+                help);
+        }
     }
     const std::string out = *args->value("--output");
     if (auto status = prepareOutput(out); !status.ok()) {

@@ -554,8 +554,11 @@ Result<bool> parseWithRepairs(std::string_view text, const std::string& name,
         notes.problems.push_back(makeError(
             name, at,
             std::to_string(fix.controlChars) +
-                " raw control characters inside strings (JSON forbids them) were replaced by "
-                "spaces"));
+                (fix.controlChars == 1
+                     ? " raw control character inside a string (JSON forbids them) was replaced "
+                       "by a space"
+                     : " raw control characters inside strings (JSON forbids them) were replaced "
+                       "by spaces")));
         notes.losses.push_back({"characters", fix.controlChars,
                                 "raw control characters inside strings were replaced by spaces", 0,
                                 0});
@@ -653,6 +656,7 @@ Result<LoadedTrace> importPadded(const char* data, size_t size, const std::strin
     report.fileBytes = size;
     report.bytesLoaded = notes.truncatedAt >= 0 ? static_cast<uint64_t>(notes.truncatedAt) : size;
     report.framesLoaded = raw->events;
+    report.eventStream = true;
     report.framesSkipped = raw->nonObjects;
     report.truncated = notes.truncated;
     report.truncatedAtByte = notes.truncatedAt;

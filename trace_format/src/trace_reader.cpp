@@ -243,8 +243,8 @@ Reader::Outcome Reader::readFrame(uint64_t index, std::optional<Error>& fatal) {
         r.truncatedFrame = index;
         problem(offset, frame,
                 m_name + " ends inside frame " + std::to_string(index) + " (byte " +
-                    std::to_string(offset) + "); " + std::to_string(r.framesLoaded) +
-                    " frames loaded. The job probably crashed.");
+                    std::to_string(offset) + "); " + plural(r.framesLoaded, "frame", "frames") +
+                    " loaded. The job probably crashed.");
         return Outcome::Stop;
     };
     if (remaining < kFrameHeadBytes) {
@@ -488,12 +488,21 @@ Result<LoadedTrace> Reader::run() {
 std::string ReadReport::summary() const {
     std::string out;
     auto add = [&](const std::string& sentence) { out += (out.empty() ? "" : " ") + sentence; };
-    if (truncated) {
+    if (truncated && eventStream) {
+        add(fileName + " ends at byte " + std::to_string(truncatedAtByte) +
+            " inside an event; the " +
+            plural(framesLoaded, "whole event before it was", "whole events before it were") +
+            " loaded. The file was cut (an interrupted download or a job that died while "
+            "writing).");
+    } else if (truncated) {
         add(fileName + " ends inside frame " + std::to_string(truncatedFrame) + " (byte " +
-            std::to_string(truncatedAtByte) + "); " + std::to_string(framesLoaded) +
-            " frames loaded. The job probably crashed.");
+            std::to_string(truncatedAtByte) + "); " + plural(framesLoaded, "frame", "frames") +
+            " loaded. The job probably crashed.");
     }
-    if (framesSkipped > 0) {
+    if (framesSkipped > 0 && eventStream) {
+        add(plural(framesSkipped, "entry", "entries") +
+            " of the event list were not events and were skipped.");
+    } else if (framesSkipped > 0) {
         add(plural(framesSkipped, "damaged frame was", "damaged frames were") +
             " skipped (CRC mismatch or undecodable); their events are missing.");
     }

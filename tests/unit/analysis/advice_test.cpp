@@ -80,6 +80,7 @@ TEST(Advice, ExposedCommunicationAndHostBoundGaps) {
     b.overlapPct = 25.0;
     b.gapNsByCause[int(GapCause::HostBound)] = 150'000;
     b.gapCountByCause[int(GapCause::HostBound)] = 3;
+    b.kernels = 40;
     DeviceFacts f;
     f.rank = 2;
     f.breakdown = &b;
@@ -125,6 +126,52 @@ TEST(Advice, CriticalFirst) {
     ASSERT_EQ(all.size(), 2u);
     EXPECT_EQ(all[0].rule, "leak");
     EXPECT_EQ(all[1].rule, "peak-near-capacity");
+}
+
+TEST(Advice, TimeRulesNeedAMillisecondAndTwoKernels) {
+    // One 50 us communication kernel: 100 % exposed, but no evidence about a job.
+    TimeBreakdown b;
+    b.spanNs = 50'000;
+    b.communicationNs = 50'000;
+    b.exposedCommunicationNs = 50'000;
+    b.kernels = 1;
+    DeviceFacts f;
+    f.breakdown = &b;
+    EXPECT_FALSE(enoughTimeEvidence(b));
+    EXPECT_EQ(find(adviseOn({f}), "exposed-communication"), nullptr);
+    // The same fraction over 2 ms and 4 kernels fires.
+    b.spanNs = 2'000'000;
+    b.communicationNs = 2'000'000;
+    b.exposedCommunicationNs = 2'000'000;
+    b.kernels = 4;
+    EXPECT_TRUE(enoughTimeEvidence(b));
+    EXPECT_NE(find(adviseOn({f}), "exposed-communication"), nullptr);
+}
+
+TEST(Advice, OomRuleStatesTheRequestAndTheLiveSet) {
+    std::vector<OomFacts> ooms(1);
+    ooms[0].timeNs = 5'000'000;
+    ooms[0].sinceStartNs = 4'000'000;
+    ooms[0].requestedBytes = 1000ull << 20;
+    ooms[0].allocatedBytes = 9ll << 30;
+    ooms[0].reservedBytes = 10ll << 30;
+    ooms[0].topLive = {{"forward (train.py:35)", 3ull << 30, 9}};
+    DeviceFacts f;
+    f.rank = -1;
+    f.ooms = &ooms;
+    const auto all = adviseOn({f});
+    const Advice* a = find(all, "oom");
+    ASSERT_NE(a, nullptr);
+    EXPECT_EQ(a->severity, Severity::Critical);
+    EXPECT_DOUBLE_EQ(evidence(*a, "requested_bytes"), double(1000ull << 20));
+    EXPECT_DOUBLE_EQ(evidence(*a, "allocated_bytes"), double(9ll << 30));
+    EXPECT_DOUBLE_EQ(evidence(*a, "reserved_bytes"), double(10ll << 30));
+    EXPECT_NE(a->message.find("rank ? GPU 0"), std::string::npos) << a->message;
+    EXPECT_NE(a->message.find("1000.0 MiB"), std::string::npos) << a->message;
+    EXPECT_NE(a->message.find("forward (train.py:35)"), std::string::npos) << a->message;
+    // No OOM, no advice.
+    ooms.clear();
+    EXPECT_EQ(find(adviseOn({f}), "oom"), nullptr);
 }
 
 TEST(Cost, GpusTimesPriceTimesHours) {

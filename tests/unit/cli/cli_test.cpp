@@ -169,6 +169,17 @@ TEST(Cli, CutFileIsReportedAsDataLossNotAsUnreadable) {
     EXPECT_NE(info.out.find("INCOMPLETE"), std::string::npos) << info.out;
 }
 
+TEST(Cli, ParsesByteCountsWithDecimalUnits) {
+    // KB, MB, GB, TB are powers of 1000 (SI); B is bytes.
+    EXPECT_EQ(parseByteCount("141GB"), 141'000'000'000ull);
+    EXPECT_EQ(parseByteCount("12MB"), 12'000'000u);
+    EXPECT_EQ(parseByteCount("3KB"), 3000u);
+    EXPECT_EQ(parseByteCount("2TB"), 2'000'000'000'000ull);
+    EXPECT_EQ(parseByteCount("512B"), 512u);
+    EXPECT_EQ(parseByteCount("80 GiB"), 80ull << 30);
+    EXPECT_FALSE(parseByteCount("20000000TB"));  // 2e19 overflows 64 bits
+}
+
 TEST(Cli, ParsesByteCountsWithBinaryUnits) {
     EXPECT_EQ(parseByteCount("0"), 0u);
     EXPECT_EQ(parseByteCount("1048576"), 1048576u);
@@ -178,7 +189,8 @@ TEST(Cli, ParsesByteCountsWithBinaryUnits) {
     EXPECT_EQ(parseByteCount("1TiB"), 1ull << 40);
     EXPECT_FALSE(parseByteCount(""));
     EXPECT_FALSE(parseByteCount("-1"));
-    EXPECT_FALSE(parseByteCount("12MB"));
+    EXPECT_FALSE(parseByteCount("12MiB "));
+    EXPECT_FALSE(parseByteCount("12mb"));
     EXPECT_FALSE(parseByteCount("99999999999999999999"));
     EXPECT_FALSE(parseByteCount("17179869184T"));  // 2^34 TiB overflows 64 bits
     EXPECT_EQ(parseInteger("-1"), -1);

@@ -377,6 +377,21 @@ std::string kernelsDocument(size_t n, std::vector<size_t>& eventEnds) {
     return json;
 }
 
+TEST(KinetoImporter, CutFileSummarySpeaksOfEventsNotFramesOrCrashes) {
+    std::vector<size_t> ends;
+    const std::string json = kernelsDocument(6, ends);
+    const size_t cut = ends[2] + 5;  // inside the fourth kernel event
+    auto r = importKinetoJson(std::string_view(json).substr(0, cut), "cut.json");
+    ASSERT_TRUE(r.ok()) << r.error().describe();
+    const std::string s = r->report.summary();
+    EXPECT_NE(s.find("cut.json ends at byte "), std::string::npos) << s;
+    EXPECT_NE(s.find(" inside an event; the "), std::string::npos) << s;
+    EXPECT_NE(s.find(" whole events before it were loaded. The file was cut"), std::string::npos)
+        << s;
+    EXPECT_EQ(s.find("frame"), std::string::npos) << s;
+    EXPECT_EQ(s.find("crashed"), std::string::npos) << s;
+}
+
 TEST(KinetoImporter, LoadsEveryWholeEventBeforeACutAtAnyByte) {
     std::vector<size_t> ends;
     const std::string json = kernelsDocument(6, ends);

@@ -75,10 +75,10 @@ void checkEveryCut(const Written& w) {
             ASSERT_FALSE(report.problems.empty());
             EXPECT_EQ(report.problems[0].byteOffset, static_cast<int64_t>(w.ends[whole]));
             EXPECT_EQ(report.problems[0].recordIndex, static_cast<int64_t>(whole));
-            const std::string expected = "run.vscope ends inside frame " + std::to_string(whole) +
-                                         " (byte " + std::to_string(w.ends[whole]) + "); " +
-                                         std::to_string(whole) +
-                                         " frames loaded. The job probably crashed.";
+            const std::string expected =
+                "run.vscope ends inside frame " + std::to_string(whole) + " (byte " +
+                std::to_string(w.ends[whole]) + "); " + std::to_string(whole) +
+                (whole == 1 ? " frame" : " frames") + " loaded. The job probably crashed.";
             EXPECT_EQ(report.summary().substr(0, expected.size()), expected);
             ASSERT_FALSE(r->data.dataLoss.empty());
             EXPECT_EQ(r->data.dataLoss.back().count, cut - w.ends[whole]);

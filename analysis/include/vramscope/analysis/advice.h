@@ -21,7 +21,7 @@ struct Evidence {
     std::string unit;  ///< "bytes", "ns", "fraction", "iterations", ...
 };
 
-/// One piece of advice. Rules: "peak-near-capacity", "leak", "exposed-communication",
+/// One piece of advice. Rules: "oom", "peak-near-capacity", "leak", "exposed-communication",
 /// "host-bound", "model-state".
 struct Advice {
     std::string rule;
@@ -30,6 +30,25 @@ struct Advice {
     trace::DeviceIndex device = trace::kHostDevice;
     std::string message;  ///< what was seen (with numbers and formulas) and what to try
     std::vector<Evidence> evidence;
+};
+
+/// Allocations alive at an OOM that share a stack (allocations without a stack form one group).
+struct LiveGroup {
+    std::string label;  ///< the first user frame of the stack, else its leaf frame, "(no stack)"
+    uint64_t bytes = 0;
+    uint64_t count = 0;
+};
+
+/// One out-of-memory event of a device and the memory at that moment.
+struct OomFacts {
+    trace::TimestampNs timeNs = 0;        ///< the rank's own clock
+    trace::TimestampNs sinceStartNs = 0;  ///< from the rank's first event
+    uint64_t requestedBytes = 0;
+    uint64_t freeBytes = 0;          ///< reported by the producer, 0 = unknown
+    int64_t allocatedBytes = -1;     ///< allocated curve's value at the OOM, -1 = unknown
+    int64_t reservedBytes = -1;      ///< reserved curve's value at the OOM, -1 = unknown
+    uint64_t liveAllocations = 0;    ///< allocations alive at the OOM (detail level)
+    std::vector<LiveGroup> topLive;  ///< largest groups of the live set, at most 3
 };
 
 /// What the advisor looks at for one device of one rank (filled from the analyses; plain data so
@@ -41,8 +60,9 @@ struct DeviceFacts {
     int64_t peakAllocatedBytes = 0;
     int64_t peakReservedBytes = 0;
     bool hadOom = false;
-    const LeakReport* leak = nullptr;          ///< may be null
-    const TimeBreakdown* breakdown = nullptr;  ///< may be null
+    const std::vector<OomFacts>* ooms = nullptr;  ///< may be null
+    const LeakReport* leak = nullptr;             ///< may be null
+    const TimeBreakdown* breakdown = nullptr;     ///< may be null
     /// Bytes alive across all iterations (allocated by the end of the first iteration and not freed
     /// before the end of the last: weights, optimizer state, persistent buffers); -1 = unknown.
     int64_t modelStateBytes = -1;
@@ -55,13 +75,25 @@ struct AdviceOptions {
     double exposedCommunicationFraction = 0.2;  ///< exposed communication / span
     double hostBoundFraction = 0.1;             ///< host-bound gap time / span
     double modelStateFraction = 0.8;            ///< model state / capacity
+    /// Least evidence for the time rules (exposed-communication, host-bound): a fraction of a
+    /// span shorter than this, or of fewer kernels, says nothing about a training job (one 50 us
+    /// kernel would read as 100 % communication).
+    int64_t minTimeSpanNs = 1'000'000;  ///< 1 ms
+    uint64_t minTimeKernels = 2;
 };
 
+/// Whether `breakdown` holds enough evidence for the time rules: span >= minTimeSpanNs and
+/// kernels >= minTimeKernels.
+bool enoughTimeEvidence(const TimeBreakdown& breakdown, const AdviceOptions& options = {});
+
 /// Applies the rules to every device:
+/// - oom (Critical): the device ran out of memory: the first OOM's request, time, allocated and
+///   reserved bytes then, and the largest groups of allocations alive then.
 /// - peak-near-capacity: max(peak reserved, peak allocated) / capacity > peakFraction (Critical
 ///   at >= criticalPeakFraction or after an OOM): activation checkpointing, mixed precision, a
 ///   smaller micro-batch with gradient accumulation.
 /// - leak: a Staircase verdict (Critical): growth per iteration, iterations to OOM, top survivors.
+/// The time rules below fire only with enoughTimeEvidence().
 /// - exposed-communication: exposed communication / span > exposedCommunicationFraction:
 ///   gradient accumulation to sync less often, overlap communication with backward, bucket sizes.
 /// - host-bound: host-bound gap time / span > hostBoundFraction: data loading (workers, pinned

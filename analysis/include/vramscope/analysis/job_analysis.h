@@ -27,6 +27,8 @@ struct DeviceAnalysis {
     int64_t peakAllocatedBytes = 0;
     int64_t peakReservedBytes = 0;
     bool hadOom = false;
+    bool memoryData = false;     ///< the device has memory events or memory counters
+    std::vector<OomFacts> ooms;  ///< the device's OOM events in time order, with the memory then
     IterationSet iterations;
     LeakReport leak;
     std::optional<TimeBreakdown> breakdown;  ///< nullopt without kernels on the device
@@ -54,12 +56,13 @@ struct JobAnalysis {
 };
 
 /// Analyses every device of every input (devices with memory events, kernels or a header entry).
-/// Peaks come from buildMemoryTimelines. Model state: bytes of the detail level's allocations made
-/// by the end of the first iteration and not freed before the end of the last. Cost (when a price
-/// is given): GPUs = devices with kernels or memory events; step time = median of the devices'
-/// median iteration durations, else the longest kernel span ("trace span"); steps = planned, else
-/// the most iterations seen on a device, else 1; idle and span summed over devices.
-/// Errors: an invalid iteration regex.
+/// Peaks come from buildMemoryTimelines; each OOM gets the allocated and reserved curves' values
+/// at its time and the three largest stack groups of the detail level's live set then. Model state:
+/// bytes of the detail level's allocations made by the end of the first iteration and not freed
+/// before the end of the last. Cost (when a price is given): GPUs = devices with kernels or memory
+/// events; step time = median of the devices' median iteration durations, else the longest kernel
+/// span ("trace span"); steps = planned, else the most iterations seen on a device, else 1; idle
+/// and span summed over devices. Errors: an invalid iteration regex.
 trace::Result<JobAnalysis> analyzeJob(const std::vector<RankInput>& inputs,
                                       const JobAnalysisOptions& options = {});
 

@@ -79,8 +79,11 @@ struct LeakReport {
     int survivorIterations = 0;            ///< iterations examined for survivors
 };
 
-/// Per-iteration baseline and peak of the device's running allocated bytes (detail level:
-/// Allocated, else Reserved; DeviceStatic left out), the verdict and the survivors.
+/// Per-iteration baseline and peak of the device's memory curve at the detail level (Allocated,
+/// else Reserved) as buildMemoryTimelines builds it (the producer's totals when present, else the
+/// running sum of events). The curve is known from its first step on: an iteration counts only
+/// its part from the first step on, and iterations that end before it are left out of
+/// `iterations` (LeakReport::iterations may be shorter than the IterationSet).
 ///
 /// Verdict (documented thresholds, see LeakOptions): fewer than minIterations -> Inconclusive.
 /// Let s = Theil-Sen slope, growth = s x (n - 1), noise = 1.4826 x MAD(residuals). Staircase when
@@ -95,6 +98,10 @@ struct LeakReport {
 LeakReport analyzeLeak(const trace::TraceData& data, trace::DeviceIndex device,
                        const IterationSet& iterations, const AllocationIndex& index,
                        const LeakOptions& options = {});
+
+/// A short label for a stack: its first frame outside libraries (site-packages, torch, C/C++
+/// sources), else its leaf frame, else "(no stack)"; frames as frameLabel.
+std::string stackLabel(const trace::TraceData& data, trace::StackId stack);
 
 /// Same, building the index for the detail level of `device`.
 LeakReport analyzeLeak(const trace::TraceData& data, trace::DeviceIndex device,

@@ -50,10 +50,15 @@ struct ReadReport {
                                    ///< framesSkipped)
     uint64_t idsReset = 0;  ///< string / frame / stack / range ids or enum values out of range,
                             ///< reset to 0 (frame ids: dropped from their stack)
+    /// The input is a stream of events (Kineto / Chrome trace JSON): framesLoaded counts whole
+    /// events, framesSkipped entries that were not events, and a cut is not a crash.
+    bool eventStream = false;
 
     /// One or two sentences for a user, e.g. "run.vscope ends inside frame 18421 (byte 7340112);
     /// 18421 frames loaded. The job probably crashed." Frames are numbered from 0 (the header
-    /// frame). Empty when nothing was lost.
+    /// frame). For an event stream: "t.json.gz ends at byte 1141937 inside an event; the 4688
+    /// whole events before it were loaded. The file was cut (an interrupted download or a job
+    /// that died while writing)." Empty when nothing was lost.
     std::string summary() const;
 };
 
