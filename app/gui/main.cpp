@@ -2,6 +2,7 @@
 // sample when none is given); `--screenshot out.png` renders the window offscreen and exits.
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QCoreApplication>
 #include <QImage>
 #include <QStandardPaths>
 #include <QTimer>
@@ -13,6 +14,14 @@
 #include "main_window.h"
 
 namespace {
+
+/// Exit codes, as the command line tool uses them: 0 ok, 2 usage, 3 unreadable input or
+/// unwritable output.
+constexpr int kExitUsage = 2;
+constexpr int kExitUnreadable = 3;
+
+/// The names --view accepts (MainWindow registers the same names).
+const char* const kViewNames = "timeline, flame, lanes, gaps, leak, advice, oom";
 
 bool hasArgument(int argc, char** argv, const char* name) {
     for (int i = 1; i < argc; ++i) {
@@ -39,10 +48,10 @@ int renderScreenshot(const QStringList& inputs, const QString& out, QSize size, 
     auto loaded =
         paths.empty() ? vramscope::app::loadBundledSample() : vramscope::app::loadJob(paths);
     if (!loaded.ok()) {
-        printError(QStringLiteral("cannot open %1: %2")
-                       .arg(inputs.join(QStringLiteral(", ")),
-                            QString::fromStdString(loaded.error().describe())));
-        return 1;
+        // The error names the file already.
+        printError(QStringLiteral("cannot open: %1")
+                       .arg(QString::fromStdString(loaded.error().describe())));
+        return kExitUnreadable;
     }
     const auto job = loaded.value();
     for (const std::string& problem : job->problems) {
@@ -56,15 +65,49 @@ int renderScreenshot(const QStringList& inputs, const QString& out, QSize size, 
     if (!window.showView(view)) {
         printError(QStringLiteral("unknown view \"%1\"; known views: %2")
                        .arg(view, window.viewNames().join(QStringLiteral(", "))));
-        return 2;
+        return kExitUsage;
     }
     const QImage image = window.renderToImage(size);
     if (image.isNull() || !image.save(out, "PNG")) {
         printError(QStringLiteral("cannot write the screenshot to %1").arg(out));
-        return 1;
+        return kExitUnreadable;
     }
-    return job->job.skipped.empty() ? 0 : 1;
+    return job->job.skipped.empty() ? 0 : kExitUnreadable;
 }
+
+/// The app's options; built before or after the QApplication (help and version need none).
+struct CommandLine {
+    QCommandLineParser parser;
+    QCommandLineOption screenshotOption{
+        QStringLiteral("screenshot"),
+        QStringLiteral("Render the window offscreen to PATH (PNG) and exit."),
+        QStringLiteral("PATH")};
+    QCommandLineOption sizeOption{QStringLiteral("size"),
+                                  QStringLiteral("Screenshot size, default 1600x1000."),
+                                  QStringLiteral("WxH"), QStringLiteral("1600x1000")};
+    QCommandLineOption viewOption{
+        QStringLiteral("view"),
+        QStringLiteral("View to show: %1. Default timeline.").arg(QLatin1String(kViewNames)),
+        QStringLiteral("NAME"), QStringLiteral("timeline")};
+    QCommandLineOption themeOption{
+        QStringLiteral("theme"), QStringLiteral("system, light or dark."), QStringLiteral("THEME")};
+
+    CommandLine() {
+        parser.setApplicationDescription(QStringLiteral(
+            "Shows where GPU memory goes in a training job. Several files, or a directory, open "
+            "as one multi-rank job; with none, the bundled sample opens.\n"
+            "Exit codes: 0 success, 2 usage error, 3 unreadable input or unwritable output "
+            "(--screenshot)."));
+        parser.addHelpOption();
+        parser.addVersionOption();
+        parser.addPositionalArgument(
+            QStringLiteral("inputs"),
+            QStringLiteral(
+                ".vscope, PyTorch snapshot or Kineto JSON files, or directories of them"),
+            QStringLiteral("[FILES or DIRS...]"));
+        parser.addOptions({screenshotOption, sizeOption, viewOption, themeOption});
+    }
+};
 
 }  // namespace
 
@@ -75,41 +118,35 @@ int main(int argc, char** argv) {
         // Headless rendering needs no display.
         qputenv("QT_QPA_PLATFORM", "offscreen");
     }
+    if (hasArgument(argc, argv, "--help") || hasArgument(argc, argv, "-h") ||
+        hasArgument(argc, argv, "--help-all") || hasArgument(argc, argv, "--version") ||
+        hasArgument(argc, argv, "-v")) {
+        // Help and version need no display: answer them without the GUI platform.
+        QCoreApplication core(argc, argv);
+        QCoreApplication::setApplicationName(QStringLiteral("vramscope"));
+        QCoreApplication::setApplicationVersion(QStringLiteral(VRAMSCOPE_VERSION));
+        CommandLine cli;
+        cli.parser.process(core);  // prints and exits
+        return 0;
+    }
     QApplication app(argc, argv);
     QApplication::setOrganizationName(QStringLiteral("vramscope"));
     QApplication::setApplicationName(QStringLiteral("vramscope"));
     QApplication::setApplicationVersion(QStringLiteral(VRAMSCOPE_VERSION));
 
-    QCommandLineParser parser;
-    parser.setApplicationDescription(QStringLiteral(
-        "Shows where GPU memory goes in a training job. Several files, or a directory, open as "
-        "one multi-rank job; with none, the bundled sample opens."));
-    parser.addHelpOption();
-    parser.addVersionOption();
-    parser.addPositionalArgument(QStringLiteral("inputs"),
-                                 QStringLiteral(".vscope, PyTorch snapshot or Kineto JSON files, "
-                                                "or directories of them"),
-                                 QStringLiteral("[FILES or DIRS...]"));
-    const QCommandLineOption screenshotOption(
-        QStringLiteral("screenshot"),
-        QStringLiteral("Render the window offscreen to PATH (PNG) and exit."),
-        QStringLiteral("PATH"));
-    const QCommandLineOption sizeOption(QStringLiteral("size"),
-                                        QStringLiteral("Screenshot size, default 1600x1000."),
-                                        QStringLiteral("WxH"), QStringLiteral("1600x1000"));
-    const QCommandLineOption viewOption(QStringLiteral("view"),
-                                        QStringLiteral("View to show, default timeline."),
-                                        QStringLiteral("NAME"), QStringLiteral("timeline"));
-    const QCommandLineOption themeOption(
-        QStringLiteral("theme"), QStringLiteral("system, light or dark."), QStringLiteral("THEME"));
-    parser.addOptions({screenshotOption, sizeOption, viewOption, themeOption});
+    CommandLine cli;
+    QCommandLineParser& parser = cli.parser;
+    const QCommandLineOption& screenshotOption = cli.screenshotOption;
+    const QCommandLineOption& sizeOption = cli.sizeOption;
+    const QCommandLineOption& viewOption = cli.viewOption;
+    const QCommandLineOption& themeOption = cli.themeOption;
     parser.process(app);
 
     const QString theme = parser.value(themeOption);
     if (!theme.isEmpty() && theme != QLatin1String("system") && theme != QLatin1String("light") &&
         theme != QLatin1String("dark")) {
         printError(QStringLiteral("unknown theme \"%1\" (system, light or dark)").arg(theme));
-        return 2;
+        return kExitUsage;
     }
     if (screenshot) {
         // Keep the user's settings (window layout, recent files) out of scripted pictures.
@@ -120,7 +157,7 @@ int main(int argc, char** argv) {
             size.height() > 10000) {
             printError(QStringLiteral("--size wants WxH between 200x150 and 10000x10000, got %1")
                            .arg(parser.value(sizeOption)));
-            return 2;
+            return kExitUsage;
         }
         return renderScreenshot(parser.positionalArguments(), parser.value(screenshotOption), size,
                                 parser.value(viewOption),

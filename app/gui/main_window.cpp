@@ -9,10 +9,15 @@
 #include <QMessageBox>
 #include <QMimeData>
 #include <QProgressDialog>
+#include <QScrollBar>
 #include <QSettings>
 #include <QStatusBar>
 #include <QTabWidget>
+#include <QTimer>
 #include <QTreeView>
+#include <QVBoxLayout>
+
+#include <algorithm>
 
 #include "analysis_views.h"
 #include "job_loader.h"
@@ -32,7 +37,19 @@ using widgets::formatDuration;
 namespace {
 QString gpuName(const widgets::GpuSeries& g) {
     return g.rank >= 0 ? QObject::tr("rank %1 · GPU %2").arg(g.rank).arg(g.key.device)
-                       : QObject::tr("GPU %1").arg(g.key.device);
+                       : QObject::tr("rank ? · GPU %1").arg(g.key.device);
+}
+
+/// True when some rank of the job has at least one timed event.
+bool hasEvents(const trace::Job& job) {
+    for (const trace::RankTrace& r : job.ranks) {
+        const trace::TraceData& d = r.trace.data;
+        if (d.memory.size() > 0 || d.kernels.size() > 0 || d.counters.size() > 0 ||
+            d.ranges.size() > 0 || !d.ooms.empty()) {
+            return true;
+        }
+    }
+    return false;
 }
 
 /// A time read-out precise enough for the visible span.
@@ -49,12 +66,27 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     m_zoom = new widgets::ZoomState(this);
     m_loader = new JobLoader(this);
 
-    m_tabs = new QTabWidget(this);
+    auto* centre = new QWidget(this);
+    auto* centreLayout = new QVBoxLayout(centre);
+    centreLayout->setContentsMargins(0, 0, 0, 0);
+    centreLayout->setSpacing(0);
+    m_banner = new QLabel(centre);
+    m_banner->setObjectName(QStringLiteral("ProblemBanner"));
+    m_banner->setWordWrap(true);
+    m_banner->setTextFormat(Qt::PlainText);
+    m_banner->setMargin(4);
+    m_banner->setStyleSheet(QStringLiteral("QLabel { background: #fff3cd; color: #5c4400; }"));
+    m_banner->hide();
+    centreLayout->addWidget(m_banner);
+    m_tabs = new QTabWidget(centre);
     m_tabs->setDocumentMode(true);
     m_tabs->tabBar()->setAutoHide(true);
     m_timeline = new widgets::TimelineView(m_zoom, m_tabs);
     m_tabs->addTab(m_timeline, tr("Memory"));
-    setCentralWidget(m_tabs);
+    centreLayout->addWidget(m_tabs, 1);
+    // The timeline keeps a readable size; the docks yield to it in small windows.
+    m_tabs->setMinimumSize(480, 320);
+    setCentralWidget(centre);
     addView(QStringLiteral("timeline"), [this] { m_tabs->setCurrentWidget(m_timeline); });
 
     createDocks();
@@ -107,7 +139,7 @@ void MainWindow::createDocks() {
     m_deviceTree->setUniformRowHeights(true);
     m_deviceTree->header()->setStretchLastSection(false);
     m_deviceTree->header()->setSectionResizeMode(widgets::DeviceTreeModel::NameColumn,
-                                                 QHeaderView::Stretch);
+                                                 QHeaderView::Interactive);
     m_deviceTree->header()->setSectionResizeMode(widgets::DeviceTreeModel::CapacityColumn,
                                                  QHeaderView::ResizeToContents);
     m_deviceTree->header()->setSectionResizeMode(widgets::DeviceTreeModel::PeakColumn,
@@ -214,8 +246,11 @@ void MainWindow::onLoadFailed(const QString& message, const QStringList& paths) 
     statusBar()->clearMessage();
     QMessageBox::warning(
         this, tr("Could not open"),
-        tr("<p>Nothing could be opened from %1.</p><p>%2</p>")
-            .arg(paths.join(QStringLiteral(", ")).toHtmlEscaped(), message.toHtmlEscaped()));
+        // The message names the file.
+        paths.isEmpty()
+            ? tr("<p>The bundled sample could not be opened.</p><p>%1</p>")
+                  .arg(message.toHtmlEscaped())
+            : tr("<p>Nothing could be opened.</p><p>%1</p>").arg(message.toHtmlEscaped()));
 }
 
 void MainWindow::showProblems(const widgets::LoadedJob& job) {
@@ -250,9 +285,11 @@ void MainWindow::setJob(std::shared_ptr<const widgets::LoadedJob> job, const QSt
     m_zoom->setFullRange({0, m_job ? m_job->durationNs : 1});
     m_deviceModel->setJob(m_job, widgets::PlotColors::fromPalette(palette()).dark);
     m_deviceTree->expandAll();
+    QTimer::singleShot(0, this, &MainWindow::fitDeviceNames);
     m_timeline->setJob(m_job);
     m_details->clear(tr("Click a GPU's plot to list the allocations alive at that time."));
     updateSelectionReadout();
+    updateBanner();
     if (m_job) {
         // Start with something to read: what is alive at the peak of the first GPU that has one.
         for (const widgets::GpuSeries& g : m_job->gpus) {
@@ -264,6 +301,46 @@ void MainWindow::setJob(std::shared_ptr<const widgets::LoadedJob> job, const QSt
         }
     }
     emit jobChanged(m_job);
+}
+
+void MainWindow::updateBanner() {
+    QStringList lines;
+    if (m_job) {
+        if (!hasEvents(m_job->job)) {
+            lines.append(tr("%1: no events loaded.").arg(QString::fromStdString(m_job->title)));
+        }
+        for (const std::string& p : m_job->problems) {
+            lines.append(QString::fromStdString(p));
+        }
+    }
+    const int shown = 4;
+    if (lines.size() > shown) {
+        const auto more = lines.size() - shown;
+        lines = lines.mid(0, shown);
+        lines.append(tr("... and %1 more").arg(more));
+    }
+    m_banner->setText(lines.join(QLatin1Char('\n')));
+    m_banner->setVisible(!lines.isEmpty());
+}
+
+void MainWindow::fitDeviceNames() {
+    // Names as wide as they need, within reason (the tooltip has the whole name); the dock widens
+    // to show them, up to a third of the window. Sizes are measured over the visible rows, so this
+    // runs once the tree is laid out.
+    m_deviceTree->resizeColumnToContents(widgets::DeviceTreeModel::NameColumn);
+    const int most = std::max(160, fontMetrics().averageCharWidth() * 56);
+    if (m_deviceTree->columnWidth(widgets::DeviceTreeModel::NameColumn) > most) {
+        m_deviceTree->setColumnWidth(widgets::DeviceTreeModel::NameColumn, most);
+    }
+    int wanted =
+        2 * m_deviceTree->frameWidth() + m_deviceTree->verticalScrollBar()->sizeHint().width();
+    for (int c = 0; c < m_deviceModel->columnCount(); ++c) {
+        wanted += m_deviceTree->columnWidth(c);
+    }
+    if (auto* dock = findChild<QDockWidget*>(QStringLiteral("DevicesDock"));
+        dock && dock->width() < wanted) {
+        resizeDocks({dock}, {std::min(wanted, width() / 3)}, Qt::Horizontal);
+    }
 }
 
 void MainWindow::updateCursorReadout() {
@@ -298,6 +375,10 @@ void MainWindow::updateCursorReadout() {
 void MainWindow::updateSelectionReadout() {
     if (!m_zoom->hasSelection()) {
         const widgets::TimeRange v = m_zoom->visibleRange();
+        if (m_job && !hasEvents(m_job->job)) {
+            m_selectionLabel->setText(tr("no events loaded"));
+            return;
+        }
         m_selectionLabel->setText(
             m_job ? tr("showing %1 of %2")
                         .arg(formatDuration(static_cast<double>(v.durationNs())),
@@ -350,6 +431,8 @@ QImage MainWindow::renderToImage(QSize size) {
     for (int i = 0; i < 3; ++i) {
         QApplication::processEvents();
     }
+    fitDeviceNames();
+    QApplication::processEvents();
     m_timeline->replotNow();
     QApplication::processEvents();
     return grab().toImage();

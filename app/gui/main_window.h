@@ -96,6 +96,8 @@ private:
     void applyTheme(const QString& theme);
     void updateRecentMenu();
     void addRecent(const QStringList& paths);
+    void fitDeviceNames();
+    void updateBanner();
     void updateCursorReadout();
     void updateSelectionReadout();
     void updateDetails();
@@ -115,6 +117,7 @@ private:
     widgets::DeviceTreeModel* m_deviceModel = nullptr;
     QTreeView* m_deviceTree = nullptr;
     widgets::DetailsPanel* m_details = nullptr;
+    QLabel* m_banner = nullptr;  ///< above the views: data lost, files skipped, no events
     QLabel* m_cursorLabel = nullptr;
     QLabel* m_selectionLabel = nullptr;
     QMenu* m_recentMenu = nullptr;

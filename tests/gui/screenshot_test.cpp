@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <set>
+#include <string>
 
 namespace {
 
@@ -53,8 +54,11 @@ TEST(Screenshot, FailsNamingTheFileThatCannotBeRead) {
     const QString missing = dir.filePath(QStringLiteral("no-such-trace.vscope"));
     const QString out = dir.filePath(QStringLiteral("x.png"));
     const GuiRun run = runGui({missing, QStringLiteral("--screenshot"), out});
-    EXPECT_NE(run.exitCode, 0);
+    EXPECT_EQ(run.exitCode, 3);  // unreadable input, as the command line tool says it
     EXPECT_TRUE(run.stderrText.contains(QStringLiteral("no-such-trace.vscope")))
+        << run.stderrText.toStdString();
+    // The file is named once, not once by the app and again by the error.
+    EXPECT_EQ(run.stderrText.count(QStringLiteral("no-such-trace.vscope")), 1)
         << run.stderrText.toStdString();
     EXPECT_FALSE(QFileInfo::exists(out));
 
@@ -65,7 +69,7 @@ TEST(Screenshot, FailsNamingTheFileThatCannotBeRead) {
         f.write("this is not a trace");
     }
     const GuiRun bad = runGui({garbage, QStringLiteral("--screenshot"), out});
-    EXPECT_NE(bad.exitCode, 0);
+    EXPECT_EQ(bad.exitCode, 3);
     EXPECT_TRUE(bad.stderrText.contains(QStringLiteral("garbage.vscope")))
         << bad.stderrText.toStdString();
 }
@@ -81,4 +85,30 @@ TEST(Screenshot, RendersTheH200LeakSnapshot) {
     const GuiRun run = runGui({QString::fromStdString(path), QStringLiteral("--screenshot"), out});
     EXPECT_EQ(run.exitCode, 0) << run.stderrText.toStdString();
     EXPECT_FALSE(QImage(out).isNull());
+}
+
+TEST(CommandLine, HelpAndVersionNeedNoDisplay) {
+    for (const char* option : {"--help", "--version"}) {
+        QProcess p;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        // A platform that cannot start here: help must not need it.
+        env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("xcb"));
+        env.remove(QStringLiteral("DISPLAY"));
+        env.remove(QStringLiteral("WAYLAND_DISPLAY"));
+        p.setProcessEnvironment(env);
+        p.start(QStringLiteral(VRAMSCOPE_GUI_PATH), {QString::fromLatin1(option)});
+        ASSERT_TRUE(p.waitForFinished(60'000));
+        EXPECT_EQ(p.exitStatus(), QProcess::NormalExit) << option;
+        EXPECT_EQ(p.exitCode(), 0) << option;
+        const QString out = QString::fromLocal8Bit(p.readAllStandardOutput());
+        if (std::string(option) == "--help") {
+            for (const char* view :
+                 {"timeline", "flame", "lanes", "gaps", "leak", "advice", "oom"}) {
+                EXPECT_TRUE(out.contains(QString::fromLatin1(view))) << view;
+            }
+            EXPECT_TRUE(out.contains(QStringLiteral("3 unreadable input"))) << out.toStdString();
+        } else {
+            EXPECT_TRUE(out.startsWith(QStringLiteral("vramscope "))) << out.toStdString();
+        }
+    }
 }

@@ -13,6 +13,7 @@
 #include <QTextBrowser>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <cmath>
 
 #include "vramscope/widgets/units.h"
@@ -20,6 +21,16 @@
 namespace vramscope::widgets {
 
 namespace {
+
+/// Fixed notation with about four significant digits (no exponent): 1234, 12.35, 0.0001234;
+/// whole numbers without decimals.
+QString fixedSignificant(double v) {
+    if (v == std::floor(v) && std::fabs(v) < 1e15) {
+        return QLocale().toString(v, 'f', 0);
+    }
+    const int magnitude = v == 0.0 ? 0 : static_cast<int>(std::floor(std::log10(std::fabs(v))));
+    return QLocale().toString(v, 'f', std::clamp(3 - magnitude, 0, 10));
+}
 
 QString evidenceValue(const analysis::Evidence& e) {
     if (e.unit == "bytes" || e.unit == "bytes/iteration") {
@@ -31,14 +42,15 @@ QString evidenceValue(const analysis::Evidence& e) {
     if (e.unit == "fraction") {
         return QStringLiteral("%1 %").arg(e.value * 100.0, 0, 'f', 1);
     }
-    return QString::number(e.value, 'g', 6) +
+    return fixedSignificant(e.value) +
            (e.unit.empty() ? QString() : QLatin1Char(' ') + QString::fromStdString(e.unit));
 }
 
-/// Two decimals, or three significant digits below one unit (a short trace costs little).
+/// Two decimals, or four significant digits below one unit (a short trace costs little), never
+/// in scientific notation.
 QString money(double v) {
     if (v != 0.0 && std::fabs(v) < 1.0) {
-        return QLocale().toString(v, 'g', 3);
+        return fixedSignificant(v);
     }
     return QLocale().toString(v, 'f', 2);
 }
@@ -76,6 +88,8 @@ QVariant AdviceModel::data(const QModelIndex& index, int role) const {
     QString where;
     if (a.rank >= 0) {
         where = QStringLiteral("rank %1").arg(a.rank);
+    } else if (a.device != trace::kHostDevice) {
+        where = QStringLiteral("rank ?");
     }
     if (a.device != trace::kHostDevice) {
         where += (where.isEmpty() ? QString() : QStringLiteral(" \u00b7 ")) +

@@ -26,7 +26,7 @@ void DeviceTreeModel::setJob(const std::shared_ptr<const LoadedJob>& job, bool d
             RankRow& row = m_ranks[r];
             const QString file = QFileInfo(QString::fromStdString(info.path)).fileName();
             row.name = info.rank >= 0 ? tr("rank %1").arg(info.rank) : tr("rank ? (%1)").arg(file);
-            row.tooltip = QString::fromStdString(info.path);
+            row.tooltip = row.name + QLatin1Char('\n') + QString::fromStdString(info.path);
             if (!info.host.empty()) {
                 row.tooltip += tr("\nhost %1").arg(QString::fromStdString(info.host));
             }
@@ -42,7 +42,8 @@ void DeviceTreeModel::setJob(const std::shared_ptr<const LoadedJob>& job, bool d
             row.capacityBytes = g.capacityBytes;
             row.peakBytes = std::max(g.peakAllocatedBytes, g.peakReservedBytes);
             row.hasData = !g.allocated.series().empty() || !g.reserved.series().empty();
-            row.tooltip = tr("peak allocated %1, peak reserved %2, %3 memory events")
+            row.tooltip = row.name + QLatin1Char('\n') +
+                          tr("peak allocated %1, peak reserved %2, %3 memory events")
                               .arg(formatBytes(static_cast<double>(g.peakAllocatedBytes)),
                                    formatBytes(static_cast<double>(g.peakReservedBytes)))
                               .arg(g.memoryEvents);

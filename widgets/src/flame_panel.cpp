@@ -1,6 +1,7 @@
 #include "vramscope/widgets/flame_panel.h"
 
 #include <QComboBox>
+#include <QEvent>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
@@ -8,6 +9,8 @@
 #include <QScrollArea>
 #include <QTimer>
 #include <QVBoxLayout>
+
+#include <algorithm>
 
 #include "vramscope/analysis/leak.h"
 #include "vramscope/widgets/flame_view.h"
@@ -20,6 +23,14 @@ namespace {
 QString jobTime(const LoadedJob& job, int64_t ns) {
     const TimeUnit unit = timeUnitFor(double(std::max<int64_t>(job.durationNs, 1)));
     return formatTime(double(ns), unit, unit.ns / 100.0);
+}
+
+/// Gives a word-wrapped label the height its text needs at its current width.
+void fitCaption(QLabel* label) {
+    const int h = label->heightForWidth(std::max(1, label->width()));
+    if (h > 0 && h != label->minimumHeight()) {
+        label->setMinimumHeight(h);
+    }
 }
 
 }  // namespace
@@ -46,6 +57,9 @@ FlamePanel::FlamePanel(ZoomState* zoom, QWidget* parent)
     m_caption->setWordWrap(true);
     m_caption->setTextFormat(Qt::PlainText);
     m_gpuBox->setToolTip(tr("GPU whose live set is shown"));
+    m_gpuBox->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    // A wrapped label gets its height for another width from the layout; set it here instead.
+    m_caption->installEventFilter(this);
     m_momentBox->setToolTip(tr("Which moment's live set to show"));
     m_groupBox->setToolTip(tr("How allocations are grouped into the tree"));
 
@@ -79,8 +93,12 @@ FlamePanel::FlamePanel(ZoomState* zoom, QWidget* parent)
     connect(m_searchEdit, &QLineEdit::textChanged, this, [this](const QString& text) {
         m_view->setSearch(text);
         m_caption->setText(caption());
+        fitCaption(m_caption);
     });
-    connect(m_view, &FlameView::zoomNodeChanged, this, [this] { m_caption->setText(caption()); });
+    connect(m_view, &FlameView::zoomNodeChanged, this, [this] {
+        m_caption->setText(caption());
+        fitCaption(m_caption);
+    });
     connect(m_zoom, &ZoomState::cursorChanged, this, [this] {
         if (m_moment == Moment::Cursor) {
             scheduleRebuild();
@@ -113,9 +131,23 @@ void FlamePanel::setAnalyses(std::shared_ptr<const JobAnalyses> analyses) {
     rebuildNow();
 }
 
+bool FlamePanel::eventFilter(QObject* watched, QEvent* event) {
+    if (watched == m_caption &&
+        (event->type() == QEvent::Resize || event->type() == QEvent::FontChange)) {
+        fitCaption(m_caption);
+    }
+    return QWidget::eventFilter(watched, event);
+}
+
 void FlamePanel::fillGpus() {
     m_gpuBox->clear();
+    m_gpuBox->setEnabled(true);
     if (!m_analyses) {
+        return;
+    }
+    if (m_analyses->memory.empty()) {
+        m_gpuBox->addItem(tr("no GPU with memory data"));
+        m_gpuBox->setEnabled(false);
         return;
     }
     for (const GpuMemoryAnalysis& g : m_analyses->memory) {
@@ -195,9 +227,17 @@ void FlamePanel::rebuildNow() {
     const GpuMemoryAnalysis* g = current();
     if (!g) {
         m_view->setTree({});
-        m_view->setPlaceholder(m_analyses ? tr("No GPU of this job has allocation events (a "
-                                               "trace of kernels only): no live set to show.")
-                                          : tr("No job loaded."));
+        QString why = tr("No job loaded.");
+        if (m_analyses) {
+            bool kernels = false;
+            for (const trace::RankTrace& r : m_analyses->job->job.ranks) {
+                kernels = kernels || r.trace.data.kernels.size() > 0;
+            }
+            why = kernels ? tr("No GPU of this job has allocation events (a trace of kernels "
+                               "only): no live set to show.")
+                          : tr("This job has no allocation events: no live set to show.");
+        }
+        m_view->setPlaceholder(why);
         m_caption->clear();
         return;
     }
@@ -238,12 +278,14 @@ void FlamePanel::rebuildNow() {
             m_shownNs = r.endNs;
             m_view->setTree(g->flame->diff(r.startNs - offset, r.endNs - offset, m_grouping));
             m_caption->setText(caption());
+            fitCaption(m_caption);
             return;
         }
     }
     m_shownNs = t;
     m_view->setTree(g->flame->at(t - offset, m_grouping));
     m_caption->setText(caption());
+    fitCaption(m_caption);
 }
 
 QString FlamePanel::caption() const {

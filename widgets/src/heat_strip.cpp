@@ -159,7 +159,7 @@ void HeatStrip::mouseMoveEvent(QMouseEvent* event) {
     }
     if (const GpuSeries* g = row >= 0 ? m_job->gpu(key) : nullptr) {
         setToolTip(QStringLiteral("rank %1 · GPU %2: peak %3 (%4 % of %5)\nclick to show its plot")
-                       .arg(g->rank)
+                       .arg(g->rank >= 0 ? QString::number(g->rank) : QStringLiteral("?"))
                        .arg(g->key.device)
                        .arg(formatBytes(static_cast<double>(peakOf(*g))))
                        .arg(100.0 * peakShare(row), 0, 'f', 1)

@@ -29,7 +29,7 @@ QString gpuLabel(const LoadedJob& job, GpuKey key) {
     const bool known = key.rankIndex >= 0 && size_t(key.rankIndex) < job.ranks.size() &&
                        job.ranks[size_t(key.rankIndex)].rank >= 0;
     if (!known) {
-        return QStringLiteral("GPU %1").arg(key.device);
+        return QStringLiteral("rank ? \u00b7 GPU %1").arg(key.device);
     }
     return QStringLiteral("rank %1 \u00b7 GPU %2")
         .arg(job.ranks[size_t(key.rankIndex)].rank)

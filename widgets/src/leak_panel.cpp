@@ -5,11 +5,13 @@
 #include <QLabel>
 #include <QLocale>
 #include <QSplitter>
+#include <QStackedWidget>
 #include <QTableView>
 #include <QVBoxLayout>
 
 #include <qcustomplot.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "vramscope/analysis/leak_fit.h"
@@ -235,7 +237,9 @@ LeakPanel::LeakPanel(ZoomState* zoom, QWidget* parent)
       m_summaryView(new QTableView),
       m_survivorView(new QTableView),
       m_reason(new QLabel),
-      m_chart(new QCustomPlot) {
+      m_chart(new QCustomPlot),
+      m_chartMessage(new QLabel),
+      m_chartStack(new QStackedWidget) {
     for (QTableView* v : {m_summaryView, m_survivorView}) {
         v->setSelectionBehavior(QAbstractItemView::SelectRows);
         v->setSelectionMode(QAbstractItemView::SingleSelection);
@@ -248,14 +252,20 @@ LeakPanel::LeakPanel(ZoomState* zoom, QWidget* parent)
     m_survivorView->setTextElideMode(Qt::ElideLeft);
     m_reason->setWordWrap(true);
     m_reason->setTextFormat(Qt::PlainText);
-    m_chart->setMinimumSize(240, 120);
+    // Tall enough for the vertical axis title and three byte labels.
+    m_chart->setMinimumSize(240, 170);
     // The legend goes under the plot, in one row, so that it never hides the points.
     m_chart->plotLayout()->addElement(1, 0, m_chart->legend);
     m_chart->legend->setFillOrder(QCPLegend::foColumnsFirst);
     m_chart->plotLayout()->setRowStretchFactor(1, 0.001);
 
     auto* bottom = new QSplitter(Qt::Vertical);
-    bottom->addWidget(m_chart);
+    m_chartMessage->setWordWrap(true);
+    m_chartMessage->setAlignment(Qt::AlignCenter);
+    m_chartMessage->setTextFormat(Qt::PlainText);
+    m_chartStack->addWidget(m_chart);
+    m_chartStack->addWidget(m_chartMessage);
+    bottom->addWidget(m_chartStack);
     bottom->addWidget(m_survivorView);
     bottom->setStretchFactor(0, 4);
     bottom->setStretchFactor(1, 1);
@@ -376,20 +386,26 @@ void LeakPanel::updateChart() {
     m_chart->xAxis->setLabel(tr("iteration"));
     m_chart->yAxis->setLabel(tr("allocated bytes"));
     m_chart->yAxis->setTicker(QSharedPointer<BytesTicker>::create());
+    // About one byte label per 40 px, so that they never overlap.
+    m_chart->yAxis->ticker()->setTickCount(std::clamp(m_chart->height() / 40, 2, 6));
     auto integers = QSharedPointer<QCPAxisTickerFixed>::create();
     integers->setTickStep(1.0);
     integers->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
     m_chart->xAxis->setTicker(integers);
     const GpuMemoryAnalysis* g = m_analyses ? m_analyses->memoryOf(m_gpu) : nullptr;
     if (!g || g->leak().iterations.empty()) {
-        auto* text = new QCPItemText(m_chart);
-        text->position->setType(QCPItemPosition::ptAxisRectRatio);
-        text->position->setCoords(0.5, 0.5);
-        text->setText(tr("No iterations found: nothing to chart."));
-        text->setColor(colors.text);
+        // A message in place of an empty chart.
+        m_chartMessage->setText(
+            !m_analyses ? tr("No job loaded.")
+            : !g        ? tr("No GPU of this job has allocation events: no per-iteration memory "
+                                    "to chart.")
+                        : tr("No iterations found on %1: no per-iteration memory to chart.")
+                       .arg(gpuLabel(*m_analyses->job, m_gpu)));
+        m_chartStack->setCurrentWidget(m_chartMessage);
         m_chart->replot();
         return;
     }
+    m_chartStack->setCurrentWidget(m_chart);
     const analysis::LeakReport& r = g->leak();
     QVector<double> x, base, peak, fit;
     const analysis::LeakFitLine line = analysis::leakFitLine(r);

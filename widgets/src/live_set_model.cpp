@@ -52,6 +52,7 @@ std::vector<LiveRow> liveRowsFrom(const trace::TraceData& data,
         row.sizeBytes = a.sizeBytes;
         row.address = a.address;
         row.ageNs = atNs - a.allocTimeNs;
+        row.preExisting = a.kind == trace::MemoryKind::PreExisting;
         if (a.stack > 0 && a.stack < data.stacks.size()) {
             const auto& stack = data.stacks[a.stack];
             for (trace::FrameId id : stack) {
@@ -106,11 +107,17 @@ QVariant LiveSetModel::data(const QModelIndex& index, int role) const {
             case SizeColumn:
                 return formatBytes(static_cast<double>(r.sizeBytes));
             case AddressColumn:
+                if (r.preExisting && r.address == 0) {
+                    return QStringLiteral("\u2014");  // an importer's total, no real address
+                }
                 return QStringLiteral("0x%1").arg(r.address, 0, 16);
             case AgeColumn:
                 return formatDuration(static_cast<double>(r.ageNs));
             case WhereColumn:
-                return r.where.isEmpty() ? tr("(no stack)") : r.where;
+                if (r.where.isEmpty()) {
+                    return r.preExisting ? tr("alive before the trace began") : tr("(no stack)");
+                }
+                return r.where;
             default:
                 return {};
         }

@@ -20,7 +20,7 @@ int topMarginFor(const QFontMetrics& fm) {
 
 QString gpuTitle(const GpuSeries& g) {
     QString title = g.rank >= 0 ? QStringLiteral("rank %1 · GPU %2").arg(g.rank).arg(g.key.device)
-                                : QStringLiteral("GPU %1").arg(g.key.device);
+                                : QStringLiteral("rank ? · GPU %1").arg(g.key.device);
     if (!g.deviceName.empty()) {
         title += QStringLiteral(" · ") + QString::fromStdString(g.deviceName);
     }
@@ -59,6 +59,19 @@ MemoryPlot::MemoryPlot(std::shared_ptr<const LoadedJob> job, GpuKey gpu, ZoomSta
     m_overlay = layer(QStringLiteral("overlay"));
     m_overlay->setMode(QCPLayer::lmBuffered);
     connect(this, &QCustomPlot::afterReplot, this, [this] { m_painted = true; });
+    // Before each replot, fit the labels to the width the axis rectangle will get (the layout is
+    // updated later in the replot): about one time label per 110 px, so that labels never run
+    // together, and the title elided to the plot's width rather than cut.
+    connect(this, &QCustomPlot::beforeReplot, this, [this] {
+        const QMargins m = axisRect()->margins();
+        const int axisWidth = std::max(40, width() - m.left() - m.right());
+        xAxis->ticker()->setTickCount(std::clamp(axisWidth / 110, 2, 8));
+        if (m_title) {
+            const QString full = m_title->property("fullText").toString();
+            m_title->setText(
+                QFontMetrics(m_title->font()).elidedText(full, Qt::ElideRight, axisWidth - 8));
+        }
+    });
     buildItems();
     applyColors(PlotColors::fromPalette(palette()));
     updateYRange();
@@ -171,6 +184,7 @@ void MemoryPlot::buildItems() {
     m_title->setPositionAlignment(Qt::AlignLeft | Qt::AlignBottom);
     m_title->setClipToAxisRect(false);
     m_title->setPadding(QMargins(2, 0, 6, 2));
+    m_title->setProperty("fullText", gpuTitle(g));
     m_title->setText(gpuTitle(g));
 
     if (g.allocated.series().empty() && g.reserved.series().empty()) {
@@ -178,6 +192,8 @@ void MemoryPlot::buildItems() {
         m_noData->position->setType(QCPItemPosition::ptAxisRectRatio);
         m_noData->position->setCoords(0.5, 0.5);
         m_noData->setText(tr("No memory events or memory counters were recorded for this GPU."));
+        // No byte scale to read: an axis of made-up bytes would suggest data.
+        yAxis->setTickLabels(false);
     }
 
     m_peakText = new QCPItemText(this);

@@ -59,6 +59,10 @@ public:
     QString caption() const;
     FlameView* view() const { return m_view; }
 
+protected:
+    /// Keeps the wrapped caption tall enough for its text at the panel's width.
+    bool eventFilter(QObject* watched, QEvent* event) override;
+
 private:
     void fillGpus();
     void scheduleRebuild();

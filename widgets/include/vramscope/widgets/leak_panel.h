@@ -12,6 +12,7 @@
 
 class QCustomPlot;
 class QLabel;
+class QStackedWidget;
 class QTableView;
 
 namespace vramscope::widgets {
@@ -103,6 +104,8 @@ private:
     QTableView* m_survivorView;
     QLabel* m_reason;
     QCustomPlot* m_chart;
+    QLabel* m_chartMessage;        ///< shown instead of the chart when there is nothing to chart
+    QStackedWidget* m_chartStack;  ///< the chart or the message
 };
 
 }  // namespace vramscope::widgets

@@ -15,9 +15,10 @@ namespace vramscope::widgets {
 struct LiveRow {
     uint64_t sizeBytes = 0;
     uint64_t address = 0;
-    int64_t ageNs = 0;  ///< time between its allocation and the inspected time
-    QString where;      ///< the top frame that names code, else its NVTX range, else empty
-    QStringList stack;  ///< full stack, innermost frame first
+    int64_t ageNs = 0;         ///< time between its allocation and the inspected time
+    QString where;             ///< the top frame that names code, else its NVTX range, else empty
+    QStringList stack;         ///< full stack, innermost frame first
+    bool preExisting = false;  ///< alive before the trace began (MemoryKind::PreExisting)
 };
 
 /// Converts an analysis live set into table rows, resolving frames and range names in `data`.

@@ -1,0 +1,92 @@
+// The main window before any job is loaded: shown, resized and with every dock and tab brought to
+// the front it must paint without data, then take the bundled sample and a kernel-only job.
+#include <QApplication>
+#include <QDockWidget>
+#include <QTabWidget>
+
+#include <gtest/gtest.h>
+
+#include "job_loader.h"
+#include "main_window.h"
+
+using namespace vramscope;
+
+namespace {
+
+void settle() {
+    for (int i = 0; i < 3; ++i) {
+        QApplication::processEvents();
+    }
+}
+
+/// Brings every tab of the centre and every dock to the front in turn, at two window sizes.
+void visitEveryView(app::MainWindow& window) {
+    for (const QSize size : {QSize(1024, 700), QSize(420, 300), QSize(1600, 1000)}) {
+        window.resize(size);
+        settle();
+        for (int i = 0; i < window.centralTabs()->count(); ++i) {
+            window.centralTabs()->setCurrentIndex(i);
+            settle();
+        }
+        for (QDockWidget* dock : window.findChildren<QDockWidget*>()) {
+            dock->show();
+            dock->raise();
+            settle();
+        }
+        window.centralTabs()->setCurrentIndex(0);
+        window.grab();  // paints every visible widget
+    }
+}
+
+/// One rank with two kernels on GPU 0 and no memory events at all.
+trace::Job kernelOnlyJob() {
+    trace::Job job;
+    trace::RankTrace rank;
+    rank.path = "kernels.json";
+    trace::TraceData& d = rank.trace.data;
+    const trace::StringId name = d.intern("gemm");
+    d.kernels.append({1000, 5000, 0, 7, name});
+    d.kernels.append({9000, 12000, 0, 7, name});
+    job.ranks.push_back(std::move(rank));
+    return job;
+}
+
+}  // namespace
+
+TEST(EmptyState, WindowShownBeforeAnyJobPaintsEveryViewThenLoads) {
+    app::MainWindow window;
+    window.show();
+    settle();
+    visitEveryView(window);
+    for (const QString& name : window.viewNames()) {
+        EXPECT_TRUE(window.showView(name)) << name.toStdString();
+        settle();
+        window.grab();
+    }
+    EXPECT_EQ(window.job(), nullptr);
+
+    auto sample = app::loadBundledSample();
+    ASSERT_TRUE(sample.ok());
+    window.setJob(sample.value());
+    settle();
+    visitEveryView(window);
+    EXPECT_EQ(window.job(), sample.value());
+
+    auto kernels = app::analyseJob(kernelOnlyJob(), "kernels only");
+    ASSERT_NE(kernels, nullptr);
+    EXPECT_TRUE(kernels->gpus.empty());  // no memory data: no memory plot
+    window.setJob(kernels);
+    settle();
+    visitEveryView(window);
+    for (const QString& name : window.viewNames()) {
+        EXPECT_TRUE(window.showView(name)) << name.toStdString();
+        settle();
+        window.grab();
+    }
+    EXPECT_EQ(window.job(), kernels);
+
+    // And back to nothing.
+    window.setJob(nullptr);
+    settle();
+    visitEveryView(window);
+}
