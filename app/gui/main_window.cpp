@@ -327,19 +327,36 @@ void MainWindow::fitDeviceNames() {
     // Names as wide as they need, within reason (the tooltip has the whole name); the dock widens
     // to show them, up to a third of the window. Sizes are measured over the visible rows, so this
     // runs once the tree is laid out.
+    int others =
+        2 * m_deviceTree->frameWidth() + m_deviceTree->verticalScrollBar()->sizeHint().width();
+    for (int c = 0; c < m_deviceModel->columnCount(); ++c) {
+        if (c != widgets::DeviceTreeModel::NameColumn) {
+            others += m_deviceTree->columnWidth(c);
+        }
+    }
     m_deviceTree->resizeColumnToContents(widgets::DeviceTreeModel::NameColumn);
-    const int most = std::max(160, fontMetrics().averageCharWidth() * 56);
+    // At most 56 characters, and no more than leaves the other columns in a third of the window.
+    const int most =
+        std::max(120, std::min(fontMetrics().averageCharWidth() * 56, width() / 3 - others));
     if (m_deviceTree->columnWidth(widgets::DeviceTreeModel::NameColumn) > most) {
         m_deviceTree->setColumnWidth(widgets::DeviceTreeModel::NameColumn, most);
     }
-    int wanted =
-        2 * m_deviceTree->frameWidth() + m_deviceTree->verticalScrollBar()->sizeHint().width();
-    for (int c = 0; c < m_deviceModel->columnCount(); ++c) {
-        wanted += m_deviceTree->columnWidth(c);
-    }
+    const int wanted = others + m_deviceTree->columnWidth(widgets::DeviceTreeModel::NameColumn);
     if (auto* dock = findChild<QDockWidget*>(QStringLiteral("DevicesDock"));
         dock && dock->width() < wanted) {
         resizeDocks({dock}, {std::min(wanted, width() / 3)}, Qt::Horizontal);
+        QApplication::sendPostedEvents(dock, QEvent::LayoutRequest);
+    }
+    // Where the dock could not widen enough, the name gives way rather than the numbers.
+    int numbers = 0;
+    for (int c = 0; c < m_deviceModel->columnCount(); ++c) {
+        if (c != widgets::DeviceTreeModel::NameColumn) {
+            numbers += m_deviceTree->columnWidth(c);
+        }
+    }
+    const int room = m_deviceTree->viewport()->width() - numbers;
+    if (room >= 120 && m_deviceTree->columnWidth(widgets::DeviceTreeModel::NameColumn) > room) {
+        m_deviceTree->setColumnWidth(widgets::DeviceTreeModel::NameColumn, room);
     }
 }
 
@@ -432,6 +449,8 @@ QImage MainWindow::renderToImage(QSize size) {
         QApplication::processEvents();
     }
     fitDeviceNames();
+    QApplication::processEvents();
+    fitDeviceNames();  // again, once the dock has its new width
     QApplication::processEvents();
     m_timeline->replotNow();
     QApplication::processEvents();

@@ -3,6 +3,7 @@
 #include <QAbstractItemModelTester>
 #include <QItemSelectionModel>
 #include <QLabel>
+#include <QRegularExpression>
 #include <QSignalSpy>
 #include <QTableView>
 #include <QTest>
@@ -327,6 +328,23 @@ TEST(AdvicePanel, CostFollowsThePriceAndThePlannedSteps) {
     const double idleFraction = double((spec.iterations - 1) * spec.hostGapNs) /
                                 double(spec.iterations * x.P - spec.hostGapNs);
     EXPECT_NEAR(panel.estimate().idleFraction, idleFraction, 1e-9);
+}
+
+TEST(AdvicePanel, SmallCostsAreWrittenInFixedNotation) {
+    Fixture f(leakSpec());
+    widgets::AdvicePanel panel;
+    panel.setAnalyses(f.analyses);
+    panel.setGpuHourPrice(0.01);  // a short trace at a low price costs far below one unit
+    panel.setPlannedSteps(0);
+    const double cost = panel.estimate().totalCost;
+    ASSERT_GT(cost, 0.0);
+    ASSERT_LT(cost, 1e-3);
+    const QString text = panel.costLabel()->text();
+    EXPECT_FALSE(text.contains(QRegularExpression(QStringLiteral("\\d[eE][-+]?\\d"))))
+        << text.toStdString();
+    // Four significant digits: the leading ones of the cost, written out.
+    const int magnitude = int(std::floor(std::log10(cost)));
+    EXPECT_TRUE(text.contains(QLocale().toString(cost, 'f', 3 - magnitude))) << text.toStdString();
 }
 
 TEST(CommLanesView, StacksLanesByRankAndMarksTheStraggler) {

@@ -6,6 +6,7 @@
 
 #include "job_loader.h"
 #include "vramscope/widgets/device_tree_model.h"
+#include "vramscope/widgets/job_analyses.h"
 #include "vramscope/widgets/live_set_model.h"
 #include "vramscope/widgets/units.h"
 #include "vramscope/widgets/zoom_state.h"
@@ -146,4 +147,36 @@ TEST(LiveSetModel, ShowsRowsInTheGivenOrderWithStacksResolved) {
     EXPECT_EQ(model.data(model.index(1, widgets::LiveSetModel::AddressColumn), Qt::DisplayRole)
                   .toString(),
               QStringLiteral("0xb000"));
+}
+
+TEST(LiveSetModel, MemoryAliveBeforeTheTraceBeganIsNamedSoWithoutAnAddress) {
+    trace::TraceData data;
+    // An importer's one block for what was alive before recording began: no address, no stack.
+    analysis::LiveAllocation before{0, 1 << 20, 0, 0, 0, trace::MemoryKind::PreExisting, 0, 0};
+    analysis::LiveAllocation plain{0, 64, 10, 0, 0, trace::MemoryKind::Device, 0, 1};
+    widgets::LiveSetModel model;
+    model.setRows(widgets::liveRowsFrom(data, {before, plain}, 100));
+    ASSERT_EQ(model.rowCount(), 2);
+    EXPECT_EQ(
+        model.data(model.index(0, widgets::LiveSetModel::WhereColumn), Qt::DisplayRole).toString(),
+        QStringLiteral("alive before the trace began"));
+    EXPECT_EQ(model.data(model.index(0, widgets::LiveSetModel::AddressColumn), Qt::DisplayRole)
+                  .toString(),
+              QStringLiteral("\u2014"));
+    // An ordinary allocation without a stack keeps its address and says it has no stack.
+    EXPECT_EQ(
+        model.data(model.index(1, widgets::LiveSetModel::WhereColumn), Qt::DisplayRole).toString(),
+        QStringLiteral("(no stack)"));
+    EXPECT_EQ(model.data(model.index(1, widgets::LiveSetModel::AddressColumn), Qt::DisplayRole)
+                  .toString(),
+              QStringLiteral("0x0"));
+}
+
+TEST(GpuLabel, UnknownRankReadsRankQuestionMark) {
+    widgets::LoadedJob job;
+    job.ranks.resize(2);
+    job.ranks[0].rank = trace::kUnknownRank;
+    job.ranks[1].rank = 3;
+    EXPECT_EQ(widgets::gpuLabel(job, {0, 1}), QStringLiteral("rank ? \u00b7 GPU 1"));
+    EXPECT_EQ(widgets::gpuLabel(job, {1, 0}), QStringLiteral("rank 3 \u00b7 GPU 0"));
 }

@@ -69,7 +69,8 @@ std::shared_ptr<const JobAnalyses> analyzeJob(std::shared_ptr<const LoadedJob> j
     const LoadedJob& j = *a->job;
     std::vector<analysis::RankInput> inputs;
     for (size_t r = 0; r < j.job.ranks.size() && r < j.ranks.size(); ++r) {
-        const int32_t rank = j.ranks[r].rank >= 0 ? j.ranks[r].rank : int32_t(r);
+        // An unknown rank stays -1: the analyses say "rank ?" and match collectives by position.
+        const int32_t rank = j.ranks[r].rank >= 0 ? j.ranks[r].rank : -1;
         inputs.push_back(analysis::RankInput{&j.job.ranks[r].trace.data, rank, j.ranks[r].toJobNs});
     }
     analysis::JobAnalysisOptions options;
