@@ -71,6 +71,7 @@ MemoryPlot::MemoryPlot(std::shared_ptr<const LoadedJob> job, GpuKey gpu, ZoomSta
             m_title->setText(
                 QFontMetrics(m_title->font()).elidedText(full, Qt::ElideRight, axisWidth - 8));
         }
+        updateMarkers();  // the peak label's side depends on the legend, which may have changed
     });
     buildItems();
     applyColors(PlotColors::fromPalette(palette()));
@@ -402,8 +403,13 @@ void MemoryPlot::updateMarkers() {
     m_peakArrow->end->setCoords(static_cast<double>(peakTime), static_cast<double>(peak));
     const double px = xAxis->coordToPixel(static_cast<double>(peakTime));
     const bool flip = px > axisRect()->right() - 190;
-    m_peakArrow->start->setCoords(flip ? -14 : 14, -8);
-    m_peakText->setPositionAlignment((flip ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignVCenter);
+    // At the top right the legend sits where the label would go: put the label below the peak.
+    const double py = yAxis->coordToPixel(static_cast<double>(peak));
+    const bool below = flip && legend->visible() &&
+                       py < axisRect()->top() + 3 * QFontMetrics(legend->font()).height() + 16;
+    m_peakArrow->start->setCoords(flip ? -14 : 14, below ? 14 : -8);
+    m_peakText->setPositionAlignment((flip ? Qt::AlignRight : Qt::AlignLeft) |
+                                     (below ? Qt::AlignTop : Qt::AlignVCenter));
     m_peakText->setText(
         QStringLiteral("peak %1 %2 at %3")
             .arg(useAllocated ? QStringLiteral("allocated") : QStringLiteral("reserved"),
