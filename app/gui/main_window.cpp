@@ -283,10 +283,10 @@ void MainWindow::setJob(std::shared_ptr<const widgets::LoadedJob> job, const QSt
                          : tr("vramscope"));
     m_zoom->setSelectedGpu({}, 0);
     m_zoom->setFullRange({0, m_job ? m_job->durationNs : 1});
+    m_timeline->setJob(m_job);  // before the device list, whose ticks it follows
     m_deviceModel->setJob(m_job, widgets::PlotColors::fromPalette(palette()).dark);
     m_deviceTree->expandAll();
     QTimer::singleShot(0, this, &MainWindow::fitDeviceNames);
-    m_timeline->setJob(m_job);
     m_details->clear(tr("Click a GPU's plot to list the allocations alive at that time."));
     updateSelectionReadout();
     updateBanner();

@@ -2,6 +2,8 @@
 // the front it must paint without data, then take the bundled sample and a kernel-only job.
 #include <QApplication>
 #include <QDockWidget>
+#include <QLabel>
+#include <QStatusBar>
 #include <QTabWidget>
 
 #include <gtest/gtest.h>
@@ -89,4 +91,43 @@ TEST(EmptyState, WindowShownBeforeAnyJobPaintsEveryViewThenLoads) {
     window.setJob(nullptr);
     settle();
     visitEveryView(window);
+}
+
+TEST(EmptyState, AJobWithoutEventsAndWithDataLossSaysSoInTheWindow) {
+    trace::Job job;
+    trace::RankTrace rank;
+    rank.path = "/runs/cut.vscope";
+    trace::DeviceInfo gpu;
+    gpu.index = 0;
+    gpu.totalMemoryBytes = 80ull << 30;
+    rank.trace.data.header.devices.push_back(gpu);
+    rank.trace.data.dataLoss.push_back({"memory events", 12, "the job was killed", 0, 0});
+    job.ranks.push_back(std::move(rank));
+    auto loaded = app::analyseJob(std::move(job), "cut.vscope");
+    ASSERT_NE(loaded, nullptr);
+
+    app::MainWindow window;
+    window.setJob(loaded);
+    window.resize(1200, 800);
+    window.show();
+    settle();
+    const auto* banner = window.findChild<QLabel*>(QStringLiteral("ProblemBanner"));
+    ASSERT_NE(banner, nullptr);
+    EXPECT_TRUE(banner->isVisible());
+    EXPECT_TRUE(banner->text().contains(QStringLiteral("cut.vscope: no events loaded")))
+        << banner->text().toStdString();
+    EXPECT_TRUE(banner->text().contains(QStringLiteral("12 memory events lost")))
+        << banner->text().toStdString();
+    bool statusSaysSo = false;
+    for (const QLabel* label : window.statusBar()->findChildren<QLabel*>()) {
+        statusSaysSo = statusSaysSo || label->text() == QStringLiteral("no events loaded");
+    }
+    EXPECT_TRUE(statusSaysSo);
+
+    // A job with events and nothing lost shows no banner.
+    auto sample = app::loadBundledSample();
+    ASSERT_TRUE(sample.ok());
+    window.setJob(sample.value());
+    settle();
+    EXPECT_FALSE(banner->isVisible()) << banner->text().toStdString();
 }

@@ -74,6 +74,9 @@ MemoryPlot::MemoryPlot(std::shared_ptr<const LoadedJob> job, GpuKey gpu, ZoomSta
         updateMarkers();  // the peak label's side depends on the legend, which may have changed
     });
     buildItems();
+    if (m_noData && m_job->durationNs <= 1) {
+        setTimeLabelsVisible(false);
+    }
     applyColors(PlotColors::fromPalette(palette()));
     updateYRange();
     connect(m_zoom, &ZoomState::visibleRangeChanged, this, [this] { refresh(); });
@@ -94,6 +97,10 @@ void MemoryPlot::setLeftMargin(int px) {
 }
 
 void MemoryPlot::setTimeLabelsVisible(bool visible) {
+    // A job without a single timed event has no time scale to read (its span is a stand-in).
+    if (m_noData && m_job->durationNs <= 1) {
+        visible = false;
+    }
     xAxis->setTickLabels(visible);
     const QMargins m = axisRect()->margins();
     axisRect()->setMargins(

@@ -160,7 +160,8 @@ void TimelineView::rebuild() {
         return;
     }
     m_empty->hide();
-    m_axis->show();
+    // A job without a single timed event has no time scale to read (its span is a stand-in).
+    m_axis->setVisible(m_job->durationNs > 1);
     std::vector<GpuKey> plotted = m_shown;
     if (compact) {
         m_heat->setGpus(m_job, m_shown);
@@ -173,6 +174,8 @@ void TimelineView::rebuild() {
     } else {
         m_heat->hide();
     }
+    // Only GPUs of this job: a list of shown GPUs may still name the previous job's.
+    std::erase_if(plotted, [this](const GpuKey& key) { return m_job->gpu(key) == nullptr; });
     const int left = MemoryPlot::defaultLeftMargin(fontMetrics());
     for (size_t i = 0; i < plotted.size(); ++i) {
         auto* plot = new MemoryPlot(m_job, plotted[i], m_zoom, m_content);
