@@ -355,8 +355,10 @@ void MainWindow::fitDeviceNames() {
         }
     }
     const int room = m_deviceTree->viewport()->width() - numbers;
-    if (room >= 120 && m_deviceTree->columnWidth(widgets::DeviceTreeModel::NameColumn) > room) {
-        m_deviceTree->setColumnWidth(widgets::DeviceTreeModel::NameColumn, room);
+    // ... down to a readable "GPU 0 · Tesl…"; below that the list scrolls sideways.
+    const int least = fontMetrics().averageCharWidth() * 14 + 2 * m_deviceTree->indentation() + 48;
+    if (m_deviceTree->columnWidth(widgets::DeviceTreeModel::NameColumn) > room) {
+        m_deviceTree->setColumnWidth(widgets::DeviceTreeModel::NameColumn, std::max(least, room));
     }
 }
 

@@ -71,6 +71,11 @@ MemoryPlot::MemoryPlot(std::shared_ptr<const LoadedJob> job, GpuKey gpu, ZoomSta
             m_title->setText(
                 QFontMetrics(m_title->font()).elidedText(full, Qt::ElideRight, axisWidth - 8));
         }
+        if (m_noData) {
+            const QString full = m_noData->property("fullText").toString();
+            m_noData->setText(
+                QFontMetrics(m_noData->font()).elidedText(full, Qt::ElideRight, axisWidth - 8));
+        }
         updateMarkers();  // the peak label's side depends on the legend, which may have changed
     });
     buildItems();
@@ -200,6 +205,7 @@ void MemoryPlot::buildItems() {
         m_noData->position->setType(QCPItemPosition::ptAxisRectRatio);
         m_noData->position->setCoords(0.5, 0.5);
         m_noData->setText(tr("No memory events or memory counters were recorded for this GPU."));
+        m_noData->setProperty("fullText", m_noData->text());
         // No byte scale to read: an axis of made-up bytes would suggest data.
         yAxis->setTickLabels(false);
     }
