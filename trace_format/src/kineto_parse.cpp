@@ -119,7 +119,10 @@ public:
         return isFatal(e) ? e : simdjson::SUCCESS;
     }
 
-    error_code readInt(od::value v, std::optional<int64_t>& dst) {
+    /// A number written bare or as a string ("123"), parsed from its text by `parse`; a numeric
+    /// text that `parse` cannot hold (e.g. above INT64_MAX) is counted, not fatal.
+    template <class Parse>
+    error_code readNumberText(od::value v, std::optional<int64_t>& dst, Parse parse) {
         std::string_view tok = v.raw_json_token();
         if (!tok.empty() && tok[0] == '"') {
             std::string_view s;
@@ -128,12 +131,16 @@ public:
             }
             tok = s;
         }
-        if (auto p = parseInt(tok)) {
+        if (auto p = parse(tok)) {
             dst = p;
         } else if (looksNumeric(tok)) {
             ++m_out.valuesOutOfRange;
         }
         return simdjson::SUCCESS;
+    }
+
+    error_code readInt(od::value v, std::optional<int64_t>& dst) {
+        return readNumberText(v, dst, [](std::string_view t) { return parseInt(t); });
     }
 
     error_code readUint(od::value v, std::optional<uint64_t>& dst) {
@@ -173,20 +180,7 @@ public:
     }
 
     error_code readTime(od::value v, std::optional<int64_t>& dstNs) {
-        std::string_view tok = v.raw_json_token();
-        if (!tok.empty() && tok[0] == '"') {
-            std::string_view s;
-            if (const error_code e = readString(v, s)) {
-                return e;
-            }
-            tok = s;
-        }
-        if (auto ns = parseMicrosToNs(tok)) {
-            dstNs = ns;
-        } else if (looksNumeric(tok)) {
-            ++m_out.valuesOutOfRange;
-        }
-        return simdjson::SUCCESS;
+        return readNumberText(v, dstNs, [](std::string_view t) { return parseMicrosToNs(t); });
     }
 
     error_code readArgs(od::value v, Args& a) {
