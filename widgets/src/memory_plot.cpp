@@ -314,6 +314,19 @@ void MemoryPlot::updateYRange() {
         top = std::max(top, capacity * 1.08);
     }
     yAxis->setRange(0, top);
+    // The legend names only the lines that are on screen; the title still gives the capacity.
+    const bool capacityShown = capacity > 0 && capacity <= top;
+    const bool warningShown = capacity > 0 && 0.8 * capacity <= top;
+    if (capacityShown) {
+        m_capacityLegend->addToLegend();
+    } else {
+        m_capacityLegend->removeFromLegend();
+    }
+    if (warningShown) {
+        m_warningLegend->addToLegend();
+    } else {
+        m_warningLegend->removeFromLegend();
+    }
 }
 
 bool MemoryPlot::fillGraph(QCPGraph* graph, const analysis::LodSeries& lod, TimeRange range,
