@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "vramscope/analysis/text_format.h"
+
 namespace vramscope::analysis {
 
 const char* toString(Severity severity) {
@@ -19,38 +21,8 @@ const char* toString(Severity severity) {
 
 namespace {
 
-std::string gib(double bytes) {
-    char buf[48];
-    std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / double(1ull << 30));
-    return buf;
-}
-
-std::string mib(double bytes) {
-    char buf[48];
-    std::snprintf(buf, sizeof buf, "%.1f MiB", bytes / double(1ull << 20));
-    return buf;
-}
-
-/// MiB below 1 GiB, GiB from there on.
-std::string size(double bytes) {
-    return bytes < double(1ull << 30) ? mib(bytes) : gib(bytes);
-}
-
-std::string pct(double fraction) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.1f %%", fraction * 100.0);
-    return buf;
-}
-
-std::string ms(double ns) {
-    char buf[48];
-    std::snprintf(buf, sizeof buf, "%.3f ms", ns / 1e6);
-    return buf;
-}
-
 std::string where(const DeviceFacts& f) {
-    return "rank " + (f.rank >= 0 ? std::to_string(f.rank) : std::string("?")) + " GPU " +
-           std::to_string(f.device);
+    return deviceLabel(f.rank, f.device);
 }
 
 Advice make(const DeviceFacts& f, const char* rule, Severity severity, std::string message) {
@@ -70,27 +42,28 @@ void oomRule(const DeviceFacts& f, std::vector<Advice>& out) {
     const OomFacts& o = f.ooms->front();
     std::string msg = where(f) + ": ran out of memory" +
                       (f.ooms->size() > 1 ? " " + std::to_string(f.ooms->size()) + " times" : "") +
-                      "; the first time " + ms(double(o.sinceStartNs)) +
-                      " after the first event, asking for " + size(double(o.requestedBytes));
+                      "; the first time " + formatDuration(double(o.sinceStartNs)) +
+                      " after the first event, asking for " + formatBytes(double(o.requestedBytes));
     if (o.allocatedBytes >= 0) {
-        msg += ", with " + gib(double(o.allocatedBytes)) + " allocated";
+        msg += ", with " + formatBytes(double(o.allocatedBytes)) + " allocated";
     }
     if (o.reservedBytes >= 0) {
-        msg += " and " + gib(double(o.reservedBytes)) + " reserved";
+        msg += " and " + formatBytes(double(o.reservedBytes)) + " reserved";
     }
-    if (f.capacityBytes > 0) {
-        msg += " of " + gib(double(f.capacityBytes));
+    if (f.memory.capacityBytes > 0) {
+        msg += " of " + formatBytes(double(f.memory.capacityBytes));
     }
     if (o.freeBytes > 0) {
-        msg += " (" + size(double(o.freeBytes)) + " free on the device)";
+        msg += " (" + formatBytes(double(o.freeBytes)) + " free on the device)";
     }
     msg += ".";
     if (!o.topLive.empty()) {
         msg += " Largest live allocations then:";
         for (size_t i = 0; i < o.topLive.size(); ++i) {
             const LiveGroup& g = o.topLive[i];
-            msg += (i ? "; " : " ") + size(double(g.bytes)) + " in " + std::to_string(g.count) +
-                   (g.count == 1 ? " allocation" : " allocations") + " from " + g.label;
+            msg += (i ? "; " : " ") + formatBytes(double(g.bytes)) + " in " +
+                   std::to_string(g.count) + (g.count == 1 ? " allocation" : " allocations") +
+                   " from " + g.label;
         }
         msg += ".";
     }
@@ -108,27 +81,28 @@ void oomRule(const DeviceFacts& f, std::vector<Advice>& out) {
 }
 
 void peakRule(const DeviceFacts& f, const AdviceOptions& o, std::vector<Advice>& out) {
-    if (f.capacityBytes == 0) {
+    const std::optional<double> share = f.memory.peakShare();
+    if (!share) {
         return;
     }
-    const double peak = double(std::max(f.peakReservedBytes, f.peakAllocatedBytes));
-    const double fraction = peak / double(f.capacityBytes);
+    const double peak = double(f.memory.peakBytes());
+    const double fraction = *share;
     if (fraction <= o.peakFraction && !f.hadOom) {
         return;
     }
     const Severity sev =
         fraction >= o.criticalPeakFraction || f.hadOom ? Severity::Critical : Severity::Warning;
-    Advice a =
-        make(f, "peak-near-capacity", sev,
-             where(f) + ": peak " + gib(peak) + " is " + pct(fraction) + " of capacity " +
-                 gib(double(f.capacityBytes)) +
-                 " (peak = max(peak reserved, peak allocated); fraction = peak / capacity; "
-                 "rule of thumb: below " +
-                 pct(o.peakFraction) + ")" + (f.hadOom ? "; the job ran out of memory" : "") +
-                 ". Try activation checkpointing, mixed precision (bf16/fp16 autocast), or "
-                 "a smaller micro-batch with gradient accumulation.");
+    Advice a = make(f, "peak-near-capacity", sev,
+                    where(f) + ": peak " + formatBytes(peak) + " is " + formatPercent(fraction) +
+                        " of capacity " + formatBytes(double(f.memory.capacityBytes)) +
+                        " (peak = max(peak reserved, peak allocated); fraction = peak / capacity; "
+                        "rule of thumb: below " +
+                        formatPercent(o.peakFraction) + ")" +
+                        (f.hadOom ? "; the job ran out of memory" : "") +
+                        ". Try activation checkpointing, mixed precision (bf16/fp16 autocast), or "
+                        "a smaller micro-batch with gradient accumulation.");
     a.evidence = {{"peak_bytes", peak, "bytes"},
-                  {"capacity_bytes", double(f.capacityBytes), "bytes"},
+                  {"capacity_bytes", double(f.memory.capacityBytes), "bytes"},
                   {"peak_fraction", fraction, "fraction"},
                   {"threshold_fraction", o.peakFraction, "fraction"}};
     out.push_back(std::move(a));
@@ -140,7 +114,7 @@ void leakRule(const DeviceFacts& f, std::vector<Advice>& out) {
     }
     const LeakReport& l = *f.leak;
     std::string msg = where(f) + ": memory climbs every iteration (a staircase, a leak): +" +
-                      mib(double(l.growthBytesPerIteration)) +
+                      formatBytes(double(l.growthBytesPerIteration)) +
                       " per iteration (Theil-Sen slope of per-iteration baselines over " +
                       std::to_string(l.iterations.size()) + " iterations)";
     if (l.iterationsToOom) {
@@ -153,8 +127,8 @@ void leakRule(const DeviceFacts& f, std::vector<Advice>& out) {
     if (!l.survivors.empty()) {
         const SurvivorGroup& g = l.survivors.front();
         msg += " Largest survivors (allocated in an iteration, alive two iterations later): " +
-               mib(double(g.bytes)) + " in " + std::to_string(g.count) + " allocations from " +
-               survivorLabel(g) + ".";
+               formatBytes(double(g.bytes)) + " in " + std::to_string(g.count) +
+               " allocations from " + survivorLabel(g) + ".";
     }
     msg +=
         " Look for tensors kept across iterations (lists of outputs or losses kept without "
@@ -180,10 +154,11 @@ void communicationRules(const DeviceFacts& f, const AdviceOptions& o, std::vecto
         Advice a = make(
             f, "exposed-communication",
             exposed > 2 * o.exposedCommunicationFraction ? Severity::Critical : Severity::Warning,
-            where(f) + ": exposed communication " + ms(double(b.exposedCommunicationNs)) + " is " +
-                pct(exposed) + " of the span " + ms(double(b.spanNs)) +
+            where(f) + ": exposed communication " +
+                formatDuration(double(b.exposedCommunicationNs)) + " is " + formatPercent(exposed) +
+                " of the span " + formatDuration(double(b.spanNs)) +
                 " (exposed = communication - overlap with compute; overlap " +
-                pct(b.overlapPct / 100.0) +
+                formatPercent(b.overlapPct / 100.0) +
                 " of communication). Try gradient accumulation to sync gradients less often, "
                 "overlapping communication with backward (DDP/FSDP prefetch), and tuning bucket "
                 "sizes.");
@@ -200,9 +175,10 @@ void communicationRules(const DeviceFacts& f, const AdviceOptions& o, std::vecto
                         where(f) +
                             ": host-bound gaps (the next kernel launched after the GPU went "
                             "idle) total " +
-                            ms(double(host)) + " in " +
+                            formatDuration(double(host)) + " in " +
                             std::to_string(b.gapCountByCause[int(GapCause::HostBound)]) +
-                            " gaps, " + pct(hostFraction) + " of the span " + ms(double(b.spanNs)) +
+                            " gaps, " + formatPercent(hostFraction) + " of the span " +
+                            formatDuration(double(b.spanNs)) +
                             ". Try faster data loading (more workers, pinned memory, prefetch) "
                             "and less launch overhead (CUDA graphs, fused or larger kernels).");
         a.evidence = {{"host_bound_gap_ns", double(host), "ns"},
@@ -213,10 +189,10 @@ void communicationRules(const DeviceFacts& f, const AdviceOptions& o, std::vecto
 }
 
 void modelStateRule(const DeviceFacts& f, const AdviceOptions& o, std::vector<Advice>& out) {
-    if (f.capacityBytes == 0 || f.modelStateBytes < 0) {
+    if (f.memory.capacityBytes == 0 || f.modelStateBytes < 0) {
         return;
     }
-    const double fraction = double(f.modelStateBytes) / double(f.capacityBytes);
+    const double fraction = double(f.modelStateBytes) / double(f.memory.capacityBytes);
     if (fraction <= o.modelStateFraction) {
         return;
     }
@@ -224,12 +200,12 @@ void modelStateRule(const DeviceFacts& f, const AdviceOptions& o, std::vector<Ad
                     where(f) +
                         ": model state (memory alive across all iterations: weights, "
                         "gradients kept, optimizer state) is " +
-                        gib(double(f.modelStateBytes)) + ", " + pct(fraction) + " of one GPU's " +
-                        gib(double(f.capacityBytes)) +
+                        formatBytes(double(f.modelStateBytes)) + ", " + formatPercent(fraction) +
+                        " of one GPU's " + formatBytes(double(f.memory.capacityBytes)) +
                         ". Data parallelism alone cannot help: shard it (ZeRO / FSDP) or use "
                         "tensor or pipeline model parallelism.");
     a.evidence = {{"model_state_bytes", double(f.modelStateBytes), "bytes"},
-                  {"capacity_bytes", double(f.capacityBytes), "bytes"},
+                  {"capacity_bytes", double(f.memory.capacityBytes), "bytes"},
                   {"model_state_fraction", fraction, "fraction"}};
     out.push_back(std::move(a));
 }

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <set>
 
+#include "vramscope/analysis/memory_summary.h"
+
 namespace vramscope::analysis {
 
 std::optional<int64_t> largestBatchUnder(const BatchFit& fit, double limitBytes) {
@@ -67,7 +69,7 @@ trace::Result<BatchFit> fitBatch(std::vector<BatchPoint> points, uint64_t capaci
     fit.rSquared = syy > 0 ? 1.0 - ssRes / syy : 1.0;
     fit.capacityBytes = capacityBytes;
     fit.points = std::move(points);
-    fit.largestBatchUnder80 = largestBatchUnder(fit, 0.8 * double(capacityBytes));
+    fit.largestBatchUnder80 = largestBatchUnder(fit, kCapacityWarningShare * double(capacityBytes));
     fit.largestBatchUnder100 = largestBatchUnder(fit, double(capacityBytes));
     return fit;
 }

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "vramscope/analysis/memory_timeline.h"
+#include "vramscope/analysis/text_format.h"
 
 namespace vramscope::analysis {
 
@@ -98,22 +99,6 @@ StepSeries deviceCurve(const trace::TraceData& data, trace::DeviceIndex device,
         }
     }
     return {};
-}
-
-/// "1.50 GiB", "-12.0 MiB", "512 B": binary units for the reason text.
-std::string bytesText(double bytes) {
-    const double a = std::fabs(bytes);
-    char buf[48];
-    if (a < 1024.0) {
-        std::snprintf(buf, sizeof buf, "%.0f B", bytes);
-    } else if (a < 1024.0 * 1024.0) {
-        std::snprintf(buf, sizeof buf, "%.1f KiB", bytes / 1024.0);
-    } else if (a < 1024.0 * 1024.0 * 1024.0) {
-        std::snprintf(buf, sizeof buf, "%.1f MiB", bytes / (1024.0 * 1024.0));
-    } else {
-        std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / (1024.0 * 1024.0 * 1024.0));
-    }
-    return buf;
 }
 
 std::vector<SurvivorGroup> survivorGroups(const trace::TraceData& data,
@@ -218,11 +203,11 @@ void decide(LeakReport& r, const LeakOptions& options) {
     const double bar = std::max(options.noiseFactor * noise, double(options.minTotalGrowthBytes));
     char factor[32];
     std::snprintf(factor, sizeof factor, "%.1f", options.noiseFactor);
-    r.reason = "baseline slope " + bytesText(s) + " per iteration (Theil-Sen over " +
-               std::to_string(n) + " iterations), growth " + bytesText(growth) +
-               " = slope x (n - 1), noise " + bytesText(noise) + " = 1.4826 x MAD, threshold " +
-               bytesText(bar) + " = max(" + factor + " x noise, " +
-               bytesText(double(options.minTotalGrowthBytes)) + "), rising in " +
+    r.reason = "baseline slope " + formatBytes(s) + " per iteration (Theil-Sen over " +
+               std::to_string(n) + " iterations), growth " + formatBytes(growth) +
+               " = slope x (n - 1), noise " + formatBytes(noise) + " = 1.4826 x MAD, threshold " +
+               formatBytes(bar) + " = max(" + factor + " x noise, " +
+               formatBytes(double(options.minTotalGrowthBytes)) + "), rising in " +
                percent(r.risingFraction) + " of iterations.";
     if (s > 0 && growth > bar && r.risingFraction >= options.minRisingFraction) {
         r.verdict = LeakVerdict::Staircase;

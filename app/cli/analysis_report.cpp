@@ -17,11 +17,11 @@ std::string fixed(double v, int digits) {
 }
 
 std::string signedBytes(int64_t v) {
-    return v < 0 ? "-" + formatBytes(uint64_t(-v)) : formatBytes(uint64_t(v));
+    return formatBytes(double(v));
 }
 
 std::string pct(double fraction) {
-    return fixed(fraction * 100.0, 1) + " %";
+    return analysis::formatPercent(fraction);
 }
 
 /// `text` cut to `max` characters with "..." at the end when longer.
@@ -30,24 +30,6 @@ std::string shorten(const std::string& text, size_t max) {
 }
 
 }  // namespace
-
-std::string rankLabel(int32_t rank) {
-    return rank >= 0 ? "rank " + std::to_string(rank) : std::string("rank ?");
-}
-
-std::string formatNs(int64_t ns) {
-    const double a = double(ns < 0 ? -ns : ns);
-    if (a < 1e3) {
-        return std::to_string(ns) + " ns";
-    }
-    if (a < 1e6) {
-        return fixed(double(ns) / 1e3, 3) + " us";
-    }
-    if (a < 1e9) {
-        return fixed(double(ns) / 1e6, 3) + " ms";
-    }
-    return fixed(double(ns) / 1e9, 3) + " s";
-}
 
 std::vector<OptionSpec> analysisOptionSpecs() {
     return {
@@ -275,7 +257,7 @@ Json collectivesJson(const CollectiveMatch& m, size_t maxCollectives) {
 void writeDeviceAnalysisText(const DeviceAnalysis& d, std::ostream& os) {
     os << rankLabel(d.rank) << " GPU " << d.device << ":\n";
     for (const OomFacts& o : d.ooms) {
-        os << "  OUT OF MEMORY at " << formatNs(o.sinceStartNs)
+        os << "  OUT OF MEMORY at " << formatDuration(o.sinceStartNs)
            << " after the first event: requested " << formatBytes(o.requestedBytes);
         if (o.allocatedBytes >= 0) {
             os << ", allocated " << formatBytes(uint64_t(o.allocatedBytes));
@@ -300,7 +282,7 @@ void writeDeviceAnalysisText(const DeviceAnalysis& d, std::ostream& os) {
     }
     os << ")";
     if (d.iterations.count() > 0) {
-        os << ", median " << formatNs(d.iterations.medianDurationNs());
+        os << ", median " << formatDuration(d.iterations.medianDurationNs());
     }
     os << "\n";
     const LeakReport& l = d.leak;
@@ -321,7 +303,7 @@ void writeDeviceAnalysisText(const DeviceAnalysis& d, std::ostream& os) {
            << " allocations made in one iteration and alive two later, from " << survivorLabel(g)
            << "\n";
     }
-    if (d.modelStateBytes >= 0 && (d.peakAllocatedBytes > 0 || d.peakReservedBytes > 0)) {
+    if (d.modelStateBytes >= 0 && (d.memory.peakBytes() > 0)) {
         os << "  model state: " << formatBytes(uint64_t(d.modelStateBytes))
            << " (alive from the end of the first iteration to the end of the last)\n";
     }
@@ -331,35 +313,36 @@ void writeDeviceAnalysisText(const DeviceAnalysis& d, std::ostream& os) {
     }
     const TimeBreakdown& b = *d.breakdown;
     const double span = double(std::max<int64_t>(1, b.spanNs));
-    os << "  time: span " << formatNs(b.spanNs) << " (last kernel end - first kernel start), busy "
-       << formatNs(b.busyNs) << " (union of all kernels), idle " << formatNs(b.idleNs) << " = "
+    os << "  time: span " << formatDuration(b.spanNs)
+       << " (last kernel end - first kernel start), busy " << formatDuration(b.busyNs)
+       << " (union of all kernels), idle " << formatDuration(b.idleNs) << " = "
        << pct(double(b.idleNs) / span) << " of span (span - busy)\n";
-    os << "    compute " << formatNs(b.computeNs) << ", communication "
-       << formatNs(b.communicationNs) << ", memory " << formatNs(b.memoryNs)
+    os << "    compute " << formatDuration(b.computeNs) << ", communication "
+       << formatDuration(b.communicationNs) << ", memory " << formatDuration(b.memoryNs)
        << " (unions of compute, NCCL/RCCL, and copy/memset kernels)\n";
-    os << "    overlap " << formatNs(b.overlapNs)
+    os << "    overlap " << formatDuration(b.overlapNs)
        << " (communication also covered by compute) = " << fixed(b.overlapPct, 1)
-       << " % of communication; exposed communication " << formatNs(b.exposedCommunicationNs)
+       << " % of communication; exposed communication " << formatDuration(b.exposedCommunicationNs)
        << " (communication - overlap) = " << pct(double(b.exposedCommunicationNs) / span)
        << " of span\n";
     if (!enoughTimeEvidence(b)) {
         const AdviceOptions o;
         os << "    too little to judge time: the time advice needs a span of at least "
-           << formatNs(o.minTimeSpanNs) << " and " << o.minTimeKernels << " kernels (here "
-           << formatNs(b.spanNs) << ", " << b.kernels << (b.kernels == 1 ? " kernel" : " kernels")
-           << ")\n";
+           << formatDuration(o.minTimeSpanNs) << " and " << o.minTimeKernels << " kernels (here "
+           << formatDuration(b.spanNs) << ", " << b.kernels
+           << (b.kernels == 1 ? " kernel" : " kernels") << ")\n";
     }
     os << "  idle gaps by what ends them:";
     for (GapCause c : {GapCause::CollectiveWait, GapCause::HostBound, GapCause::Other}) {
         os << " " << toString(c) << " " << b.gapCountByCause[int(c)] << " ("
-           << formatNs(b.gapNsByCause[int(c)]) << ")" << (c == GapCause::Other ? "" : ",");
+           << formatDuration(b.gapNsByCause[int(c)]) << ")" << (c == GapCause::Other ? "" : ",");
     }
     os << "\n";
     for (size_t i = 0; i < b.gaps.size() && i < 3; ++i) {
         const IdleGap& g = b.gaps[i];
         const std::string after = i < d.gapKernelNames.size() ? d.gapKernelNames[i].second : "";
-        os << "    gap of " << formatNs(g.durationNs) << " at "
-           << formatNs(g.startNs - b.firstStartNs)
+        os << "    gap of " << formatDuration(g.durationNs) << " at "
+           << formatDuration(g.startNs - b.firstStartNs)
            << " after the first kernel: " << toString(g.cause)
            << (after.empty() ? "" : ", ended by " + shorten(after, 60)) << "\n";
     }
@@ -373,14 +356,14 @@ void writeJobAnalysisText(const JobAnalysis& job, std::ostream& os) {
         os << "  straggler = the rank whose collective starts last; wait = last start - own "
               "start\n";
         for (const RankWait& w : m.ranks) {
-            os << "  rank " << w.rank << ": waited " << formatNs(w.totalWaitNs) << " in "
+            os << "  rank " << w.rank << ": waited " << formatDuration(w.totalWaitNs) << " in "
                << w.collectives << " collectives, last to arrive " << w.timesStraggler
                << " times\n";
         }
         for (size_t i = 0; i < m.collectives.size() && i < 10; ++i) {
             const MatchedCollective& c = m.collectives[i];
             os << "  " << c.function << " #" << c.seqNumber << ": straggler rank "
-               << c.stragglerRank << ", skew " << formatNs(c.skewNs) << "\n";
+               << c.stragglerRank << ", skew " << formatDuration(c.skewNs) << "\n";
         }
         if (m.collectives.size() > 10) {
             os << "  ... " << m.collectives.size() - 10 << " more (see --json)\n";
@@ -394,7 +377,7 @@ void writeJobAnalysisText(const JobAnalysis& job, std::ostream& os) {
         const CostEstimate& c = *job.cost;
         os << "\ncost: " << fixed(c.totalCost, 2) << " = " << c.input.gpus << " GPUs x "
            << fixed(c.input.gpuHourPrice, 2) << " per GPU-hour x step "
-           << formatNs(c.input.stepTimeNs) << " (" << c.input.stepTimeSource << ") x "
+           << formatDuration(c.input.stepTimeNs) << " (" << c.input.stepTimeSource << ") x "
            << c.input.steps << " steps (" << c.input.stepsSource << ") = " << fixed(c.hours, 4)
            << " h; idle part " << fixed(c.idleCost, 2) << " (" << pct(c.idleFraction)
            << " = sum of idle / sum of span)\n";

@@ -47,10 +47,4 @@ void writeDeviceAnalysisText(const analysis::DeviceAnalysis& d, std::ostream& os
 /// Collectives, advice and cost in words.
 void writeJobAnalysisText(const analysis::JobAnalysis& job, std::ostream& os);
 
-/// "rank 3", or "rank ?" when the rank is unknown (negative).
-std::string rankLabel(int32_t rank);
-
-/// "850 ns", "1.500 us", "12.200 ms", "3.042 s".
-std::string formatNs(int64_t ns);
-
 }  // namespace vramscope::app

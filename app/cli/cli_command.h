@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "vramscope/analysis/text_format.h"
 #include "vramscope/trace/open_trace.h"
 
 namespace vramscope::app {
@@ -78,15 +79,14 @@ std::optional<uint64_t> parseByteCount(std::string_view text);
 /// Parses a decimal integer (optionally negative) that fits int64. Nullopt otherwise.
 std::optional<int64_t> parseInteger(std::string_view text);
 
-/// "1.50 GiB", "512.00 MiB", "37 B": binary units (IEC 80000-13), two decimals above bytes.
-std::string formatBytes(uint64_t bytes);
+// Bytes and durations print as everywhere else (analysis/text_format.h).
+using analysis::formatBytes;
+using analysis::formatDuration;
+using analysis::rankLabel;
 /// "12.3 %" of `whole`, or "" when whole is 0.
 std::string formatPercent(uint64_t part, uint64_t whole);
 /// Seconds with millisecond digits from ns, e.g. "1.234 s".
 std::string formatSeconds(int64_t ns);
-/// A duration in the largest fitting unit with 3 decimals: "850 ns", "1.500 us", "12.200 ms",
-/// "3.042 s".
-std::string formatDuration(int64_t ns);
 
 /// Opens `paths` (files, directories, archives) as one job with trace::openJob. Any input that
 /// cannot be opened is written to ctx.err ("vramscope-cli: cannot read FILE: byte N: why") and

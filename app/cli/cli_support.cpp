@@ -141,22 +141,6 @@ std::optional<int64_t> parseInteger(std::string_view text) {
     return value;
 }
 
-std::string formatBytes(uint64_t bytes) {
-    if (bytes < 1024) {
-        return std::to_string(bytes) + " B";
-    }
-    static constexpr const char* kUnits[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-    double v = static_cast<double>(bytes) / 1024;
-    size_t u = 0;
-    while (v >= 1024 && u + 1 < std::size(kUnits)) {
-        v /= 1024;
-        ++u;
-    }
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.2f %s", v, kUnits[u]);
-    return buf;
-}
-
 std::string formatPercent(uint64_t part, uint64_t whole) {
     if (whole == 0) {
         return {};
@@ -170,22 +154,6 @@ std::string formatPercent(uint64_t part, uint64_t whole) {
 std::string formatSeconds(int64_t ns) {
     char buf[40];
     std::snprintf(buf, sizeof buf, "%.3f s", static_cast<double>(ns) / 1e9);
-    return buf;
-}
-
-std::string formatDuration(int64_t ns) {
-    const double v = static_cast<double>(ns);
-    const double a = v < 0 ? -v : v;
-    char buf[40];
-    if (a < 1e3) {
-        std::snprintf(buf, sizeof buf, "%lld ns", static_cast<long long>(ns));
-    } else if (a < 1e6) {
-        std::snprintf(buf, sizeof buf, "%.3f us", v / 1e3);
-    } else if (a < 1e9) {
-        std::snprintf(buf, sizeof buf, "%.3f ms", v / 1e6);
-    } else {
-        std::snprintf(buf, sizeof buf, "%.3f s", v / 1e9);
-    }
     return buf;
 }
 

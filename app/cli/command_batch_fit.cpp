@@ -7,7 +7,7 @@
 #include "analysis_report.h"
 #include "cli_command.h"
 #include "vramscope/analysis/batch_fit.h"
-#include "vramscope/analysis/memory_timeline.h"
+#include "vramscope/analysis/memory_summary.h"
 
 namespace vramscope::app {
 
@@ -67,11 +67,12 @@ int runBatchFit(CommandContext& ctx) {
         for (const trace::RankTrace& rt : job->ranks) {
             for (const analysis::MemoryTimeline& t :
                  analysis::buildMemoryTimelines(rt.trace.data)) {
-                peak = std::max({peak, t.peakAllocatedBytes, t.peakReservedBytes});
-                if (t.capacityBytes > 0) {
+                const analysis::MemorySummary m = analysis::summarizeMemory(t);
+                peak = std::max(peak, m.peakBytes());
+                if (m.capacityBytes > 0) {
                     headerCapacity = headerCapacity == 0
-                                         ? t.capacityBytes
-                                         : std::min(headerCapacity, t.capacityBytes);
+                                         ? m.capacityBytes
+                                         : std::min(headerCapacity, m.capacityBytes);
                 }
             }
         }
@@ -110,7 +111,7 @@ int runBatchFit(CommandContext& ctx) {
             << formatBytes(uint64_t(std::max(0.0, fit->slopeBytesPerSample)))
             << " x batch (least squares, R^2 = " << fit->rSquared << ")\n";
     ctx.out << "capacity " << formatBytes(fit->capacityBytes) << "\n";
-    auto line = [&](const char* what, const std::optional<int64_t>& b) {
+    auto line = [&](const std::string& what, const std::optional<int64_t>& b) {
         ctx.out << "largest batch under " << what << " of capacity: ";
         if (b) {
             ctx.out << *b << " (predicted peak "
@@ -121,7 +122,7 @@ int runBatchFit(CommandContext& ctx) {
                     << "\n";
         }
     };
-    line("80 %", fit->largestBatchUnder80);
+    line(analysis::formatPercent(analysis::kCapacityWarningShare, 0), fit->largestBatchUnder80);
     line("100 %", fit->largestBatchUnder100);
     return kExitSuccess;
 }

@@ -226,7 +226,7 @@ int runFlame(CommandContext& ctx) {
         usageError(ctx,
                    "TIME '" + text + "' is outside the trace: GPU " + std::to_string(device) +
                        " spans " + std::to_string(spanFirst) + " .. " + std::to_string(spanLast) +
-                       " ns in the trace's clock (0 .. " + formatNs(spanLast - spanFirst) +
+                       " ns in the trace's clock (0 .. " + formatDuration(spanLast - spanFirst) +
                        " from its first memory event)",
                    help);
         return false;

@@ -133,21 +133,21 @@ JobReport buildJobReport(const trace::Job& job,
             if (const auto* info = data.device(tl.device); info != nullptr && !info->name.empty()) {
                 d.name = info->name;
             }
-            if (tl.capacityBytes > 0) {
-                d.capacityBytes = tl.capacityBytes;
+            const analysis::MemorySummary m = analysis::summarizeMemory(tl);
+            if (m.capacityBytes > 0) {
+                d.capacityBytes = m.capacityBytes;
             }
             d.allocatedSource = tl.allocatedSource;
             d.reservedSource = tl.reservedSource;
-            if (tl.allocatedSource != analysis::SeriesSource::None) {
-                d.peakAllocatedBytes = tl.peakAllocatedBytes;
-                d.peakTimeNs = tl.peakAllocatedTimeNs + rt.clockOffsetNs;
+            if (m.hasAllocated) {
+                d.peakAllocatedBytes = m.peakAllocatedBytes;
             }
-            if (tl.reservedSource != analysis::SeriesSource::None) {
-                d.peakReservedBytes = tl.peakReservedBytes;
-                d.peakReservedTimeNs = tl.peakReservedTimeNs + rt.clockOffsetNs;
-                if (!d.peakTimeNs) {
-                    d.peakTimeNs = d.peakReservedTimeNs;
-                }
+            if (m.hasReserved) {
+                d.peakReservedBytes = m.peakReservedBytes;
+                d.peakReservedTimeNs = m.peakReservedTimeNs + rt.clockOffsetNs;
+            }
+            if (m.hasData()) {
+                d.peakTimeNs = m.detailPeakTimeNs() + rt.clockOffsetNs;
             }
             d.memoryEvents = tl.memoryEvents;
             if (span) {
@@ -251,7 +251,9 @@ void writeTextReport(const JobReport& report, std::ostream& os) {
         }
         writeTable(rows, {true, true, false, true, false, false, true, true}, os);
         os << "\npeak at: time of the allocated peak (of the reserved one when allocated is\n"
-              "unknown), from the rank's first event. Keep peaks below 80 % of capacity to leave\n"
+              "unknown), from the rank's first event. Keep peaks below "
+           << analysis::formatPercent(analysis::kCapacityWarningShare, 0)
+           << " of capacity to leave\n"
               "room for fragmentation and spikes.\n";
     }
     os << "\ndata loss:" << (report.dataLoss.empty() ? " none" : "") << "\n";

@@ -26,9 +26,10 @@ double evidence(const Advice& a, const std::string& name) {
 
 TEST(Advice, PeakAboveEightyPercentOfCapacity) {
     DeviceFacts f;
-    f.capacityBytes = 100ull << 30;
-    f.peakAllocatedBytes = 70ll << 30;
-    f.peakReservedBytes = 85ll << 30;
+    f.memory.capacityBytes = 100ull << 30;
+    f.memory.hasAllocated = f.memory.hasReserved = true;
+    f.memory.peakAllocatedBytes = 70ll << 30;
+    f.memory.peakReservedBytes = 85ll << 30;
     const auto all = adviseOn({f});
     const Advice* a = find(all, "peak-near-capacity");
     ASSERT_NE(a, nullptr);
@@ -36,12 +37,13 @@ TEST(Advice, PeakAboveEightyPercentOfCapacity) {
     EXPECT_DOUBLE_EQ(evidence(*a, "peak_fraction"), 0.85);
     EXPECT_NE(a->message.find("85.0 %"), std::string::npos);
     EXPECT_NE(a->message.find("activation checkpointing"), std::string::npos);
-    f.peakReservedBytes = 79ll << 30;
+    f.memory.peakReservedBytes = 79ll << 30;
     EXPECT_EQ(find(adviseOn({f}), "peak-near-capacity"), nullptr);
     f.hadOom = true;
     ASSERT_NE(find(adviseOn({f}), "peak-near-capacity"), nullptr);
     EXPECT_EQ(find(adviseOn({f}), "peak-near-capacity")->severity, Severity::Critical);
-    f.capacityBytes = 0;  // unknown capacity: no rule
+    f.memory.capacityBytes = 0;
+    f.memory.hasAllocated = f.memory.hasReserved = true;  // unknown capacity: no rule
     EXPECT_EQ(find(adviseOn({f}), "peak-near-capacity"), nullptr);
 }
 
@@ -63,7 +65,7 @@ TEST(Advice, StaircaseNamesTheTopSurvivor) {
     const Advice* a = find(all, "leak");
     ASSERT_NE(a, nullptr);
     EXPECT_EQ(a->severity, Severity::Critical);
-    EXPECT_NE(a->message.find("+500.0 MiB per iteration"), std::string::npos);
+    EXPECT_NE(a->message.find("+500.00 MiB per iteration"), std::string::npos);
     EXPECT_NE(a->message.find("12.5 iterations"), std::string::npos);
     EXPECT_NE(a->message.find("gpt_train.py:63"), std::string::npos);
     EXPECT_DOUBLE_EQ(evidence(*a, "iterations_to_oom"), 12.5);
@@ -101,7 +103,8 @@ TEST(Advice, ExposedCommunicationAndHostBoundGaps) {
 
 TEST(Advice, ModelStateAboveOneGpu) {
     DeviceFacts f;
-    f.capacityBytes = 80ull << 30;
+    f.memory.capacityBytes = 80ull << 30;
+    f.memory.hasAllocated = f.memory.hasReserved = true;
     f.modelStateBytes = 90ll << 30;
     const auto all = adviseOn({f});
     const Advice* a = find(all, "model-state");
@@ -117,8 +120,9 @@ TEST(Advice, CriticalFirst) {
     leak.verdict = LeakVerdict::Staircase;
     DeviceFacts a;
     a.rank = 0;
-    a.capacityBytes = 100;
-    a.peakReservedBytes = 85;
+    a.memory.capacityBytes = 100;
+    a.memory.hasAllocated = a.memory.hasReserved = true;
+    a.memory.peakReservedBytes = 85;
     DeviceFacts b;
     b.rank = 1;
     b.leak = &leak;
@@ -167,7 +171,7 @@ TEST(Advice, OomRuleStatesTheRequestAndTheLiveSet) {
     EXPECT_DOUBLE_EQ(evidence(*a, "allocated_bytes"), double(9ll << 30));
     EXPECT_DOUBLE_EQ(evidence(*a, "reserved_bytes"), double(10ll << 30));
     EXPECT_NE(a->message.find("rank ? GPU 0"), std::string::npos) << a->message;
-    EXPECT_NE(a->message.find("1000.0 MiB"), std::string::npos) << a->message;
+    EXPECT_NE(a->message.find("1000.00 MiB"), std::string::npos) << a->message;
     EXPECT_NE(a->message.find("forward (train.py:35)"), std::string::npos) << a->message;
     // No OOM, no advice.
     ooms.clear();

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "vramscope/analysis/leak.h"
+#include "vramscope/analysis/memory_summary.h"
 #include "vramscope/analysis/time_breakdown.h"
 
 namespace vramscope::analysis {
@@ -56,9 +57,7 @@ struct OomFacts {
 struct DeviceFacts {
     int32_t rank = -1;
     trace::DeviceIndex device = 0;
-    uint64_t capacityBytes = 0;  ///< 0 = unknown
-    int64_t peakAllocatedBytes = 0;
-    int64_t peakReservedBytes = 0;
+    MemorySummary memory;  ///< capacity and peaks (capacityBytes 0 = unknown)
     bool hadOom = false;
     const std::vector<OomFacts>* ooms = nullptr;  ///< may be null
     const LeakReport* leak = nullptr;             ///< may be null
@@ -70,7 +69,7 @@ struct DeviceFacts {
 
 /// Thresholds of the rules (fractions are 0..1).
 struct AdviceOptions {
-    double peakFraction = 0.8;  ///< DESIGN.md rule of thumb: peak below 80 % of capacity
+    double peakFraction = kCapacityWarningShare;  ///< DESIGN.md: peak below 80 % of capacity
     double criticalPeakFraction = 0.95;
     double exposedCommunicationFraction = 0.2;  ///< exposed communication / span
     double hostBoundFraction = 0.1;             ///< host-bound gap time / span

@@ -26,7 +26,7 @@ struct BatchFit {
     uint64_t capacityBytes = 0;
     /// Largest integer batch b >= 1 with intercept + slope x b <= fraction x capacity; nullopt when
     /// even batch 1 does not fit, or when the slope is <= 0 (no limit can be derived).
-    std::optional<int64_t> largestBatchUnder80;
+    std::optional<int64_t> largestBatchUnder80;  ///< fraction = kCapacityWarningShare
     std::optional<int64_t> largestBatchUnder100;
     /// Predicted peak at a batch (bytes).
     double predict(double batch) const { return interceptBytes + slopeBytesPerSample * batch; }

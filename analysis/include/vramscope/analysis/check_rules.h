@@ -1,0 +1,56 @@
+#pragma once
+// Pass / fail rules over a job's analyses, for CI pipelines and alerts: what `vramscope-cli
+// check` prints, what the GUI's advice panel lists, and what live alerts will evaluate.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "vramscope/analysis/job_analysis.h"
+
+namespace vramscope::analysis {
+
+/// Which rules to evaluate and their limits. A rule left unset is not evaluated.
+struct CheckRules {
+    /// Fail when peak / capacity exceeds this on a GPU (peak = MemorySummary::peakBytes()).
+    std::optional<double> maxPeakShare;
+    /// Fail when a GPU's memory climbs every iteration (LeakVerdict::Staircase).
+    bool failOnLeak = false;
+    /// Fail when exposed communication / span exceeds this on a GPU (TimeBreakdown).
+    std::optional<double> maxExposedCommunication;
+    /// Fail when a GPU ran out of memory.
+    bool failOnOom = true;
+
+    /// The rules `check` runs when none is named: every rule, peak share kCapacityWarningShare,
+    /// exposed communication 0.3, leaks and OOMs.
+    static CheckRules defaults();
+};
+
+enum class RuleOutcome { Pass, Fail, Skip };
+const char* toString(RuleOutcome outcome);  ///< "PASS", "FAIL", "SKIP"
+
+/// The result of one rule on one GPU (or on the whole job, with device = -1 and input = SIZE_MAX
+/// when the job has no GPU at all).
+struct RuleResult {
+    std::string rule;  ///< "oom", "max-peak-fraction", "fail-on-leak", "max-exposed-communication"
+    RuleOutcome outcome = RuleOutcome::Skip;
+    size_t input = SIZE_MAX;  ///< DeviceAnalysis::input
+    int32_t rank = -1;        ///< -1 = unknown
+    trace::DeviceIndex device = trace::kHostDevice;
+    /// For Pass / Fail the numbers and the formula behind the outcome ("peak 70.00 GiB / capacity
+    /// 80.00 GiB = 0.875 > 0.800"); for Skip why the rule could not be checked ("no memory
+    /// data", "capacity unknown (peak 1.00 GiB)", ...). The GPU is named by rank and device.
+    std::string detail;
+};
+
+/// Evaluates `rules` on every device of `job`, in device order, rules in the order oom,
+/// max-peak-fraction, fail-on-leak, max-exposed-communication. A rule is skipped, with the reason,
+/// where the data cannot support a verdict: no memory data (oom, peak, leak), capacity unknown
+/// (peak), fewer iterations with memory data than max(2, options.leak.minIterations) (leak), no
+/// kernels or less than AdviceOptions' minimum span and kernel count (exposed communication; see
+/// enoughTimeEvidence). A job without devices gives one Skip with rule "all rules". Pure; no I/O.
+std::vector<RuleResult> evaluateRules(const JobAnalysis& job, const CheckRules& rules,
+                                      const JobAnalysisOptions& options = {});
+
+}  // namespace vramscope::analysis

@@ -1,0 +1,29 @@
+#pragma once
+// Numbers as people read them, shared by the analyses' reason texts, the CLI and the GUI (which
+// wraps them in QString): binary byte units, durations and percentages.
+
+#include <cstdint>
+#include <string>
+
+namespace vramscope::analysis {
+
+/// "512 B", "1.50 KiB", "-12.25 MiB", "13.92 GiB": binary units (1 KiB = 1024 B, IEC 80000-13),
+/// the largest unit whose value is at least 1, `decimals` digits after the point (none for
+/// bytes). Negative values keep their sign (growth, diffs).
+std::string formatBytes(double bytes, int decimals = 2);
+
+/// "850 ns", "12.500 us", "3.250 ms", "2.000 s": the largest unit (ns, us, ms, s) whose value
+/// is at least 1. decimals >= 0 fixes the digits after the point (none for ns); decimals < 0
+/// keeps three significant digits (0 decimals from 100, 1 from 10, else 2), for narrow labels.
+std::string formatDuration(double ns, int decimals = 3);
+
+/// "42.5 %": fraction x 100 with `decimals` digits.
+std::string formatPercent(double fraction, int decimals = 1);
+
+/// "rank 3", or "rank ?" for an unknown rank (< 0).
+std::string rankLabel(int32_t rank);
+
+/// "rank 3 GPU 0", or "rank ? GPU 0" for an unknown rank.
+std::string deviceLabel(int32_t rank, int32_t device);
+
+}  // namespace vramscope::analysis

@@ -1,0 +1,179 @@
+#include "vramscope/analysis/check_rules.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "vramscope/analysis/text_format.h"
+
+namespace vramscope::analysis {
+
+namespace {
+
+std::string threeDecimals(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3f", v);
+    return buf;
+}
+
+/// "<value> <= <limit>" or "<value> > <limit>", and whether the value is within the limit.
+std::pair<bool, std::string> compare(double value, double limit) {
+    const bool ok = value <= limit;
+    return {ok, threeDecimals(value) + (ok ? " <= " : " > ") + threeDecimals(limit)};
+}
+
+class Evaluator {
+public:
+    Evaluator(const CheckRules& rules, const JobAnalysisOptions& options)
+        : m_rules(rules), m_options(options) {}
+
+    void device(const DeviceAnalysis& d) {
+        m_device = &d;
+        if (m_rules.failOnOom) {
+            oom();
+        }
+        if (m_rules.maxPeakShare) {
+            peak(*m_rules.maxPeakShare);
+        }
+        if (m_rules.failOnLeak) {
+            leak();
+        }
+        if (m_rules.maxExposedCommunication) {
+            exposed(*m_rules.maxExposedCommunication);
+        }
+    }
+
+    std::vector<RuleResult> take() { return std::move(m_results); }
+
+private:
+    void add(const char* rule, RuleOutcome outcome, std::string detail) {
+        RuleResult r;
+        r.rule = rule;
+        r.outcome = outcome;
+        r.input = m_device->input;
+        r.rank = m_device->rank;
+        r.device = m_device->device;
+        r.detail = std::move(detail);
+        m_results.push_back(std::move(r));
+    }
+
+    void oom() {
+        const DeviceAnalysis& d = *m_device;
+        if (!d.ooms.empty()) {
+            const OomFacts& o = d.ooms.front();
+            add("oom", RuleOutcome::Fail,
+                std::to_string(d.ooms.size()) +
+                    (d.ooms.size() == 1 ? " out-of-memory event" : " out-of-memory events") +
+                    ", the first " + formatDuration(double(o.sinceStartNs)) +
+                    " after the first event, requesting " + formatBytes(double(o.requestedBytes)));
+        } else if (!d.memory.hasData()) {
+            add("oom", RuleOutcome::Skip, "no memory data");
+        } else {
+            add("oom", RuleOutcome::Pass, "no out-of-memory event");
+        }
+    }
+
+    void peak(double limit) {
+        const MemorySummary& m = m_device->memory;
+        const double peak = double(m.peakBytes());
+        const std::optional<double> share = m.peakShare();
+        if (!m.hasData()) {
+            add("max-peak-fraction", RuleOutcome::Skip, "no memory data");
+        } else if (!share) {
+            add("max-peak-fraction", RuleOutcome::Skip,
+                "capacity unknown (peak " + formatBytes(peak) + ")");
+        } else {
+            const auto [ok, text] = compare(*share, limit);
+            add("max-peak-fraction", ok ? RuleOutcome::Pass : RuleOutcome::Fail,
+                "peak " + formatBytes(peak) + " / capacity " +
+                    formatBytes(double(m.capacityBytes)) + " = " + text);
+        }
+    }
+
+    void leak() {
+        const DeviceAnalysis& d = *m_device;
+        const LeakReport& l = d.leak;
+        const size_t needed = size_t(std::max(2, m_options.leak.minIterations));
+        if (!d.memory.hasData()) {
+            add("fail-on-leak", RuleOutcome::Skip, "no memory data");
+        } else if (l.iterations.size() < needed) {
+            add("fail-on-leak", RuleOutcome::Skip,
+                "too few iterations with memory data (" + std::to_string(l.iterations.size()) +
+                    ", at least " + std::to_string(needed) + " needed)");
+        } else if (l.verdict == LeakVerdict::Staircase) {
+            add("fail-on-leak", RuleOutcome::Fail,
+                std::string(toString(l.verdict)) + ", +" +
+                    formatBytes(double(l.growthBytesPerIteration)) + " per iteration over " +
+                    std::to_string(l.iterations.size()) + " iterations");
+        } else {
+            add("fail-on-leak", RuleOutcome::Pass,
+                std::string(toString(l.verdict)) + " (" + std::to_string(l.iterations.size()) +
+                    " iterations, " + toString(d.iterations.source) + ")");
+        }
+    }
+
+    void exposed(double limit) {
+        const DeviceAnalysis& d = *m_device;
+        const AdviceOptions& a = m_options.advice;
+        if (!d.breakdown) {
+            add("max-exposed-communication", RuleOutcome::Skip, "no kernels");
+        } else if (!enoughTimeEvidence(*d.breakdown, a)) {
+            add("max-exposed-communication", RuleOutcome::Skip,
+                "too little evidence (span " + formatDuration(double(d.breakdown->spanNs)) + ", " +
+                    std::to_string(d.breakdown->kernels) + " kernels; at least " +
+                    formatDuration(double(a.minTimeSpanNs)) + " and " +
+                    std::to_string(a.minTimeKernels) + " kernels needed)");
+        } else {
+            const auto [ok, text] = compare(d.breakdown->exposedCommunicationFraction(), limit);
+            add("max-exposed-communication", ok ? RuleOutcome::Pass : RuleOutcome::Fail,
+                "exposed communication " +
+                    formatDuration(double(d.breakdown->exposedCommunicationNs)) + " / span " +
+                    formatDuration(double(d.breakdown->spanNs)) + " = " + text);
+        }
+    }
+
+    const CheckRules& m_rules;
+    const JobAnalysisOptions& m_options;
+    const DeviceAnalysis* m_device = nullptr;
+    std::vector<RuleResult> m_results;
+};
+
+}  // namespace
+
+CheckRules CheckRules::defaults() {
+    CheckRules r;
+    r.maxPeakShare = kCapacityWarningShare;
+    r.failOnLeak = true;
+    r.maxExposedCommunication = 0.3;
+    r.failOnOom = true;
+    return r;
+}
+
+const char* toString(RuleOutcome outcome) {
+    switch (outcome) {
+        case RuleOutcome::Pass:
+            return "PASS";
+        case RuleOutcome::Fail:
+            return "FAIL";
+        case RuleOutcome::Skip:
+            return "SKIP";
+    }
+    return "SKIP";
+}
+
+std::vector<RuleResult> evaluateRules(const JobAnalysis& job, const CheckRules& rules,
+                                      const JobAnalysisOptions& options) {
+    Evaluator e(rules, options);
+    for (const DeviceAnalysis& d : job.devices) {
+        e.device(d);
+    }
+    std::vector<RuleResult> results = e.take();
+    if (job.devices.empty()) {
+        RuleResult r;
+        r.rule = "all rules";
+        r.detail = "the input has no GPU (no memory data, no kernels)";
+        results.push_back(std::move(r));
+    }
+    return results;
+}
+
+}  // namespace vramscope::analysis
