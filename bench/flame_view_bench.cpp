@@ -10,10 +10,11 @@
 #include <cstdio>
 #include <memory>
 
+#include "vramscope/analysis/flame_service.h"
+#include "vramscope/analysis/job_model.h"
 #include "vramscope/analysis/synthetic_job.h"
 #include "vramscope/widgets/flame_panel.h"
 #include "vramscope/widgets/flame_view.h"
-#include "vramscope/widgets/job_analyses.h"
 
 namespace {
 
@@ -22,7 +23,7 @@ using namespace vramscope;
 /// One rank with about 10 million events: kernels, a sawtooth of activations and a 1 MiB leak
 /// every iteration, so the live set grows to ~100k allocations by the end.
 struct Bench {
-    std::shared_ptr<const widgets::JobAnalyses> analyses;
+    std::shared_ptr<const analysis::JobModel> analyses;
     widgets::ZoomState zoom;
     std::unique_ptr<widgets::FlamePanel> panel;
     int64_t endNs = 0;
@@ -32,29 +33,24 @@ struct Bench {
         spec.ranks = 1;
         spec.leakBytesPerIteration = 1ull << 20;
         spec.iterations = analysis::iterationsForEventCount(spec, 10'000'000);
-        auto job = std::make_shared<widgets::LoadedJob>();
+        trace::Job job;
         trace::RankTrace rank;
         rank.trace.data = analysis::generateSyntheticRank(spec, 0);
         const trace::TraceData& d = rank.trace.data;
         std::fprintf(stderr, "trace: %d iterations, %zu events (%zu memory, %zu kernels)\n",
                      spec.iterations, d.eventCount(), d.memory.size(), d.kernels.size());
-        for (int64_t t : d.memory.timestampNs) {
-            endNs = std::max(endNs, t);
-        }
-        job->job.ranks.push_back(std::move(rank));
-        widgets::RankInfo info;
-        info.rank = 0;
-        job->ranks.push_back(info);
-        job->durationNs = endNs + 1;
-        analyses = widgets::analyzeJob(job);
-        zoom.setFullRange({0, job->durationNs});
+        job.ranks.push_back(std::move(rank));
+        analyses = analysis::buildJobModel(std::move(job), "bench").value();
+        endNs = analyses->durationNs - 1;
+        zoom.setFullRange({0, analyses->durationNs});
         panel = std::make_unique<widgets::FlamePanel>(&zoom);
         panel->resize(1400, 700);
-        panel->setAnalyses(analyses);
+        panel->setJob(analyses);
+        const analysis::GpuKey gpu = analyses->memory.front().key;
         std::fprintf(stderr, "live allocations at the end: %lld\n",
-                     (long long)analyses->memory.front()
-                         .flame->at(endNs, analysis::FlameGrouping::Stack)
-                         .root()
+                     (long long)analyses->flames
+                         ->at(gpu.rankIndex, gpu.device, endNs, analysis::FlameGrouping::Stack)
+                         ->root()
                          .count);
     }
 };
@@ -77,7 +73,9 @@ int64_t cursorAt(int64_t step, int64_t endNs) {
 
 void BM_FlameTreeAt(benchmark::State& state) {
     Bench& b = bench();
-    analysis::FlameTreeBuilder& builder = *b.analyses->memory.front().flame;
+    // A builder of its own over the model's index: every call builds (no service cache).
+    const analysis::GpuMemoryAnalysis& gpu = b.analyses->memory.front();
+    analysis::FlameTreeBuilder builder(b.analyses->job.ranks[0].trace.data, gpu.device->index);
     int64_t step = 0;
     for (auto _ : state) {
         benchmark::DoNotOptimize(
@@ -88,7 +86,7 @@ BENCHMARK(BM_FlameTreeAt)->Unit(benchmark::kMillisecond);
 
 void BM_FlamePanelRebuildOnCursorMove(benchmark::State& state) {
     Bench& b = bench();
-    const widgets::GpuKey gpu = b.analyses->memory.front().key;
+    const analysis::GpuKey gpu = b.analyses->memory.front().key;
     int64_t step = 0;
     for (auto _ : state) {
         b.zoom.setCursor(cursorAt(step++, b.endNs), gpu);
@@ -100,7 +98,7 @@ BENCHMARK(BM_FlamePanelRebuildOnCursorMove)->Unit(benchmark::kMillisecond);
 
 void BM_FlamePanelRebuildAndPaint(benchmark::State& state) {
     Bench& b = bench();
-    const widgets::GpuKey gpu = b.analyses->memory.front().key;
+    const analysis::GpuKey gpu = b.analyses->memory.front().key;
     QImage image(b.panel->view()->size(), QImage::Format_ARGB32_Premultiplied);
     int64_t step = 0;
     for (auto _ : state) {

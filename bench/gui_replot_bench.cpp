@@ -68,17 +68,17 @@ double timeReplots(int repeats, const std::function<void(int)>& prepareAndReplot
 }
 
 void benchReplot(size_t steps, int repeats) {
-    auto job = std::make_shared<widgets::LoadedJob>();
+    auto job = std::make_shared<analysis::JobModel>();
     job->title = "bench";
     job->ranks.push_back({});
-    widgets::GpuSeries g;
+    analysis::GpuSeries g;
     g.key = {0, 0};
-    g.capacityBytes = 80ull << 30;
+    g.memory.capacityBytes = 80ull << 30;
     analysis::StepSeries raw = syntheticSeries(steps);
     const auto buildStart = Clock::now();
     g.allocated = analysis::LodSeries(raw);
     const double buildMs = ms(Clock::now() - buildStart);
-    g.peakAllocatedBytes = *std::max_element(raw.bytes.begin(), raw.bytes.end());
+    g.memory.peakAllocatedBytes = *std::max_element(raw.bytes.begin(), raw.bytes.end());
     job->gpus.push_back(std::move(g));
     job->durationNs = raw.timeNs.back() + 100;
 
@@ -198,7 +198,7 @@ void benchFirstPicture(size_t events) {
         return;
     }
     const auto read = Clock::now();
-    auto loaded = app::analyseJob(std::move(job).value(), "bench");
+    auto loaded = analysis::buildJobModel(std::move(job).value(), "bench").value();
     const auto analysed = Clock::now();
     app::MainWindow window;
     window.setJob(loaded);

@@ -51,7 +51,11 @@ uint32_t sizeClass(uint64_t bytes) {
 
 FlameTreeBuilder::FlameTreeBuilder(const trace::TraceData& data, trace::DeviceIndex device,
                                    trace::MemoryLevel level)
-    : m_data(data), m_index(data, device, level) {}
+    : FlameTreeBuilder(data, std::make_shared<const AllocationIndex>(data, device, level)) {}
+
+FlameTreeBuilder::FlameTreeBuilder(const trace::TraceData& data,
+                                   std::shared_ptr<const AllocationIndex> index)
+    : m_data(data), m_index(std::move(index)) {}
 
 std::vector<FlameTreeBuilder::Item> FlameTreeBuilder::aggregate(const std::vector<uint32_t>& events,
                                                                 FlameGrouping grouping, bool after,
@@ -169,8 +173,8 @@ std::vector<std::string> FlameTreeBuilder::pathOf(uint32_t key, FlameGrouping gr
 FlameTree FlameTreeBuilder::build(const std::vector<Item>& items, FlameGrouping grouping,
                                   bool isDiff) {
     FlameTree tree;
-    tree.device = m_index.device();
-    tree.level = m_index.level();
+    tree.device = m_index->device();
+    tree.level = m_index->level();
     tree.grouping = grouping;
     tree.isDiff = isDiff;
     tree.nodes.push_back(FlameNode{"all", 0, 0, {}, 0, 0, 0, 0, 0});
@@ -211,14 +215,14 @@ FlameTree FlameTreeBuilder::build(const std::vector<Item>& items, FlameGrouping 
 
 FlameTree FlameTreeBuilder::at(TimestampNs t, FlameGrouping grouping) {
     FlameTree tree =
-        build(aggregate(m_index.aliveEventsAt(t), grouping, true, {}), grouping, false);
+        build(aggregate(m_index->aliveEventsAt(t), grouping, true, {}), grouping, false);
     tree.timeNs = t;
     return tree;
 }
 
 FlameTree FlameTreeBuilder::diff(TimestampNs t1, TimestampNs t2, FlameGrouping grouping) {
-    std::vector<Item> items = aggregate(m_index.aliveEventsAt(t1), grouping, false, {});
-    items = aggregate(m_index.aliveEventsAt(t2), grouping, true, std::move(items));
+    std::vector<Item> items = aggregate(m_index->aliveEventsAt(t1), grouping, false, {});
+    items = aggregate(m_index->aliveEventsAt(t2), grouping, true, std::move(items));
     FlameTree tree = build(items, grouping, true);
     tree.beforeTimeNs = t1;
     tree.timeNs = t2;

@@ -91,8 +91,8 @@ void costOf(JobAnalysis& job, const JobAnalysisOptions& options) {
     int64_t maxSpan = 0;
     int64_t maxIterations = 0;
     for (const DeviceAnalysis& d : job.devices) {
-        const bool used = d.breakdown.has_value() || d.leak.iterations.size() > 0 ||
-                          d.peakAllocatedBytes > 0 || d.peakReservedBytes > 0;
+        const bool used =
+            d.breakdown.has_value() || d.leak.iterations.size() > 0 || d.memory.peakBytes() > 0;
         in.gpus += used ? 1 : 0;
         if (d.iterations.count() > 0) {
             medians.push_back(d.iterations.medianDurationNs());
@@ -123,11 +123,73 @@ void costOf(JobAnalysis& job, const JobAnalysisOptions& options) {
     job.cost = estimateCost(in);
 }
 
+const MemoryTimeline* timelineOf(const std::vector<MemoryTimeline>& timelines,
+                                 trace::DeviceIndex device) {
+    for (const MemoryTimeline& t : timelines) {
+        if (t.device == device) {
+            return &t;
+        }
+    }
+    return nullptr;
+}
+
+/// The analyses of one device; `breakdowns` gives up the device's breakdown (moved out).
+trace::Result<DeviceAnalysis> analyzeDevice(const RankInput& input, size_t inputIndex,
+                                            trace::DeviceIndex dev,
+                                            const std::vector<MemoryTimeline>& timelines,
+                                            std::vector<TimeBreakdown>& breakdowns,
+                                            const JobAnalysisOptions& options) {
+    const trace::TraceData& data = *input.data;
+    DeviceAnalysis d;
+    d.input = inputIndex;
+    d.rank = input.rank;
+    d.device = dev;
+    const MemoryTimeline* tl = timelineOf(timelines, dev);
+    if (tl != nullptr) {
+        d.memory = summarizeMemory(*tl);
+    }
+    if (const trace::DeviceInfo* info = data.device(dev); info && info->totalMemoryBytes > 0) {
+        d.memory.capacityBytes = info->totalMemoryBytes;
+    }
+    auto its = findIterations(data, dev, options.iterations);
+    if (!its.ok()) {
+        return its.error();
+    }
+    d.iterations = std::move(its).value();
+    d.index = std::make_shared<const AllocationIndex>(data, dev, detailLevel(data, dev));
+    d.leak = analyzeLeak(data, dev, d.iterations, *d.index, options.leak);
+    const trace::TimestampNs start = firstEventNs(data);
+    for (const trace::OomEvent& o : data.ooms) {
+        if (o.device == dev) {
+            d.ooms.push_back(oomFacts(data, o, tl, *d.index, start));
+        }
+    }
+    std::stable_sort(d.ooms.begin(), d.ooms.end(),
+                     [](const OomFacts& a, const OomFacts& b) { return a.timeNs < b.timeNs; });
+    d.hadOom = !d.ooms.empty();
+    d.modelStateBytes = modelStateBytes(data, *d.index, d.iterations);
+    for (TimeBreakdown& b : breakdowns) {
+        if (b.device == dev) {
+            for (const IdleGap& g : b.gaps) {
+                d.gapKernelNames.emplace_back(data.string(data.kernels.name[g.kernelBefore]),
+                                              data.string(data.kernels.name[g.kernelAfter]));
+            }
+            d.breakdown = std::move(b);
+        }
+    }
+    return d;
+}
+
 }  // namespace
 
 trace::Result<JobAnalysis> analyzeJob(const std::vector<RankInput>& inputs,
-                                      const JobAnalysisOptions& options) {
+                                      const JobAnalysisOptions& options,
+                                      const AnalysisProgress& progress,
+                                      std::vector<std::vector<MemoryTimeline>>* timelinesOut) {
     JobAnalysis job;
+    if (timelinesOut) {
+        timelinesOut->assign(inputs.size(), {});
+    }
     for (size_t i = 0; i < inputs.size(); ++i) {
         const trace::TraceData* data = inputs[i].data;
         if (data == nullptr) {
@@ -135,7 +197,6 @@ trace::Result<JobAnalysis> analyzeJob(const std::vector<RankInput>& inputs,
         }
         std::vector<MemoryTimeline> timelines = buildMemoryTimelines(*data);
         std::vector<TimeBreakdown> breakdowns = computeTimeBreakdowns(*data, options.breakdown);
-        const trace::TimestampNs start = firstEventNs(*data);
         std::set<trace::DeviceIndex> devices;
         for (const MemoryTimeline& t : timelines) {
             devices.insert(t.device);
@@ -143,55 +204,21 @@ trace::Result<JobAnalysis> analyzeJob(const std::vector<RankInput>& inputs,
         for (const TimeBreakdown& b : breakdowns) {
             devices.insert(b.device);
         }
+        size_t done = 0;
         for (trace::DeviceIndex dev : devices) {
-            DeviceAnalysis d;
-            d.input = i;
-            d.rank = inputs[i].rank;
-            d.device = dev;
-            if (const trace::DeviceInfo* info = data->device(dev)) {
-                d.capacityBytes = info->totalMemoryBytes;
+            const double share =
+                (double(i) + double(done++) / double(devices.size())) / double(inputs.size());
+            if (progress && !progress(share)) {
+                return trace::Error::cancelled("");
             }
-            for (const MemoryTimeline& t : timelines) {
-                if (t.device == dev) {
-                    d.peakAllocatedBytes = t.peakAllocatedBytes;
-                    d.peakReservedBytes = t.peakReservedBytes;
-                    d.memoryData = t.allocatedSource != SeriesSource::None ||
-                                   t.reservedSource != SeriesSource::None;
-                    d.capacityBytes = d.capacityBytes ? d.capacityBytes : t.capacityBytes;
-                }
+            auto d = analyzeDevice(inputs[i], i, dev, timelines, breakdowns, options);
+            if (!d.ok()) {
+                return d.error();
             }
-            auto its = findIterations(*data, dev, options.iterations);
-            if (!its.ok()) {
-                return its.error();
-            }
-            d.iterations = std::move(its).value();
-            const AllocationIndex index(*data, dev, detailLevel(*data, dev));
-            d.leak = analyzeLeak(*data, dev, d.iterations, index, options.leak);
-            const MemoryTimeline* tl = nullptr;
-            for (const MemoryTimeline& t : timelines) {
-                tl = t.device == dev ? &t : tl;
-            }
-            for (const trace::OomEvent& o : data->ooms) {
-                if (o.device == dev) {
-                    d.ooms.push_back(oomFacts(*data, o, tl, index, start));
-                }
-            }
-            std::stable_sort(
-                d.ooms.begin(), d.ooms.end(),
-                [](const OomFacts& a, const OomFacts& b) { return a.timeNs < b.timeNs; });
-            d.hadOom = !d.ooms.empty();
-            d.modelStateBytes = modelStateBytes(*data, index, d.iterations);
-            for (TimeBreakdown& b : breakdowns) {
-                if (b.device == dev) {
-                    for (const IdleGap& g : b.gaps) {
-                        d.gapKernelNames.emplace_back(
-                            data->string(data->kernels.name[g.kernelBefore]),
-                            data->string(data->kernels.name[g.kernelAfter]));
-                    }
-                    d.breakdown = std::move(b);
-                }
-            }
-            job.devices.push_back(std::move(d));
+            job.devices.push_back(std::move(d).value());
+        }
+        if (timelinesOut) {
+            (*timelinesOut)[i] = std::move(timelines);
         }
     }
     // Inputs of unknown rank (-1) take their position for matching only.
@@ -205,9 +232,7 @@ trace::Result<JobAnalysis> analyzeJob(const std::vector<RankInput>& inputs,
         DeviceFacts f;
         f.rank = d.rank;
         f.device = d.device;
-        f.capacityBytes = d.capacityBytes;
-        f.peakAllocatedBytes = d.peakAllocatedBytes;
-        f.peakReservedBytes = d.peakReservedBytes;
+        f.memory = d.memory;
         f.hadOom = d.hadOom;
         f.ooms = &d.ooms;
         f.leak = &d.leak;

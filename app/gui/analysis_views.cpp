@@ -77,88 +77,46 @@ AnalysisViews::AnalysisViews(MainWindow* window)
     window->addView(QStringLiteral("advice"), [this] { showDock(m_adviceDock); });
     window->addView(QStringLiteral("oom"), [this] { jumpToOom(); });
     window->addView(QStringLiteral("lanes"), [this] {
-        finishAnalyses();
         m_window->centralTabs()->setCurrentWidget(m_lanesTab);
         m_dockPercent = 25;
         fitDocks();
     });
 
-    connect(window, &MainWindow::jobChanged, this, &AnalysisViews::startAnalyses);
+    connect(window, &MainWindow::jobChanged, this, &AnalysisViews::apply);
     connect(m_leak, &widgets::LeakPanel::survivorSelected, this,
-            [this](widgets::GpuKey gpu, trace::StackId stack) {
+            [this](analysis::GpuKey gpu, trace::StackId stack) {
                 m_flameDock->show();
                 m_flame->highlightStack(gpu, stack);
             });
 }
 
-AnalysisViews::~AnalysisViews() {
-    if (m_worker) {
-        m_worker->join();
-    }
-}
+AnalysisViews::~AnalysisViews() = default;
 
-void AnalysisViews::startAnalyses(std::shared_ptr<const widgets::LoadedJob> job) {
-    if (m_worker) {
-        m_worker->join();  // the previous job's analyses; their result is dropped below
-        m_worker.reset();
-    }
-    const uint64_t generation = ++m_generation;
-    m_pending = std::make_shared<std::shared_ptr<const widgets::JobAnalyses>>();
-    apply(nullptr);
-    if (!job) {
-        return;
-    }
-    m_window->statusBar()->showMessage(tr("Analysing the job..."));
-    // Once the window has its size (the first turn of the event loop after a job arrives), the
-    // bottom docks take their share of the height: little for the timeline, more for a panel.
-    QTimer::singleShot(0, this, &AnalysisViews::fitDocks);
-    auto pending = m_pending;
-    m_worker = std::make_unique<std::thread>([this, job, pending, generation] {
-        *pending = widgets::analyzeJob(job);
-        QMetaObject::invokeMethod(
-            this,
-            [this, generation] {
-                if (generation == m_generation) {
-                    finishAnalyses();
-                }
-            },
-            Qt::QueuedConnection);
-    });
-}
-
-void AnalysisViews::finishAnalyses() {
-    if (!m_worker) {
-        return;
-    }
-    m_worker->join();
-    m_worker.reset();
-    apply(*m_pending);
-    m_window->statusBar()->clearMessage();
-}
-
-void AnalysisViews::apply(std::shared_ptr<const widgets::JobAnalyses> analyses) {
-    m_analyses = std::move(analyses);
-    m_flame->setAnalyses(m_analyses);
-    m_lanes->setAnalyses(m_analyses);
-    m_gaps->setAnalyses(m_analyses);
-    m_leak->setAnalyses(m_analyses);
-    m_advice->setAnalyses(m_analyses);
+void AnalysisViews::apply(std::shared_ptr<const analysis::JobModel> job) {
+    m_job = std::move(job);
+    m_flame->setJob(m_job);
+    m_lanes->setJob(m_job);
+    m_gaps->setJob(m_job);
+    m_leak->setJob(m_job);
+    m_advice->setJob(m_job);
     bool hasOom = false;
-    if (m_analyses) {
-        for (const widgets::GpuSeries& g : m_analyses->job->gpus) {
+    if (m_job) {
+        for (const analysis::GpuSeries& g : m_job->gpus) {
             hasOom = hasOom || !g.ooms.empty();
         }
-        if (!m_analyses->problem.empty()) {
+        if (!m_job->analysisProblem.empty()) {
             m_window->statusBar()->showMessage(
-                tr("Some analyses failed: %1").arg(QString::fromStdString(m_analyses->problem)),
+                tr("Some analyses failed: %1").arg(QString::fromStdString(m_job->analysisProblem)),
                 10000);
         }
+        // Once the window has its size (the first turn of the event loop after a job arrives),
+        // the bottom docks take their share of the height.
+        QTimer::singleShot(0, this, &AnalysisViews::fitDocks);
     }
     m_jumpToOom->setEnabled(hasOom);
 }
 
 void AnalysisViews::jumpToOom() {
-    finishAnalyses();
     m_window->centralTabs()->setCurrentIndex(0);
     showDock(m_flameDock);
     if (!m_flame->showOom()) {
@@ -167,7 +125,6 @@ void AnalysisViews::jumpToOom() {
 }
 
 void AnalysisViews::showDock(QDockWidget* dock) {
-    finishAnalyses();
     dock->show();
     dock->raise();
     m_dockPercent = 45;  // room for the panel

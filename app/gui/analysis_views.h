@@ -5,13 +5,11 @@
 #include <QObject>
 
 #include <memory>
-#include <thread>
 
-#include "vramscope/widgets/job_analyses.h"
+#include "vramscope/analysis/job_model.h"
 
 class QAction;
 class QDockWidget;
-class QThread;
 
 namespace vramscope::widgets {
 class AdvicePanel;
@@ -25,20 +23,17 @@ namespace vramscope::app {
 
 class MainWindow;
 
-/// Adds the analysis panels to `window` and keeps them fed: on every new job the analyses
-/// (widgets::analyzeJob) run on a worker thread and are handed to the panels on the GUI thread;
-/// showing a panel before they are done (e.g. --screenshot --view flame) waits for them. Views
-/// registered for --view: flame, lanes, gaps, leak, advice, and oom (the flame view at the
-/// first OOM, as Jump to OOM shows it). Owned by the window; GUI thread only.
+/// Adds the analysis panels to `window` and hands each new job model (built with its analyses
+/// off the GUI thread by the JobLoader) to them. Views registered for --view: flame, lanes,
+/// gaps, leak, advice, and oom (the flame view at the first OOM, as Jump to OOM shows it). Owned
+/// by the window; GUI thread only.
 class AnalysisViews : public QObject {
     Q_OBJECT
 public:
     explicit AnalysisViews(MainWindow* window);
     ~AnalysisViews() override;
 
-    /// Waits for the running analyses, if any, and hands them to the panels now.
-    void finishAnalyses();
-    const std::shared_ptr<const widgets::JobAnalyses>& analyses() const { return m_analyses; }
+    const std::shared_ptr<const analysis::JobModel>& job() const { return m_job; }
 
     widgets::FlamePanel* flame() const { return m_flame; }
     widgets::CommLanesView* lanes() const { return m_lanes; }
@@ -48,8 +43,7 @@ public:
     QAction* jumpToOomAction() const { return m_jumpToOom; }
 
 private:
-    void startAnalyses(std::shared_ptr<const widgets::LoadedJob> job);
-    void apply(std::shared_ptr<const widgets::JobAnalyses> analyses);
+    void apply(std::shared_ptr<const analysis::JobModel> job);
     void jumpToOom();
     void showDock(QDockWidget* dock);
     void fitDocks();
@@ -68,11 +62,7 @@ private:
     QAction* m_jumpToOom = nullptr;
     int m_dockPercent = 28;  // share of the window's height for the bottom docks
 
-    std::shared_ptr<const widgets::JobAnalyses> m_analyses;
-    // The running analysis: its thread and where it leaves the result.
-    std::unique_ptr<std::thread> m_worker;
-    std::shared_ptr<std::shared_ptr<const widgets::JobAnalyses>> m_pending;
-    uint64_t m_generation = 0;
+    std::shared_ptr<const analysis::JobModel> m_job;
 };
 
 }  // namespace vramscope::app

@@ -1,42 +1,42 @@
 #pragma once
-// Opening a job for the GUI: read the files, run the analyses the views draw, and hand the result
-// to the GUI thread as an immutable LoadedJob.
+// Opening a job for the GUI: read the files and build the job model (analysis::buildJobModel) on
+// a worker thread, with progress and cancel, and hand the immutable model to the GUI thread.
 
 #include <QObject>
 #include <QStringList>
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "vramscope/analysis/job_model.h"
 #include "vramscope/trace/open_trace.h"
-#include "vramscope/widgets/loaded_job.h"
 
 class QThread;
 
 namespace vramscope::app {
 
-/// Builds the GUI's view of `job`: one GpuSeries per device timeline (analysis::
-/// buildMemoryTimelines, reduced with analysis::LodSeries), ranges and OOMs, all moved onto job
-/// time (ns from the earliest event of any rank, after each rank's clockOffsetNs), and the load
-/// problems in words. `cancel`, when set, is polled between ranks; the result is then nullptr.
-std::shared_ptr<const widgets::LoadedJob> analyseJob(trace::Job job, std::string title,
-                                                     const std::atomic<bool>* cancel = nullptr);
+/// Reports progress of a load: permille 0..1000 of the current stage and a line to show; returns
+/// false to cancel.
+using LoadProgress = std::function<bool(int permille, const std::string& text)>;
 
-/// Opens `paths` as one job (trace::openJob) and analyses it, on the calling thread.
-trace::Result<std::shared_ptr<const widgets::LoadedJob>> loadJob(
-    const std::vector<std::string>& paths, const trace::ReadOptions& options = {});
+/// Opens `paths` as one job (trace::openJob) and builds its model, on the calling thread.
+/// Errors: the first input that cannot be opened, or cancellation (ErrorCode::Cancelled).
+trace::Result<std::shared_ptr<const analysis::JobModel>> loadJob(
+    const std::vector<std::string>& paths, const LoadProgress& progress = {});
 
-/// The bundled sample job (resources/sample, vramscope::openBundledSample), analysed.
-trace::Result<std::shared_ptr<const widgets::LoadedJob>> loadBundledSample();
+/// The bundled sample job (resources/sample, vramscope::openBundledSample) as a model.
+trace::Result<std::shared_ptr<const analysis::JobModel>> loadBundledSample(
+    const LoadProgress& progress = {});
 
 /// Display name for a set of inputs: the file or directory name, or "N files".
 std::string jobTitle(const std::vector<std::string>& paths);
 
 /// Loads a job on a worker thread, reports progress and can be cancelled. Signals arrive on the
 /// thread that owns the loader (the GUI thread). One load at a time; start() while running cancels
-/// the running one first.
+/// the running one first, and its result is dropped.
 class JobLoader : public QObject {
     Q_OBJECT
 public:
@@ -52,9 +52,9 @@ public:
     void wait();
 
 signals:
-    /// Progress of the current file, 0..1000, with a line to show.
+    /// Progress of the current stage (reading a file, analysing), 0..1000, with a line to show.
     void progress(int permille, const QString& text);
-    void finished(std::shared_ptr<const vramscope::widgets::LoadedJob> job,
+    void finished(std::shared_ptr<const vramscope::analysis::JobModel> job,
                   const QStringList& paths);
     void failed(const QString& message, const QStringList& paths);
     void cancelled(const QStringList& paths);

@@ -35,7 +35,7 @@ using widgets::formatBytes;
 using widgets::formatDuration;
 
 namespace {
-QString gpuName(const widgets::GpuSeries& g) {
+QString gpuName(const analysis::GpuSeries& g) {
     return g.rank >= 0 ? QObject::tr("rank %1 · GPU %2").arg(g.rank).arg(g.key.device)
                        : QObject::tr("rank ? · GPU %1").arg(g.key.device);
 }
@@ -160,12 +160,11 @@ void MainWindow::createDocks() {
         const int rankIndex = index.parent().row();
         const auto& gpus = m_job->gpus;
         int n = 0;
-        for (const widgets::GpuSeries& g : gpus) {
+        for (const analysis::GpuSeries& g : gpus) {
             if (g.key.rankIndex == rankIndex && n++ == index.row()) {
                 m_zoom->setSelectedGpu(g.key, m_zoom->selectedGpu() == g.key
                                                   ? m_zoom->selectedTimeNs()
-                                              : g.peakAllocatedBytes > 0 ? g.peakAllocatedTimeNs
-                                                                         : g.peakReservedTimeNs);
+                                                  : g.memory.detailPeakTimeNs());
                 break;
             }
         }
@@ -227,7 +226,7 @@ void MainWindow::openPaths(const QStringList& paths) {
     m_loader->start(paths);
 }
 
-void MainWindow::onLoadFinished(std::shared_ptr<const widgets::LoadedJob> job,
+void MainWindow::onLoadFinished(std::shared_ptr<const analysis::JobModel> job,
                                 const QStringList& paths) {
     if (m_progress) {
         m_progress->hide();
@@ -253,7 +252,7 @@ void MainWindow::onLoadFailed(const QString& message, const QStringList& paths) 
             : tr("<p>Nothing could be opened.</p><p>%1</p>").arg(message.toHtmlEscaped()));
 }
 
-void MainWindow::showProblems(const widgets::LoadedJob& job) {
+void MainWindow::showProblems(const analysis::JobModel& job) {
     QStringList lines;
     for (const std::string& p : job.problems) {
         lines.append(QString::fromStdString(p));
@@ -272,9 +271,8 @@ void MainWindow::showProblems(const widgets::LoadedJob& job) {
     box->open();
 }
 
-void MainWindow::setJob(std::shared_ptr<const widgets::LoadedJob> job, const QStringList& paths) {
+void MainWindow::setJob(std::shared_ptr<const analysis::JobModel> job, const QStringList& paths) {
     m_job = std::move(job);
-    m_detailsIndex = {};
     m_currentPaths = paths;
     if (!paths.isEmpty()) {
         addRecent(paths);
@@ -292,10 +290,9 @@ void MainWindow::setJob(std::shared_ptr<const widgets::LoadedJob> job, const QSt
     updateBanner();
     if (m_job) {
         // Start with something to read: what is alive at the peak of the first GPU that has one.
-        for (const widgets::GpuSeries& g : m_job->gpus) {
-            if (g.peakAllocatedBytes > 0 || g.peakReservedBytes > 0) {
-                m_zoom->setSelectedGpu(
-                    g.key, g.peakAllocatedBytes > 0 ? g.peakAllocatedTimeNs : g.peakReservedTimeNs);
+        for (const analysis::GpuSeries& g : m_job->gpus) {
+            if (g.memory.peakBytes() > 0) {
+                m_zoom->setSelectedGpu(g.key, g.memory.detailPeakTimeNs());
                 break;
             }
         }
@@ -369,7 +366,7 @@ void MainWindow::updateCursorReadout() {
     }
     const int64_t t = m_zoom->cursorNs();
     QString text = tr("t = %1").arg(readTime(t, *m_zoom));
-    if (const widgets::GpuSeries* g = m_job->gpu(m_zoom->cursorGpu())) {
+    if (const analysis::GpuSeries* g = m_job->gpu(m_zoom->cursorGpu())) {
         text += QStringLiteral("   ") + gpuName(*g);
         if (!g->allocated.series().empty()) {
             text += tr("   allocated %1")
@@ -379,13 +376,11 @@ void MainWindow::updateCursorReadout() {
             text += tr("   reserved %1")
                         .arg(formatBytes(static_cast<double>(g->reserved.series().valueAt(t))));
         }
-        if (g->capacityBytes > 0) {
-            const int64_t used = g->reserved.series().empty() ? g->allocated.series().valueAt(t)
-                                                              : g->reserved.series().valueAt(t);
+        if (g->memory.capacityBytes > 0) {
+            const double used = static_cast<double>(g->bytesInUseAt(t));
             text +=
                 tr("   (%1 % of capacity)")
-                    .arg(100.0 * static_cast<double>(used) / static_cast<double>(g->capacityBytes),
-                         0, 'f', 1);
+                    .arg(100.0 * used / static_cast<double>(g->memory.capacityBytes), 0, 'f', 1);
         }
     }
     m_cursorLabel->setText(text);
@@ -412,8 +407,8 @@ void MainWindow::updateSelectionReadout() {
 }
 
 void MainWindow::updateDetails() {
-    const widgets::GpuKey key = m_zoom->selectedGpu();
-    const widgets::GpuSeries* g = m_job ? m_job->gpu(key) : nullptr;
+    const analysis::GpuKey key = m_zoom->selectedGpu();
+    const analysis::GpuSeries* g = m_job ? m_job->gpu(key) : nullptr;
     if (!g) {
         m_details->clear(tr("Click a GPU's plot to list the allocations alive at that time."));
         return;
@@ -421,13 +416,13 @@ void MainWindow::updateDetails() {
     const trace::TraceData& data = m_job->job.ranks[static_cast<size_t>(key.rankIndex)].trace.data;
     const int64_t jobT = m_zoom->selectedTimeNs();
     const int64_t rankT = m_job->toRankNs(key.rankIndex, jobT);
-    const trace::MemoryLevel level = analysis::detailLevel(data, key.device);
-    if (!m_detailsIndex.index || !(m_detailsIndex.key == key) || m_detailsIndex.level != level) {
-        m_detailsIndex = {
-            key, level, std::make_shared<const analysis::AllocationIndex>(data, key.device, level)};
-    }
+    // The index the analyses built for the GPU (none for a GPU with memory totals only).
+    const analysis::GpuMemoryAnalysis* memory = m_job->memoryOf(key);
+    const trace::MemoryLevel level =
+        memory ? memory->level : analysis::detailLevel(data, key.device);
     const std::vector<analysis::LiveAllocation> live =
-        analysis::liveSetAt(data, *m_detailsIndex.index, rankT);
+        memory ? analysis::liveSetAt(data, memory->index(), rankT)
+               : std::vector<analysis::LiveAllocation>{};
     std::vector<widgets::LiveRow> rows = widgets::liveRowsFrom(data, live, rankT);
     uint64_t total = 0;
     for (const widgets::LiveRow& r : rows) {
@@ -438,7 +433,7 @@ void MainWindow::updateDetails() {
             .arg(gpuName(*g), readTime(jobT, *m_zoom),
                  level == trace::MemoryLevel::Allocated ? tr("allocation(s)") : tr("segment(s)"),
                  formatBytes(static_cast<double>(total)));
-    if (rows.empty() && g->memoryEvents == 0) {
+    if (rows.empty() && g->memory.memoryEvents == 0) {
         heading += tr("<br>This trace has only memory totals for this GPU, no allocation events.");
     }
     m_details->setLiveSet(heading, std::move(rows));

@@ -11,7 +11,7 @@
 
 #include "vramscope/analysis/allocation_index.h"
 
-#include "vramscope/widgets/loaded_job.h"
+#include "vramscope/analysis/job_model.h"
 
 class QAction;
 class QActionGroup;
@@ -30,19 +30,12 @@ class ZoomState;
 
 namespace vramscope::app {
 
-/// The AllocationIndex of one GPU (rank index, device, level), kept between Details queries.
-struct GpuKeyIndexCache {
-    widgets::GpuKey key;
-    trace::MemoryLevel level = trace::MemoryLevel::Allocated;
-    std::shared_ptr<const analysis::AllocationIndex> index;
-};
-
 class JobLoader;
 
-/// Owns the shared ZoomState and the views that follow it. Jobs arrive as immutable LoadedJob
-/// values, loaded on a worker thread (openPaths) or handed in ready (setJob). Further views join
-/// as tabs of the centre (addCentralTab) or docks, and register a name for --view (addView).
-/// GUI thread only.
+/// Owns the shared ZoomState and the views that follow it. Jobs arrive as immutable
+/// analysis::JobModel values, loaded on a worker thread (openPaths) or handed in ready (setJob).
+/// Further views join as tabs of the centre (addCentralTab) or docks, and register a name for
+/// --view (addView). GUI thread only.
 class MainWindow : public QMainWindow {
     Q_OBJECT
 public:
@@ -54,8 +47,8 @@ public:
     void openPaths(const QStringList& paths);
     /// Shows `job` (loaded elsewhere, e.g. synchronously for --screenshot). `paths` go to the
     /// recent list when not empty.
-    void setJob(std::shared_ptr<const widgets::LoadedJob> job, const QStringList& paths = {});
-    const std::shared_ptr<const widgets::LoadedJob>& job() const { return m_job; }
+    void setJob(std::shared_ptr<const analysis::JobModel> job, const QStringList& paths = {});
+    const std::shared_ptr<const analysis::JobModel>& job() const { return m_job; }
 
     widgets::ZoomState* zoomState() const { return m_zoom; }
     widgets::TimelineView* timeline() const { return m_timeline; }
@@ -80,7 +73,7 @@ public:
 
 signals:
     /// A job has been shown; views added as tabs or docks follow it from here.
-    void jobChanged(std::shared_ptr<const vramscope::widgets::LoadedJob> job);
+    void jobChanged(std::shared_ptr<const vramscope::analysis::JobModel> job);
 
 protected:
     void closeEvent(QCloseEvent* event) override;
@@ -101,14 +94,14 @@ private:
     void updateCursorReadout();
     void updateSelectionReadout();
     void updateDetails();
-    void showProblems(const widgets::LoadedJob& job);
-    void onLoadFinished(std::shared_ptr<const widgets::LoadedJob> job, const QStringList& paths);
+    void showProblems(const analysis::JobModel& job);
+    void onLoadFinished(std::shared_ptr<const analysis::JobModel> job, const QStringList& paths);
     void onLoadFailed(const QString& message, const QStringList& paths);
     void showShortcuts();
     void showAbout();
 
     widgets::ZoomState* m_zoom = nullptr;
-    std::shared_ptr<const widgets::LoadedJob> m_job;
+    std::shared_ptr<const analysis::JobModel> m_job;
     JobLoader* m_loader = nullptr;
     QProgressDialog* m_progress = nullptr;
 
@@ -124,9 +117,6 @@ private:
     QActionGroup* m_layoutGroup = nullptr;
     QActionGroup* m_themeGroup = nullptr;
     std::map<QString, std::function<void()>> m_views;
-    /// Live-set index of the GPU the Details dock shows, built on its first click so that later
-    /// clicks replay at most one checkpoint interval instead of the whole trace.
-    GpuKeyIndexCache m_detailsIndex;
     QStringList m_currentPaths;
     bool m_applyingTheme = false;
 };

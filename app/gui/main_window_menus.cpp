@@ -199,7 +199,7 @@ void MainWindow::applyTheme(const QString& theme) {
     }
     m_timeline->applyColors(widgets::PlotColors::fromPalette(palette()));
     if (m_job) {
-        const std::vector<widgets::GpuKey> shown = m_timeline->shownGpus();
+        const std::vector<analysis::GpuKey> shown = m_timeline->shownGpus();
         m_deviceModel->setJob(m_job, widgets::PlotColors::fromPalette(palette()).dark);
         m_deviceModel->setCheckedGpus(shown);
     }

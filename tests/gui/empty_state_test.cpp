@@ -74,7 +74,7 @@ TEST(EmptyState, WindowShownBeforeAnyJobPaintsEveryViewThenLoads) {
     visitEveryView(window);
     EXPECT_EQ(window.job(), sample.value());
 
-    auto kernels = app::analyseJob(kernelOnlyJob(), "kernels only");
+    auto kernels = analysis::buildJobModel(kernelOnlyJob(), "kernels only").value();
     ASSERT_NE(kernels, nullptr);
     EXPECT_TRUE(kernels->gpus.empty());  // no memory data: no memory plot
     window.setJob(kernels);
@@ -103,7 +103,7 @@ TEST(EmptyState, AJobWithoutEventsAndWithDataLossSaysSoInTheWindow) {
     rank.trace.data.header.devices.push_back(gpu);
     rank.trace.data.dataLoss.push_back({"memory events", 12, "the job was killed", 0, 0});
     job.ranks.push_back(std::move(rank));
-    auto loaded = app::analyseJob(std::move(job), "cut.vscope");
+    auto loaded = analysis::buildJobModel(std::move(job), "cut.vscope").value();
     ASSERT_NE(loaded, nullptr);
 
     app::MainWindow window;

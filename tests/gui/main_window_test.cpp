@@ -29,7 +29,7 @@ using namespace vramscope;
 
 namespace {
 
-std::shared_ptr<const widgets::LoadedJob> sample() {
+std::shared_ptr<const analysis::JobModel> sample() {
     auto loaded = app::loadBundledSample();
     EXPECT_TRUE(loaded.ok()) << (loaded.ok() ? "" : loaded.error().describe());
     return loaded.ok() ? loaded.value() : nullptr;
@@ -233,7 +233,7 @@ TEST(MainWindow, DetailsListTheLiveSetOfTheClickedTime) {
     window.resize(1400, 900);
     window.show();
     settle();
-    const widgets::GpuSeries& gpu = job->gpus.back();
+    const analysis::GpuSeries& gpu = job->gpus.back();
     const trace::TraceData& data =
         job->job.ranks[static_cast<size_t>(gpu.key.rankIndex)].trace.data;
     // Which level carries allocations is decided here from the events themselves.
@@ -270,7 +270,7 @@ TEST(MainWindow, UncheckingAGpuRemovesItsPlot) {
     window.setJob(job);
     const size_t all = window.timeline()->plots().size();
     ASSERT_GE(all, 2u);
-    const std::vector<widgets::GpuKey> keep{job->gpus.back().key};
+    const std::vector<analysis::GpuKey> keep{job->gpus.back().key};
     window.deviceModel()->setCheckedGpus(keep);
     ASSERT_EQ(window.timeline()->plots().size(), 1u);
     EXPECT_EQ(window.timeline()->plots().front()->gpu(), keep[0]);

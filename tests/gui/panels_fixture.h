@@ -1,6 +1,6 @@
 #pragma once
-// Builds a LoadedJob for the panel tests directly from traces (no loader involved), with every
-// rank shifted onto job time by a known offset.
+// Job models for the panel tests, built by the production pipeline (analysis::buildJobModel)
+// from synthetic traces or real files, and an independent replay of live bytes to check them.
 
 #include <algorithm>
 #include <map>
@@ -8,91 +8,54 @@
 #include <set>
 #include <vector>
 
+#include "vramscope/analysis/job_model.h"
 #include "vramscope/trace/open_trace.h"
-#include "vramscope/widgets/loaded_job.h"
 
 namespace panels_test {
 
 using namespace vramscope;
 
-/// job time = trace time + toJobNs for every rank.
-inline std::shared_ptr<widgets::LoadedJob> makeJob(std::vector<trace::TraceData> traces,
-                                                   int64_t toJobNs) {
-    auto job = std::make_shared<widgets::LoadedJob>();
-    job->title = "test job";
-    int64_t end = 0;
-    for (size_t r = 0; r < traces.size(); ++r) {
-        trace::RankTrace rt;
-        rt.path = "rank" + std::to_string(r);
-        rt.trace.data = std::move(traces[r]);
-        const trace::TraceData& data = rt.trace.data;
-        widgets::RankInfo info;
-        info.rank = data.header.rank >= 0 ? data.header.rank : int32_t(r);
-        info.path = rt.path;
-        info.toJobNs = toJobNs;
-        for (size_t i = 0; i < data.ranges.size(); ++i) {
-            info.ranges.push_back(widgets::RangeSpan{data.ranges.startNs[i] + toJobNs,
-                                                     data.ranges.endNs[i] + toJobNs,
-                                                     std::string(data.string(data.ranges.name[i])),
-                                                     data.ranges.depth[i], data.ranges.kind[i]});
-            end = std::max(end, data.ranges.endNs[i] + toJobNs);
-        }
-        std::set<trace::DeviceIndex> devices;
-        for (size_t i = 0; i < data.memory.size(); ++i) {
-            devices.insert(data.memory.device[i]);
-            end = std::max(end, data.memory.timestampNs[i] + toJobNs);
-        }
-        for (size_t i = 0; i < data.kernels.size(); ++i) {
-            end = std::max(end, data.kernels.endNs[i] + toJobNs);
-        }
-        for (trace::DeviceIndex d : devices) {
-            widgets::GpuSeries g;
-            g.key = widgets::GpuKey{int(r), d};
-            g.rank = info.rank;
-            if (const trace::DeviceInfo* di = data.device(d)) {
-                g.capacityBytes = di->totalMemoryBytes;
-                g.deviceName = di->name;
-            }
-            for (const trace::OomEvent& o : data.ooms) {
-                if (o.device == d) {
-                    g.ooms.push_back(widgets::OomMark{o.timestampNs + toJobNs, o.requestedBytes});
-                }
-            }
-            job->gpus.push_back(std::move(g));
-        }
-        job->job.ranks.push_back(std::move(rt));
-        job->ranks.push_back(std::move(info));
-    }
-    job->durationNs = end + 1;
-    return job;
-}
-
-/// The earliest timestamp of any memory event, kernel or range in `traces` (0 when empty).
+/// The earliest timestamp of any memory event, counter sample, kernel, range or OOM in `traces`
+/// (0 when empty): where the job time axis starts (DESIGN: job time 0 = the earliest event).
 inline int64_t earliestTime(const std::vector<trace::TraceData>& traces) {
     int64_t t = INT64_MAX;
     for (const trace::TraceData& d : traces) {
         for (int64_t v : d.memory.timestampNs)
             t = std::min(t, v);
+        for (int64_t v : d.counters.timestampNs)
+            t = std::min(t, v);
         for (int64_t v : d.kernels.startNs)
             t = std::min(t, v);
         for (int64_t v : d.ranges.startNs)
             t = std::min(t, v);
+        for (const trace::OomEvent& o : d.ooms)
+            t = std::min(t, o.timestampNs);
     }
     return t == INT64_MAX ? 0 : t;
 }
 
-/// A job from files opened with trace::openJob, job time 0 at the earliest event.
-inline std::shared_ptr<widgets::LoadedJob> openAsJob(const std::vector<std::string>& paths) {
+/// A job of `traces` (one rank each, clock offset 0) built by the production pipeline
+/// (analysis::buildJobModel), so job time = trace time - earliestTime(traces).
+inline std::shared_ptr<const analysis::JobModel> makeJob(std::vector<trace::TraceData> traces) {
+    trace::Job job;
+    for (size_t r = 0; r < traces.size(); ++r) {
+        trace::RankTrace rt;
+        rt.path = "rank" + std::to_string(r);
+        rt.trace.data = std::move(traces[r]);
+        job.ranks.push_back(std::move(rt));
+    }
+    auto model = analysis::buildJobModel(std::move(job), "test job");
+    return model.ok() ? model.value() : nullptr;
+}
+
+/// A job from files opened with trace::openJob, through the production pipeline.
+inline std::shared_ptr<const analysis::JobModel> openAsJob(const std::vector<std::string>& paths) {
     auto job = trace::openJob(paths);
     if (!job.ok()) {
         return nullptr;
     }
-    std::vector<trace::TraceData> traces;
-    for (trace::RankTrace& r : job->ranks) {
-        traces.push_back(std::move(r.trace.data));
-    }
-    const int64_t origin = earliestTime(traces);
-    return makeJob(std::move(traces), -origin);
+    auto model = analysis::buildJobModel(std::move(job).value(), "test job");
+    return model.ok() ? model.value() : nullptr;
 }
 
 /// Allocated bytes on (device, level) at time t (trace time) by replaying the memory events in

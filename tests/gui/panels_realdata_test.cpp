@@ -4,11 +4,11 @@
 #include <filesystem>
 
 #include "panels_fixture.h"
+#include "vramscope/analysis/job_model.h"
 #include "vramscope/widgets/comm_lanes_view.h"
 #include "vramscope/widgets/flame_panel.h"
 #include "vramscope/widgets/flame_view.h"
 #include "vramscope/widgets/gap_table_model.h"
-#include "vramscope/widgets/job_analyses.h"
 #include "vramscope/widgets/leak_panel.h"
 
 using namespace vramscope;
@@ -33,7 +33,7 @@ TEST(PanelsRealData, OomSnapshotFlameAtTheOomEqualsTheReplayedLiveSet) {
     widgets::ZoomState zoom;
     zoom.setFullRange({0, job->durationNs});
     widgets::FlamePanel panel(&zoom);
-    panel.setAnalyses(widgets::analyzeJob(job));
+    panel.setJob(job);
     ASSERT_TRUE(panel.showOom());
     const trace::TraceData& data = job->job.ranks[0].trace.data;
     ASSERT_FALSE(data.ooms.empty());
@@ -54,13 +54,12 @@ TEST(PanelsRealData, LeakSnapshotFlameFollowsTheCursorAndTheLeakPanelSaysStairca
     }
     auto job = openAsJob({path});
     ASSERT_TRUE(job);
-    const auto analyses = widgets::analyzeJob(job);
-    ASSERT_FALSE(analyses->memory.empty());
+    ASSERT_FALSE(job->memory.empty());
     widgets::ZoomState zoom;
     zoom.setFullRange({0, job->durationNs});
     widgets::FlamePanel panel(&zoom);
-    panel.setAnalyses(analyses);
-    const widgets::GpuKey gpu = analyses->memory.front().key;
+    panel.setJob(job);
+    const analysis::GpuKey gpu = job->memory.front().key;
     const trace::TraceData& data = job->job.ranks[0].trace.data;
     const int64_t toJob = job->ranks[0].toJobNs;
     for (int k = 1; k <= 4; ++k) {
@@ -68,10 +67,10 @@ TEST(PanelsRealData, LeakSnapshotFlameFollowsTheCursorAndTheLeakPanelSaysStairca
         zoom.setCursor(t, gpu);
         panel.rebuildNow();
         EXPECT_EQ(panel.view()->tree().root().bytes,
-                  replayLiveBytes(data, gpu.device, analyses->memory.front().level, t - toJob));
+                  replayLiveBytes(data, gpu.device, job->memory.front().level, t - toJob));
     }
     widgets::LeakPanel leak(&zoom);
-    leak.setAnalyses(analyses);
+    leak.setJob(job);
     EXPECT_EQ(leak.summaryModel()
                   ->index(0, widgets::LeakSummaryModel::VerdictColumn)
                   .data(widgets::LeakSummaryModel::RawValueRole)
@@ -88,22 +87,21 @@ TEST(PanelsRealData, DlrmJobHasOneLanePerRankAndACollectiveAcrossAllEight) {
     auto job = openAsJob({path});
     ASSERT_TRUE(job);
     ASSERT_EQ(job->ranks.size(), 8u);
-    const auto analyses = widgets::analyzeJob(job);
     widgets::ZoomState zoom;
     zoom.setFullRange({0, job->durationNs});
     widgets::CommLanesView lanes(&zoom);
     lanes.resize(1200, 600);
-    lanes.setAnalyses(analyses);
+    lanes.setJob(job);
     ASSERT_EQ(lanes.lanes().size(), 8u);
     for (size_t i = 0; i < 8; ++i) {
         EXPECT_EQ(job->ranks[size_t(lanes.lanes()[i].key.rankIndex)].rank, int32_t(i));
     }
     size_t eightWay = 0;
-    for (const analysis::MatchedCollective& c : analyses->collectives().collectives) {
+    for (const analysis::MatchedCollective& c : job->collectives().collectives) {
         eightWay += c.participants.size() == 8 ? 1 : 0;
     }
     EXPECT_GE(eightWay, 1u);
     widgets::GapsPanel gaps(&zoom);
-    gaps.setAnalyses(analyses);
+    gaps.setJob(job);
     EXPECT_GT(gaps.model()->rowCount(), 0);
 }

@@ -13,25 +13,23 @@
 #include <cmath>
 
 #include "panels_fixture.h"
+#include "vramscope/analysis/job_model.h"
 #include "vramscope/analysis/synthetic_job.h"
 #include "vramscope/widgets/advice_panel.h"
 #include "vramscope/widgets/comm_lanes_view.h"
 #include "vramscope/widgets/flame_panel.h"
 #include "vramscope/widgets/flame_view.h"
 #include "vramscope/widgets/gap_table_model.h"
-#include "vramscope/widgets/job_analyses.h"
 #include "vramscope/widgets/leak_panel.h"
 
 using namespace vramscope;
+using analysis::GpuKey;
 using panels_test::makeJob;
 using panels_test::replayLiveBytes;
-using widgets::GpuKey;
 using widgets::TimeRange;
 using widgets::ZoomState;
 
 namespace {
-
-constexpr int64_t kToJob = -500'000;  // job time = trace time - 0.5 ms
 
 /// The synthetic job's numbers, from the formulas in synthetic_job.h.
 struct Expected {
@@ -64,12 +62,13 @@ analysis::SyntheticJobSpec leakSpec() {
 }
 
 struct Fixture {
-    std::shared_ptr<const widgets::LoadedJob> job;
-    std::shared_ptr<const widgets::JobAnalyses> analyses;
+    std::shared_ptr<const analysis::JobModel> job;
+    int64_t toJob = 0;  ///< job time = trace time + toJob, from the traces' earliest event
     ZoomState zoom;
     explicit Fixture(const analysis::SyntheticJobSpec& spec) {
-        job = makeJob(analysis::generateSyntheticJob(spec), kToJob);
-        analyses = widgets::analyzeJob(job);
+        std::vector<trace::TraceData> traces = analysis::generateSyntheticJob(spec);
+        toJob = -panels_test::earliestTime(traces);
+        job = makeJob(std::move(traces));
         zoom.setFullRange({0, job->durationNs});
     }
 };
@@ -81,21 +80,21 @@ TEST(FlamePanel, RootEqualsTheReplayedLiveBytesWhereverTheCursorGoes) {
     const Expected x = expectedFor(spec);
     Fixture f(spec);
     widgets::FlamePanel panel(&f.zoom);
-    panel.setAnalyses(f.analyses);
+    panel.setJob(f.job);
     const trace::TraceData& rank0 = f.job->job.ranks[0].trace.data;
-    const GpuKey gpu{0, 0};
+    const analysis::GpuKey gpu{0, 0};
     for (int64_t t : {x.S(0) - 1, x.S(0) + x.F / 2, x.S(3) + x.F, x.S(5) + x.F + x.C / 4, x.E(7)}) {
-        f.zoom.setCursor(t + kToJob, gpu);
+        f.zoom.setCursor(t + f.toJob, gpu);
         panel.rebuildNow();
         EXPECT_EQ(panel.gpu(), gpu);
-        EXPECT_EQ(panel.shownTimeNs(), t + kToJob);
+        EXPECT_EQ(panel.shownTimeNs(), t + f.toJob);
         EXPECT_EQ(panel.view()->tree().root().bytes,
                   replayLiveBytes(rank0, 0, trace::MemoryLevel::Allocated, t))
             << "trace time " << t;
     }
     // Just before iteration i starts: weights, optimizer state and i leaked tensors.
     for (int i : {0, 4, 7}) {
-        f.zoom.setCursor(x.S(i) - 1 + kToJob, gpu);
+        f.zoom.setCursor(x.S(i) - 1 + f.toJob, gpu);
         panel.rebuildNow();
         EXPECT_EQ(panel.view()->tree().root().bytes,
                   int64_t(spec.weightBytes + spec.optimizerBytes + i * spec.leakBytesPerIteration));
@@ -105,11 +104,13 @@ TEST(FlamePanel, RootEqualsTheReplayedLiveBytesWhereverTheCursorGoes) {
 TEST(FlamePanel, CursorMovesAreCoalescedIntoOneRebuild) {
     Fixture f(leakSpec());
     widgets::FlamePanel panel(&f.zoom);
-    panel.setAnalyses(f.analyses);
-    f.zoom.setCursor(5'000'000, GpuKey{0, 0});
-    f.zoom.setCursor(6'000'000, GpuKey{0, 0});
+    panel.setJob(f.job);
+    QSignalSpy shown(&panel, &widgets::FlamePanel::treeShown);
+    f.zoom.setCursor(5'000'000, analysis::GpuKey{0, 0});
+    f.zoom.setCursor(6'000'000, analysis::GpuKey{0, 0});
     EXPECT_NE(panel.shownTimeNs(), 6'000'000);  // not yet: the timer rebuilds
-    QTest::qWait(widgets::FlamePanel::kRebuildIntervalMs * 4);
+    ASSERT_TRUE(shown.wait(5000));
+    EXPECT_EQ(shown.count(), 1);  // two cursor moves, one rebuild
     EXPECT_EQ(panel.shownTimeNs(), 6'000'000);
 }
 
@@ -118,15 +119,15 @@ TEST(FlamePanel, PeakShowsThePeakOfTheFormula) {
     const Expected x = expectedFor(spec);
     Fixture f(spec);
     widgets::FlamePanel panel(&f.zoom);
-    panel.setAnalyses(f.analyses);
-    panel.setGpu(GpuKey{0, 0});
+    panel.setJob(f.job);
+    panel.setGpu(analysis::GpuKey{0, 0});
     panel.setMoment(widgets::FlamePanel::Moment::Peak);
     // peak allocated = W + O + A a + N L, first reached at S_{N-1} + F (the last leak).
     EXPECT_EQ(panel.view()->tree().root().bytes,
               int64_t(spec.weightBytes + spec.optimizerBytes +
                       spec.activationsPerIteration * spec.activationBytes +
                       spec.iterations * spec.leakBytesPerIteration));
-    EXPECT_EQ(panel.shownTimeNs(), x.S(spec.iterations - 1) + x.F + kToJob);
+    EXPECT_EQ(panel.shownTimeNs(), x.S(spec.iterations - 1) + x.F + f.toJob);
 }
 
 TEST(FlamePanel, WhatGrewBetweenTheSelectionEndsIsTheLeak) {
@@ -134,9 +135,9 @@ TEST(FlamePanel, WhatGrewBetweenTheSelectionEndsIsTheLeak) {
     const Expected x = expectedFor(spec);
     Fixture f(spec);
     widgets::FlamePanel panel(&f.zoom);
-    panel.setAnalyses(f.analyses);
-    panel.setGpu(GpuKey{0, 0});
-    f.zoom.setSelection({x.S(1) - 1 + kToJob, x.S(3) - 1 + kToJob});
+    panel.setJob(f.job);
+    panel.setGpu(analysis::GpuKey{0, 0});
+    f.zoom.setSelection({x.S(1) - 1 + f.toJob, x.S(3) - 1 + f.toJob});
     panel.setMoment(widgets::FlamePanel::Moment::WhatGrew);
     const analysis::FlameTree& tree = panel.view()->tree();
     ASSERT_TRUE(tree.isDiff);
@@ -147,7 +148,7 @@ TEST(FlamePanel, WhatGrewBetweenTheSelectionEndsIsTheLeak) {
 TEST(FlamePanel, SearchHighlightsTheMatchingBytes) {
     Fixture f(leakSpec());
     widgets::FlamePanel panel(&f.zoom);
-    panel.setAnalyses(f.analyses);
+    panel.setJob(f.job);
     panel.setMoment(widgets::FlamePanel::Moment::Peak);
     panel.setGrouping(analysis::FlameGrouping::Category);
     // Every synthetic allocation is a pool allocation (kind Pool).
@@ -161,7 +162,7 @@ TEST(FlameView, ClickZoomsIntoANodeAndKeepsItAcrossRebuilds) {
     Fixture f(leakSpec());
     widgets::FlamePanel panel(&f.zoom);
     panel.resize(800, 600);
-    panel.setAnalyses(f.analyses);
+    panel.setJob(f.job);
     panel.setMoment(widgets::FlamePanel::Moment::Peak);
     widgets::FlameView* view = panel.view();
     const analysis::FlameTree& tree = view->tree();
@@ -192,15 +193,16 @@ TEST(FlamePanel, OomActionJumpsToTheOomAndShowsTheLiveSetThere) {
     data.ooms.push_back({300, 0, 0, 1ull << 31, 0});
     std::vector<trace::TraceData> traces;
     traces.push_back(std::move(data));
-    auto job = makeJob(std::move(traces), 0);
+    auto job = makeJob(std::move(traces));
     ZoomState zoom;
     zoom.setFullRange({0, job->durationNs});
     widgets::FlamePanel panel(&zoom);
-    panel.setAnalyses(widgets::analyzeJob(job));
+    panel.setJob(job);
     ASSERT_TRUE(panel.showOom());
+    // Job time 0 is the first event (t = 100), so the OOM at 300 is at job time 200.
     EXPECT_EQ(panel.moment(), widgets::FlamePanel::Moment::Oom);
-    EXPECT_EQ(panel.shownTimeNs(), 300);
-    EXPECT_EQ(zoom.selectedTimeNs(), 300);
+    EXPECT_EQ(panel.shownTimeNs(), 200);
+    EXPECT_EQ(zoom.selectedTimeNs(), 200);
     EXPECT_EQ(panel.view()->tree().root().bytes, 800);
 }
 
@@ -209,7 +211,7 @@ TEST(GapsPanel, SelectingARowShowsThatGapInTheSharedVisibleRange) {
     const Expected x = expectedFor(spec);
     Fixture f(spec);
     widgets::GapsPanel panel(&f.zoom);
-    panel.setAnalyses(f.analyses);
+    panel.setJob(f.job);
     // Each rank idles hostGapNs between iterations: N - 1 gaps per rank.
     ASSERT_EQ(panel.model()->rowCount(), 2 * (spec.iterations - 1));
     for (int row : {0, 5}) {
@@ -220,8 +222,8 @@ TEST(GapsPanel, SelectingARowShowsThatGapInTheSharedVisibleRange) {
             panel.model()->rows()[size_t(panel.proxy()->mapToSource(index).row())];
         EXPECT_EQ(gap.durationNs, spec.hostGapNs);
         // The gap runs from the end of iteration i to the start of iteration i + 1.
-        const int64_t i = (gap.startNs - kToJob - x.E(0)) / x.P;
-        EXPECT_EQ(gap.startNs, x.E(int(i)) + kToJob);
+        const int64_t i = (gap.startNs - f.toJob - x.E(0)) / x.P;
+        EXPECT_EQ(gap.startNs, x.E(int(i)) + f.toJob);
         EXPECT_EQ(gap.cause, analysis::GapCause::HostBound);
         const int64_t margin = spec.hostGapNs / 2;
         EXPECT_EQ(f.zoom.visibleRange(),
@@ -233,7 +235,7 @@ TEST(GapsPanel, SelectingARowShowsThatGapInTheSharedVisibleRange) {
 TEST(GapsPanel, FiltersByClassAndKernelName) {
     Fixture f(leakSpec());
     widgets::GapsPanel panel(&f.zoom);
-    panel.setAnalyses(f.analyses);
+    panel.setJob(f.job);
     const int all = panel.proxy()->rowCount();
     panel.proxy()->setCauseFilter(int(analysis::GapCause::CollectiveWait));
     EXPECT_EQ(panel.proxy()->rowCount(), 0);
@@ -247,7 +249,7 @@ TEST(Models, PassTheItemModelTester) {
     const analysis::SyntheticJobSpec spec = leakSpec();
     Fixture f(spec);
     widgets::GapsPanel gaps(&f.zoom);
-    gaps.setAnalyses(f.analyses);
+    gaps.setJob(f.job);
     QAbstractItemModelTester t1(gaps.model(),
                                 QAbstractItemModelTester::FailureReportingMode::Fatal);
     QAbstractItemModelTester t2(gaps.proxy(),
@@ -260,12 +262,12 @@ TEST(Models, PassTheItemModelTester) {
     widgets::AdvicePanel advice;
     QAbstractItemModelTester t5(advice.model(),
                                 QAbstractItemModelTester::FailureReportingMode::Fatal);
-    leak.setAnalyses(f.analyses);
-    advice.setAnalyses(f.analyses);
+    leak.setJob(f.job);
+    advice.setJob(f.job);
     gaps.proxy()->sort(widgets::GapTableModel::StartColumn, Qt::AscendingOrder);
     gaps.proxy()->setTextFilter(QStringLiteral("nccl"));
-    leak.setGpu(GpuKey{1, 1});
-    leak.setAnalyses(f.analyses);
+    leak.setGpu(analysis::GpuKey{1, 1});
+    leak.setJob(f.job);
     EXPECT_GT(gaps.model()->rowCount(), 0);
     EXPECT_EQ(leak.summaryModel()->rowCount(), 2);
     EXPECT_GT(advice.model()->rowCount(), 0);
@@ -276,8 +278,8 @@ TEST(LeakPanel, ShowsTheStaircaseAndSelectsTheSurvivorsAllocations) {
     const Expected x = expectedFor(spec);
     Fixture f(spec);
     widgets::LeakPanel panel(&f.zoom);
-    panel.setAnalyses(f.analyses);
-    EXPECT_EQ(panel.gpu(), (GpuKey{0, 0}));  // the leaking GPU comes first
+    panel.setJob(f.job);
+    EXPECT_EQ(panel.gpu(), (analysis::GpuKey{0, 0}));  // the leaking GPU comes first
     const QModelIndex verdict =
         panel.summaryModel()->index(0, widgets::LeakSummaryModel::VerdictColumn);
     EXPECT_EQ(verdict.data(widgets::LeakSummaryModel::RawValueRole).toInt(),
@@ -301,7 +303,7 @@ TEST(LeakPanel, ShowsTheStaircaseAndSelectsTheSurvivorsAllocations) {
     ASSERT_EQ(spy.count(), 1);
     // The leaked tensors still alive at the end were made at S_i + F, i = 0 .. N-1.
     EXPECT_EQ(f.zoom.selection(),
-              (TimeRange{x.S(0) + x.F + kToJob, x.S(spec.iterations - 1) + x.F + kToJob}));
+              (TimeRange{x.S(0) + x.F + f.toJob, x.S(spec.iterations - 1) + x.F + f.toJob}));
 }
 
 TEST(AdvicePanel, CostFollowsThePriceAndThePlannedSteps) {
@@ -309,7 +311,7 @@ TEST(AdvicePanel, CostFollowsThePriceAndThePlannedSteps) {
     const Expected x = expectedFor(spec);
     Fixture f(spec);
     widgets::AdvicePanel panel;
-    panel.setAnalyses(f.analyses);
+    panel.setJob(f.job);
     bool leakAdvice = false;
     for (const analysis::Advice& a : panel.model()->advice()) {
         leakAdvice = leakAdvice || a.rule == "leak";
@@ -333,7 +335,7 @@ TEST(AdvicePanel, CostFollowsThePriceAndThePlannedSteps) {
 TEST(AdvicePanel, SmallCostsAreWrittenInFixedNotation) {
     Fixture f(leakSpec());
     widgets::AdvicePanel panel;
-    panel.setAnalyses(f.analyses);
+    panel.setJob(f.job);
     panel.setGpuHourPrice(0.01);  // a short trace at a low price costs far below one unit
     panel.setPlannedSteps(0);
     const double cost = panel.estimate().totalCost;
@@ -353,18 +355,18 @@ TEST(CommLanesView, StacksLanesByRankAndMarksTheStraggler) {
     Fixture f(spec);
     widgets::CommLanesView view(&f.zoom);
     view.resize(1000, 400);
-    view.setAnalyses(f.analyses);
+    view.setJob(f.job);
     ASSERT_EQ(view.lanes().size(), 2u);
-    EXPECT_EQ(view.lanes()[0].key, (GpuKey{0, 0}));
-    EXPECT_EQ(view.lanes()[1].key, (GpuKey{1, 1}));
+    EXPECT_EQ(view.lanes()[0].key, (analysis::GpuKey{0, 0}));
+    EXPECT_EQ(view.lanes()[1].key, (analysis::GpuKey{1, 1}));
     EXPECT_LT(view.lanes()[0].top, view.lanes()[1].top);
     EXPECT_EQ(view.visibleCollectives().size(), size_t(spec.iterations));
-    for (const analysis::MatchedCollective& c : f.analyses->collectives().collectives) {
+    for (const analysis::MatchedCollective& c : f.job->collectives().collectives) {
         EXPECT_EQ(c.stragglerRank, 1);
         EXPECT_EQ(c.skewNs, spec.stragglerDelayNs);
     }
     // Zoomed to the first iteration of rank 0, one collective is in view.
-    const widgets::RangeSpan* first = view.rankRows().at(0).iterations.at(0);
+    const analysis::RangeSpan* first = view.rankRows().at(0).iterations.at(0);
     f.zoom.setVisibleRange({first->startNs, first->endNs});
     EXPECT_EQ(view.visibleCollectives().size(), 1u);
     QImage image(view.size(), QImage::Format_ARGB32);

@@ -5,8 +5,8 @@
 #include <gtest/gtest.h>
 
 #include "job_loader.h"
+#include "vramscope/analysis/job_model.h"
 #include "vramscope/widgets/device_tree_model.h"
-#include "vramscope/widgets/job_analyses.h"
 #include "vramscope/widgets/live_set_model.h"
 #include "vramscope/widgets/units.h"
 #include "vramscope/widgets/zoom_state.h"
@@ -73,7 +73,7 @@ TEST(Units, TimeUnitFollowsTheSpan) {
 
 namespace {
 /// Two ranks: rank 0 with GPUs 0 and 1, rank 1 with GPU 0.
-std::shared_ptr<const widgets::LoadedJob> twoRankJob() {
+std::shared_ptr<const analysis::JobModel> twoRankJob() {
     trace::Job job;
     for (int r = 0; r < 2; ++r) {
         trace::RankTrace rank;
@@ -90,7 +90,7 @@ std::shared_ptr<const widgets::LoadedJob> twoRankJob() {
         }
         job.ranks.push_back(std::move(rank));
     }
-    return app::analyseJob(std::move(job), "test");
+    return analysis::buildJobModel(std::move(job), "test").value();
 }
 }  // namespace
 
@@ -106,9 +106,9 @@ TEST(DeviceTreeModel, ListsRanksThenGpusAndTicksFollowTheRank) {
     QSignalSpy changed(&model, &widgets::DeviceTreeModel::checkedGpusChanged);
     model.setData(model.index(0, 0), Qt::Unchecked, Qt::CheckStateRole);
     EXPECT_EQ(changed.count(), 1);
-    const std::vector<widgets::GpuKey> left = model.checkedGpus();
+    const std::vector<analysis::GpuKey> left = model.checkedGpus();
     ASSERT_EQ(left.size(), 1u);
-    EXPECT_EQ(left[0], (widgets::GpuKey{1, 0}));
+    EXPECT_EQ(left[0], (analysis::GpuKey{1, 0}));
     const QModelIndex gpu = model.index(1, 0, model.index(0, 0));
     model.setData(gpu, Qt::Checked, Qt::CheckStateRole);
     EXPECT_EQ(model.data(model.index(0, 0), Qt::CheckStateRole).value<Qt::CheckState>(),
@@ -173,7 +173,7 @@ TEST(LiveSetModel, MemoryAliveBeforeTheTraceBeganIsNamedSoWithoutAnAddress) {
 }
 
 TEST(GpuLabel, UnknownRankReadsRankQuestionMark) {
-    widgets::LoadedJob job;
+    analysis::JobModel job;
     job.ranks.resize(2);
     job.ranks[0].rank = trace::kUnknownRank;
     job.ranks[1].rank = 3;

@@ -18,4 +18,8 @@ std::string Error::describe() const {
     return out;
 }
 
+Error Error::cancelled(std::string file) {
+    return Error{std::move(file), -1, -1, "cancelled", ErrorCode::Cancelled};
+}
+
 }  // namespace vramscope::trace

@@ -227,9 +227,9 @@ AdvicePanel::AdvicePanel(QWidget* parent)
     connect(m_steps, &QSpinBox::valueChanged, this, &AdvicePanel::updateCost);
 }
 
-void AdvicePanel::setAnalyses(std::shared_ptr<const JobAnalyses> analyses) {
-    m_analyses = std::move(analyses);
-    m_model->setAdvice(m_analyses ? m_analyses->advice() : std::vector<analysis::Advice>{});
+void AdvicePanel::setJob(std::shared_ptr<const analysis::JobModel> job) {
+    m_job = std::move(job);
+    m_model->setAdvice(m_job ? m_job->advice() : std::vector<analysis::Advice>{});
     m_table->resizeColumnsToContents();
     m_table->horizontalHeader()->setStretchLastSection(true);
     m_table->resizeRowsToContents();
@@ -252,11 +252,11 @@ void AdvicePanel::setPlannedSteps(int steps) {
 }
 
 void AdvicePanel::updateCost() {
-    if (!m_analyses) {
+    if (!m_job) {
         m_cost->clear();
         return;
     }
-    analysis::CostInput input = m_analyses->cost;
+    analysis::CostInput input = m_job->cost;
     input.gpuHourPrice = m_price->value();
     if (m_steps->value() > 0) {
         input.steps = m_steps->value();

@@ -48,8 +48,8 @@ CommLanesView::CommLanesView(ZoomState* zoom, QWidget* parent) : QWidget(parent)
     connect(m_zoom, &ZoomState::selectionChanged, this, qOverload<>(&QWidget::update));
 }
 
-void CommLanesView::setAnalyses(std::shared_ptr<const JobAnalyses> analyses) {
-    m_analyses = std::move(analyses);
+void CommLanesView::setJob(std::shared_ptr<const analysis::JobModel> job) {
+    m_job = std::move(job);
     relayout();
     update();
 }
@@ -64,30 +64,31 @@ void CommLanesView::setMargins(int left, int right) {
 void CommLanesView::relayout() {
     m_lanes.clear();
     m_rankRows.clear();
-    if (!m_analyses) {
+    if (!m_job) {
         m_contentHeight = 0;
         return;
     }
-    const LoadedJob& job = *m_analyses->job;
+    const analysis::JobModel& job = *m_job;
     // Narrower rows when there are many GPUs, so that a whole job still fits on screen.
-    const size_t n = m_analyses->kernels.size();
+    const size_t n = m_job->kernels.size();
     m_rowHeight = n <= 4 ? 9 : (n <= 16 ? 7 : (n <= 32 ? 5 : 3));
     int y = kLegendHeight + kAxisHeight;
     int labelWidth = fontMetrics().horizontalAdvance(tr("iterations"));
     int lastRank = -1;
-    for (const GpuKernelAnalysis& k : m_analyses->kernels) {
+    for (const analysis::GpuKernelAnalysis& k : m_job->kernels) {
         if (k.key.rankIndex != lastRank) {
             lastRank = k.key.rankIndex;
             RankRow row;
             row.rankIndex = k.key.rankIndex;
-            for (const RangeSpan& r : job.ranks[size_t(k.key.rankIndex)].ranges) {
+            for (const analysis::RangeSpan& r : job.ranks[size_t(k.key.rankIndex)].ranges) {
                 if (r.kind == trace::RangeKind::Iteration) {
                     row.iterations.push_back(&r);
                 }
             }
-            std::sort(
-                row.iterations.begin(), row.iterations.end(),
-                [](const RangeSpan* a, const RangeSpan* b) { return a->startNs < b->startNs; });
+            std::sort(row.iterations.begin(), row.iterations.end(),
+                      [](const analysis::RangeSpan* a, const analysis::RangeSpan* b) {
+                          return a->startNs < b->startNs;
+                      });
             if (!row.iterations.empty()) {
                 row.top = y;
                 y += kIterationHeight;
@@ -126,11 +127,11 @@ int64_t CommLanesView::timeAt(double x) const {
 }
 
 int64_t CommLanesView::toJobNs(int rankIndex) const {
-    return m_analyses->job->ranks[size_t(rankIndex)].toJobNs;
+    return m_job->ranks[size_t(rankIndex)].toJobNs;
 }
 
 int CommLanesView::laneOfRank(int32_t rank) const {
-    const LoadedJob& job = *m_analyses->job;
+    const analysis::JobModel& job = *m_job;
     for (size_t i = 0; i < m_lanes.size(); ++i) {
         const int ri = m_lanes[i].key.rankIndex;
         const int32_t r = job.ranks[size_t(ri)].rank >= 0 ? job.ranks[size_t(ri)].rank : ri;
@@ -143,11 +144,11 @@ int CommLanesView::laneOfRank(int32_t rank) const {
 
 std::vector<size_t> CommLanesView::visibleCollectives() const {
     std::vector<size_t> out;
-    if (!m_analyses) {
+    if (!m_job) {
         return out;
     }
     const TimeRange v = m_zoom->visibleRange();
-    const auto& all = m_analyses->collectives().collectives;
+    const auto& all = m_job->collectives().collectives;
     for (size_t i = 0; i < all.size(); ++i) {
         int64_t first = INT64_MAX;
         int64_t last = INT64_MIN;
@@ -165,7 +166,7 @@ std::vector<size_t> CommLanesView::visibleCollectives() const {
 void CommLanesView::paintEvent(QPaintEvent*) {
     QPainter p(this);
     p.fillRect(rect(), palette().base());
-    if (!m_analyses || m_lanes.empty()) {
+    if (!m_job || m_lanes.empty()) {
         p.setPen(palette().placeholderText().color());
         p.drawText(rect(), Qt::AlignCenter, tr("No kernels in this job: nothing to show."));
         return;
@@ -175,7 +176,7 @@ void CommLanesView::paintEvent(QPaintEvent*) {
     const int plotRight = width() - m_right;
     p.setClipRect(QRect(m_left, 0, plotRight - m_left, height()));
     for (const RankRow& row : m_rankRows) {
-        for (const RangeSpan* s : row.iterations) {
+        for (const analysis::RangeSpan* s : row.iterations) {
             if (s->endNs < v.startNs || s->startNs > v.endNs) {
                 continue;
             }
@@ -260,7 +261,7 @@ void CommLanesView::paintLane(QPainter& p, const Lane& lane) const {
 
 void CommLanesView::paintCollectives(QPainter& p) const {
     const std::vector<size_t> visible = visibleCollectives();
-    const auto& all = m_analyses->collectives().collectives;
+    const auto& all = m_job->collectives().collectives;
     const double w = std::max(1, width() - m_left - m_right);
     // Linking lines only while they can be told apart; straggler marks always.
     const bool lines = double(visible.size()) <= w / 6.0;
@@ -356,7 +357,7 @@ void CommLanesView::paintLegend(QPainter& p) const {
     item(kClassColor[1], tr("communication"));
     item(kClassColor[2], tr("memcpy/memset"));
     item(idleBrush(), tr("idle"));
-    if (!m_analyses->collectives().collectives.empty()) {
+    if (!m_job->collectives().collectives.empty()) {
         item(QBrush(kStraggler.lighter(130), Qt::Dense5Pattern), tr("waiting for straggler"));
         item(kStraggler, tr("straggler arrives"));
     }
@@ -364,14 +365,14 @@ void CommLanesView::paintLegend(QPainter& p) const {
 }
 
 QString CommLanesView::describeAt(QPoint pos) const {
-    if (!m_analyses || pos.x() < m_left || pos.x() > width() - m_right) {
+    if (!m_job || pos.x() < m_left || pos.x() > width() - m_right) {
         return {};
     }
     const int64_t t = timeAt(pos.x());
-    const LoadedJob& job = *m_analyses->job;
+    const analysis::JobModel& job = *m_job;
     for (const RankRow& row : m_rankRows) {
         if (pos.y() >= row.top && pos.y() < row.top + kIterationHeight) {
-            for (const RangeSpan* s : row.iterations) {
+            for (const analysis::RangeSpan* s : row.iterations) {
                 if (s->startNs <= t && t < s->endNs) {
                     return tr("<b>%1</b><br>%2")
                         .arg(QString::fromStdString(s->name).toHtmlEscaped(),
@@ -392,7 +393,7 @@ QString CommLanesView::describeAt(QPoint pos) const {
         // Collective arrivals near the pointer (within 4 px).
         const int32_t rank = job.ranks[size_t(lane.key.rankIndex)].rank;
         for (size_t i : visibleCollectives()) {
-            const analysis::MatchedCollective& c = m_analyses->collectives().collectives[i];
+            const analysis::MatchedCollective& c = m_job->collectives().collectives[i];
             for (const analysis::CollectiveParticipant& part : c.participants) {
                 if (part.rank == rank && std::fabs(double(part.startNs - t)) <= 4 * pxNs) {
                     text += tr("<b>%1 #%2</b>: straggler rank %3, skew %4; this rank waited %5<br>")
@@ -442,8 +443,8 @@ void CommLanesView::mouseMoveEvent(QMouseEvent* event) {
         m_zoom->setVisibleRange({m_pressRange.startNs + delta, m_pressRange.endNs + delta});
         return;
     }
-    if (x >= m_left && x <= width() - m_right && m_analyses) {
-        GpuKey gpu;
+    if (x >= m_left && x <= width() - m_right && m_job) {
+        analysis::GpuKey gpu;
         for (const Lane& lane : m_lanes) {
             if (event->position().y() >= lane.top &&
                 event->position().y() < lane.top + 3 * m_rowHeight) {

@@ -16,13 +16,13 @@ constexpr quintptr kRankId = 0;
 
 DeviceTreeModel::DeviceTreeModel(QObject* parent) : QAbstractItemModel(parent) {}
 
-void DeviceTreeModel::setJob(const std::shared_ptr<const LoadedJob>& job, bool dark) {
+void DeviceTreeModel::setJob(const std::shared_ptr<const analysis::JobModel>& job, bool dark) {
     beginResetModel();
     m_ranks.clear();
     if (job) {
         m_ranks.resize(job->ranks.size());
         for (size_t r = 0; r < job->ranks.size(); ++r) {
-            const RankInfo& info = job->ranks[r];
+            const analysis::RankInfo& info = job->ranks[r];
             RankRow& row = m_ranks[r];
             const QString file = QFileInfo(QString::fromStdString(info.path)).fileName();
             row.name = info.rank >= 0 ? tr("rank %1").arg(info.rank) : tr("rank ? (%1)").arg(file);
@@ -31,7 +31,7 @@ void DeviceTreeModel::setJob(const std::shared_ptr<const LoadedJob>& job, bool d
                 row.tooltip += tr("\nhost %1").arg(QString::fromStdString(info.host));
             }
         }
-        for (const GpuSeries& g : job->gpus) {
+        for (const analysis::GpuSeries& g : job->gpus) {
             GpuRow row;
             row.key = g.key;
             row.name = tr("GPU %1").arg(g.key.device);
@@ -39,14 +39,13 @@ void DeviceTreeModel::setJob(const std::shared_ptr<const LoadedJob>& job, bool d
                 row.name += QStringLiteral(" · ") + QString::fromStdString(g.deviceName);
             }
             row.color = gpuColor(g.colorIndex, dark);
-            row.capacityBytes = g.capacityBytes;
-            row.peakBytes = std::max(g.peakAllocatedBytes, g.peakReservedBytes);
+            row.memory = g.memory;
             row.hasData = !g.allocated.series().empty() || !g.reserved.series().empty();
             row.tooltip = row.name + QLatin1Char('\n') +
                           tr("peak allocated %1, peak reserved %2, %3 memory events")
-                              .arg(formatBytes(static_cast<double>(g.peakAllocatedBytes)),
-                                   formatBytes(static_cast<double>(g.peakReservedBytes)))
-                              .arg(g.memoryEvents);
+                              .arg(formatBytes(static_cast<double>(g.memory.peakAllocatedBytes)),
+                                   formatBytes(static_cast<double>(g.memory.peakReservedBytes)))
+                              .arg(g.memory.memoryEvents);
             m_ranks[static_cast<size_t>(g.key.rankIndex)].gpus.push_back(row);
         }
     }
@@ -54,8 +53,8 @@ void DeviceTreeModel::setJob(const std::shared_ptr<const LoadedJob>& job, bool d
     emit checkedGpusChanged();
 }
 
-std::vector<GpuKey> DeviceTreeModel::checkedGpus() const {
-    std::vector<GpuKey> out;
+std::vector<analysis::GpuKey> DeviceTreeModel::checkedGpus() const {
+    std::vector<analysis::GpuKey> out;
     for (const RankRow& rank : m_ranks) {
         for (const GpuRow& gpu : rank.gpus) {
             if (gpu.checked) {
@@ -66,7 +65,7 @@ std::vector<GpuKey> DeviceTreeModel::checkedGpus() const {
     return out;
 }
 
-void DeviceTreeModel::setCheckedGpus(const std::vector<GpuKey>& gpus) {
+void DeviceTreeModel::setCheckedGpus(const std::vector<analysis::GpuKey>& gpus) {
     for (RankRow& rank : m_ranks) {
         for (GpuRow& gpu : rank.gpus) {
             gpu.checked = std::find(gpus.begin(), gpus.end(), gpu.key) != gpus.end();
@@ -85,7 +84,7 @@ void DeviceTreeModel::setCheckedGpus(const std::vector<GpuKey>& gpus) {
     emit checkedGpusChanged();
 }
 
-QModelIndex DeviceTreeModel::indexOf(GpuKey gpu) const {
+QModelIndex DeviceTreeModel::indexOf(analysis::GpuKey gpu) const {
     if (gpu.rankIndex < 0 || static_cast<size_t>(gpu.rankIndex) >= m_ranks.size()) {
         return {};
     }
@@ -166,26 +165,24 @@ QVariant DeviceTreeModel::data(const QModelIndex& index, int role) const {
         }
     }
     const GpuRow& gpu = m_ranks[index.internalId() - 1].gpus[static_cast<size_t>(index.row())];
-    const double peakShare = gpu.capacityBytes > 0 ? static_cast<double>(gpu.peakBytes) /
-                                                         static_cast<double>(gpu.capacityBytes)
-                                                   : -1.0;
+    const analysis::MemorySummary& m = gpu.memory;
+    const double peak = static_cast<double>(m.peakBytes());
     switch (role) {
         case Qt::DisplayRole:
             if (index.column() == NameColumn) {
                 return gpu.name;
             }
             if (index.column() == CapacityColumn) {
-                return gpu.capacityBytes > 0
-                           ? formatBytes(static_cast<double>(gpu.capacityBytes), 1)
-                           : tr("unknown");
+                return m.capacityBytes > 0 ? formatBytes(static_cast<double>(m.capacityBytes), 1)
+                                           : tr("unknown");
             }
             if (!gpu.hasData) {
                 return tr("no data");
             }
-            return peakShare >= 0 ? tr("%1 (%2 %)")
-                                        .arg(formatBytes(static_cast<double>(gpu.peakBytes)))
-                                        .arg(100.0 * peakShare, 0, 'f', 0)
-                                  : formatBytes(static_cast<double>(gpu.peakBytes));
+            if (const std::optional<double> share = m.peakShare()) {
+                return tr("%1 (%2 %)").arg(formatBytes(peak)).arg(100.0 * *share, 0, 'f', 0);
+            }
+            return formatBytes(peak);
         case Qt::DecorationRole:
             return index.column() == NameColumn ? QVariant(gpu.color) : QVariant();
         case Qt::CheckStateRole:
@@ -199,10 +196,10 @@ QVariant DeviceTreeModel::data(const QModelIndex& index, int role) const {
                                                 : QVariant(Qt::AlignRight | Qt::AlignVCenter);
         case RawValueRole:
             if (index.column() == CapacityColumn) {
-                return QVariant::fromValue<qulonglong>(gpu.capacityBytes);
+                return QVariant::fromValue<qulonglong>(m.capacityBytes);
             }
             if (index.column() == PeakColumn) {
-                return QVariant::fromValue<qlonglong>(gpu.peakBytes);
+                return QVariant::fromValue<qlonglong>(m.peakBytes());
             }
             return {};
         default:

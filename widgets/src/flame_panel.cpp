@@ -12,6 +12,7 @@
 
 #include <algorithm>
 
+#include "vramscope/analysis/flame_service.h"
 #include "vramscope/analysis/leak.h"
 #include "vramscope/widgets/flame_view.h"
 #include "vramscope/widgets/units.h"
@@ -20,7 +21,7 @@ namespace vramscope::widgets {
 
 namespace {
 
-QString jobTime(const LoadedJob& job, int64_t ns) {
+QString jobTime(const analysis::JobModel& job, int64_t ns) {
     const TimeUnit unit = timeUnitFor(double(std::max<int64_t>(job.durationNs, 1)));
     return formatTime(double(ns), unit, unit.ns / 100.0);
 }
@@ -81,8 +82,8 @@ FlamePanel::FlamePanel(ZoomState* zoom, QWidget* parent)
     m_timer->setInterval(kRebuildIntervalMs);
     connect(m_timer, &QTimer::timeout, this, &FlamePanel::rebuildNow);
     connect(m_gpuBox, &QComboBox::activated, this, [this](int i) {
-        if (m_analyses && i >= 0 && size_t(i) < m_analyses->memory.size()) {
-            setGpu(m_analyses->memory[size_t(i)].key);
+        if (m_job && i >= 0 && size_t(i) < m_job->memory.size()) {
+            setGpu(m_job->memory[size_t(i)].key);
         }
     });
     connect(m_momentBox, &QComboBox::activated, this,
@@ -121,11 +122,11 @@ FlamePanel::FlamePanel(ZoomState* zoom, QWidget* parent)
     });
 }
 
-void FlamePanel::setAnalyses(std::shared_ptr<const JobAnalyses> analyses) {
-    m_analyses = std::move(analyses);
+void FlamePanel::setJob(std::shared_ptr<const analysis::JobModel> job) {
+    m_job = std::move(job);
     m_gpu = {};
-    if (m_analyses && !m_analyses->memory.empty()) {
-        m_gpu = m_analyses->memory.front().key;
+    if (m_job && !m_job->memory.empty()) {
+        m_gpu = m_job->memory.front().key;
     }
     fillGpus();
     rebuildNow();
@@ -142,37 +143,37 @@ bool FlamePanel::eventFilter(QObject* watched, QEvent* event) {
 void FlamePanel::fillGpus() {
     m_gpuBox->clear();
     m_gpuBox->setEnabled(true);
-    if (!m_analyses) {
+    if (!m_job) {
         return;
     }
-    if (m_analyses->memory.empty()) {
+    if (m_job->memory.empty()) {
         m_gpuBox->addItem(tr("no GPU with memory data"));
         m_gpuBox->setEnabled(false);
         return;
     }
-    for (const GpuMemoryAnalysis& g : m_analyses->memory) {
-        m_gpuBox->addItem(gpuLabel(*m_analyses->job, g.key));
+    for (const analysis::GpuMemoryAnalysis& g : m_job->memory) {
+        m_gpuBox->addItem(gpuLabel(*m_job, g.key));
         if (g.key == m_gpu) {
             m_gpuBox->setCurrentIndex(m_gpuBox->count() - 1);
         }
     }
 }
 
-const GpuMemoryAnalysis* FlamePanel::current() const {
-    return m_analyses ? m_analyses->memoryOf(m_gpu) : nullptr;
+const analysis::GpuMemoryAnalysis* FlamePanel::current() const {
+    return m_job ? m_job->memoryOf(m_gpu) : nullptr;
 }
 
 int64_t FlamePanel::rankOffset() const {
-    return m_analyses->job->ranks[size_t(m_gpu.rankIndex)].toJobNs;
+    return m_job->ranks[size_t(m_gpu.rankIndex)].toJobNs;
 }
 
-void FlamePanel::setGpu(GpuKey gpu) {
-    if (!m_analyses || !m_analyses->memoryOf(gpu) || gpu == m_gpu) {
+void FlamePanel::setGpu(analysis::GpuKey gpu) {
+    if (!m_job || !m_job->memoryOf(gpu) || gpu == m_gpu) {
         return;
     }
     m_gpu = gpu;
-    for (size_t i = 0; i < m_analyses->memory.size(); ++i) {
-        if (m_analyses->memory[i].key == gpu) {
+    for (size_t i = 0; i < m_job->memory.size(); ++i) {
+        if (m_job->memory[i].key == gpu) {
             m_gpuBox->setCurrentIndex(int(i));
         }
     }
@@ -202,17 +203,17 @@ void FlamePanel::scheduleRebuild() {
 }
 
 void FlamePanel::followZoomGpu() {
-    if (!m_analyses) {
+    if (!m_job) {
         return;
     }
-    const GpuKey hovered = m_zoom->hasCursor() ? m_zoom->cursorGpu() : GpuKey{};
-    const GpuKey wanted = hovered.isValid() ? hovered : m_zoom->selectedGpu();
+    const analysis::GpuKey hovered = m_zoom->hasCursor() ? m_zoom->cursorGpu() : analysis::GpuKey{};
+    const analysis::GpuKey wanted = hovered.isValid() ? hovered : m_zoom->selectedGpu();
     // Follow the GPU the user points at when it changes; a GPU picked in the box stays otherwise.
     if (!wanted.isValid() || wanted == m_lastFollowed) {
         return;
     }
     m_lastFollowed = wanted;
-    if (wanted != m_gpu && m_analyses->memoryOf(wanted)) {
+    if (wanted != m_gpu && m_job->memoryOf(wanted)) {
         m_gpu = wanted;
         fillGpus();
     }
@@ -224,13 +225,13 @@ void FlamePanel::rebuildNow() {
     if (m_moment == Moment::Cursor) {
         followZoomGpu();
     }
-    const GpuMemoryAnalysis* g = current();
+    const analysis::GpuMemoryAnalysis* g = current();
     if (!g) {
         m_view->setTree({});
         QString why = tr("No job loaded.");
-        if (m_analyses) {
+        if (m_job) {
             bool kernels = false;
-            for (const trace::RankTrace& r : m_analyses->job->job.ranks) {
+            for (const trace::RankTrace& r : m_job->job.ranks) {
                 kernels = kernels || r.trace.data.kernels.size() > 0;
             }
             why = kernels ? tr("No GPU of this job has allocation events (a trace of kernels "
@@ -242,7 +243,7 @@ void FlamePanel::rebuildNow() {
         return;
     }
     m_view->setPlaceholder({});
-    const trace::TraceData& data = m_analyses->job->job.ranks[size_t(m_gpu.rankIndex)].trace.data;
+    const trace::TraceData& data = m_job->job.ranks[size_t(m_gpu.rankIndex)].trace.data;
     const int64_t offset = rankOffset();
     int64_t t = offset + g->peakTimeNs;
     switch (m_moment) {
@@ -276,24 +277,27 @@ void FlamePanel::rebuildNow() {
                 m_zoom->hasSelection() ? m_zoom->selection() : m_zoom->visibleRange();
             m_beforeNs = r.startNs;
             m_shownNs = r.endNs;
-            m_view->setTree(g->flame->diff(r.startNs - offset, r.endNs - offset, m_grouping));
+            m_view->setTree(*m_job->flames->diff(m_gpu.rankIndex, m_gpu.device, r.startNs - offset,
+                                                 r.endNs - offset, m_grouping));
             m_caption->setText(caption());
             fitCaption(m_caption);
+            emit treeShown(m_shownNs);
             return;
         }
     }
     m_shownNs = t;
-    m_view->setTree(g->flame->at(t - offset, m_grouping));
+    m_view->setTree(*m_job->flames->at(m_gpu.rankIndex, m_gpu.device, t - offset, m_grouping));
     m_caption->setText(caption());
     fitCaption(m_caption);
+    emit treeShown(m_shownNs);
 }
 
 QString FlamePanel::caption() const {
-    const GpuMemoryAnalysis* g = current();
+    const analysis::GpuMemoryAnalysis* g = current();
     if (!g) {
         return {};
     }
-    const LoadedJob& job = *m_analyses->job;
+    const analysis::JobModel& job = *m_job;
     const analysis::FlameTree& tree = m_view->tree();
     const analysis::FlameNode& root = tree.root();
     const QString who = gpuLabel(job, m_gpu);
@@ -334,14 +338,14 @@ QString FlamePanel::caption() const {
 }
 
 bool FlamePanel::showOom() {
-    if (!m_analyses) {
+    if (!m_job) {
         return false;
     }
-    const LoadedJob& job = *m_analyses->job;
+    const analysis::JobModel& job = *m_job;
     bool found = false;
-    GpuKey best;
+    analysis::GpuKey best;
     int64_t bestNs = 0;
-    for (const GpuMemoryAnalysis& g : m_analyses->memory) {
+    for (const analysis::GpuMemoryAnalysis& g : m_job->memory) {
         const trace::TraceData& data = job.job.ranks[size_t(g.key.rankIndex)].trace.data;
         for (const trace::OomEvent& o : data.ooms) {
             const int64_t t = job.ranks[size_t(g.key.rankIndex)].toJobNs + o.timestampNs;
@@ -364,8 +368,8 @@ bool FlamePanel::showOom() {
     return true;
 }
 
-void FlamePanel::highlightStack(GpuKey gpu, trace::StackId stack) {
-    if (!m_analyses || !m_analyses->memoryOf(gpu)) {
+void FlamePanel::highlightStack(analysis::GpuKey gpu, trace::StackId stack) {
+    if (!m_job || !m_job->memoryOf(gpu)) {
         return;
     }
     m_gpu = gpu;
@@ -375,7 +379,7 @@ void FlamePanel::highlightStack(GpuKey gpu, trace::StackId stack) {
         m_groupBox->setCurrentIndex(m_groupBox->findData(int(m_grouping)));
     }
     rebuildNow();
-    const trace::TraceData& data = m_analyses->job->job.ranks[size_t(gpu.rankIndex)].trace.data;
+    const trace::TraceData& data = m_job->job.ranks[size_t(gpu.rankIndex)].trace.data;
     std::vector<std::string> path;
     if (stack < data.stacks.size()) {
         const std::vector<trace::FrameId>& frames = data.stacks[stack];

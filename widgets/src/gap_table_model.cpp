@@ -40,10 +40,9 @@ QString causeText(analysis::GapCause cause) {
 
 }  // namespace
 
-std::vector<GapRow> gapRowsFrom(const JobAnalyses& analyses) {
+std::vector<GapRow> gapRowsFrom(const analysis::JobModel& job) {
     std::vector<GapRow> rows;
-    const LoadedJob& job = *analyses.job;
-    for (const GpuKernelAnalysis& k : analyses.kernels) {
+    for (const analysis::GpuKernelAnalysis& k : job.kernels) {
         const trace::TraceData& data = job.job.ranks[size_t(k.key.rankIndex)].trace.data;
         const int64_t offset = job.ranks[size_t(k.key.rankIndex)].toJobNs;
         for (const analysis::IdleGap& g : k.breakdown->gaps) {
@@ -239,14 +238,14 @@ GapsPanel::GapsPanel(ZoomState* zoom, QWidget* parent)
             [this](const QModelIndex& current) { showRow(current); });
 }
 
-void GapsPanel::setAnalyses(std::shared_ptr<const JobAnalyses> analyses) {
-    m_analyses = std::move(analyses);
-    m_model->setRows(m_analyses ? gapRowsFrom(*m_analyses) : std::vector<GapRow>{});
+void GapsPanel::setJob(std::shared_ptr<const analysis::JobModel> job) {
+    m_job = std::move(job);
+    m_model->setRows(m_job ? gapRowsFrom(*m_job) : std::vector<GapRow>{});
     int64_t byCause[3] = {0, 0, 0};
     int64_t count = 0;
     int64_t idle = 0;
-    if (m_analyses) {
-        for (const GpuKernelAnalysis& k : m_analyses->kernels) {
+    if (m_job) {
+        for (const analysis::GpuKernelAnalysis& k : m_job->kernels) {
             for (int c = 0; c < 3; ++c) {
                 byCause[c] += k.breakdown->gapNsByCause[c];
                 count += k.breakdown->gapCountByCause[c];
@@ -254,10 +253,10 @@ void GapsPanel::setAnalyses(std::shared_ptr<const JobAnalyses> analyses) {
             idle += k.breakdown->idleNs;
         }
     }
-    if (!m_analyses || m_analyses->kernels.empty()) {
-        m_summary->setText(m_analyses ? tr("This job has no kernel records (e.g. a memory "
-                                           "snapshot): no idle gaps to list.")
-                                      : QString());
+    if (!m_job || m_job->kernels.empty()) {
+        m_summary->setText(m_job ? tr("This job has no kernel records (e.g. a memory "
+                                      "snapshot): no idle gaps to list.")
+                                 : QString());
         return;
     }
     m_summary->setText(

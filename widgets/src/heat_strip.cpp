@@ -15,11 +15,7 @@ namespace {
 constexpr int kRowHeight = 14;
 constexpr int kRowGap = 1;
 
-int64_t peakOf(const GpuSeries& g) {
-    return std::max(g.peakReservedBytes, g.peakAllocatedBytes);
-}
-
-QString rowLabel(const GpuSeries& g) {
+QString rowLabel(const analysis::GpuSeries& g) {
     // Short enough for the plots' left margin: "r12/0" is rank 12, GPU 0.
     return g.rank >= 0 ? QStringLiteral("r%1/%2").arg(g.rank).arg(g.key.device)
                        : QStringLiteral("GPU %1").arg(g.key.device);
@@ -35,13 +31,14 @@ HeatStrip::HeatStrip(ZoomState* zoom, QWidget* parent) : QWidget(parent), m_zoom
     connect(m_zoom, &ZoomState::selectedGpuChanged, this, qOverload<>(&QWidget::update));
 }
 
-void HeatStrip::setGpus(std::shared_ptr<const LoadedJob> job, std::vector<GpuKey> gpus) {
+void HeatStrip::setGpus(std::shared_ptr<const analysis::JobModel> job,
+                        std::vector<analysis::GpuKey> gpus) {
     m_job = std::move(job);
     m_gpus = std::move(gpus);
     m_jobPeak = 1.0;
-    for (GpuKey key : m_gpus) {
-        if (const GpuSeries* g = m_job->gpu(key)) {
-            m_jobPeak = std::max(m_jobPeak, static_cast<double>(peakOf(*g)));
+    for (analysis::GpuKey key : m_gpus) {
+        if (const analysis::GpuSeries* g = m_job->gpu(key)) {
+            m_jobPeak = std::max(m_jobPeak, static_cast<double>(g->memory.peakBytes()));
         }
     }
     setFixedHeight(std::max(1, rowCount()) * (kRowHeight + kRowGap) + 2);
@@ -79,13 +76,13 @@ int64_t HeatStrip::timeAt(double x) const {
     return r.startNs + static_cast<int64_t>(std::llround((x - m_left) * r.durationNs() / w));
 }
 
-double HeatStrip::denominator(const GpuSeries& g) const {
-    return g.capacityBytes > 0 ? static_cast<double>(g.capacityBytes) : m_jobPeak;
+double HeatStrip::denominator(const analysis::GpuSeries& g) const {
+    return g.memory.capacityBytes > 0 ? static_cast<double>(g.memory.capacityBytes) : m_jobPeak;
 }
 
-double HeatStrip::peakShare(int row) const {
-    const GpuSeries* g = m_job ? m_job->gpu(m_gpus[static_cast<size_t>(row)]) : nullptr;
-    return g ? static_cast<double>(peakOf(*g)) / denominator(*g) : 0.0;
+std::optional<double> HeatStrip::peakShare(int row) const {
+    const analysis::GpuSeries* g = m_job ? m_job->gpu(m_gpus[static_cast<size_t>(row)]) : nullptr;
+    return g ? g->memory.peakShare() : std::nullopt;
 }
 
 void HeatStrip::paintEvent(QPaintEvent*) {
@@ -98,17 +95,22 @@ void HeatStrip::paintEvent(QPaintEvent*) {
     const int columns = std::max(1, width() - m_left - m_right);
     const QFontMetrics fm = p.fontMetrics();
     for (int row = 0; row < rowCount(); ++row) {
-        const GpuSeries* g = m_job->gpu(m_gpus[static_cast<size_t>(row)]);
+        const analysis::GpuSeries* g = m_job->gpu(m_gpus[static_cast<size_t>(row)]);
         if (!g) {
             continue;
         }
         const int y = 1 + row * rowHeight();
-        const double share = peakShare(row);
+        // The share of capacity when the capacity is known; the peak itself otherwise (the
+        // shading is then relative to the job's highest peak, which is no percentage).
+        const std::optional<double> share = g->memory.peakShare();
+        const bool warn = g->memory.nearCapacity();
         QFont f = p.font();
-        f.setBold(share >= 0.8);
+        f.setBold(warn);
         p.setFont(f);
-        p.setPen(share >= 0.8 ? m_colors.capacity : m_colors.text);
-        const QString label = rowLabel(*g) + QStringLiteral(" %1%").arg(100.0 * share, 0, 'f', 0);
+        p.setPen(warn ? m_colors.capacity : m_colors.text);
+        const QString label = rowLabel(*g) + QStringLiteral(" ") +
+                              (share ? QStringLiteral("%1%").arg(100.0 * *share, 0, 'f', 0)
+                                     : formatBytes(static_cast<double>(g->memory.peakBytes()), 0));
         p.drawText(QRect(2, y, m_left - 6, kRowHeight), Qt::AlignRight | Qt::AlignVCenter,
                    QFontMetrics(f).elidedText(label, Qt::ElideLeft, m_left - 6));
         const analysis::LodSeries& lod = g->reserved.series().empty() ? g->allocated : g->reserved;
@@ -153,19 +155,22 @@ void HeatStrip::mouseMoveEvent(QMouseEvent* event) {
         m_zoom->setVisibleRange({m_pressRange.startNs + delta, m_pressRange.endNs + delta});
     }
     const int row = rowAt(static_cast<int>(pos.y()));
-    const GpuKey key = row >= 0 ? m_gpus[static_cast<size_t>(row)] : GpuKey{};
+    const analysis::GpuKey key = row >= 0 ? m_gpus[static_cast<size_t>(row)] : analysis::GpuKey{};
     if (pos.x() >= m_left) {
         m_zoom->setCursor(timeAt(pos.x()), key);
     }
-    if (const GpuSeries* g = row >= 0 ? m_job->gpu(key) : nullptr) {
-        setToolTip(QStringLiteral("rank %1 · GPU %2: peak %3 (%4 % of %5)\nclick to show its plot")
+    if (const analysis::GpuSeries* g = row >= 0 ? m_job->gpu(key) : nullptr) {
+        const std::optional<double> share = g->memory.peakShare();
+        const QString of =
+            share ? QStringLiteral("%1 % of %2")
+                        .arg(100.0 * *share, 0, 'f', 1)
+                        .arg(formatBytes(static_cast<double>(g->memory.capacityBytes), 1))
+                  : QStringLiteral("capacity unknown; shaded against the job's highest peak");
+        setToolTip(QStringLiteral("rank %1 · GPU %2: peak %3 (%4)\nclick to show its plot")
                        .arg(g->rank >= 0 ? QString::number(g->rank) : QStringLiteral("?"))
                        .arg(g->key.device)
-                       .arg(formatBytes(static_cast<double>(peakOf(*g))))
-                       .arg(100.0 * peakShare(row), 0, 'f', 1)
-                       .arg(g->capacityBytes > 0
-                                ? formatBytes(static_cast<double>(g->capacityBytes), 1)
-                                : QStringLiteral("the job's highest peak")));
+                       .arg(formatBytes(static_cast<double>(g->memory.peakBytes())))
+                       .arg(of));
     }
 }
 

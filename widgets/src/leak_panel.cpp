@@ -41,21 +41,21 @@ QString verdictText(analysis::LeakVerdict v) {
 
 LeakSummaryModel::LeakSummaryModel(QObject* parent) : QAbstractTableModel(parent) {}
 
-void LeakSummaryModel::setAnalyses(std::shared_ptr<const JobAnalyses> analyses) {
+void LeakSummaryModel::setJob(std::shared_ptr<const analysis::JobModel> job) {
     beginResetModel();
-    m_analyses = std::move(analyses);
+    m_job = std::move(job);
     endResetModel();
 }
 
-GpuKey LeakSummaryModel::gpuAt(int row) const {
-    if (!m_analyses || row < 0 || row >= int(m_analyses->memory.size())) {
+analysis::GpuKey LeakSummaryModel::gpuAt(int row) const {
+    if (!m_job || row < 0 || row >= int(m_job->memory.size())) {
         return {};
     }
-    return m_analyses->memory[size_t(row)].key;
+    return m_job->memory[size_t(row)].key;
 }
 
 int LeakSummaryModel::rowCount(const QModelIndex& parent) const {
-    return parent.isValid() || !m_analyses ? 0 : int(m_analyses->memory.size());
+    return parent.isValid() || !m_job ? 0 : int(m_job->memory.size());
 }
 
 int LeakSummaryModel::columnCount(const QModelIndex& parent) const {
@@ -63,10 +63,10 @@ int LeakSummaryModel::columnCount(const QModelIndex& parent) const {
 }
 
 QVariant LeakSummaryModel::data(const QModelIndex& index, int role) const {
-    if (!index.isValid() || !m_analyses || index.row() >= int(m_analyses->memory.size())) {
+    if (!index.isValid() || !m_job || index.row() >= int(m_job->memory.size())) {
         return {};
     }
-    const GpuMemoryAnalysis& g = m_analyses->memory[size_t(index.row())];
+    const analysis::GpuMemoryAnalysis& g = m_job->memory[size_t(index.row())];
     const analysis::LeakReport& r = g.leak();
     if (role == RawValueRole) {
         switch (index.column()) {
@@ -86,7 +86,7 @@ QVariant LeakSummaryModel::data(const QModelIndex& index, int role) const {
     if (role == Qt::DisplayRole) {
         switch (index.column()) {
             case GpuColumn:
-                return gpuLabel(*m_analyses->job, g.key);
+                return gpuLabel(*m_job, g.key);
             case VerdictColumn:
                 return verdictText(r.verdict);
             case GrowthColumn:
@@ -288,9 +288,9 @@ LeakPanel::LeakPanel(ZoomState* zoom, QWidget* parent)
             [this](const QModelIndex& current) { showSurvivor(current.row()); });
 }
 
-void LeakPanel::setAnalyses(std::shared_ptr<const JobAnalyses> analyses) {
-    m_analyses = std::move(analyses);
-    m_summary->setAnalyses(m_analyses);
+void LeakPanel::setJob(std::shared_ptr<const analysis::JobModel> job) {
+    m_job = std::move(job);
+    m_summary->setJob(m_job);
     m_summaryView->resizeColumnsToContents();
     // As tall as its rows (up to six), the rest goes to the chart.
     const int rows = std::min(std::max(m_summary->rowCount(), 1), 6);
@@ -300,9 +300,9 @@ void LeakPanel::setAnalyses(std::shared_ptr<const JobAnalyses> analyses) {
     m_gpu = {};
     m_survivors->setReport(nullptr);
     // Show the most worrying GPU first: a staircase, else the first.
-    GpuKey first;
-    if (m_analyses) {
-        for (const GpuMemoryAnalysis& g : m_analyses->memory) {
+    analysis::GpuKey first;
+    if (m_job) {
+        for (const analysis::GpuMemoryAnalysis& g : m_job->memory) {
             if (!first.isValid() || g.leak().verdict == analysis::LeakVerdict::Staircase) {
                 first = g.key;
                 if (g.leak().verdict == analysis::LeakVerdict::Staircase) {
@@ -319,12 +319,12 @@ void LeakPanel::setAnalyses(std::shared_ptr<const JobAnalyses> analyses) {
     }
 }
 
-void LeakPanel::setGpu(GpuKey gpu) {
-    if (!m_analyses || !m_analyses->memoryOf(gpu) || gpu == m_gpu) {
+void LeakPanel::setGpu(analysis::GpuKey gpu) {
+    if (!m_job || !m_job->memoryOf(gpu) || gpu == m_gpu) {
         return;
     }
     m_gpu = gpu;
-    const GpuMemoryAnalysis* g = m_analyses->memoryOf(gpu);
+    const analysis::GpuMemoryAnalysis* g = m_job->memoryOf(gpu);
     for (int row = 0; row < m_summary->rowCount(); ++row) {
         if (m_summary->gpuAt(row) == gpu && m_summaryView->currentIndex().row() != row) {
             m_summaryView->setCurrentIndex(m_summary->index(row, 0));
@@ -332,8 +332,8 @@ void LeakPanel::setGpu(GpuKey gpu) {
     }
     m_survivors->setReport(&g->leak());
     m_survivorView->resizeColumnsToContents();
-    QString text = gpuLabel(*m_analyses->job, gpu) + QStringLiteral(": ") +
-                   QString::fromStdString(g->leak().reason);
+    QString text =
+        gpuLabel(*m_job, gpu) + QStringLiteral(": ") + QString::fromStdString(g->leak().reason);
     if (!g->leak().survivors.empty()) {
         text += tr(" Survivors: allocations made in one iteration and still alive two iterations "
                    "later, %1 in all; select one to see where its allocations were made.")
@@ -353,16 +353,16 @@ void LeakPanel::selectSurvivor(int row) {
 
 void LeakPanel::showSurvivor(int row) {
     const analysis::SurvivorGroup* s = m_survivors->groupAt(row);
-    const GpuMemoryAnalysis* g = m_analyses ? m_analyses->memoryOf(m_gpu) : nullptr;
+    const analysis::GpuMemoryAnalysis* g = m_job ? m_job->memoryOf(m_gpu) : nullptr;
     if (!s || !g) {
         return;
     }
-    const LoadedJob& job = *m_analyses->job;
+    const analysis::JobModel& job = *m_job;
     const trace::TraceData& data = job.job.ranks[size_t(m_gpu.rankIndex)].trace.data;
     const int64_t aliveAt =
         g->leak().iterations.empty() ? INT64_MAX : g->leak().iterations.back().endNs;
     const analysis::StackAllocations a =
-        analysis::allocationsOfStack(data, g->flame->index(), s->stack, aliveAt);
+        analysis::allocationsOfStack(data, g->index(), s->stack, aliveAt);
     if (a.count > 0) {
         const int64_t offset = job.ranks[size_t(m_gpu.rankIndex)].toJobNs;
         m_zoom->setSelection({offset + a.firstNs, offset + std::max(a.lastNs, a.firstNs + 1)});
@@ -392,15 +392,15 @@ void LeakPanel::updateChart() {
     integers->setTickStep(1.0);
     integers->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
     m_chart->xAxis->setTicker(integers);
-    const GpuMemoryAnalysis* g = m_analyses ? m_analyses->memoryOf(m_gpu) : nullptr;
+    const analysis::GpuMemoryAnalysis* g = m_job ? m_job->memoryOf(m_gpu) : nullptr;
     if (!g || g->leak().iterations.empty()) {
         // A message in place of an empty chart.
         m_chartMessage->setText(
-            !m_analyses ? tr("No job loaded.")
-            : !g        ? tr("No GPU of this job has allocation events: no per-iteration memory "
-                                    "to chart.")
-                        : tr("No iterations found on %1: no per-iteration memory to chart.")
-                       .arg(gpuLabel(*m_analyses->job, m_gpu)));
+            !m_job ? tr("No job loaded.")
+            : !g   ? tr("No GPU of this job has allocation events: no per-iteration memory "
+                          "to chart.")
+                   : tr("No iterations found on %1: no per-iteration memory to chart.")
+                       .arg(gpuLabel(*m_job, m_gpu)));
         m_chartStack->setCurrentWidget(m_chartMessage);
         m_chart->replot();
         return;

@@ -18,7 +18,7 @@ int topMarginFor(const QFontMetrics& fm) {
     return fm.height() + 6;
 }
 
-QString gpuTitle(const GpuSeries& g) {
+QString gpuTitle(const analysis::GpuSeries& g) {
     QString title = g.rank >= 0 ? QStringLiteral("rank %1 · GPU %2").arg(g.rank).arg(g.key.device)
                                 : QStringLiteral("rank ? · GPU %1").arg(g.key.device);
     if (!g.deviceName.empty()) {
@@ -27,21 +27,21 @@ QString gpuTitle(const GpuSeries& g) {
     if (g.allocated.series().empty() && g.reserved.series().empty()) {
         return title + QStringLiteral(" · no memory data");
     }
-    const int64_t peak = std::max(g.peakAllocatedBytes, g.peakReservedBytes);
-    const char* level = g.peakReservedBytes >= g.peakAllocatedBytes ? "reserved" : "allocated";
-    title += QStringLiteral(" · peak %1 %2").arg(level, formatBytes(static_cast<double>(peak)));
-    if (g.capacityBytes > 0) {
+    const analysis::MemorySummary& m = g.memory;
+    const char* level = m.peakReservedBytes >= m.peakAllocatedBytes ? "reserved" : "allocated";
+    title +=
+        QStringLiteral(" · peak %1 %2").arg(level, formatBytes(static_cast<double>(m.peakBytes())));
+    if (const std::optional<double> share = m.peakShare()) {
         title += QStringLiteral(" = %1 % of %2")
-                     .arg(100.0 * static_cast<double>(peak) / static_cast<double>(g.capacityBytes),
-                          0, 'f', 1)
-                     .arg(formatBytes(static_cast<double>(g.capacityBytes), 1));
+                     .arg(100.0 * *share, 0, 'f', 1)
+                     .arg(formatBytes(static_cast<double>(m.capacityBytes), 1));
     }
     return title;
 }
 }  // namespace
 
-MemoryPlot::MemoryPlot(std::shared_ptr<const LoadedJob> job, GpuKey gpu, ZoomState* zoom,
-                       QWidget* parent)
+MemoryPlot::MemoryPlot(std::shared_ptr<const analysis::JobModel> job, analysis::GpuKey gpu,
+                       ZoomState* zoom, QWidget* parent)
     : QCustomPlot(parent), m_job(std::move(job)), m_gpu(gpu), m_zoom(zoom) {
     m_series = m_job->gpu(gpu);
     Q_ASSERT(m_series);
@@ -128,7 +128,7 @@ void MemoryPlot::setScaleToCapacity(bool toCapacity) {
 }
 
 void MemoryPlot::buildItems() {
-    const GpuSeries& g = *m_series;
+    const analysis::GpuSeries& g = *m_series;
     // The fill under allocated is its own graph of one point per pixel column (the column's max):
     // filling the min/max stroke polygon instead cost ~23 ms per replot on 10 million steps.
     m_allocatedFill = addGraph();
@@ -160,8 +160,9 @@ void MemoryPlot::buildItems() {
     m_capacityLegend = addGraph();
     m_capacityLegend->setName(QStringLiteral("capacity"));
     m_warningLegend = addGraph();
-    m_warningLegend->setName(QStringLiteral("80 % of capacity"));
-    if (g.capacityBytes == 0) {
+    m_warningLegend->setName(
+        QStringLiteral("%1 % of capacity").arg(100.0 * analysis::kCapacityWarningShare, 0, 'f', 0));
+    if (g.memory.capacityBytes == 0) {
         m_capacityLegend->removeFromLegend();
         m_warningLegend->removeFromLegend();
     }
@@ -180,16 +181,18 @@ void MemoryPlot::buildItems() {
     m_capacityText->position->setTypeY(QCPItemPosition::ptPlotCoords);
     m_capacityText->setPositionAlignment(Qt::AlignRight | Qt::AlignBottom);
     for (QCPItemStraightLine* line : {m_capacityLine, m_warningLine}) {
-        line->point1->setCoords(0, static_cast<double>(g.capacityBytes));
-        line->point2->setCoords(1, static_cast<double>(g.capacityBytes));
-        line->setVisible(g.capacityBytes > 0);
+        line->point1->setCoords(0, static_cast<double>(g.memory.capacityBytes));
+        line->point2->setCoords(1, static_cast<double>(g.memory.capacityBytes));
+        line->setVisible(g.memory.capacityBytes > 0);
     }
-    m_warningLine->point1->setCoords(0, 0.8 * static_cast<double>(g.capacityBytes));
-    m_warningLine->point2->setCoords(1, 0.8 * static_cast<double>(g.capacityBytes));
-    m_capacityText->position->setCoords(0.995, static_cast<double>(g.capacityBytes));
-    m_capacityText->setText(
-        QStringLiteral("capacity %1").arg(formatBytes(static_cast<double>(g.capacityBytes), 1)));
-    m_capacityText->setVisible(g.capacityBytes > 0);
+    const double warning =
+        analysis::kCapacityWarningShare * static_cast<double>(g.memory.capacityBytes);
+    m_warningLine->point1->setCoords(0, warning);
+    m_warningLine->point2->setCoords(1, warning);
+    m_capacityText->position->setCoords(0.995, static_cast<double>(g.memory.capacityBytes));
+    m_capacityText->setText(QStringLiteral("capacity %1")
+                                .arg(formatBytes(static_cast<double>(g.memory.capacityBytes), 1)));
+    m_capacityText->setVisible(g.memory.capacityBytes > 0);
 
     m_title = new QCPItemText(this);
     m_title->position->setType(QCPItemPosition::ptAxisRectRatio);
@@ -217,7 +220,7 @@ void MemoryPlot::buildItems() {
     m_peakText->position->setParentAnchor(m_peakArrow->start);
     m_peakText->setPadding(QMargins(2, 0, 2, 0));
 
-    for (const OomMark& oom : g.ooms) {
+    for (const analysis::OomMark& oom : g.ooms) {
         auto* line = new QCPItemStraightLine(this);
         line->point1->setCoords(static_cast<double>(oom.timeNs), 0);
         line->point2->setCoords(static_cast<double>(oom.timeNs), 1);
@@ -304,19 +307,19 @@ void MemoryPlot::applyColors(const PlotColors& colors) {
 }
 
 void MemoryPlot::updateYRange() {
-    const GpuSeries& g = *m_series;
-    const double dataMax = static_cast<double>(
-        std::max<int64_t>(std::max(g.peakAllocatedBytes, g.peakReservedBytes), 0));
+    const analysis::GpuSeries& g = *m_series;
+    const double dataMax = static_cast<double>(g.memory.peakBytes());
     double top = std::max(dataMax, 1024.0 * 1024.0) * kHeadroom;
-    const double capacity = static_cast<double>(g.capacityBytes);
+    const double capacity = static_cast<double>(g.memory.capacityBytes);
     // Show the capacity when asked, or when the peak comes within reach of the 80 % line anyway.
-    if (capacity > 0 && (m_scaleToCapacity || capacity * 0.8 <= top * 1.3)) {
+    const double warning = analysis::kCapacityWarningShare * capacity;
+    if (capacity > 0 && (m_scaleToCapacity || warning <= top * 1.3)) {
         top = std::max(top, capacity * 1.08);
     }
     yAxis->setRange(0, top);
     // The legend names only the lines that are on screen; the title still gives the capacity.
     const bool capacityShown = capacity > 0 && capacity <= top;
-    const bool warningShown = capacity > 0 && 0.8 * capacity <= top;
+    const bool warningShown = capacity > 0 && warning <= top;
     if (capacityShown) {
         m_capacityLegend->addToLegend();
     } else {
@@ -415,10 +418,11 @@ void MemoryPlot::refresh() {
 }
 
 void MemoryPlot::updateMarkers() {
-    const GpuSeries& g = *m_series;
+    const analysis::GpuSeries& g = *m_series;
     const bool useAllocated = !g.allocated.series().empty();
-    const int64_t peak = useAllocated ? g.peakAllocatedBytes : g.peakReservedBytes;
-    const int64_t peakTime = useAllocated ? g.peakAllocatedTimeNs : g.peakReservedTimeNs;
+    const int64_t peak = useAllocated ? g.memory.peakAllocatedBytes : g.memory.peakReservedBytes;
+    const int64_t peakTime =
+        useAllocated ? g.memory.peakAllocatedTimeNs : g.memory.peakReservedTimeNs;
     const TimeRange range = m_zoom->visibleRange();
     const bool visible = peak > 0 && peakTime >= range.startNs && peakTime <= range.endNs;
     m_peakText->setVisible(visible);

@@ -23,11 +23,11 @@ RangeLane::RangeLane(ZoomState* zoom, QWidget* parent) : QWidget(parent), m_zoom
     connect(m_zoom, &ZoomState::cursorChanged, this, qOverload<>(&QWidget::update));
 }
 
-void RangeLane::setRank(std::shared_ptr<const LoadedJob> job, int rankIndex) {
+void RangeLane::setRank(std::shared_ptr<const analysis::JobModel> job, int rankIndex) {
     m_job = std::move(job);
     m_rows.clear();
     if (m_job && rankIndex >= 0 && static_cast<size_t>(rankIndex) < m_job->ranks.size()) {
-        const RankInfo& rank = m_job->ranks[static_cast<size_t>(rankIndex)];
+        const analysis::RankInfo& rank = m_job->ranks[static_cast<size_t>(rankIndex)];
         const QString who = m_job->ranks.size() > 1 && rank.rank >= 0
                                 ? QStringLiteral(" r%1").arg(rank.rank)
                                 : QString();
@@ -36,7 +36,7 @@ void RangeLane::setRank(std::shared_ptr<const LoadedJob> job, int rankIndex) {
         for (uint32_t d = 0; d < kNvtxRows; ++d) {
             nvtx[d].label = d == 0 ? QStringLiteral("NVTX") + who : QString();
         }
-        for (const RangeSpan& span : rank.ranges) {
+        for (const analysis::RangeSpan& span : rank.ranges) {
             if (span.kind == trace::RangeKind::Iteration) {
                 iterations.spans.push_back(&span);
             } else if (span.depth < kNvtxRows) {
@@ -45,9 +45,10 @@ void RangeLane::setRank(std::shared_ptr<const LoadedJob> job, int rankIndex) {
         }
         for (Row* row : {&iterations, &nvtx[0], &nvtx[1]}) {
             if (!row->spans.empty()) {
-                std::sort(
-                    row->spans.begin(), row->spans.end(),
-                    [](const RangeSpan* a, const RangeSpan* b) { return a->startNs < b->startNs; });
+                std::sort(row->spans.begin(), row->spans.end(),
+                          [](const analysis::RangeSpan* a, const analysis::RangeSpan* b) {
+                              return a->startNs < b->startNs;
+                          });
                 m_rows.push_back(std::move(*row));
             }
         }
@@ -93,7 +94,7 @@ int RangeLane::rowAt(int y) const {
     return row >= 0 && row < static_cast<int>(m_rows.size()) ? row : -1;
 }
 
-const RangeSpan* RangeLane::rangeAt(QPoint pos) const {
+const analysis::RangeSpan* RangeLane::rangeAt(QPoint pos) const {
     const int row = rowAt(pos.y());
     if (row < 0 || pos.x() < m_left) {
         return nullptr;
@@ -101,8 +102,9 @@ const RangeSpan* RangeLane::rangeAt(QPoint pos) const {
     const int64_t t = timeAt(pos.x());
     const auto& spans = m_rows[static_cast<size_t>(row)].spans;
     // Last span starting at or before t that still covers it.
-    auto it = std::upper_bound(spans.begin(), spans.end(), t,
-                               [](int64_t v, const RangeSpan* s) { return v < s->startNs; });
+    auto it =
+        std::upper_bound(spans.begin(), spans.end(), t,
+                         [](int64_t v, const analysis::RangeSpan* s) { return v < s->startNs; });
     while (it != spans.begin()) {
         --it;
         if ((*it)->endNs >= t) {
@@ -130,7 +132,7 @@ void RangeLane::paintEvent(QPaintEvent*) {
         p.setClipRect(QRect(m_left, y, width() - m_left - m_right, kRowHeight));
         double lastRight = -1e9;
         int index = 0;
-        for (const RangeSpan* s : row.spans) {
+        for (const analysis::RangeSpan* s : row.spans) {
             ++index;
             if (s->endNs < visible.startNs || s->startNs > visible.endNs) {
                 continue;
@@ -168,7 +170,7 @@ void RangeLane::paintEvent(QPaintEvent*) {
 }
 
 void RangeLane::mousePressEvent(QMouseEvent* event) {
-    if (const RangeSpan* s = rangeAt(event->position().toPoint())) {
+    if (const analysis::RangeSpan* s = rangeAt(event->position().toPoint())) {
         const int64_t pad = std::max<int64_t>(1, (s->endNs - s->startNs) / 50);
         m_zoom->setVisibleRange({s->startNs - pad, s->endNs + pad});
     }
@@ -179,7 +181,7 @@ void RangeLane::mouseMoveEvent(QMouseEvent* event) {
     if (pos.x() >= m_left) {
         m_zoom->setCursor(timeAt(pos.x()), {});
     }
-    if (const RangeSpan* s = rangeAt(pos)) {
+    if (const analysis::RangeSpan* s = rangeAt(pos)) {
         QToolTip::showText(event->globalPosition().toPoint(),
                            QStringLiteral("%1\nstarts %2, lasts %3\nclick to zoom to it")
                                .arg(QString::fromStdString(s->name),

@@ -64,18 +64,18 @@ TimelineView::TimelineView(ZoomState* zoom, QWidget* parent) : QWidget(parent), 
     rebuild();
 }
 
-void TimelineView::setJob(std::shared_ptr<const LoadedJob> job) {
+void TimelineView::setJob(std::shared_ptr<const analysis::JobModel> job) {
     m_job = std::move(job);
     m_shown.clear();
     if (m_job) {
-        for (const GpuSeries& g : m_job->gpus) {
+        for (const analysis::GpuSeries& g : m_job->gpus) {
             m_shown.push_back(g.key);
         }
     }
     rebuild();
 }
 
-void TimelineView::setShownGpus(std::vector<GpuKey> gpus) {
+void TimelineView::setShownGpus(std::vector<analysis::GpuKey> gpus) {
     m_shown = std::move(gpus);
     rebuild();
 }
@@ -162,11 +162,11 @@ void TimelineView::rebuild() {
     m_empty->hide();
     // A job without a single timed event has no time scale to read (its span is a stand-in).
     m_axis->setVisible(m_job->durationNs > 1);
-    std::vector<GpuKey> plotted = m_shown;
+    std::vector<analysis::GpuKey> plotted = m_shown;
     if (compact) {
         m_heat->setGpus(m_job, m_shown);
         m_heat->show();
-        GpuKey focus = m_zoom->selectedGpu();
+        analysis::GpuKey focus = m_zoom->selectedGpu();
         if (!m_job->gpu(focus)) {
             focus = m_shown.front();
         }
@@ -175,7 +175,8 @@ void TimelineView::rebuild() {
         m_heat->hide();
     }
     // Only GPUs of this job: a list of shown GPUs may still name the previous job's.
-    std::erase_if(plotted, [this](const GpuKey& key) { return m_job->gpu(key) == nullptr; });
+    std::erase_if(plotted,
+                  [this](const analysis::GpuKey& key) { return m_job->gpu(key) == nullptr; });
     const int left = MemoryPlot::defaultLeftMargin(fontMetrics());
     for (size_t i = 0; i < plotted.size(); ++i) {
         auto* plot = new MemoryPlot(m_job, plotted[i], m_zoom, m_content);

@@ -3,18 +3,13 @@
 #include <algorithm>
 #include <cmath>
 
+#include "vramscope/analysis/job_model.h"
+#include "vramscope/analysis/text_format.h"
+
 namespace vramscope::widgets {
 
 QString formatBytes(double bytes, int decimals) {
-    static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-    const double magnitude = std::fabs(bytes);
-    int unit = 0;
-    double value = bytes;
-    while (unit < 5 && magnitude >= std::pow(1024.0, unit + 1)) {
-        ++unit;
-    }
-    value = bytes / std::pow(1024.0, unit);
-    return QStringLiteral("%1 %2").arg(value, 0, 'f', unit == 0 ? 0 : decimals).arg(kUnits[unit]);
+    return QString::fromStdString(analysis::formatBytes(bytes, decimals));
 }
 
 TimeUnit timeUnitFor(double spanNs) {
@@ -42,18 +37,18 @@ QString formatTime(double timeNs, TimeUnit unit, double resolutionNs) {
 }
 
 QString formatDuration(double ns) {
-    const double magnitude = std::fabs(ns);
-    TimeUnit unit{1.0, "ns"};
-    if (magnitude >= 1e9) {
-        unit = {1e9, "s"};
-    } else if (magnitude >= 1e6) {
-        unit = {1e6, "ms"};
-    } else if (magnitude >= 1e3) {
-        unit = {1e3, "us"};
+    return QString::fromStdString(analysis::formatDuration(ns, -1));
+}
+
+QString gpuLabel(const analysis::JobModel& job, const analysis::GpuKey& key) {
+    const bool known = key.rankIndex >= 0 && size_t(key.rankIndex) < job.ranks.size() &&
+                       job.ranks[size_t(key.rankIndex)].rank >= 0;
+    if (!known) {
+        return QStringLiteral("rank ? \u00b7 GPU %1").arg(key.device);
     }
-    const double value = magnitude / unit.ns;
-    const int decimals = unit.ns == 1.0 || value >= 100 ? 0 : (value >= 10 ? 1 : 2);
-    return QStringLiteral("%1 %2").arg(ns / unit.ns, 0, 'f', decimals).arg(unit.suffix);
+    return QStringLiteral("rank %1 \u00b7 GPU %2")
+        .arg(job.ranks[size_t(key.rankIndex)].rank)
+        .arg(key.device);
 }
 
 }  // namespace vramscope::widgets

@@ -96,7 +96,7 @@ void ZoomState::setSelection(TimeRange range) {
     emit selectionChanged(m_selection);
 }
 
-void ZoomState::setCursor(int64_t timeNs, GpuKey gpu) {
+void ZoomState::setCursor(int64_t timeNs, analysis::GpuKey gpu) {
     if (m_hasCursor && timeNs == m_cursorNs && gpu == m_cursorGpu) {
         return;
     }
@@ -115,7 +115,7 @@ void ZoomState::clearCursor() {
     emit cursorChanged();
 }
 
-void ZoomState::setSelectedGpu(GpuKey gpu, int64_t timeNs) {
+void ZoomState::setSelectedGpu(analysis::GpuKey gpu, int64_t timeNs) {
     if (gpu == m_selectedGpu && timeNs == m_selectedTimeNs) {
         return;
     }

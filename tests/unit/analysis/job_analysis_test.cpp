@@ -30,7 +30,7 @@ TEST(JobAnalysis, AnalysesEveryDeviceAndPricesTheJob) {
     for (const DeviceAnalysis& d : a->devices) {
         EXPECT_EQ(d.iterations.source, IterationSource::Ranges);
         EXPECT_EQ(d.iterations.count(), 8u);
-        EXPECT_EQ(d.capacityBytes, spec.capacityBytes);
+        EXPECT_EQ(d.memory.capacityBytes, spec.capacityBytes);
         ASSERT_TRUE(d.breakdown.has_value());
         ASSERT_EQ(d.gapKernelNames.size(), d.breakdown->gaps.size());
         ASSERT_FALSE(d.gapKernelNames.empty());

@@ -4,6 +4,7 @@
 // between two times.
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -54,13 +55,16 @@ struct FlameTree {
 /// moves: the live set comes from an AllocationIndex (at most one checkpoint interval replayed),
 /// and grouping aggregates by distinct (stack | range | category) first, then walks each distinct
 /// path once. Stack frames are interned into names on first use. Holds a reference to `data`,
-/// which must outlive it. Not thread-safe (caches names); use one per thread.
+/// which must outlive it. Not thread-safe (caches names): use one per thread, or FlameService.
 class FlameTreeBuilder {
 public:
+    /// Builds its own index of (device, level).
     FlameTreeBuilder(const trace::TraceData& data, trace::DeviceIndex device,
                      trace::MemoryLevel level);
+    /// Shares an index built elsewhere (e.g. DeviceAnalysis::index); `index` must not be null.
+    FlameTreeBuilder(const trace::TraceData& data, std::shared_ptr<const AllocationIndex> index);
 
-    const AllocationIndex& index() const { return m_index; }
+    const AllocationIndex& index() const { return *m_index; }
     /// Tree of the allocations alive at time t.
     FlameTree at(trace::TimestampNs t, FlameGrouping grouping);
     /// Tree of (alive at t2) - (alive at t1): what grew (positive) and what shrank (negative).
@@ -77,7 +81,7 @@ private:
     FlameTree build(const std::vector<Item>& items, FlameGrouping grouping, bool isDiff);
 
     const trace::TraceData& m_data;
-    AllocationIndex m_index;
+    std::shared_ptr<const AllocationIndex> m_index;
     std::vector<std::string> m_frameNames;  // lazily filled, "" = not yet
     std::vector<uint32_t> m_rangeParent;    // range index -> enclosing range + 1, 0 = none
     bool m_rangeParentsBuilt = false;

@@ -4,6 +4,8 @@
 // `check` and the GUI's summary panels show.
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,6 +14,7 @@
 #include "vramscope/analysis/collectives.h"
 #include "vramscope/analysis/iterations.h"
 #include "vramscope/analysis/leak.h"
+#include "vramscope/analysis/memory_summary.h"
 #include "vramscope/analysis/time_breakdown.h"
 #include "vramscope/trace/error.h"
 #include "vramscope/trace/trace_data.h"
@@ -23,11 +26,12 @@ struct DeviceAnalysis {
     size_t input = 0;  ///< index of the rank in the inputs given to analyzeJob
     int32_t rank = -1;
     trace::DeviceIndex device = 0;
-    uint64_t capacityBytes = 0;  ///< 0 = unknown
-    int64_t peakAllocatedBytes = 0;
-    int64_t peakReservedBytes = 0;
+    /// Capacity and peaks (rank trace time); memory.hasData() = memory events or counters.
+    MemorySummary memory;
+    /// Allocations of the detail level (detailLevel) paired with their frees; shared with the
+    /// flame trees and live sets so that it is built once per device. Never null.
+    std::shared_ptr<const AllocationIndex> index;
     bool hadOom = false;
-    bool memoryData = false;     ///< the device has memory events or memory counters
     std::vector<OomFacts> ooms;  ///< the device's OOM events in time order, with the memory then
     IterationSet iterations;
     LeakReport leak;
@@ -55,6 +59,10 @@ struct JobAnalysis {
     std::optional<CostEstimate> cost;
 };
 
+/// Called before each device with the share of the work done (0..1: inputs in order, devices
+/// within an input); returning false cancels.
+using AnalysisProgress = std::function<bool(double done)>;
+
 /// Analyses every device of every input (devices with memory events, kernels or a header entry).
 /// Peaks come from buildMemoryTimelines; each OOM gets the allocated and reserved curves' values
 /// at its time and the three largest stack groups of the detail level's live set then. Model state:
@@ -62,9 +70,15 @@ struct JobAnalysis {
 /// before the end of the last. Cost (when a price is given): GPUs = devices with kernels or memory
 /// events; step time = median of the devices' median iteration durations, else the longest kernel
 /// span ("trace span"); steps = planned, else the most iterations seen on a device, else 1; idle
-/// and span summed over devices. Errors: an invalid iteration regex.
-trace::Result<JobAnalysis> analyzeJob(const std::vector<RankInput>& inputs,
-                                      const JobAnalysisOptions& options = {});
+/// and span summed over devices. Errors: an invalid iteration regex; cancellation when
+/// `progress` returned false.
+///
+/// `timelines`, when given, receives each device's memory timeline (one vector per input, in
+/// device order), so a caller that draws them need not build them a second time.
+trace::Result<JobAnalysis> analyzeJob(
+    const std::vector<RankInput>& inputs, const JobAnalysisOptions& options = {},
+    const AnalysisProgress& progress = {},
+    std::vector<std::vector<MemoryTimeline>>* timelines = nullptr);
 
 /// Bytes alive across all iterations; -1 when there are fewer than two iterations.
 int64_t modelStateBytes(const trace::TraceData& data, const AllocationIndex& index,

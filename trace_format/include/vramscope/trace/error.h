@@ -9,6 +9,10 @@
 
 namespace vramscope::trace {
 
+/// What kind of failure an Error is, for callers that react differently (a cancelled load is
+/// not reported as a failure).
+enum class ErrorCode { Invalid, Cancelled };
+
 /// What went wrong, where: a file, a byte offset and a record (frame / event) index when known,
 /// and a sentence a user can act on.
 struct Error {
@@ -16,6 +20,10 @@ struct Error {
     int64_t byteOffset = -1;   ///< offset in the (uncompressed) input, -1 = not applicable
     int64_t recordIndex = -1;  ///< frame or event index, -1 = not applicable
     std::string message;       ///< e.g. "the file ends inside frame 18422"
+    ErrorCode code = ErrorCode::Invalid;
+
+    /// The error of work stopped on request, with one wording everywhere.
+    static Error cancelled(std::string file);
 
     /// "FILE: byte 7340112, frame 18422: MESSAGE" (parts that are unknown are left out).
     std::string describe() const;

@@ -8,7 +8,7 @@
 #include <memory>
 
 #include "vramscope/analysis/advice.h"
-#include "vramscope/widgets/job_analyses.h"
+#include "vramscope/analysis/job_model.h"
 
 class QDoubleSpinBox;
 class QLabel;
@@ -50,7 +50,7 @@ public:
     explicit AdvicePanel(QWidget* parent = nullptr);
     /// Modest, so that a dock of it leaves the timeline most of the window.
     QSize sizeHint() const override { return {520, 240}; }
-    void setAnalyses(std::shared_ptr<const JobAnalyses> analyses);
+    void setJob(std::shared_ptr<const analysis::JobModel> job);
 
     /// Price of one GPU for one hour (any currency).
     void setGpuHourPrice(double price);
@@ -67,7 +67,7 @@ public:
 private:
     void updateCost();
 
-    std::shared_ptr<const JobAnalyses> m_analyses;
+    std::shared_ptr<const analysis::JobModel> m_job;
     AdviceModel* m_model;
     QTableView* m_table;
     QTextBrowser* m_details;

@@ -7,7 +7,7 @@
 #include <memory>
 #include <vector>
 
-#include "vramscope/widgets/job_analyses.h"
+#include "vramscope/analysis/job_model.h"
 #include "vramscope/widgets/zoom_state.h"
 
 namespace vramscope::widgets {
@@ -24,8 +24,8 @@ class CommLanesView : public QWidget {
 public:
     /// One GPU lane as laid out (for tests and hit testing).
     struct Lane {
-        GpuKey key;
-        const GpuKernelAnalysis* kernels = nullptr;
+        analysis::GpuKey key;
+        const analysis::GpuKernelAnalysis* kernels = nullptr;
         QString label;
         int top = 0;  ///< px, the compute row; communication and memory rows follow
     };
@@ -33,12 +33,12 @@ public:
     struct RankRow {
         int rankIndex = 0;
         int top = 0;  ///< px
-        std::vector<const RangeSpan*> iterations;
+        std::vector<const analysis::RangeSpan*> iterations;
     };
 
     explicit CommLanesView(ZoomState* zoom, QWidget* parent = nullptr);
 
-    void setAnalyses(std::shared_ptr<const JobAnalyses> analyses);
+    void setJob(std::shared_ptr<const analysis::JobModel> job);
     /// Left and right margins, px, matching the VRAM plots' axis rectangle.
     void setMargins(int left, int right);
 
@@ -73,7 +73,7 @@ private:
     void paintLegend(QPainter& p) const;
 
     ZoomState* m_zoom;
-    std::shared_ptr<const JobAnalyses> m_analyses;
+    std::shared_ptr<const analysis::JobModel> m_job;
     std::vector<Lane> m_lanes;
     std::vector<RankRow> m_rankRows;
     int m_plotLeft = 80;  // margin of the VRAM plots

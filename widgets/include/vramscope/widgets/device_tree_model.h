@@ -8,7 +8,7 @@
 #include <memory>
 #include <vector>
 
-#include "vramscope/widgets/loaded_job.h"
+#include "vramscope/analysis/job_model.h"
 
 namespace vramscope::widgets {
 
@@ -25,13 +25,13 @@ public:
     explicit DeviceTreeModel(QObject* parent = nullptr);
 
     /// Rebuilds the rows from `job` (every GPU ticked); nullptr empties the model.
-    void setJob(const std::shared_ptr<const LoadedJob>& job, bool dark);
+    void setJob(const std::shared_ptr<const analysis::JobModel>& job, bool dark);
     /// The ticked GPUs, in tree order.
-    std::vector<GpuKey> checkedGpus() const;
+    std::vector<analysis::GpuKey> checkedGpus() const;
     /// Ticks exactly `gpus`.
-    void setCheckedGpus(const std::vector<GpuKey>& gpus);
+    void setCheckedGpus(const std::vector<analysis::GpuKey>& gpus);
     /// The index of a GPU's row (column 0), invalid when it is not in the tree.
-    QModelIndex indexOf(GpuKey gpu) const;
+    QModelIndex indexOf(analysis::GpuKey gpu) const;
 
     QModelIndex index(int row, int column, const QModelIndex& parent = {}) const override;
     QModelIndex parent(const QModelIndex& child) const override;
@@ -47,12 +47,11 @@ signals:
 
 private:
     struct GpuRow {
-        GpuKey key;
+        analysis::GpuKey key;
         QString name;
         QString tooltip;
         QColor color;
-        uint64_t capacityBytes = 0;
-        int64_t peakBytes = 0;
+        analysis::MemorySummary memory;
         bool checked = true;
         bool hasData = true;  ///< false when the GPU has no memory series at all
     };

@@ -6,7 +6,8 @@
 
 #include <memory>
 
-#include "vramscope/widgets/job_analyses.h"
+#include "vramscope/analysis/flame_tree.h"
+#include "vramscope/analysis/job_model.h"
 #include "vramscope/widgets/zoom_state.h"
 
 class QComboBox;
@@ -34,11 +35,11 @@ public:
     /// Modest, so that a dock of it leaves the timeline most of the window.
     QSize sizeHint() const override { return {520, 240}; }
 
-    void setAnalyses(std::shared_ptr<const JobAnalyses> analyses);
+    void setJob(std::shared_ptr<const analysis::JobModel> job);
 
     /// GPU shown (one with allocation events); an unknown key is ignored.
-    void setGpu(GpuKey gpu);
-    GpuKey gpu() const { return m_gpu; }
+    void setGpu(analysis::GpuKey gpu);
+    analysis::GpuKey gpu() const { return m_gpu; }
     void setMoment(Moment moment);
     Moment moment() const { return m_moment; }
     void setGrouping(analysis::FlameGrouping grouping);
@@ -49,7 +50,7 @@ public:
     /// visible range on it and shows the live set there. False when the job has no OOM.
     bool showOom();
     /// Shows `gpu` grouped by stack and highlights the path of `stack` (a leak survivor).
-    void highlightStack(GpuKey gpu, trace::StackId stack);
+    void highlightStack(analysis::GpuKey gpu, trace::StackId stack);
 
     /// Rebuilds the tree now (the timer does it after cursor moves).
     void rebuildNow();
@@ -59,6 +60,10 @@ public:
     QString caption() const;
     FlameView* view() const { return m_view; }
 
+signals:
+    /// A tree was put on screen for job time `timeNs` (after a rebuild, coalesced or not).
+    void treeShown(qint64 timeNs);
+
 protected:
     /// Keeps the wrapped caption tall enough for its text at the panel's width.
     bool eventFilter(QObject* watched, QEvent* event) override;
@@ -67,13 +72,13 @@ private:
     void fillGpus();
     void scheduleRebuild();
     void followZoomGpu();
-    const GpuMemoryAnalysis* current() const;
+    const analysis::GpuMemoryAnalysis* current() const;
     int64_t rankOffset() const;
 
     ZoomState* m_zoom;
-    std::shared_ptr<const JobAnalyses> m_analyses;
-    GpuKey m_gpu;
-    GpuKey m_lastFollowed;
+    std::shared_ptr<const analysis::JobModel> m_job;
+    analysis::GpuKey m_gpu;
+    analysis::GpuKey m_lastFollowed;
     Moment m_moment = Moment::Cursor;
     analysis::FlameGrouping m_grouping = analysis::FlameGrouping::Stack;
     int64_t m_shownNs = 0;

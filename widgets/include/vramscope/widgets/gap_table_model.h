@@ -8,7 +8,7 @@
 #include <memory>
 #include <vector>
 
-#include "vramscope/widgets/job_analyses.h"
+#include "vramscope/analysis/job_model.h"
 #include "vramscope/widgets/zoom_state.h"
 
 class QComboBox;
@@ -20,7 +20,7 @@ namespace vramscope::widgets {
 
 /// One idle gap as the table shows it (job time).
 struct GapRow {
-    GpuKey key;
+    analysis::GpuKey key;
     int32_t rank = trace::kUnknownRank;
     trace::DeviceIndex device = 0;
     int64_t startNs = 0;  ///< job time
@@ -30,8 +30,8 @@ struct GapRow {
     QString kernelAfter;
 };
 
-/// The gaps of `analyses` (each GPU's TimeBreakdown::gaps: the largest ones), largest first.
-std::vector<GapRow> gapRowsFrom(const JobAnalyses& analyses);
+/// The gaps of `job` (each GPU's TimeBreakdown::gaps: the largest ones), largest first.
+std::vector<GapRow> gapRowsFrom(const analysis::JobModel& job);
 
 /// The range a gap is shown in: the gap with a margin of half its length on each side (at least
 /// 1 us), so the kernels before and after it are in view.
@@ -95,7 +95,7 @@ public:
     explicit GapsPanel(ZoomState* zoom, QWidget* parent = nullptr);
     /// Modest, so that a dock of it leaves the timeline most of the window.
     QSize sizeHint() const override { return {520, 240}; }
-    void setAnalyses(std::shared_ptr<const JobAnalyses> analyses);
+    void setJob(std::shared_ptr<const analysis::JobModel> job);
 
     GapTableModel* model() const { return m_model; }
     GapFilterModel* proxy() const { return m_proxy; }
@@ -105,7 +105,7 @@ private:
     void showRow(const QModelIndex& proxyIndex);
 
     ZoomState* m_zoom;
-    std::shared_ptr<const JobAnalyses> m_analyses;
+    std::shared_ptr<const analysis::JobModel> m_job;
     GapTableModel* m_model;
     GapFilterModel* m_proxy;
     QComboBox* m_causeBox;

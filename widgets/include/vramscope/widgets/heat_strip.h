@@ -4,8 +4,9 @@
 #include <QWidget>
 
 #include <memory>
+#include <optional>
 
-#include "vramscope/widgets/loaded_job.h"
+#include "vramscope/analysis/job_model.h"
 #include "vramscope/widgets/plot_style.h"
 #include "vramscope/widgets/zoom_state.h"
 
@@ -21,12 +22,13 @@ class HeatStrip : public QWidget {
 public:
     HeatStrip(ZoomState* zoom, QWidget* parent = nullptr);
 
-    void setGpus(std::shared_ptr<const LoadedJob> job, std::vector<GpuKey> gpus);
+    void setGpus(std::shared_ptr<const analysis::JobModel> job, std::vector<analysis::GpuKey> gpus);
     void setMargins(int left, int right);
     void applyColors(const PlotColors& colors);
     int rowCount() const { return static_cast<int>(m_gpus.size()); }
-    /// Share of capacity (0..) at the peak of row `row`, as the label shows it.
-    double peakShare(int row) const;
+    /// Share of capacity at the peak of row `row` (MemorySummary::peakShare), as the label shows
+    /// it; nullopt when the capacity is unknown (the label then shows the peak in bytes).
+    std::optional<double> peakShare(int row) const;
 
     QSize sizeHint() const override;
 
@@ -42,11 +44,11 @@ private:
     int rowHeight() const;
     int rowAt(int y) const;
     int64_t timeAt(double x) const;
-    double denominator(const GpuSeries& g) const;
+    double denominator(const analysis::GpuSeries& g) const;
 
     ZoomState* m_zoom;
-    std::shared_ptr<const LoadedJob> m_job;
-    std::vector<GpuKey> m_gpus;
+    std::shared_ptr<const analysis::JobModel> m_job;
+    std::vector<analysis::GpuKey> m_gpus;
     double m_jobPeak = 1.0;
     int m_left = 80;
     int m_right = 16;

@@ -7,7 +7,7 @@
 
 #include <memory>
 
-#include "vramscope/widgets/job_analyses.h"
+#include "vramscope/analysis/job_model.h"
 #include "vramscope/widgets/zoom_state.h"
 
 class QCustomPlot;
@@ -18,7 +18,7 @@ class QTableView;
 namespace vramscope::widgets {
 
 /// One row per GPU with allocation events: rank, GPU, verdict, growth per iteration, iterations to
-/// OOM, iterations (count and source). Plain values from JobAnalyses; GUI thread only.
+/// OOM, iterations (count and source). Plain values from analysis::JobModel; GUI thread only.
 class LeakSummaryModel : public QAbstractTableModel {
     Q_OBJECT
 public:
@@ -33,9 +33,9 @@ public:
     static constexpr int RawValueRole = Qt::UserRole + 1;
 
     explicit LeakSummaryModel(QObject* parent = nullptr);
-    void setAnalyses(std::shared_ptr<const JobAnalyses> analyses);
+    void setJob(std::shared_ptr<const analysis::JobModel> job);
     /// The GPU of `row`, or an invalid key.
-    GpuKey gpuAt(int row) const;
+    analysis::GpuKey gpuAt(int row) const;
 
     int rowCount(const QModelIndex& parent = {}) const override;
     int columnCount(const QModelIndex& parent = {}) const override;
@@ -43,7 +43,7 @@ public:
     QVariant headerData(int section, Qt::Orientation orientation, int role) const override;
 
 private:
-    std::shared_ptr<const JobAnalyses> m_analyses;
+    std::shared_ptr<const analysis::JobModel> m_job;
 };
 
 /// The survivor groups of one GPU's LeakReport: bytes, allocations, largest, where (the user's
@@ -77,10 +77,10 @@ public:
     explicit LeakPanel(ZoomState* zoom, QWidget* parent = nullptr);
     /// Modest, so that a dock of it leaves the timeline most of the window.
     QSize sizeHint() const override { return {520, 240}; }
-    void setAnalyses(std::shared_ptr<const JobAnalyses> analyses);
+    void setJob(std::shared_ptr<const analysis::JobModel> job);
     /// Shows `gpu` (one with allocation events).
-    void setGpu(GpuKey gpu);
-    GpuKey gpu() const { return m_gpu; }
+    void setGpu(analysis::GpuKey gpu);
+    analysis::GpuKey gpu() const { return m_gpu; }
     /// Selects survivor group `row` of the shown GPU (as a click does).
     void selectSurvivor(int row);
 
@@ -89,15 +89,15 @@ public:
     QCustomPlot* chart() const { return m_chart; }
 
 signals:
-    void survivorSelected(vramscope::widgets::GpuKey gpu, trace::StackId stack);
+    void survivorSelected(vramscope::analysis::GpuKey gpu, trace::StackId stack);
 
 private:
     void updateChart();
     void showSurvivor(int row);
 
     ZoomState* m_zoom;
-    std::shared_ptr<const JobAnalyses> m_analyses;
-    GpuKey m_gpu;
+    std::shared_ptr<const analysis::JobModel> m_job;
+    analysis::GpuKey m_gpu;
     LeakSummaryModel* m_summary;
     SurvivorModel* m_survivors;
     QTableView* m_summaryView;

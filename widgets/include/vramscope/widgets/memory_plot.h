@@ -6,25 +6,25 @@
 
 #include <qcustomplot.h>
 
-#include "vramscope/widgets/loaded_job.h"
+#include "vramscope/analysis/job_model.h"
 #include "vramscope/widgets/plot_style.h"
 #include "vramscope/widgets/zoom_state.h"
 
 namespace vramscope::widgets {
 
-/// One QCustomPlot showing one GPU of a LoadedJob. It follows the ZoomState's visible range and
-/// draws the level-of-detail reduction the analysis built (min/max per pixel column), switching to
-/// the exact steps once few enough are visible. Mouse: wheel zooms around the pointer, drag pans,
-/// Shift+drag or right-drag selects a range, click picks the time for the details, double-click
-/// resets. GUI thread only; shares the job read-only.
+/// One QCustomPlot showing one GPU of a analysis::JobModel. It follows the ZoomState's visible
+/// range and draws the level-of-detail reduction the analysis built (min/max per pixel column),
+/// switching to the exact steps once few enough are visible. Mouse: wheel zooms around the pointer,
+/// drag pans, Shift+drag or right-drag selects a range, click picks the time for the details,
+/// double-click resets. GUI thread only; shares the job read-only.
 class MemoryPlot : public QCustomPlot {
     Q_OBJECT
 public:
-    MemoryPlot(std::shared_ptr<const LoadedJob> job, GpuKey gpu, ZoomState* zoom,
+    MemoryPlot(std::shared_ptr<const analysis::JobModel> job, analysis::GpuKey gpu, ZoomState* zoom,
                QWidget* parent = nullptr);
 
-    GpuKey gpu() const { return m_gpu; }
-    const GpuSeries& series() const { return *m_series; }
+    analysis::GpuKey gpu() const { return m_gpu; }
+    const analysis::GpuSeries& series() const { return *m_series; }
     QCPGraph* allocatedGraph() const { return m_allocated; }
     QCPGraph* reservedGraph() const { return m_reserved; }
     /// True when the graphs hold the exact steps of the visible range (not the reduction).
@@ -69,9 +69,9 @@ private:
                    QCPGraph* envelope = nullptr);
     int64_t timeAt(double pixelX) const;
 
-    std::shared_ptr<const LoadedJob> m_job;
-    GpuKey m_gpu;
-    const GpuSeries* m_series = nullptr;
+    std::shared_ptr<const analysis::JobModel> m_job;
+    analysis::GpuKey m_gpu;
+    const analysis::GpuSeries* m_series = nullptr;
     ZoomState* m_zoom = nullptr;
     PlotColors m_colors;
     QColor m_fillColor;

@@ -5,7 +5,7 @@
 
 #include <memory>
 
-#include "vramscope/widgets/loaded_job.h"
+#include "vramscope/analysis/job_model.h"
 #include "vramscope/widgets/plot_style.h"
 #include "vramscope/widgets/zoom_state.h"
 
@@ -20,14 +20,14 @@ public:
     RangeLane(ZoomState* zoom, QWidget* parent = nullptr);
 
     /// Shows the ranges of `rankIndex` in `job` (nothing when the rank has none).
-    void setRank(std::shared_ptr<const LoadedJob> job, int rankIndex);
+    void setRank(std::shared_ptr<const analysis::JobModel> job, int rankIndex);
     /// Left and right margins, px, matching the plots' axis rectangle.
     void setMargins(int left, int right);
     void applyColors(const PlotColors& colors);
     /// True when the rank has ranges to show (the lane hides itself otherwise).
     bool hasRanges() const { return !m_rows.empty(); }
     /// The range under x (widget px) in row `row`, or nullptr.
-    const RangeSpan* rangeAt(QPoint pos) const;
+    const analysis::RangeSpan* rangeAt(QPoint pos) const;
 
     QSize sizeHint() const override;
 
@@ -41,14 +41,14 @@ protected:
 private:
     struct Row {
         QString label;
-        std::vector<const RangeSpan*> spans;  // sorted by start
+        std::vector<const analysis::RangeSpan*> spans;  // sorted by start
     };
     double xOf(int64_t ns) const;
     int64_t timeAt(double x) const;
     int rowAt(int y) const;
 
     ZoomState* m_zoom;
-    std::shared_ptr<const LoadedJob> m_job;
+    std::shared_ptr<const analysis::JobModel> m_job;
     std::vector<Row> m_rows;
     int m_left = 80;
     int m_right = 16;

@@ -7,7 +7,7 @@
 #include <memory>
 #include <vector>
 
-#include "vramscope/widgets/loaded_job.h"
+#include "vramscope/analysis/job_model.h"
 #include "vramscope/widgets/plot_style.h"
 #include "vramscope/widgets/zoom_state.h"
 
@@ -34,10 +34,10 @@ public:
     explicit TimelineView(ZoomState* zoom, QWidget* parent = nullptr);
 
     /// Shows `job` with all its GPUs; nullptr clears the view.
-    void setJob(std::shared_ptr<const LoadedJob> job);
-    const std::shared_ptr<const LoadedJob>& job() const { return m_job; }
-    void setShownGpus(std::vector<GpuKey> gpus);
-    const std::vector<GpuKey>& shownGpus() const { return m_shown; }
+    void setJob(std::shared_ptr<const analysis::JobModel> job);
+    const std::shared_ptr<const analysis::JobModel>& job() const { return m_job; }
+    void setShownGpus(std::vector<analysis::GpuKey> gpus);
+    const std::vector<analysis::GpuKey>& shownGpus() const { return m_shown; }
 
     void setLayoutMode(LayoutMode mode);
     LayoutMode layoutMode() const { return m_mode; }
@@ -64,8 +64,8 @@ private:
     void updateLaneRank();
 
     ZoomState* m_zoom;
-    std::shared_ptr<const LoadedJob> m_job;
-    std::vector<GpuKey> m_shown;
+    std::shared_ptr<const analysis::JobModel> m_job;
+    std::vector<analysis::GpuKey> m_shown;
     LayoutMode m_mode = LayoutMode::Automatic;
     bool m_scaleToCapacity = false;
     PlotColors m_colors;

@@ -1,10 +1,16 @@
 #pragma once
-// Readable quantities: bytes in binary units (KiB = 1024 B, IEC 80000-13) and durations in the
-// SI unit that fits (ns, us, ms, s).
+// Readable quantities for the widgets: bytes in binary units and durations as
+// analysis/text_format.h writes them (one rule for the GUI, the CLI and the reason texts), as
+// QString; time-axis units; GPU labels.
 
 #include <QString>
 
 #include <cstdint>
+
+namespace vramscope::analysis {
+struct GpuKey;
+struct JobModel;
+}  // namespace vramscope::analysis
 
 namespace vramscope::widgets {
 
@@ -27,5 +33,8 @@ QString formatTime(double timeNs, TimeUnit unit, double resolutionNs);
 
 /// A duration or instant in the unit that fits it, 3 significant digits: "1.23 s", "850 us".
 QString formatDuration(double ns);
+
+/// "rank 3 \u00b7 GPU 0", or "rank ? \u00b7 GPU 0" when the rank is unknown.
+QString gpuLabel(const analysis::JobModel& job, const analysis::GpuKey& key);
 
 }  // namespace vramscope::widgets

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "vramscope/widgets/loaded_job.h"
+#include "vramscope/analysis/job_model.h"
 
 namespace vramscope::widgets {
 
@@ -57,20 +57,20 @@ public:
     bool hasCursor() const { return m_hasCursor; }
     int64_t cursorNs() const { return m_cursorNs; }
     /// The GPU whose plot the mouse is over, or an invalid key.
-    GpuKey cursorGpu() const { return m_cursorGpu; }
-    void setCursor(int64_t timeNs, GpuKey gpu);
+    analysis::GpuKey cursorGpu() const { return m_cursorGpu; }
+    void setCursor(int64_t timeNs, analysis::GpuKey gpu);
     void clearCursor();
 
     /// The GPU the user clicked (details follow it) and the time clicked on it.
-    GpuKey selectedGpu() const { return m_selectedGpu; }
+    analysis::GpuKey selectedGpu() const { return m_selectedGpu; }
     int64_t selectedTimeNs() const { return m_selectedTimeNs; }
-    void setSelectedGpu(GpuKey gpu, int64_t timeNs);
+    void setSelectedGpu(analysis::GpuKey gpu, int64_t timeNs);
 
 signals:
     void visibleRangeChanged(vramscope::widgets::TimeRange range);
     void selectionChanged(vramscope::widgets::TimeRange range);
     void cursorChanged();
-    void selectedGpuChanged(vramscope::widgets::GpuKey gpu, int64_t timeNs);
+    void selectedGpuChanged(vramscope::analysis::GpuKey gpu, int64_t timeNs);
 
 private:
     TimeRange clamp(TimeRange range) const;
@@ -80,8 +80,8 @@ private:
     TimeRange m_selection;
     bool m_hasCursor = false;
     int64_t m_cursorNs = 0;
-    GpuKey m_cursorGpu;
-    GpuKey m_selectedGpu;
+    analysis::GpuKey m_cursorGpu;
+    analysis::GpuKey m_selectedGpu;
     int64_t m_selectedTimeNs = 0;
 };
 

@@ -1,0 +1,65 @@
+#include "vramscope/analysis/flame_service.h"
+
+namespace vramscope::analysis {
+
+void FlameService::add(int rankIndex, trace::DeviceIndex device, const trace::TraceData& data,
+                       std::shared_ptr<const AllocationIndex> index) {
+    Gpu gpu;
+    gpu.builder = std::make_unique<FlameTreeBuilder>(data, std::move(index));
+    gpu.mutex = std::make_unique<std::mutex>();
+    m_gpus[{rankIndex, device}] = std::move(gpu);
+}
+
+bool FlameService::has(int rankIndex, trace::DeviceIndex device) const {
+    return m_gpus.count({rankIndex, device}) > 0;
+}
+
+std::shared_ptr<const FlameTree> FlameService::at(int rankIndex, trace::DeviceIndex device,
+                                                  trace::TimestampNs timeNs,
+                                                  FlameGrouping grouping) const {
+    return serve({rankIndex, device, grouping, false, timeNs, timeNs});
+}
+
+std::shared_ptr<const FlameTree> FlameService::diff(int rankIndex, trace::DeviceIndex device,
+                                                    trace::TimestampNs t1, trace::TimestampNs t2,
+                                                    FlameGrouping grouping) const {
+    return serve({rankIndex, device, grouping, true, t1, t2});
+}
+
+size_t FlameService::treesBuilt() const {
+    std::lock_guard lock(m_cacheMutex);
+    return m_built;
+}
+
+std::shared_ptr<const FlameTree> FlameService::serve(const Request& r) const {
+    const auto gpu = m_gpus.find({r.rankIndex, r.device});
+    if (gpu == m_gpus.end()) {
+        return nullptr;
+    }
+    {
+        std::lock_guard lock(m_cacheMutex);
+        for (auto it = m_cache.begin(); it != m_cache.end(); ++it) {
+            if (it->first == r) {
+                m_cache.splice(m_cache.begin(), m_cache, it);  // most recently used first
+                return m_cache.front().second;
+            }
+        }
+    }
+    std::shared_ptr<const FlameTree> tree;
+    {
+        // The builder caches frame names as it goes: one caller per GPU at a time.
+        std::lock_guard lock(*gpu->second.mutex);
+        FlameTreeBuilder& b = *gpu->second.builder;
+        tree = std::make_shared<const FlameTree>(r.isDiff ? b.diff(r.t1, r.t2, r.grouping)
+                                                          : b.at(r.t1, r.grouping));
+    }
+    std::lock_guard lock(m_cacheMutex);
+    ++m_built;
+    m_cache.emplace_front(r, tree);
+    if (m_cache.size() > kCacheSize) {
+        m_cache.pop_back();
+    }
+    return tree;
+}
+
+}  // namespace vramscope::analysis
