@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "realdata.h"
 #include "vramscope/analysis/flame_tree.h"
 #include "vramscope/analysis/job_analysis.h"
 #include "vramscope/trace/open_trace.h"
@@ -28,15 +29,7 @@ const std::string kRealdata = VRAMSCOPE_REALDATA_DIR;
 const std::string kDlrm =
     kRealdata + "/facebookresearch_param/et_replay/tests/inputs/dlrm_kineto.tar.gz";
 
-#define REQUIRE_FILE(path)                                \
-    if (!std::filesystem::exists(path)) {                 \
-        GTEST_SKIP() << "real input missing: " << (path); \
-    }
-
-#define REQUIRE_PYTHON()                                              \
-    if (std::system("python3 -c pass >/dev/null 2>&1") != 0) {        \
-        GTEST_SKIP() << "python3 is missing (needed for the replay)"; \
-    }
+#define REQUIRE_FILE(path) VRAMSCOPE_REQUIRE_INPUT(path)
 
 // --- independent computation on the Kineto JSON ---------------------------------------------
 
@@ -336,7 +329,7 @@ INSTANTIATE_TEST_SUITE_P(RealData, HealthySnapshot,
 
 TEST(H200Snapshot, LiveSetAtTheOomIsLedByTheLeakedLogits) {
     REQUIRE_FILE(kOom);
-    REQUIRE_PYTHON();
+    VRAMSCOPE_REQUIRE_PYTHON();
     auto t = trace::openTrace(kOom);
     ASSERT_TRUE(t.ok()) << t.error().describe();
     const trace::TraceData& d = t->data;
@@ -472,7 +465,7 @@ TEST(KinetoMemory, IterationBaselinesCountOnlyTheKnownCurve) {
 
 TEST(H200Snapshot, OomIsAdvisedWithTheMemoryAtThatMoment) {
     REQUIRE_FILE(kOom);
-    REQUIRE_PYTHON();
+    VRAMSCOPE_REQUIRE_PYTHON();
     auto t = trace::openTrace(kOom);
     ASSERT_TRUE(t.ok()) << t.error().describe();
     ASSERT_EQ(t->data.ooms.size(), 1u);
