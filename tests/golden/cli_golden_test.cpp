@@ -2,10 +2,12 @@
 // (tests/golden/expected/). The expected files were checked by hand against the inputs (see
 // tests/golden/README.md). The real binary (VRAMSCOPE_CLI_PATH) runs with the source tree as its
 // working directory, so paths in the output are relative and stable.
-// The report goldens hold the memory-peak part only (the JSON's per-device peak fields, the text's
-// peak table and data loss): the analyses that report adds after them have goldens of their own.
-// To refresh an exact golden after an intended change: VRAMSCOPE_UPDATE_GOLDEN=1 ./cli_golden_test,
-// then check the diff by hand before committing.
+// The report goldens: report_*.json and report_*.txt hold the memory-peak part (the JSON's
+// per-device peak fields, the text's peak table and data loss); report_*.analyses.txt and
+// report_*.advice.txt hold the text's analyses and advice sections, each compared whole. A
+// difference fails with a line diff. To refresh the whole-output and section goldens after an
+// intended change: VRAMSCOPE_UPDATE_GOLDEN=1 build/dev/tests/cli_golden_test, then check the diff
+// by hand (tests/golden/README.md) before committing.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,7 +15,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -51,10 +55,83 @@ CliResult runCli(const std::string& args) {
 
 /// How an expected file is compared with the output.
 enum class Match {
-    Exact,       ///< the whole output
-    Prefix,      ///< the output starts with the expected text (later sections are others' goldens)
+    Exact,    ///< the whole output
+    Prefix,   ///< the output starts with the expected text (later sections are others' goldens)
+    Section,  ///< one section of the text: from the line that begins with its heading to the next
+              ///< blank line
     JsonSubset,  ///< every key of the expected JSON is in the output with an equal value
 };
+
+/// The section of `text` that starts with the first line beginning with `heading` and runs to the
+/// line before the next empty line (or the end), with its final newline; empty when no line
+/// begins with `heading`.
+std::string section(const std::string& text, const std::string& heading) {
+    size_t start = 0;
+    if (text.compare(0, heading.size(), heading) != 0) {
+        start = text.find("\n" + heading);
+        if (start == std::string::npos) {
+            return {};
+        }
+        ++start;  // past the newline that ends the line before
+    }
+    const size_t blank = text.find("\n\n", start);
+    return blank == std::string::npos ? text.substr(start) : text.substr(start, blank + 1 - start);
+}
+
+std::vector<std::string> splitLines(const std::string& text) {
+    std::vector<std::string> lines;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) {
+        lines.push_back(line);
+    }
+    if (!text.empty() && text.back() != '\n') {
+        lines.back() += "  (no newline at end)";
+    }
+    return lines;
+}
+
+/// A line diff of `want` (the golden, "-") against `got` (the output, "+"), from their longest
+/// common subsequence; unchanged lines are shown only next to a change ("  ... " for the rest).
+/// Small texts only: O(lines of want x lines of got).
+std::string lineDiff(const std::string& want, const std::string& got) {
+    const std::vector<std::string> a = splitLines(want), b = splitLines(got);
+    std::vector<std::vector<int>> lcs(a.size() + 1, std::vector<int>(b.size() + 1, 0));
+    for (size_t i = a.size(); i-- > 0;) {
+        for (size_t j = b.size(); j-- > 0;) {
+            lcs[i][j] =
+                a[i] == b[j] ? lcs[i + 1][j + 1] + 1 : std::max(lcs[i + 1][j], lcs[i][j + 1]);
+        }
+    }
+    std::vector<std::pair<char, std::string>> ops;
+    size_t i = 0, j = 0;
+    while (i < a.size() || j < b.size()) {
+        if (i < a.size() && j < b.size() && a[i] == b[j]) {
+            ops.emplace_back(' ', a[i++]);
+            ++j;
+        } else if (i < a.size() && (j == b.size() || lcs[i + 1][j] >= lcs[i][j + 1])) {
+            ops.emplace_back('-', a[i++]);
+        } else {
+            ops.emplace_back('+', b[j++]);
+        }
+    }
+    std::ostringstream out;
+    out << "--- expected (golden)\n+++ actual (vramscope-cli)\n";
+    bool skipped = false;
+    for (size_t k = 0; k < ops.size(); ++k) {
+        bool nearChange = false;
+        for (size_t m = k >= 2 ? k - 2 : 0; m < ops.size() && m <= k + 2; ++m) {
+            nearChange |= ops[m].first != ' ';
+        }
+        if (!nearChange) {
+            out << (skipped ? "" : "  ...\n");
+            skipped = true;
+            continue;
+        }
+        skipped = false;
+        out << ops[k].first << ' ' << ops[k].second << '\n';
+    }
+    return out.str();
+}
 
 /// True when every member of `expected` (recursively through objects; arrays element-wise, same
 /// length) is in `actual` with the same value. `where` collects the path of the first mismatch.
@@ -86,20 +163,34 @@ bool jsonSubset(const nlohmann::json& expected, const nlohmann::json& actual, st
     return expected == actual;
 }
 
-void expectGolden(const std::string& args, const std::string& expectedName, Match match) {
+/// Runs `vramscope-cli ARGS` and compares its stdout with tests/golden/expected/EXPECTEDNAME as
+/// `match` says (`heading` names the section for Match::Section). With VRAMSCOPE_UPDATE_GOLDEN
+/// set, Exact and Section goldens are rewritten from the output instead (and the test skips).
+void expectGolden(const std::string& args, const std::string& expectedName, Match match,
+                  const std::string& heading = {}) {
     const CliResult r = runCli(args);
     ASSERT_EQ(r.code, 0) << "vramscope-cli " << args << "\n" << r.err;
     const fs::path expected =
         fs::path(VRAMSCOPE_SOURCE_DIR) / "tests/golden/expected" / expectedName;
-    if (std::getenv("VRAMSCOPE_UPDATE_GOLDEN") != nullptr && match == Match::Exact) {
-        std::ofstream(expected, std::ios::binary) << r.out;
+    const std::string got = match == Match::Section ? section(r.out, heading) : r.out;
+    if (match == Match::Section) {
+        ASSERT_FALSE(got.empty()) << "no line begins with \"" << heading
+                                  << "\" in the output of vramscope-cli " << args << ":\n"
+                                  << r.out;
+    }
+    if (std::getenv("VRAMSCOPE_UPDATE_GOLDEN") != nullptr &&
+        (match == Match::Exact || match == Match::Section)) {
+        std::ofstream(expected, std::ios::binary) << got;
         GTEST_SKIP() << "wrote " << expected << ": check it by hand";
     }
     ASSERT_TRUE(fs::exists(expected)) << expected;
     const std::string want = readFile(expected);
     switch (match) {
         case Match::Exact:
-            EXPECT_EQ(r.out, want) << "vramscope-cli " << args << " differs from " << expected;
+        case Match::Section:
+            EXPECT_TRUE(got == want)
+                << "vramscope-cli " << args << " differs from " << expected << "\n"
+                << lineDiff(want, got);
             break;
         case Match::Prefix:
             EXPECT_EQ(r.out.substr(0, want.size()), want)
@@ -137,6 +228,68 @@ TEST(CliGolden, ReportOfTheBundledSampleAsText) {
 TEST(CliGolden, InfoOfOneSampleRank) {
     expectGolden("info resources/sample/sample-rank1.vscope", "info_sample_rank1.txt",
                  Match::Exact);
+}
+
+// The analyses report adds after the peak table: per GPU the iterations, the leak verdict with
+// its numbers, the model state, the time breakdown and the idle gaps ("analyses" section), and
+// the advice. Each golden's numbers were checked by hand (tests/golden/README.md).
+TEST(CliGolden, AnalysesOfTheBundledSample) {
+    expectGolden("report", "report_bundled_sample.analyses.txt", Match::Section,
+                 "analyses (formulas in parentheses):");
+}
+
+TEST(CliGolden, AdviceOnTheBundledSample) {
+    expectGolden("report", "report_bundled_sample.advice.txt", Match::Section, "advice:");
+}
+
+TEST(CliGolden, AnalysesOfAHandWrittenKinetoTrace) {
+    expectGolden("report tests/golden/input/tiny_kineto.json", "report_tiny_kineto.analyses.txt",
+                 Match::Section, "analyses (formulas in parentheses):");
+}
+
+TEST(CliGolden, AdviceOnAHandWrittenKinetoTrace) {
+    expectGolden("report tests/golden/input/tiny_kineto.json", "report_tiny_kineto.advice.txt",
+                 Match::Section, "advice:");
+}
+
+/// A small synthetic job written by `synth` into a fresh folder: 2 ranks, 6 iterations, rank 0
+/// leaks 64 MiB per iteration, defaults otherwise (the options the README's checks assume).
+class SynthGolden : public ::testing::Test {
+protected:
+    void SetUp() override {
+        m_dir =
+            fs::temp_directory_path() / ("vramscope_golden_synth_" + std::to_string(::getpid()));
+        fs::remove_all(m_dir);
+        const CliResult r = runCli(
+            "synth --ranks 2 --iterations 6 --leak-bytes-per-iteration 64MiB --leak-rank 0 "
+            "--seed 3 --no-compress -o '" +
+            m_dir.string() + "'");
+        ASSERT_EQ(r.code, 0) << r.err;
+    }
+    void TearDown() override { fs::remove_all(m_dir); }
+    std::string reportArgs() const { return "report '" + m_dir.string() + "'"; }
+    fs::path m_dir;
+};
+
+TEST_F(SynthGolden, AnalysesOfASmallLeakingJob) {
+    expectGolden(reportArgs(), "report_synth_leak.analyses.txt", Match::Section,
+                 "analyses (formulas in parentheses):");
+}
+
+TEST_F(SynthGolden, AdviceOnASmallLeakingJob) {
+    expectGolden(reportArgs(), "report_synth_leak.advice.txt", Match::Section, "advice:");
+}
+
+TEST(CliGolden, SectionsAreCutAtTheirHeadingAndTheNextBlankLine) {
+    const std::string text = "head\n\nanalyses:\n  a\n  b\n\nadvice:\n  c\n";
+    EXPECT_EQ(section(text, "analyses:"), "analyses:\n  a\n  b\n");
+    EXPECT_EQ(section(text, "advice:"), "advice:\n  c\n");
+    EXPECT_EQ(section(text, "head"), "head\n");
+    EXPECT_EQ(section(text, "  a"), "  a\n  b\n");
+    EXPECT_EQ(section(text, "missing:"), "");
+    EXPECT_EQ(section("x\nadvice: none\n", "advice:"), "advice: none\n");
+    EXPECT_EQ(lineDiff("x\ny\n", "x\nz\n"),
+              "--- expected (golden)\n+++ actual (vramscope-cli)\n  x\n- y\n+ z\n");
 }
 
 TEST(CliGolden, ReportWithoutInputSaysItUsesTheBundledSample) {

@@ -1,5 +1,6 @@
 // The main window on the bundled sample and on real traces: one plot per GPU, plotted data equal
-// to the analysis, shared zoom, details equal to an independent replay, screenshots.
+// to a replay of the events written here and to the sample's formulas, shared zoom, details equal
+// to an independent replay, screenshots.
 #include <QApplication>
 #include <QFileInfo>
 #include <QImage>
@@ -17,7 +18,7 @@
 
 #include "job_loader.h"
 #include "main_window.h"
-#include "vramscope/analysis/memory_timeline.h"
+#include "vramscope/analysis/synthetic_job.h"
 #include "vramscope/widgets/details_panel.h"
 #include "vramscope/widgets/device_tree_model.h"
 #include "vramscope/widgets/heat_strip.h"
@@ -99,6 +100,60 @@ std::vector<std::pair<uint64_t, uint64_t>> replayLiveSet(const trace::TraceData&
     return out;
 }
 
+/// One level's curve on `device`, replayed here from the raw memory events (the expected values
+/// of the plots; the analysis library is not asked): events stable-sorted by time; an alloc adds
+/// its size under its address, a free takes away what its address holds (its own size when the
+/// address holds nothing); DeviceStatic memory is left out, as the timeline's contract says;
+/// events at one time give one step, the value after all of them. Returns (time, bytes) steps.
+std::vector<std::pair<int64_t, int64_t>> replayCurve(const trace::TraceData& d, int device,
+                                                     trace::MemoryLevel level) {
+    std::vector<size_t> order;
+    for (size_t i = 0; i < d.memory.size(); ++i) {
+        if (d.memory.device[i] == device && d.memory.level[i] == level &&
+            d.memory.kind[i] != trace::MemoryKind::DeviceStatic) {
+            order.push_back(i);
+        }
+    }
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+        return d.memory.timestampNs[a] < d.memory.timestampNs[b];
+    });
+    std::map<uint64_t, int64_t> live;
+    std::vector<std::pair<int64_t, int64_t>> steps;
+    int64_t bytes = 0;
+    for (size_t i : order) {
+        const uint64_t address = d.memory.address[i];
+        if (d.memory.action[i] == trace::MemoryAction::Alloc) {
+            live[address] = int64_t(d.memory.sizeBytes[i]);
+            bytes += int64_t(d.memory.sizeBytes[i]);
+        } else if (const auto it = live.find(address); it != live.end()) {
+            bytes -= it->second;
+            live.erase(it);
+        } else {
+            bytes -= int64_t(d.memory.sizeBytes[i]);
+        }
+        const int64_t t = d.memory.timestampNs[i];
+        if (!steps.empty() && steps.back().first == t) {
+            steps.back().second = bytes;
+        } else {
+            steps.emplace_back(t, bytes);
+        }
+    }
+    return steps;
+}
+
+/// The spec the bundled sample was made with (resources/README.md): 4 ranks, 10 iterations, rank
+/// 1 leaks 512 MiB per iteration, rank 3 straggles, defaults otherwise.
+analysis::SyntheticJobSpec sampleSpec() {
+    analysis::SyntheticJobSpec spec;
+    spec.ranks = 4;
+    spec.iterations = 10;
+    spec.leakBytesPerIteration = 512ull << 20;
+    spec.leakRank = 1;
+    spec.stragglerRank = 3;
+    spec.seed = 1;
+    return spec;
+}
+
 void settle() {
     for (int i = 0; i < 3; ++i) {
         QApplication::processEvents();
@@ -130,33 +185,49 @@ TEST(MainWindow, ShowsOnePlotPerGpuOfTheSample) {
     EXPECT_EQ(plots.size(), expected.size());
 }
 
-TEST(MainWindow, PlottedMinAndMaxEqualTheTimelinesWhenZoomedOut) {
+TEST(MainWindow, PlottedMinAndMaxEqualTheReplayedEventsWhenZoomedOut) {
     const auto job = sample();
     ASSERT_TRUE(job);
     app::MainWindow window;
+    window.timeline()->setLayoutMode(widgets::TimelineView::LayoutMode::Stacked);
     window.setJob(job);
     window.resize(1400, 900);
     window.show();
     settle();
-    ASSERT_FALSE(window.timeline()->plots().empty());
+    // The sample's figures from synthetic_job.h: allocated starts at the weights W and peaks at
+    // W + O + A a + N L_r; reserved grows in segments of g from ceil(W / g) g to
+    // ceil(peak / g) g.
+    const analysis::SyntheticJobSpec spec = sampleSpec();
+    const auto roundUp = [&](uint64_t b) {
+        return int64_t((b + spec.segmentBytes - 1) / spec.segmentBytes * spec.segmentBytes);
+    };
+    ASSERT_EQ(window.timeline()->plots().size(), size_t(spec.ranks));
     for (widgets::MemoryPlot* plot : window.timeline()->plots()) {
         const auto& data = job->job.ranks[static_cast<size_t>(plot->gpu().rankIndex)].trace.data;
-        const std::vector<analysis::MemoryTimeline> timelines =
-            analysis::buildMemoryTimelines(data);
-        const auto t = std::find_if(timelines.begin(), timelines.end(), [&](const auto& tl) {
-            return tl.device == plot->gpu().device;
-        });
-        ASSERT_NE(t, timelines.end());
-        for (const auto& [graph, series] : {std::pair{plot->allocatedGraph(), &t->allocated},
-                                            std::pair{plot->reservedGraph(), &t->reserved}}) {
-            if (series->empty()) {
-                EXPECT_TRUE(graph->data()->isEmpty());
-                continue;
+        ASSERT_EQ(data.counters.size(), 0u) << "the sample's curves come from its events alone";
+        const int rank = data.header.rank;
+        const uint64_t leak = rank == spec.leakRank ? spec.leakBytesPerIteration : 0;
+        const uint64_t peak = spec.weightBytes + spec.optimizerBytes +
+                              spec.activationsPerIteration * spec.activationBytes +
+                              spec.iterations * leak;
+        const std::pair<int64_t, int64_t> formula[] = {{int64_t(spec.weightBytes), int64_t(peak)},
+                                                       {roundUp(spec.weightBytes), roundUp(peak)}};
+        const trace::MemoryLevel levels[] = {trace::MemoryLevel::Allocated,
+                                             trace::MemoryLevel::Reserved};
+        const QCPGraph* graphs[] = {plot->allocatedGraph(), plot->reservedGraph()};
+        for (int l = 0; l < 2; ++l) {
+            SCOPED_TRACE("rank " + std::to_string(rank) + ", " + graphs[l]->name().toStdString());
+            const auto steps = replayCurve(data, plot->gpu().device, levels[l]);
+            ASSERT_FALSE(steps.empty());
+            int64_t lo = steps.front().second, hi = lo;
+            for (const auto& [t, bytes] : steps) {
+                lo = std::min(lo, bytes);
+                hi = std::max(hi, bytes);
             }
-            const auto [lo, hi] = std::minmax_element(series->bytes.begin(), series->bytes.end());
-            const auto [plotLo, plotHi] = graphMinMax(graph);
-            EXPECT_EQ(plotHi, static_cast<double>(*hi)) << graph->name().toStdString();
-            EXPECT_EQ(plotLo, static_cast<double>(*lo)) << graph->name().toStdString();
+            EXPECT_EQ(std::make_pair(lo, hi), formula[l]) << "the replay disagrees with the spec";
+            const auto [plotLo, plotHi] = graphMinMax(graphs[l]);
+            EXPECT_EQ(plotHi, static_cast<double>(hi));
+            EXPECT_EQ(plotLo, static_cast<double>(lo));
         }
     }
 }
@@ -207,22 +278,24 @@ TEST(MainWindow, ZoomedInPlotsShowTheExactSteps) {
     window.show();
     settle();
     widgets::MemoryPlot* plot = window.timeline()->plots().front();
-    const analysis::StepSeries& steps = plot->series().allocated.series().empty()
-                                            ? plot->series().reserved.series()
-                                            : plot->series().allocated.series();
+    const widgets::GpuKey gpu = plot->gpu();
+    const trace::TraceData& data = job->job.ranks[static_cast<size_t>(gpu.rankIndex)].trace.data;
+    // The steps replayed from the events here; the sample has allocated-level events.
+    const auto steps = replayCurve(data, gpu.device, trace::MemoryLevel::Allocated);
     ASSERT_GE(steps.size(), 4u);
     const size_t mid = steps.size() / 2;
-    window.zoomState()->setVisibleRange({steps.timeNs[mid] - 1, steps.timeNs[mid + 1] + 1});
+    const int64_t toJob = job->ranks[static_cast<size_t>(gpu.rankIndex)].toJobNs;
+    window.zoomState()->setVisibleRange(
+        {steps[mid].first + toJob - 1, steps[mid + 1].first + toJob + 1});
     settle();
     EXPECT_TRUE(plot->showsExactSteps());
-    QCPGraph* graph =
-        plot->series().allocated.series().empty() ? plot->reservedGraph() : plot->allocatedGraph();
+    QCPGraph* graph = plot->allocatedGraph();
     bool found = false;
     for (auto it = graph->data()->constBegin(); it != graph->data()->constEnd(); ++it) {
-        found |= it->key == static_cast<double>(steps.timeNs[mid + 1]) &&
-                 it->value == static_cast<double>(steps.bytes[mid + 1]);
+        found |= it->key == static_cast<double>(steps[mid + 1].first + toJob) &&
+                 it->value == static_cast<double>(steps[mid + 1].second);
     }
-    EXPECT_TRUE(found) << "the step at " << steps.timeNs[mid + 1] << " ns is drawn exactly";
+    EXPECT_TRUE(found) << "the step at " << steps[mid + 1].first << " ns is drawn exactly";
 }
 
 TEST(MainWindow, DetailsListTheLiveSetOfTheClickedTime) {

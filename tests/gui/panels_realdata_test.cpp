@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "panels_fixture.h"
+#include "realdata.h"
 #include "vramscope/analysis/job_model.h"
 #include "vramscope/widgets/comm_lanes_view.h"
 #include "vramscope/widgets/flame_panel.h"
@@ -25,9 +26,7 @@ std::string realdata(const std::string& rel) {
 
 TEST(PanelsRealData, OomSnapshotFlameAtTheOomEqualsTheReplayedLiveSet) {
     const std::string path = realdata("vramscope_h200/gpt_h200_oom.snapshot.pickle.gz");
-    if (!std::filesystem::exists(path)) {
-        GTEST_SKIP() << "missing " << path;
-    }
+    VRAMSCOPE_REQUIRE_INPUT(path);
     auto job = openAsJob({path});
     ASSERT_TRUE(job);
     widgets::ZoomState zoom;
@@ -49,9 +48,7 @@ TEST(PanelsRealData, OomSnapshotFlameAtTheOomEqualsTheReplayedLiveSet) {
 
 TEST(PanelsRealData, LeakSnapshotFlameFollowsTheCursorAndTheLeakPanelSaysStaircase) {
     const std::string path = realdata("vramscope_h200/gpt_h200_leak.snapshot.pickle.gz");
-    if (!std::filesystem::exists(path)) {
-        GTEST_SKIP() << "missing " << path;
-    }
+    VRAMSCOPE_REQUIRE_INPUT(path);
     auto job = openAsJob({path});
     ASSERT_TRUE(job);
     ASSERT_FALSE(job->memory.empty());
@@ -81,9 +78,7 @@ TEST(PanelsRealData, LeakSnapshotFlameFollowsTheCursorAndTheLeakPanelSaysStairca
 TEST(PanelsRealData, DlrmJobHasOneLanePerRankAndACollectiveAcrossAllEight) {
     const std::string path =
         realdata("facebookresearch_param/et_replay/tests/inputs/dlrm_kineto.tar.gz");
-    if (!std::filesystem::exists(path)) {
-        GTEST_SKIP() << "missing " << path;
-    }
+    VRAMSCOPE_REQUIRE_INPUT(path);
     auto job = openAsJob({path});
     ASSERT_TRUE(job);
     ASSERT_EQ(job->ranks.size(), 8u);

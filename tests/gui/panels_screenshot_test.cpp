@@ -13,6 +13,7 @@
 #include "analysis_views.h"
 #include "job_loader.h"
 #include "main_window.h"
+#include "realdata.h"
 #include "vramscope/widgets/flame_panel.h"
 
 using namespace vramscope;
@@ -41,9 +42,7 @@ QString outDir() {
 TEST(PanelsScreenshot, EveryViewRendersOnTheRealTraces) {
     for (const Input& input : kInputs) {
         const std::string path = std::string(VRAMSCOPE_REALDATA_DIR) + "/" + input.path;
-        if (!std::filesystem::exists(path)) {
-            GTEST_SKIP() << "missing " << path;
-        }
+        VRAMSCOPE_REQUIRE_INPUT(path);
         auto loaded = app::loadJob({path});
         ASSERT_TRUE(loaded.ok()) << loaded.error().describe();
         for (const char* view : {"timeline", "flame", "lanes", "gaps", "leak", "advice"}) {

@@ -146,14 +146,20 @@ TEST(FlamePanel, WhatGrewBetweenTheSelectionEndsIsTheLeak) {
 }
 
 TEST(FlamePanel, SearchHighlightsTheMatchingBytes) {
-    Fixture f(leakSpec());
+    const analysis::SyntheticJobSpec spec = leakSpec();
+    Fixture f(spec);
     widgets::FlamePanel panel(&f.zoom);
     panel.setJob(f.job);
+    panel.setGpu(GpuKey{0, 0});
     panel.setMoment(widgets::FlamePanel::Moment::Peak);
     panel.setGrouping(analysis::FlameGrouping::Category);
-    // Every synthetic allocation is a pool allocation (kind Pool).
+    // Every synthetic allocation is a pool allocation (kind Pool), so at the peak the match is
+    // everything alive there: W + O + A a + N L on the leaking rank (synthetic_job.h).
     panel.setSearch(QStringLiteral("pool"));
-    EXPECT_EQ(panel.view()->searchMatchBytes(), panel.view()->tree().root().bytes);
+    EXPECT_EQ(panel.view()->searchMatchBytes(),
+              int64_t(spec.weightBytes + spec.optimizerBytes +
+                      spec.activationsPerIteration * spec.activationBytes +
+                      spec.iterations * spec.leakBytesPerIteration));
     panel.setSearch(QStringLiteral("no such frame"));
     EXPECT_EQ(panel.view()->searchMatchBytes(), 0);
 }

@@ -10,6 +10,8 @@
 #include <set>
 #include <string>
 
+#include "realdata.h"
+
 namespace {
 
 struct GuiRun {
@@ -77,9 +79,7 @@ TEST(Screenshot, FailsNamingTheFileThatCannotBeRead) {
 TEST(Screenshot, RendersTheH200LeakSnapshot) {
     const std::string path =
         std::string(VRAMSCOPE_REALDATA_DIR) + "/vramscope_h200/gpt_h200_leak.snapshot.pickle.gz";
-    if (!std::filesystem::exists(path)) {
-        GTEST_SKIP() << "real input missing: " << path;
-    }
+    VRAMSCOPE_REQUIRE_INPUT(path);
     QTemporaryDir dir;
     const QString out = dir.filePath(QStringLiteral("leak.png"));
     const GuiRun run = runGui({QString::fromStdString(path), QStringLiteral("--screenshot"), out});

@@ -21,6 +21,13 @@ Output, one line per device:
   device D entries N allocs A preexisting_blocks P preexisting_segments S
   peak_allocated X peak_reserved Y final_allocated F min_allocated M
 and one line per oom entry: oom device D size S device_free F
+
+With --oom-state, each oom line is followed by what was alive when the allocation failed (after
+every entry before the oom in file order, before any after it):
+  oom_state device D allocated A reserved R live_blocks N
+  oom_live_size device D size S count C     (one line per block size alive, trace allocs only)
+live_blocks counts blocks made by the trace's own allocs and still alive, plus blocks alive from
+the start that are freed after the oom or still alive at the dump.
 """
 import gzip
 import io
@@ -94,9 +101,12 @@ def replay(entries, segments):
     pre_blocks = pre_segs = 0
     steps = []  # (level, delta) in file order
     allocs = 0
+    ooms = []  # per oom entry: steps before it, live trace blocks then, pre-existing freed so far
     for e in entries:
         act = e.get("action")
-        if act == "alloc":
+        if act == "oom":
+            ooms.append({"steps": len(steps), "live": dict(live), "pre_freed": pre_blocks})
+        elif act == "alloc":
             allocs += 1
             a, s = e["addr"], e["size"]
             seen.add(a)
@@ -146,7 +156,18 @@ def replay(entries, segments):
     cur = {"a": start_alloc, "r": start_res}
     peak = dict(cur)
     low = start_alloc
-    for level, delta in steps:
+    states = []
+    for k, (level, delta) in enumerate(steps + [(None, 0)]):
+        while len(states) < len(ooms) and ooms[len(states)]["steps"] == k:
+            o = ooms[len(states)]
+            # Alive from the start and not yet freed: every pre-existing block minus those
+            # whose free came before the oom.
+            alive_from_start = pre_blocks - o["pre_freed"]
+            states.append({"allocated": cur["a"], "reserved": cur["r"],
+                           "live_blocks": len(o["live"]) + alive_from_start,
+                           "live": o["live"]})
+        if level is None:
+            break
         cur[level] += delta
         peak[level] = max(peak[level], cur[level])
         if level == "a":
@@ -155,11 +176,14 @@ def replay(entries, segments):
         "entries": len(entries), "allocs": allocs, "preexisting_blocks": pre_blocks,
         "preexisting_segments": pre_segs, "peak_allocated": peak["a"],
         "peak_reserved": peak["r"], "final_allocated": cur["a"], "min_allocated": low,
-    }
+    }, states
 
 
 def main():
-    snap = load(sys.argv[1])
+    args = sys.argv[1:]
+    oom_state = "--oom-state" in args
+    args = [a for a in args if a != "--oom-state"]
+    snap = load(args[0])
     if isinstance(snap, list):
         snap = {"segments": snap}
     traces = snap.get("device_traces", [])
@@ -167,11 +191,19 @@ def main():
     devices = sorted({d for d, t in enumerate(traces) if t} | {s["device"] for s in segments})
     for d in devices:
         entries = traces[d] if d < len(traces) else []
-        r = replay(entries, [s for s in segments if s["device"] == d])
+        r, states = replay(entries, [s for s in segments if s["device"] == d])
         print(f"device {d} " + " ".join(f"{k} {v}" for k, v in r.items()))
-        for e in entries:
-            if e.get("action") == "oom":
-                print(f"oom device {d} size {e['size']} device_free {e.get('device_free', 0)}")
+        oom_entries = [e for e in entries if e.get("action") == "oom"]
+        for e, st in zip(oom_entries, states):
+            print(f"oom device {d} size {e['size']} device_free {e.get('device_free', 0)}")
+            if oom_state:
+                print(f"oom_state device {d} allocated {st['allocated']} "
+                      f"reserved {st['reserved']} live_blocks {st['live_blocks']}")
+                sizes = {}
+                for size in st["live"].values():
+                    sizes[size] = sizes.get(size, 0) + 1
+                for size in sorted(sizes):
+                    print(f"oom_live_size device {d} size {size} count {sizes[size]}")
 
 
 if __name__ == "__main__":

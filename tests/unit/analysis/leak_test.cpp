@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 
 #include "vramscope/analysis/synthetic_job.h"
@@ -165,6 +166,77 @@ TEST(Leak, TheilSenIgnoresAnOutlier) {
     y[4] = 1e9;
     EXPECT_DOUBLE_EQ(theilSenSlope(y), 2.0);
     EXPECT_DOUBLE_EQ(theilSenSlope({1.0}), 0.0);
+}
+
+// --- the sampled path (n > 2000: pairs drawn at random instead of all n(n-1)/2) ---------------
+
+/// y_i = a + b i + e_i for i = 0 .. n-1, with e_i uniform integers in [-u, u] drawn from the raw
+/// output of std::mt19937_64 (its sequence is fixed by the standard, unlike the distributions'),
+/// and the last 5 % of the points (i >= n - n / 20) replaced by `outlier` when it is non-zero: a
+/// burst at the end of a run, where it drags a least-squares line most.
+/// Every value is an integer below 2^53, so the doubles hold them exactly.
+std::vector<double> noisyLine(size_t n, int64_t a, int64_t b, int64_t u, double outlier) {
+    std::mt19937_64 rng(20240611);
+    std::vector<double> y(n);
+    for (size_t i = 0; i < n; ++i) {
+        const int64_t e = u == 0 ? 0 : int64_t(rng() % uint64_t(2 * u + 1)) - u;
+        y[i] = double(a + b * int64_t(i) + e);
+        if (outlier != 0.0 && i >= n - n / 20) {
+            y[i] = outlier;
+        }
+    }
+    return y;
+}
+
+TEST(Leak, SampledTheilSenOfAnExactLineIsItsSlope) {
+    // Every pair of an exact integer line has slope b exactly, so any sample's median is b.
+    const std::vector<double> y = noisyLine(3000, 4'000'000'000, 1'000'000, 0, 0.0);
+    EXPECT_EQ(theilSenSlope(y), 1'000'000.0);
+}
+
+TEST(Leak, SampledTheilSenFindsTheSlopeThroughNoiseAndOutliers) {
+    const size_t n = 5000;
+    const int64_t b = 1'000'000;   // 1 MB per iteration
+    const int64_t u = 10'000'000;  // noise ten times the slope
+    // Tolerance, a bound and no guess: a pair (i, j) with |j - i| >= n / 5 between two clean
+    // points has slope b + (e_j - e_i) / (j - i), off by at most 2u / (n / 5) = 10u / n. Pairs
+    // closer than n / 5 are 1 - (4/5)^2 = 36 % of all pairs, pairs touching one of the 5 %
+    // outliers 1 - 0.95^2 = 9.75 %; even counted all as wrong, 45.75 % < 50 % lie outside
+    // [b - 10u/n, b + 10u/n], so the median of the pairs lies inside. 2 million drawn pairs
+    // estimate those shares within about 0.1 %, far from the 4 % margin.
+    const double tolerance = 10.0 * double(u) / double(n);  // 20,000 B: 2 % of the slope
+    const double clean = theilSenSlope(noisyLine(n, 4'000'000'000, b, u, 0.0));
+    EXPECT_NEAR(clean, double(b), tolerance);
+    // Spikes of 1 TB on the last 5 % of the points (a burst before the end, misread samples) do
+    // not move it out of the same bound.
+    const std::vector<double> spiky = noisyLine(n, 4'000'000'000, b, u, 1e12);
+    const double withOutliers = theilSenSlope(spiky);
+    EXPECT_NEAR(withOutliers, double(b), tolerance);
+    EXPECT_NEAR(withOutliers, clean, 2 * tolerance);
+    // A least-squares slope through the same points is dragged far off by the spikes: the
+    // outliers are strong enough to matter, the estimator is what resists them.
+    double sx = 0, sy = 0, sxx = 0, sxy = 0;
+    for (size_t i = 0; i < n; ++i) {
+        sx += double(i);
+        sy += spiky[i];
+        sxx += double(i) * double(i);
+        sxy += double(i) * spiky[i];
+    }
+    const double leastSquares = (double(n) * sxy - sx * sy) / (double(n) * sxx - sx * sx);
+    EXPECT_GT(std::abs(leastSquares - double(b)), 100 * tolerance);
+    // Same input, same slope, bit for bit: the pairs are drawn with a fixed seed.
+    EXPECT_EQ(theilSenSlope(spiky), withOutliers);
+}
+
+TEST(Leak, SampledAndExhaustiveTheilSenAgreeAtTheSwitch) {
+    // n = 2000 takes every pair, n = 2001 samples; one more point on the same noisy line moves
+    // the exhaustive median by little, so both must lie within the bound above (10u / n).
+    const int64_t b = 1'000'000, u = 10'000'000;
+    const std::vector<double> y2001 = noisyLine(2001, 4'000'000'000, b, u, 0.0);
+    const std::vector<double> y2000(y2001.begin(), y2001.end() - 1);
+    const double tolerance = 10.0 * double(u) / 2000.0;
+    EXPECT_NEAR(theilSenSlope(y2000), double(b), tolerance);
+    EXPECT_NEAR(theilSenSlope(y2001), double(b), tolerance);
 }
 
 TEST(Leak, SurvivorsAreGroupedByStackAndNameTheUserFrame) {

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "realdata.h"
 #include "vramscope/trace/open_trace.h"
 
 namespace vramscope::trace {
@@ -38,11 +39,6 @@ const std::string kLargeInt =
 const std::string kCpuOnly = kHta + "cpu_only/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz";
 const std::string kNccl = kHta + "nccl_parser_config/nccl_data.json.gz";
 const std::string kSampled0 = kHta + "trace_filter/sampled_rank-0.json.gz";
-
-bool exists(const std::string& path) {
-    std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "rb"), std::fclose);
-    return f != nullptr;
-}
 
 /// The file gunzipped with zlib's gz* API and parsed with nlohmann-json. nlohmann keeps
 /// integers above INT64_MAX as unsigned, so the large-integer trace parses too.
@@ -121,10 +117,7 @@ std::map<DeviceIndex, double> counterMax(const TraceData& d, CounterKind kind) {
     return out;
 }
 
-#define SKIP_IF_MISSING(path)                                                         \
-    if (!exists(path)) {                                                              \
-        GTEST_SKIP() << "real trace missing: " << (path) << " (see shared/realdata)"; \
-    }
+#define SKIP_IF_MISSING(path) VRAMSCOPE_REQUIRE_INPUT(path)
 
 TEST(KinetoRealData, MemoryPeaksEqualTheFilesOwnTotals) {
     for (const std::string& path : {kDfIndex, kBert}) {

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "realdata.h"
 #include "vramscope/trace/open_trace.h"
 
 namespace vramscope::trace {
@@ -253,9 +254,7 @@ std::map<int, size_t> ncclKernelsPerWorker(const std::string& path) {
 TEST(OpenJob, OpensTheEightRankDlrmArchive) {
     const std::string path =
         kRealData + "/facebookresearch_param/et_replay/tests/inputs/dlrm_kineto.tar.gz";
-    if (!fs::exists(path)) {
-        GTEST_SKIP() << "real trace missing: " << path;
-    }
+    VRAMSCOPE_REQUIRE_INPUT(path);
     const auto expected = ncclKernelsPerWorker(path);
     ASSERT_EQ(expected.size(), 8u);
     auto job = openJob({path});
@@ -287,9 +286,7 @@ TEST(OpenJob, OpensTheEightRankDlrmArchive) {
 TEST(OpenJob, OpensTwoSampledRanksOfAJobOf128) {
     const std::string dir =
         kRealData + "/facebookresearch_HolisticTraceAnalysis/tests/data/trace_filter";
-    if (!fs::exists(dir)) {
-        GTEST_SKIP() << "real traces missing: " << dir;
-    }
+    VRAMSCOPE_REQUIRE_INPUT(dir);
     auto job = openJob({dir});
     ASSERT_TRUE(job.ok()) << job.error().describe();
     ASSERT_EQ(job->ranks.size(), 2u);
@@ -303,9 +300,7 @@ TEST(OpenJob, LeavesTheRankUnknownWithoutDistributedInfoOrRankInTheName) {
     const std::string path = kRealData +
                              "/facebookresearch_HolisticTraceAnalysis/tests/data/"
                              "distributed_info_unavailable/distributed_info_not_found.json.gz";
-    if (!fs::exists(path)) {
-        GTEST_SKIP() << "real trace missing: " << path;
-    }
+    VRAMSCOPE_REQUIRE_INPUT(path);
     auto job = openJob({path});
     ASSERT_TRUE(job.ok()) << job.error().describe();
     ASSERT_EQ(job->ranks.size(), 1u);
@@ -315,9 +310,7 @@ TEST(OpenJob, LeavesTheRankUnknownWithoutDistributedInfoOrRankInTheName) {
 }
 
 TEST(OpenTrace, EveryRealInputOpensWithoutACrash) {
-    if (!fs::exists(kRealData)) {
-        GTEST_SKIP() << "real data missing: " << kRealData;
-    }
+    VRAMSCOPE_REQUIRE_INPUT(kRealData);
     size_t files = 0;
     for (const auto& entry : fs::recursive_directory_iterator(kRealData)) {
         const std::string path = entry.path().string();

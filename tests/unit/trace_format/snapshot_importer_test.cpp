@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "realdata.h"
 #include "vramscope/trace/importers.h"
 
 using namespace std::string_literals;
@@ -647,12 +648,8 @@ class SnapshotImporterRealData : public ::testing::TestWithParam<RealSnapshot> {
 
 TEST_P(SnapshotImporterRealData, PeaksEqualAnIndependentReplayOfTheSnapshotsOwnTrace) {
     const std::string path = std::string(VRAMSCOPE_REALDATA_DIR) + "/" + GetParam().path;
-    if (!std::filesystem::exists(path)) {
-        GTEST_SKIP() << path << " is missing";
-    }
-    if (std::system("python3 -c pass >/dev/null 2>&1") != 0) {
-        GTEST_SKIP() << "python3 is not installed";
-    }
+    VRAMSCOPE_REQUIRE_INPUT(path);
+    VRAMSCOPE_REQUIRE_PYTHON();
     std::string bytes = readFile(path);
     if (bytes.size() >= 2 && uint8_t(bytes[0]) == 0x1f && uint8_t(bytes[1]) == 0x8b) {
         bytes = gunzip(bytes);
@@ -715,9 +712,7 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(SnapshotImporterRealData, ShowsTheH200OutOfMemoryErrorWithItsRequestedSize) {
     const std::string path =
         std::string(VRAMSCOPE_REALDATA_DIR) + "/vramscope_h200/gpt_h200_oom.snapshot.pickle.gz";
-    if (!std::filesystem::exists(path)) {
-        GTEST_SKIP() << path << " is missing";
-    }
+    VRAMSCOPE_REQUIRE_INPUT(path);
     auto imported = importPytorchSnapshot(gunzip(readFile(path)), path);
     ASSERT_TRUE(imported.ok()) << imported.error().describe();
     ASSERT_EQ(imported->data.ooms.size(), 1u);
