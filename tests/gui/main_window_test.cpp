@@ -278,7 +278,7 @@ TEST(MainWindow, ZoomedInPlotsShowTheExactSteps) {
     window.show();
     settle();
     widgets::MemoryPlot* plot = window.timeline()->plots().front();
-    const widgets::GpuKey gpu = plot->gpu();
+    const analysis::GpuKey gpu = plot->gpu();
     const trace::TraceData& data = job->job.ranks[static_cast<size_t>(gpu.rankIndex)].trace.data;
     // The steps replayed from the events here; the sample has allocated-level events.
     const auto steps = replayCurve(data, gpu.device, trace::MemoryLevel::Allocated);
