@@ -503,9 +503,7 @@ void MemoryPlot::mouseMoveEvent(QMouseEvent* event) {
     } else if (m_drag == Drag::Select && m_moved) {
         m_zoom->setSelection({m_pressTimeNs, timeAt(x)});
     }
-    const int64_t t = timeAt(x);
-    m_zoom->setCursor(t, m_gpu);
-    emit hovered(t);
+    m_zoom->setCursor(timeAt(x), m_gpu);
 }
 
 void MemoryPlot::mouseReleaseEvent(QMouseEvent* event) {

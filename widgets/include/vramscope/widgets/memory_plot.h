@@ -44,10 +44,6 @@ public:
     /// Default width of the memory-axis margin, px, for the current font.
     static int defaultLeftMargin(const QFontMetrics& fm);
 
-signals:
-    /// The pointer moved over the plot (job time, ns); emitted through the ZoomState as well.
-    void hovered(int64_t timeNs);
-
 protected:
     void resizeEvent(QResizeEvent* event) override;
     void mousePressEvent(QMouseEvent* event) override;
