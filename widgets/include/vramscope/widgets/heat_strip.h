@@ -7,6 +7,7 @@
 
 #include "vramscope/widgets/loaded_job.h"
 #include "vramscope/widgets/plot_style.h"
+#include "vramscope/widgets/time_mapper.h"
 #include "vramscope/widgets/zoom_state.h"
 
 namespace vramscope::widgets {
@@ -15,7 +16,7 @@ namespace vramscope::widgets {
 /// highest memory in that column (reserved, else allocated; from the level-of-detail reduction)
 /// divided by the capacity (or by the job's highest peak when the capacity is unknown). The label
 /// names the GPU and its peak share, in the warning colour at 80 % and above. Clicking a row
-/// selects that GPU; wheel and drag navigate as on the plots. GUI thread only.
+/// selects that GPU; otherwise TimeInteraction navigates as on the plots. GUI thread only.
 class HeatStrip : public QWidget {
     Q_OBJECT
 public:
@@ -27,21 +28,18 @@ public:
     int rowCount() const { return static_cast<int>(m_gpus.size()); }
     /// Share of capacity (0..) at the peak of row `row`, as the label shows it.
     double peakShare(int row) const;
+    /// The visible range on the strips' x span (one pixel column per LOD bucket).
+    TimeMapper mapper() const;
 
     QSize sizeHint() const override;
 
 protected:
     void paintEvent(QPaintEvent* event) override;
-    void mousePressEvent(QMouseEvent* event) override;
     void mouseMoveEvent(QMouseEvent* event) override;
-    void mouseReleaseEvent(QMouseEvent* event) override;
-    void wheelEvent(QWheelEvent* event) override;
-    void leaveEvent(QEvent* event) override;
 
 private:
     int rowHeight() const;
     int rowAt(int y) const;
-    int64_t timeAt(double x) const;
     double denominator(const GpuSeries& g) const;
 
     ZoomState* m_zoom;
@@ -51,10 +49,6 @@ private:
     int m_left = 80;
     int m_right = 16;
     PlotColors m_colors;
-    QPointF m_pressPos;
-    TimeRange m_pressRange;
-    bool m_pressed = false;
-    bool m_moved = false;
 };
 
 }  // namespace vramscope::widgets
