@@ -150,7 +150,7 @@ TEST(FlamePanel, SearchHighlightsTheMatchingBytes) {
     Fixture f(spec);
     widgets::FlamePanel panel(&f.zoom);
     panel.setJob(f.job);
-    panel.setGpu(GpuKey{0, 0});
+    panel.setGpu(analysis::GpuKey{0, 0});
     panel.setMoment(widgets::FlamePanel::Moment::Peak);
     panel.setGrouping(analysis::FlameGrouping::Category);
     // Every synthetic allocation is a pool allocation (kind Pool), so at the peak the match is

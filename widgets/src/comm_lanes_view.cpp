@@ -3,11 +3,11 @@
 #include <QMouseEvent>
 #include <QPainter>
 #include <QToolTip>
-#include <QWheelEvent>
 
 #include <algorithm>
 #include <cmath>
 
+#include "vramscope/widgets/time_interaction.h"
 #include "vramscope/widgets/units.h"
 
 namespace vramscope::widgets {
@@ -41,7 +41,9 @@ QBrush idleBrush() {
 }  // namespace
 
 CommLanesView::CommLanesView(ZoomState* zoom, QWidget* parent) : QWidget(parent), m_zoom(zoom) {
-    setMouseTracking(true);
+    m_interaction = new TimeInteraction(
+        m_zoom, this,
+        {[this] { return mapper(); }, [this](QPointF pos) { return laneAt(pos.y()); }, {}});
     setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Preferred);
     connect(m_zoom, &ZoomState::visibleRangeChanged, this, qOverload<>(&QWidget::update));
     connect(m_zoom, &ZoomState::cursorChanged, this, qOverload<>(&QWidget::update));
@@ -114,16 +116,17 @@ QSize CommLanesView::minimumSizeHint() const {
     return {300, std::max(m_contentHeight, 80)};
 }
 
-double CommLanesView::xOf(int64_t ns) const {
-    const TimeRange r = m_zoom->visibleRange();
-    const double w = std::max(1, width() - m_left - m_right);
-    return m_left + double(ns - r.startNs) / double(std::max<int64_t>(r.durationNs(), 1)) * w;
+TimeMapper CommLanesView::mapper() const {
+    return {m_zoom->visibleRange(), double(m_left), double(width() - m_right)};
 }
 
-int64_t CommLanesView::timeAt(double x) const {
-    const TimeRange r = m_zoom->visibleRange();
-    const double w = std::max(1, width() - m_left - m_right);
-    return r.startNs + int64_t(std::llround((x - m_left) / w * double(r.durationNs())));
+analysis::GpuKey CommLanesView::laneAt(double y) const {
+    for (const Lane& lane : m_lanes) {
+        if (y >= lane.top && y < lane.top + 3 * m_rowHeight) {
+            return lane.key;
+        }
+    }
+    return {};
 }
 
 int64_t CommLanesView::toJobNs(int rankIndex) const {
@@ -173,6 +176,7 @@ void CommLanesView::paintEvent(QPaintEvent*) {
     }
     paintLegend(p);
     const TimeRange v = m_zoom->visibleRange();
+    const TimeMapper tm = mapper();
     const int plotRight = width() - m_right;
     p.setClipRect(QRect(m_left, 0, plotRight - m_left, height()));
     for (const RankRow& row : m_rankRows) {
@@ -180,8 +184,8 @@ void CommLanesView::paintEvent(QPaintEvent*) {
             if (s->endNs < v.startNs || s->startNs > v.endNs) {
                 continue;
             }
-            const double x0 = xOf(s->startNs);
-            const double x1 = std::max(xOf(s->endNs), x0 + 1);
+            const double x0 = tm.xAt(s->startNs);
+            const double x1 = std::max(tm.xAt(s->endNs), x0 + 1);
             const QRectF r(x0, row.top + 1, x1 - x0, kIterationHeight - 3);
             p.fillRect(r, palette().alternateBase());
             p.setPen(palette().mid().color());
@@ -202,14 +206,14 @@ void CommLanesView::paintEvent(QPaintEvent*) {
         const TimeRange s = m_zoom->selection();
         QColor c = palette().highlight().color();
         c.setAlpha(50);
-        p.fillRect(
-            QRectF(xOf(s.startNs), kLegendHeight + kAxisHeight, xOf(s.endNs) - xOf(s.startNs),
-                   m_contentHeight - kLegendHeight - kAxisHeight),
-            c);
+        p.fillRect(QRectF(tm.xAt(s.startNs), kLegendHeight + kAxisHeight,
+                          tm.xAt(s.endNs) - tm.xAt(s.startNs),
+                          m_contentHeight - kLegendHeight - kAxisHeight),
+                   c);
     }
     if (m_zoom->hasCursor()) {
         p.setPen(QPen(palette().text().color(), 1, Qt::DashLine));
-        const double x = xOf(m_zoom->cursorNs());
+        const double x = tm.xAt(m_zoom->cursorNs());
         p.drawLine(QPointF(x, kLegendHeight + kAxisHeight), QPointF(x, m_contentHeight));
     }
     p.setClipping(false);
@@ -230,19 +234,19 @@ void CommLanesView::paintLane(QPainter& p, const Lane& lane) const {
     const TimeRange v = m_zoom->visibleRange();
     const int64_t offset = toJobNs(lane.key.rankIndex);
     const analysis::KernelLaneIndex& index = lane.kernels->lanes;
-    const double w = std::max(1, width() - m_left - m_right);
-    const int64_t nsPerPx = std::max<int64_t>(1, int64_t(double(v.durationNs()) / w));
+    const TimeMapper tm = mapper();
+    const int64_t nsPerPx = std::max<int64_t>(1, int64_t(tm.nsPerPixel()));
     const double laneH = 3 * m_rowHeight;
     // Idle: between the first and the last kernel, wherever no kernel runs.
-    const double s0 = std::max(xOf(offset + index.firstStartNs()), double(m_left));
-    const double s1 = std::min(xOf(offset + index.lastEndNs()), double(width() - m_right));
+    const double s0 = std::max(tm.xAt(offset + index.firstStartNs()), double(m_left));
+    const double s1 = std::min(tm.xAt(offset + index.lastEndNs()), double(width() - m_right));
     if (s1 > s0) {
         p.fillRect(QRectF(s0, lane.top, s1 - s0, laneH), idleBrush());
     }
     const analysis::LaneBlocks blocks = index.blocks(v.startNs - offset, v.endNs - offset, nsPerPx);
     auto rectOf = [&](const analysis::LaneBlock& b, double top, double h) {
-        const double x0 = std::max(xOf(offset + b.startNs), double(m_left) - 1);
-        const double x1 = std::max(xOf(offset + b.endNs), x0 + 1.0);
+        const double x0 = std::max(tm.xAt(offset + b.startNs), double(m_left) - 1);
+        const double x1 = std::max(tm.xAt(offset + b.endNs), x0 + 1.0);
         return QRectF(x0, top, std::min(x1, double(width())) - x0, h);
     };
     for (const analysis::LaneBlock& b : blocks.busy) {
@@ -262,9 +266,9 @@ void CommLanesView::paintLane(QPainter& p, const Lane& lane) const {
 void CommLanesView::paintCollectives(QPainter& p) const {
     const std::vector<size_t> visible = visibleCollectives();
     const auto& all = m_job->collectives().collectives;
-    const double w = std::max(1, width() - m_left - m_right);
+    const TimeMapper tm = mapper();
     // Linking lines only while they can be told apart; straggler marks always.
-    const bool lines = double(visible.size()) <= w / 6.0;
+    const bool lines = double(visible.size()) <= tm.widthPx() / 6.0;
     p.setRenderHint(QPainter::Antialiasing, true);
     for (size_t i : visible) {
         const analysis::MatchedCollective& c = all[i];
@@ -277,12 +281,12 @@ void CommLanesView::paintCollectives(QPainter& p) const {
             const Lane& l = m_lanes[size_t(lane)];
             const double y = l.top + 1.5 * m_rowHeight;
             if (part.waitNs > 0) {
-                const double x0 = xOf(part.startNs);
-                const double x1 = std::max(xOf(part.startNs + part.waitNs), x0 + 1);
+                const double x0 = tm.xAt(part.startNs);
+                const double x1 = std::max(tm.xAt(part.startNs + part.waitNs), x0 + 1);
                 p.fillRect(QRectF(x0, l.top + m_rowHeight, x1 - x0, m_rowHeight),
                            QBrush(kStraggler.lighter(130), Qt::Dense5Pattern));
             }
-            points.emplace_back(lane, QPointF(xOf(part.startNs), y));
+            points.emplace_back(lane, QPointF(tm.xAt(part.startNs), y));
         }
         std::sort(points.begin(), points.end(),
                   [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -299,7 +303,7 @@ void CommLanesView::paintCollectives(QPainter& p) const {
             if (lane < 0) {
                 continue;
             }
-            const QPointF pt(xOf(part.startNs), m_lanes[size_t(lane)].top + 1.5 * m_rowHeight);
+            const QPointF pt(tm.xAt(part.startNs), m_lanes[size_t(lane)].top + 1.5 * m_rowHeight);
             const bool straggler = part.rank == c.stragglerRank;
             if (straggler) {
                 p.setPen(QPen(Qt::white, 1));
@@ -321,14 +325,14 @@ void CommLanesView::paintAxis(QPainter& p) const {
     // At the top, under the legend, so that it stays in view when the lanes scroll.
     const int y = kLegendHeight + kAxisHeight - 3;
     const int plotRight = width() - m_right;
+    const TimeMapper tm = mapper();
     p.setPen(palette().text().color());
     p.drawLine(m_left, y, plotRight, y);
-    const double w = std::max(1, plotRight - m_left);
-    const double step = niceStep(double(v.durationNs()) / std::max(1.0, w / 110.0));
+    const double step = niceStep(double(v.durationNs()) / std::max(1.0, tm.widthPx() / 110.0));
     const TimeUnit unit = timeUnitFor(double(v.durationNs()));
     const QFontMetrics fm = p.fontMetrics();
     for (double t = std::ceil(double(v.startNs) / step) * step; t <= double(v.endNs); t += step) {
-        const double x = xOf(int64_t(t));
+        const double x = tm.xAt(int64_t(t));
         p.drawLine(QPointF(x, y), QPointF(x, y - 4));
         const QString label = formatTime(t, unit, step);
         const int lw = fm.horizontalAdvance(label);
@@ -368,7 +372,8 @@ QString CommLanesView::describeAt(QPoint pos) const {
     if (!m_job || pos.x() < m_left || pos.x() > width() - m_right) {
         return {};
     }
-    const int64_t t = timeAt(pos.x());
+    const TimeMapper tm = mapper();
+    const int64_t t = tm.timeAt(pos.x());
     const analysis::JobModel& job = *m_job;
     for (const RankRow& row : m_rankRows) {
         if (pos.y() >= row.top && pos.y() < row.top + kIterationHeight) {
@@ -382,8 +387,7 @@ QString CommLanesView::describeAt(QPoint pos) const {
             return {};
         }
     }
-    const double pxNs =
-        double(m_zoom->visibleRange().durationNs()) / std::max(1, width() - m_left - m_right);
+    const double pxNs = tm.nsPerPixel();
     for (const Lane& lane : m_lanes) {
         if (pos.y() < lane.top || pos.y() >= lane.top + 3 * m_rowHeight) {
             continue;
@@ -427,31 +431,10 @@ QString CommLanesView::describeAt(QPoint pos) const {
     return {};
 }
 
-void CommLanesView::mousePressEvent(QMouseEvent* event) {
-    if (event->button() == Qt::LeftButton) {
-        m_dragging = true;
-        m_pressX = event->position().x();
-        m_pressRange = m_zoom->visibleRange();
-    }
-}
-
 void CommLanesView::mouseMoveEvent(QMouseEvent* event) {
-    const double x = event->position().x();
-    if (m_dragging) {
-        const double w = std::max(1, width() - m_left - m_right);
-        const int64_t delta = int64_t((m_pressX - x) / w * double(m_pressRange.durationNs()));
-        m_zoom->setVisibleRange({m_pressRange.startNs + delta, m_pressRange.endNs + delta});
+    // Navigation and the cursor are TimeInteraction's; here only the tooltip, not while dragging.
+    if (m_interaction->isDragging()) {
         return;
-    }
-    if (x >= m_left && x <= width() - m_right && m_job) {
-        analysis::GpuKey gpu;
-        for (const Lane& lane : m_lanes) {
-            if (event->position().y() >= lane.top &&
-                event->position().y() < lane.top + 3 * m_rowHeight) {
-                gpu = lane.key;
-            }
-        }
-        m_zoom->setCursor(timeAt(x), gpu);
     }
     const QString tip = describeAt(event->position().toPoint());
     if (tip.isEmpty()) {
@@ -459,28 +442,6 @@ void CommLanesView::mouseMoveEvent(QMouseEvent* event) {
     } else {
         QToolTip::showText(event->globalPosition().toPoint(), tip, this);
     }
-}
-
-void CommLanesView::mouseReleaseEvent(QMouseEvent*) {
-    m_dragging = false;
-}
-
-void CommLanesView::mouseDoubleClickEvent(QMouseEvent*) {
-    m_zoom->resetZoom();
-}
-
-void CommLanesView::wheelEvent(QWheelEvent* event) {
-    const double steps = event->angleDelta().y() / 120.0;
-    if (steps == 0) {
-        return;
-    }
-    m_zoom->zoomAround(timeAt(event->position().x()), std::pow(0.8, steps));
-    event->accept();
-}
-
-void CommLanesView::leaveEvent(QEvent*) {
-    m_dragging = false;
-    m_zoom->clearCursor();
 }
 
 }  // namespace vramscope::widgets

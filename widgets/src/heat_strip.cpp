@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "vramscope/widgets/time_interaction.h"
 #include "vramscope/widgets/units.h"
 
 namespace vramscope::widgets {
@@ -23,7 +24,16 @@ QString rowLabel(const analysis::GpuSeries& g) {
 }  // namespace
 
 HeatStrip::HeatStrip(ZoomState* zoom, QWidget* parent) : QWidget(parent), m_zoom(zoom) {
-    setMouseTracking(true);
+    auto gpuAt = [this](QPointF pos) {
+        const int row = rowAt(static_cast<int>(pos.y()));
+        return row >= 0 ? m_gpus[static_cast<size_t>(row)] : analysis::GpuKey{};
+    };
+    auto clicked = [this, gpuAt](QPointF pos, int64_t timeNs) {
+        if (const analysis::GpuKey key = gpuAt(pos); key.isValid()) {
+            m_zoom->setSelectedGpu(key, timeNs);
+        }
+    };
+    new TimeInteraction(m_zoom, this, {[this] { return mapper(); }, gpuAt, clicked});
     setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
     m_colors = PlotColors::fromPalette(palette());
     connect(m_zoom, &ZoomState::visibleRangeChanged, this, qOverload<>(&QWidget::update));
@@ -70,10 +80,9 @@ int HeatStrip::rowAt(int y) const {
     return row >= 0 && row < rowCount() ? row : -1;
 }
 
-int64_t HeatStrip::timeAt(double x) const {
-    const TimeRange r = m_zoom->visibleRange();
-    const double w = std::max(1, width() - m_left - m_right);
-    return r.startNs + static_cast<int64_t>(std::llround((x - m_left) * r.durationNs() / w));
+TimeMapper HeatStrip::mapper() const {
+    return {m_zoom->visibleRange(), static_cast<double>(m_left),
+            static_cast<double>(width() - m_right)};
 }
 
 double HeatStrip::denominator(const analysis::GpuSeries& g) const {
@@ -129,36 +138,17 @@ void HeatStrip::paintEvent(QPaintEvent*) {
         }
     }
     if (m_zoom->hasCursor()) {
-        const TimeRange r = visible;
-        const double x = m_left + static_cast<double>(m_zoom->cursorNs() - r.startNs) * columns /
-                                      std::max<int64_t>(1, r.durationNs());
+        const double x = mapper().xAt(m_zoom->cursorNs());
         p.setPen(QPen(m_colors.crosshair, 1, Qt::DashLine));
         p.drawLine(QPointF(x, 0), QPointF(x, height()));
     }
 }
 
-void HeatStrip::mousePressEvent(QMouseEvent* event) {
-    m_pressPos = event->position();
-    m_pressRange = m_zoom->visibleRange();
-    m_pressed = event->button() == Qt::LeftButton;
-    m_moved = false;
-}
-
 void HeatStrip::mouseMoveEvent(QMouseEvent* event) {
+    // Navigation and the cursor are TimeInteraction's; here only the row's tooltip.
     const QPointF pos = event->position();
-    if (m_pressed && std::abs(pos.x() - m_pressPos.x()) > 3) {
-        m_moved = true;
-        const double nsPerPixel = static_cast<double>(m_pressRange.durationNs()) /
-                                  std::max(1, width() - m_left - m_right);
-        const auto delta =
-            static_cast<int64_t>(std::llround((m_pressPos.x() - pos.x()) * nsPerPixel));
-        m_zoom->setVisibleRange({m_pressRange.startNs + delta, m_pressRange.endNs + delta});
-    }
     const int row = rowAt(static_cast<int>(pos.y()));
     const analysis::GpuKey key = row >= 0 ? m_gpus[static_cast<size_t>(row)] : analysis::GpuKey{};
-    if (pos.x() >= m_left) {
-        m_zoom->setCursor(timeAt(pos.x()), key);
-    }
     if (const analysis::GpuSeries* g = row >= 0 ? m_job->gpu(key) : nullptr) {
         const std::optional<double> share = g->memory.peakShare();
         const QString of =
@@ -172,28 +162,6 @@ void HeatStrip::mouseMoveEvent(QMouseEvent* event) {
                        .arg(formatBytes(static_cast<double>(g->memory.peakBytes())))
                        .arg(of));
     }
-}
-
-void HeatStrip::mouseReleaseEvent(QMouseEvent* event) {
-    if (m_pressed && !m_moved) {
-        const int row = rowAt(static_cast<int>(event->position().y()));
-        if (row >= 0) {
-            m_zoom->setSelectedGpu(m_gpus[static_cast<size_t>(row)], timeAt(event->position().x()));
-        }
-    }
-    m_pressed = false;
-}
-
-void HeatStrip::wheelEvent(QWheelEvent* event) {
-    const double steps = event->angleDelta().y() / 120.0;
-    if (steps != 0.0) {
-        m_zoom->zoomAround(timeAt(event->position().x()), std::pow(0.8, steps));
-    }
-    event->accept();
-}
-
-void HeatStrip::leaveEvent(QEvent*) {
-    m_zoom->clearCursor();
 }
 
 }  // namespace vramscope::widgets

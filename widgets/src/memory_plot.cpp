@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "vramscope/widgets/time_interaction.h"
 #include "vramscope/widgets/units.h"
 
 namespace vramscope::widgets {
@@ -45,7 +46,9 @@ MemoryPlot::MemoryPlot(std::shared_ptr<const analysis::JobModel> job, analysis::
     : QCustomPlot(parent), m_job(std::move(job)), m_gpu(gpu), m_zoom(zoom) {
     m_series = m_job->gpu(gpu);
     Q_ASSERT(m_series);
-    setMouseTracking(true);
+    new TimeInteraction(m_zoom, this,
+                        {[this] { return mapper(); }, [this](QPointF) { return m_gpu; },
+                         [this](QPointF, int64_t t) { m_zoom->setSelectedGpu(m_gpu, t); }});
     setMinimumHeight(96);
     setPlottingHints(QCP::phFastPolylines | QCP::phCacheLabels);
     setAttribute(Qt::WA_OpaquePaintEvent);
@@ -473,73 +476,15 @@ void MemoryPlot::updateOverlay() {
     }
 }
 
-int64_t MemoryPlot::timeAt(double pixelX) const {
-    return static_cast<int64_t>(std::llround(xAxis->pixelToCoord(pixelX)));
+TimeMapper MemoryPlot::mapper() const {
+    const QMargins m = axisRect()->margins();
+    return {m_zoom->visibleRange(), static_cast<double>(m.left()),
+            static_cast<double>(width() - m.right())};
 }
 
 void MemoryPlot::resizeEvent(QResizeEvent* event) {
     QCustomPlot::resizeEvent(event);
     refresh();
-}
-
-void MemoryPlot::mousePressEvent(QMouseEvent* event) {
-    m_pressPos = event->position();
-    m_pressRange = m_zoom->visibleRange();
-    m_pressTimeNs = timeAt(event->position().x());
-    m_moved = false;
-    const bool select =
-        event->button() == Qt::RightButton ||
-        (event->button() == Qt::LeftButton && (event->modifiers() & Qt::ShiftModifier));
-    m_drag = select ? Drag::Select : (event->button() == Qt::LeftButton ? Drag::Pan : Drag::None);
-    event->accept();
-}
-
-void MemoryPlot::mouseMoveEvent(QMouseEvent* event) {
-    const double x = event->position().x();
-    if (std::abs(x - m_pressPos.x()) > 3 || std::abs(event->position().y() - m_pressPos.y()) > 3) {
-        m_moved = true;
-    }
-    if (m_drag == Drag::Pan && m_moved) {
-        const double nsPerPixel =
-            static_cast<double>(m_pressRange.durationNs()) / std::max(1, axisRect()->width());
-        const auto delta = static_cast<int64_t>(std::llround((m_pressPos.x() - x) * nsPerPixel));
-        m_zoom->setVisibleRange({m_pressRange.startNs + delta, m_pressRange.endNs + delta});
-    } else if (m_drag == Drag::Select && m_moved) {
-        m_zoom->setSelection({m_pressTimeNs, timeAt(x)});
-    }
-    const int64_t t = timeAt(x);
-    m_zoom->setCursor(t, m_gpu);
-    emit hovered(t);
-}
-
-void MemoryPlot::mouseReleaseEvent(QMouseEvent* event) {
-    if (!m_moved && m_drag != Drag::None) {
-        if (m_drag == Drag::Select) {
-            m_zoom->clearSelection();
-        } else {
-            m_zoom->setSelectedGpu(m_gpu, timeAt(event->position().x()));
-        }
-    }
-    m_drag = Drag::None;
-    event->accept();
-}
-
-void MemoryPlot::mouseDoubleClickEvent(QMouseEvent* event) {
-    m_zoom->resetZoom();
-    event->accept();
-}
-
-void MemoryPlot::wheelEvent(QWheelEvent* event) {
-    const double steps = event->angleDelta().y() / 120.0;
-    if (steps != 0.0) {
-        m_zoom->zoomAround(timeAt(event->position().x()), std::pow(0.8, steps));
-    }
-    event->accept();
-}
-
-void MemoryPlot::leaveEvent(QEvent* event) {
-    m_zoom->clearCursor();
-    QCustomPlot::leaveEvent(event);
 }
 
 }  // namespace vramscope::widgets

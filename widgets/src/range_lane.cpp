@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "vramscope/widgets/time_interaction.h"
 #include "vramscope/widgets/units.h"
 
 namespace vramscope::widgets {
@@ -16,7 +17,13 @@ constexpr uint32_t kNvtxRows = 2;  // outermost NVTX depths shown
 }
 
 RangeLane::RangeLane(ZoomState* zoom, QWidget* parent) : QWidget(parent), m_zoom(zoom) {
-    setMouseTracking(true);
+    auto clicked = [this](QPointF pos, int64_t) {
+        if (const analysis::RangeSpan* s = rangeAt(pos.toPoint())) {
+            const int64_t pad = std::max<int64_t>(1, (s->endNs - s->startNs) / 50);
+            m_zoom->setVisibleRange({s->startNs - pad, s->endNs + pad});
+        }
+    };
+    new TimeInteraction(m_zoom, this, {[this] { return mapper(); }, {}, clicked});
     setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
     m_colors = PlotColors::fromPalette(palette());
     connect(m_zoom, &ZoomState::visibleRangeChanged, this, qOverload<>(&QWidget::update));
@@ -77,16 +84,9 @@ QSize RangeLane::sizeHint() const {
     return QSize(400, static_cast<int>(m_rows.size()) * kRowHeight + 2);
 }
 
-double RangeLane::xOf(int64_t ns) const {
-    const TimeRange r = m_zoom->visibleRange();
-    const double w = std::max(1, width() - m_left - m_right);
-    return m_left + static_cast<double>(ns - r.startNs) * w / std::max<int64_t>(1, r.durationNs());
-}
-
-int64_t RangeLane::timeAt(double x) const {
-    const TimeRange r = m_zoom->visibleRange();
-    const double w = std::max(1, width() - m_left - m_right);
-    return r.startNs + static_cast<int64_t>(std::llround((x - m_left) * r.durationNs() / w));
+TimeMapper RangeLane::mapper() const {
+    return {m_zoom->visibleRange(), static_cast<double>(m_left),
+            static_cast<double>(width() - m_right)};
 }
 
 int RangeLane::rowAt(int y) const {
@@ -99,7 +99,7 @@ const analysis::RangeSpan* RangeLane::rangeAt(QPoint pos) const {
     if (row < 0 || pos.x() < m_left) {
         return nullptr;
     }
-    const int64_t t = timeAt(pos.x());
+    const int64_t t = mapper().timeAt(pos.x());
     const auto& spans = m_rows[static_cast<size_t>(row)].spans;
     // Last span starting at or before t that still covers it.
     auto it =
@@ -121,6 +121,7 @@ void RangeLane::paintEvent(QPaintEvent*) {
     QPainter p(this);
     p.fillRect(rect(), m_colors.background);
     const TimeRange visible = m_zoom->visibleRange();
+    const TimeMapper tm = mapper();
     const QFontMetrics fm = p.fontMetrics();
     for (size_t r = 0; r < m_rows.size(); ++r) {
         const Row& row = m_rows[r];
@@ -137,8 +138,8 @@ void RangeLane::paintEvent(QPaintEvent*) {
             if (s->endNs < visible.startNs || s->startNs > visible.endNs) {
                 continue;
             }
-            const double x0 = std::max(xOf(s->startNs), static_cast<double>(m_left - 2));
-            const double x1 = std::min(xOf(s->endNs), static_cast<double>(width()));
+            const double x0 = std::max(tm.xAt(s->startNs), static_cast<double>(m_left - 2));
+            const double x1 = std::min(tm.xAt(s->endNs), static_cast<double>(width()));
             if (x1 < lastRight + 1.0) {
                 continue;  // sub-pixel ranges merge into the mark already drawn
             }
@@ -163,24 +164,15 @@ void RangeLane::paintEvent(QPaintEvent*) {
         p.restore();
     }
     if (m_zoom->hasCursor()) {
-        const double x = xOf(m_zoom->cursorNs());
+        const double x = tm.xAt(m_zoom->cursorNs());
         p.setPen(QPen(m_colors.crosshair, 1, Qt::DashLine));
         p.drawLine(QPointF(x, 0), QPointF(x, height()));
     }
 }
 
-void RangeLane::mousePressEvent(QMouseEvent* event) {
-    if (const analysis::RangeSpan* s = rangeAt(event->position().toPoint())) {
-        const int64_t pad = std::max<int64_t>(1, (s->endNs - s->startNs) / 50);
-        m_zoom->setVisibleRange({s->startNs - pad, s->endNs + pad});
-    }
-}
-
 void RangeLane::mouseMoveEvent(QMouseEvent* event) {
+    // Navigation and the cursor are TimeInteraction's; here only the range's tooltip.
     const QPoint pos = event->position().toPoint();
-    if (pos.x() >= m_left) {
-        m_zoom->setCursor(timeAt(pos.x()), {});
-    }
     if (const analysis::RangeSpan* s = rangeAt(pos)) {
         QToolTip::showText(event->globalPosition().toPoint(),
                            QStringLiteral("%1\nstarts %2, lasts %3\nclick to zoom to it")
@@ -191,18 +183,6 @@ void RangeLane::mouseMoveEvent(QMouseEvent* event) {
     } else {
         QToolTip::hideText();
     }
-}
-
-void RangeLane::wheelEvent(QWheelEvent* event) {
-    const double steps = event->angleDelta().y() / 120.0;
-    if (steps != 0.0) {
-        m_zoom->zoomAround(timeAt(event->position().x()), std::pow(0.8, steps));
-    }
-    event->accept();
-}
-
-void RangeLane::leaveEvent(QEvent*) {
-    m_zoom->clearCursor();
 }
 
 }  // namespace vramscope::widgets

@@ -1,6 +1,6 @@
 #include "vramscope/widgets/time_axis_bar.h"
 
-#include <cmath>
+#include "vramscope/widgets/time_interaction.h"
 
 namespace vramscope::widgets {
 
@@ -14,6 +14,7 @@ TimeAxisBar::TimeAxisBar(ZoomState* zoom, QWidget* parent) : QCustomPlot(parent)
     setFixedHeight(fontMetrics().height() + 14);
     setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
     applyColors(PlotColors::fromPalette(palette()));
+    new TimeInteraction(m_zoom, this, {[this] { return mapper(); }, {}, {}});
     auto follow = [this] {
         const TimeRange r = m_zoom->visibleRange();
         xAxis->setRange(static_cast<double>(r.startNs), static_cast<double>(r.endNs));
@@ -37,30 +38,10 @@ void TimeAxisBar::applyColors(const PlotColors& colors) {
     replot(rpQueuedReplot);
 }
 
-void TimeAxisBar::mousePressEvent(QMouseEvent* event) {
-    m_pressX = event->position().x();
-    m_pressRange = m_zoom->visibleRange();
-}
-
-void TimeAxisBar::mouseMoveEvent(QMouseEvent* event) {
-    if (!(event->buttons() & Qt::LeftButton)) {
-        return;
-    }
-    const double nsPerPixel =
-        static_cast<double>(m_pressRange.durationNs()) / std::max(1, axisRect()->width());
-    const auto delta =
-        static_cast<int64_t>(std::llround((m_pressX - event->position().x()) * nsPerPixel));
-    m_zoom->setVisibleRange({m_pressRange.startNs + delta, m_pressRange.endNs + delta});
-}
-
-void TimeAxisBar::wheelEvent(QWheelEvent* event) {
-    const double steps = event->angleDelta().y() / 120.0;
-    if (steps != 0.0) {
-        const auto anchor =
-            static_cast<int64_t>(std::llround(xAxis->pixelToCoord(event->position().x())));
-        m_zoom->zoomAround(anchor, std::pow(0.8, steps));
-    }
-    event->accept();
+TimeMapper TimeAxisBar::mapper() const {
+    const QMargins m = axisRect()->margins();
+    return {m_zoom->visibleRange(), static_cast<double>(m.left()),
+            static_cast<double>(width() - m.right())};
 }
 
 }  // namespace vramscope::widgets

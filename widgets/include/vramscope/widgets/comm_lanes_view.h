@@ -8,13 +8,16 @@
 #include <vector>
 
 #include "vramscope/analysis/job_model.h"
+#include "vramscope/widgets/time_mapper.h"
 #include "vramscope/widgets/zoom_state.h"
 
 namespace vramscope::widgets {
 
+class TimeInteraction;
+
 /// Paints the kernel lanes of every GPU of a job for the ZoomState's visible range, on the same
-/// time axis (job time) and with the same navigation as the VRAM plots: wheel zooms around the
-/// pointer, drag pans, double-click resets; hovering sets the shared cursor. Only what is visible
+/// time axis (job time) and with the same navigation as the VRAM plots (TimeInteraction); the
+/// cursor carries the GPU of the lane under the pointer. Only what is visible
 /// is queried (analysis::KernelLaneIndex::blocks), with kernels closer than a pixel merged. Each
 /// matched collective (analysis::matchCollectives) is a line through the arrivals of its ranks;
 /// the last to arrive (the straggler) is a red dot and the time the others waited for it is
@@ -48,23 +51,19 @@ public:
     std::vector<size_t> visibleCollectives() const;
     /// Tooltip text for the point `pos` (kernel, iteration or collective under it), or empty.
     QString describeAt(QPoint pos) const;
+    /// The visible range on the lanes' x span (between the label margin and the right margin).
+    TimeMapper mapper() const;
 
     QSize sizeHint() const override;
     QSize minimumSizeHint() const override;
 
 protected:
     void paintEvent(QPaintEvent* event) override;
-    void mousePressEvent(QMouseEvent* event) override;
     void mouseMoveEvent(QMouseEvent* event) override;
-    void mouseReleaseEvent(QMouseEvent* event) override;
-    void mouseDoubleClickEvent(QMouseEvent* event) override;
-    void wheelEvent(QWheelEvent* event) override;
-    void leaveEvent(QEvent* event) override;
 
 private:
     void relayout();
-    double xOf(int64_t jobNs) const;
-    int64_t timeAt(double x) const;
+    analysis::GpuKey laneAt(double y) const;
     int64_t toJobNs(int rankIndex) const;
     int laneOfRank(int32_t rank) const;
     void paintLane(QPainter& p, const Lane& lane) const;
@@ -81,9 +80,7 @@ private:
     int m_right = 16;
     int m_rowHeight = 9;
     int m_contentHeight = 0;
-    bool m_dragging = false;
-    double m_pressX = 0;
-    TimeRange m_pressRange;
+    TimeInteraction* m_interaction = nullptr;
 
     static constexpr int kLegendHeight = 22;
     static constexpr int kIterationHeight = 13;

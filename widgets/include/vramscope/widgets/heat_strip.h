@@ -8,6 +8,7 @@
 
 #include "vramscope/analysis/job_model.h"
 #include "vramscope/widgets/plot_style.h"
+#include "vramscope/widgets/time_mapper.h"
 #include "vramscope/widgets/zoom_state.h"
 
 namespace vramscope::widgets {
@@ -16,7 +17,7 @@ namespace vramscope::widgets {
 /// highest memory in that column (reserved, else allocated; from the level-of-detail reduction)
 /// divided by the capacity (or by the job's highest peak when the capacity is unknown). The label
 /// names the GPU and its peak share, in the warning colour at 80 % and above. Clicking a row
-/// selects that GPU; wheel and drag navigate as on the plots. GUI thread only.
+/// selects that GPU; otherwise TimeInteraction navigates as on the plots. GUI thread only.
 class HeatStrip : public QWidget {
     Q_OBJECT
 public:
@@ -29,21 +30,18 @@ public:
     /// Share of capacity at the peak of row `row` (MemorySummary::peakShare), as the label shows
     /// it; nullopt when the capacity is unknown (the label then shows the peak in bytes).
     std::optional<double> peakShare(int row) const;
+    /// The visible range on the strips' x span (one pixel column per LOD bucket).
+    TimeMapper mapper() const;
 
     QSize sizeHint() const override;
 
 protected:
     void paintEvent(QPaintEvent* event) override;
-    void mousePressEvent(QMouseEvent* event) override;
     void mouseMoveEvent(QMouseEvent* event) override;
-    void mouseReleaseEvent(QMouseEvent* event) override;
-    void wheelEvent(QWheelEvent* event) override;
-    void leaveEvent(QEvent* event) override;
 
 private:
     int rowHeight() const;
     int rowAt(int y) const;
-    int64_t timeAt(double x) const;
     double denominator(const analysis::GpuSeries& g) const;
 
     ZoomState* m_zoom;
@@ -53,10 +51,6 @@ private:
     int m_left = 80;
     int m_right = 16;
     PlotColors m_colors;
-    QPointF m_pressPos;
-    TimeRange m_pressRange;
-    bool m_pressed = false;
-    bool m_moved = false;
 };
 
 }  // namespace vramscope::widgets

@@ -8,15 +8,15 @@
 
 #include "vramscope/analysis/job_model.h"
 #include "vramscope/widgets/plot_style.h"
+#include "vramscope/widgets/time_mapper.h"
 #include "vramscope/widgets/zoom_state.h"
 
 namespace vramscope::widgets {
 
-/// One QCustomPlot showing one GPU of a analysis::JobModel. It follows the ZoomState's visible
-/// range and draws the level-of-detail reduction the analysis built (min/max per pixel column),
-/// switching to the exact steps once few enough are visible. Mouse: wheel zooms around the pointer,
-/// drag pans, Shift+drag or right-drag selects a range, click picks the time for the details,
-/// double-click resets. GUI thread only; shares the job read-only.
+/// One QCustomPlot showing one GPU of a job model. It follows the ZoomState's visible range and
+/// draws the level-of-detail reduction the analysis built (min/max per pixel column), switching to
+/// the exact steps once few enough are visible. Mouse: TimeInteraction's navigation; a click picks
+/// this GPU and the time for the details. GUI thread only; shares the job read-only.
 class MemoryPlot : public QCustomPlot {
     Q_OBJECT
 public:
@@ -43,19 +43,12 @@ public:
 
     /// Default width of the memory-axis margin, px, for the current font.
     static int defaultLeftMargin(const QFontMetrics& fm);
-
-signals:
-    /// The pointer moved over the plot (job time, ns); emitted through the ZoomState as well.
-    void hovered(int64_t timeNs);
+    /// The visible range on the axis rectangle's x span (from the margins, so it holds between a
+    /// resize and the next replot's layout).
+    TimeMapper mapper() const;
 
 protected:
     void resizeEvent(QResizeEvent* event) override;
-    void mousePressEvent(QMouseEvent* event) override;
-    void mouseMoveEvent(QMouseEvent* event) override;
-    void mouseReleaseEvent(QMouseEvent* event) override;
-    void mouseDoubleClickEvent(QMouseEvent* event) override;
-    void wheelEvent(QWheelEvent* event) override;
-    void leaveEvent(QEvent* event) override;
 
 private:
     void buildItems();
@@ -67,7 +60,6 @@ private:
     /// Returns true when the exact steps were used.
     bool fillGraph(QCPGraph* graph, const analysis::LodSeries& lod, TimeRange range, int columns,
                    QCPGraph* envelope = nullptr);
-    int64_t timeAt(double pixelX) const;
 
     std::shared_ptr<const analysis::JobModel> m_job;
     analysis::GpuKey m_gpu;
@@ -97,13 +89,6 @@ private:
     QCPItemStraightLine* m_clickedLine = nullptr;
     QCPItemRect* m_selectionRect = nullptr;
     QCPLayer* m_overlay = nullptr;
-
-    enum class Drag { None, Pan, Select };
-    Drag m_drag = Drag::None;
-    QPointF m_pressPos;
-    TimeRange m_pressRange;
-    int64_t m_pressTimeNs = 0;
-    bool m_moved = false;
 };
 
 }  // namespace vramscope::widgets

@@ -7,13 +7,14 @@
 
 #include "vramscope/analysis/job_model.h"
 #include "vramscope/widgets/plot_style.h"
+#include "vramscope/widgets/time_mapper.h"
 #include "vramscope/widgets/zoom_state.h"
 
 namespace vramscope::widgets {
 
 /// Paints one rank's iteration ranges (top row) and outermost NVTX / annotation ranges (below)
-/// for the ZoomState's visible range; clicking a range zooms to it, the wheel zooms as on the
-/// plots. Ranges narrower than a pixel merge into one mark. GUI thread only.
+/// for the ZoomState's visible range; clicking a range zooms to it, otherwise TimeInteraction
+/// navigates as on the plots. Ranges narrower than a pixel merge into one mark. GUI thread only.
 class RangeLane : public QWidget {
     Q_OBJECT
 public:
@@ -28,23 +29,20 @@ public:
     bool hasRanges() const { return !m_rows.empty(); }
     /// The range under x (widget px) in row `row`, or nullptr.
     const analysis::RangeSpan* rangeAt(QPoint pos) const;
+    /// The visible range on the lane's x span (between the label margin and the right margin).
+    TimeMapper mapper() const;
 
     QSize sizeHint() const override;
 
 protected:
     void paintEvent(QPaintEvent* event) override;
-    void mousePressEvent(QMouseEvent* event) override;
     void mouseMoveEvent(QMouseEvent* event) override;
-    void wheelEvent(QWheelEvent* event) override;
-    void leaveEvent(QEvent* event) override;
 
 private:
     struct Row {
         QString label;
         std::vector<const analysis::RangeSpan*> spans;  // sorted by start
     };
-    double xOf(int64_t ns) const;
-    int64_t timeAt(double x) const;
     int rowAt(int y) const;
 
     ZoomState* m_zoom;

@@ -4,12 +4,13 @@
 #include <qcustomplot.h>
 
 #include "vramscope/widgets/plot_style.h"
+#include "vramscope/widgets/time_mapper.h"
 #include "vramscope/widgets/zoom_state.h"
 
 namespace vramscope::widgets {
 
 /// A QCustomPlot showing only the time axis (ns from the job start, unit by zoom) of the
-/// ZoomState's visible range; the wheel zooms and a drag pans, as on the plots. GUI thread only.
+/// ZoomState's visible range; TimeInteraction navigates on it as on the plots. GUI thread only.
 class TimeAxisBar : public QCustomPlot {
     Q_OBJECT
 public:
@@ -18,16 +19,11 @@ public:
     /// Left and right margins, px, matching the plots' axis rectangle.
     void setMargins(int left, int right);
     void applyColors(const PlotColors& colors);
-
-protected:
-    void mousePressEvent(QMouseEvent* event) override;
-    void mouseMoveEvent(QMouseEvent* event) override;
-    void wheelEvent(QWheelEvent* event) override;
+    /// The visible range on the axis rectangle's x span (from the margins).
+    TimeMapper mapper() const;
 
 private:
     ZoomState* m_zoom;
-    double m_pressX = 0;
-    TimeRange m_pressRange;
 };
 
 }  // namespace vramscope::widgets
