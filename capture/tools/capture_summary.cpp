@@ -3,8 +3,9 @@
 // .vscope reader only, not on the analysis library, and computes its figures directly:
 //   peak_reserved_bytes / peak_allocated_bytes: the largest running sum, over the device's memory
 //   events in time order, of alloc sizes minus freed sizes at that level (a free subtracts the size
-//   its address was allocated with); device_static_bytes: the part of reserved that is module
-//   globals; iterations: NVTX ranges named "iteration N", with the live bytes on the first device
+//   its address was allocated with), device-static memory (module globals) left out as the
+//   viewer's timelines leave it out; device_static_bytes: the module globals on their own;
+//   iterations: NVTX ranges named "iteration N", with the live bytes on the first device
 //   at each one's end (events at the end time included).
 
 #include <algorithm>
@@ -64,13 +65,18 @@ struct DeviceMemory {
         const bool reservedLevel = e.level == MemoryLevel::Reserved;
         Level& level = reservedLevel ? reserved : allocated;
         auto& sizes = reservedLevel ? reservedSize : allocatedSize;
+        if (e.kind == MemoryKind::DeviceStatic) {
+            // Module globals: reported on their own, not in the peaks (as in the viewer's
+            // timelines and PyTorch's max_memory_reserved).
+            if (e.action == MemoryAction::Alloc) {
+                deviceStatic += static_cast<int64_t>(e.sizeBytes);
+            }
+            return;
+        }
         if (e.action == MemoryAction::Alloc) {
             sizes[e.address] = e.sizeBytes;
             level.live += static_cast<int64_t>(e.sizeBytes);
             level.peak = std::max(level.peak, level.live);
-            if (e.kind == MemoryKind::DeviceStatic) {
-                deviceStatic += static_cast<int64_t>(e.sizeBytes);
-            }
             return;
         }
         auto it = sizes.find(e.address);
