@@ -250,6 +250,7 @@ trace::Result<std::shared_ptr<const JobModel>> buildJobModel(trace::Job job, std
         if (m->analysis.cost) {
             m->cost = m->analysis.cost->input;
         }
+        m->checks = evaluateRules(m->analysis, CheckRules::defaults(), options);
     } else if (analysed.error().code == trace::ErrorCode::Cancelled) {
         return analysed.error();
     } else {

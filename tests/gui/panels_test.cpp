@@ -5,8 +5,10 @@
 #include <QLabel>
 #include <QRegularExpression>
 #include <QSignalSpy>
+#include <QTabWidget>
 #include <QTableView>
 #include <QTest>
+#include <QTextBrowser>
 
 #include <gtest/gtest.h>
 
@@ -377,4 +379,37 @@ TEST(CommLanesView, StacksLanesByRankAndMarksTheStraggler) {
     EXPECT_EQ(view.visibleCollectives().size(), 1u);
     QImage image(view.size(), QImage::Format_ARGB32);
     view.render(&image);  // paints without crashing on a zoomed view
+}
+
+TEST(AdvicePanel, ChecksNameTheLeakingGpuAndWhatCouldNotBeChecked) {
+    // The synthetic job leaks on rank 0 only (leakSpec), with capacities in the header.
+    Fixture f(leakSpec());
+    widgets::AdvicePanel panel;
+    panel.setJob(f.job);
+    const QString checks = panel.checksView()->toPlainText();
+    EXPECT_TRUE(checks.contains(QStringLiteral("FAIL fail-on-leak: rank 0 GPU 0: staircase")))
+        << checks.toStdString();
+    EXPECT_TRUE(checks.contains(QStringLiteral("PASS fail-on-leak: rank 1 GPU 1: sawtooth")))
+        << checks.toStdString();
+
+    // One rank with allocations but no device list: the capacity is unknown, so nothing may be
+    // said about the share of capacity, and with no advice the panel says what was not checked.
+    trace::TraceData data;
+    data.header.rank = 0;
+    data.memory.append({100, 0x1000, 300, trace::MemoryAction::Alloc, trace::MemoryLevel::Allocated,
+                        trace::MemoryKind::Pool, 0, 0, 0, 0});
+    data.memory.append({200, 0x1000, 300, trace::MemoryAction::Free, trace::MemoryLevel::Allocated,
+                        trace::MemoryKind::Pool, 0, 0, 0, 0});
+    std::vector<trace::TraceData> traces;
+    traces.push_back(std::move(data));
+    auto job = makeJob(std::move(traces));
+    ASSERT_TRUE(job);
+    panel.setJob(job);
+    EXPECT_EQ(panel.model()->rowCount(), 0);
+    const QString details =
+        panel.findChild<QTabWidget*>()->widget(0)->property("plainText").toString();
+    EXPECT_FALSE(details.contains(QStringLiteral("below 80")));
+    EXPECT_TRUE(panel.checksView()->toPlainText().contains(
+        QStringLiteral("SKIP max-peak-fraction: rank 0 GPU 0: capacity unknown (peak 300 B)")))
+        << panel.checksView()->toPlainText().toStdString();
 }

@@ -9,6 +9,7 @@
 #include <QLocale>
 #include <QSpinBox>
 #include <QSplitter>
+#include <QTabWidget>
 #include <QTableView>
 #include <QTextBrowser>
 #include <QVBoxLayout>
@@ -16,6 +17,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "vramscope/analysis/text_format.h"
 #include "vramscope/widgets/units.h"
 
 namespace vramscope::widgets {
@@ -177,6 +179,7 @@ AdvicePanel::AdvicePanel(QWidget* parent)
       m_model(new AdviceModel(this)),
       m_table(new QTableView),
       m_details(new QTextBrowser),
+      m_checks(new QTextBrowser),
       m_price(new QDoubleSpinBox),
       m_steps(new QSpinBox),
       m_cost(new QLabel) {
@@ -208,9 +211,13 @@ AdvicePanel::AdvicePanel(QWidget* parent)
     costLayout->addLayout(form);
     costLayout->addWidget(m_cost);
 
+    auto* pages = new QTabWidget;
+    pages->addTab(m_details, tr("Details"));
+    pages->addTab(m_checks, tr("Checks"));
+    pages->setTabToolTip(1, tr("The CI rules of vramscope-cli check on this job"));
     auto* split = new QSplitter(Qt::Vertical);
     split->addWidget(m_table);
-    split->addWidget(m_details);
+    split->addWidget(pages);
     split->setStretchFactor(0, 1);
     split->setStretchFactor(1, 1);
     auto* layout = new QVBoxLayout(this);
@@ -233,14 +240,39 @@ void AdvicePanel::setJob(std::shared_ptr<const analysis::JobModel> job) {
     m_table->resizeColumnsToContents();
     m_table->horizontalHeader()->setStretchLastSection(true);
     m_table->resizeRowsToContents();
+    m_checks->setHtml(m_job ? checksHtml(*m_job) : QString());
     if (m_model->rowCount() > 0) {
         m_table->setCurrentIndex(m_model->index(0, 0));
+    } else if (m_job) {
+        // No advice is no verdict: say what the rules found and what they could not check.
+        m_details->setHtml(tr("<p>No advice for this job.</p>") + checksHtml(*m_job));
     } else {
-        m_details->setHtml(
-            tr("<p>No rule fired: peak below 80 % of capacity, no leak, exposed "
-               "communication and host-bound gaps below their thresholds.</p>"));
+        m_details->clear();
     }
     updateCost();
+}
+
+QString checksHtml(const analysis::JobModel& job) {
+    if (!job.analysisProblem.empty()) {
+        return QObject::tr("<p>The rules could not run: %1</p>")
+            .arg(QString::fromStdString(job.analysisProblem).toHtmlEscaped());
+    }
+    QString html =
+        QObject::tr("<p><b>Checks</b> (the rules of <tt>vramscope-cli check</tt>):</p><ul>");
+    for (const analysis::RuleResult& r : job.checks) {
+        const QString where =
+            r.input == SIZE_MAX ? QString()
+                                : QString::fromStdString(analysis::deviceLabel(r.rank, r.device)) +
+                                      QStringLiteral(": ");
+        const char* colour = r.outcome == analysis::RuleOutcome::Fail   ? "#c62828"
+                             : r.outcome == analysis::RuleOutcome::Pass ? "#2e7d32"
+                                                                        : "#777777";
+        html += QStringLiteral("<li><b style=\"color:%1\">%2</b> %3: %4%5</li>")
+                    .arg(QLatin1String(colour), QLatin1String(analysis::toString(r.outcome)),
+                         QString::fromStdString(r.rule).toHtmlEscaped(), where.toHtmlEscaped(),
+                         QString::fromStdString(r.detail).toHtmlEscaped());
+    }
+    return html + QStringLiteral("</ul>");
 }
 
 void AdvicePanel::setGpuHourPrice(double price) {

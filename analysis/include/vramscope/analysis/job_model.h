@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "vramscope/analysis/allocation_index.h"
+#include "vramscope/analysis/check_rules.h"
 #include "vramscope/analysis/job_analysis.h"
 #include "vramscope/analysis/kernel_lanes.h"
 #include "vramscope/analysis/level_of_detail.h"
@@ -112,6 +113,9 @@ struct JobModel {
     std::vector<GpuKernelAnalysis> kernels;  ///< GPUs with kernels, by rank then device
     /// Cost inputs as observed (price 0); a view prices them on a copy.
     CostInput cost;
+    /// The CI rules (CheckRules::defaults(), as `vramscope-cli check` runs them) on `analysis`:
+    /// what passed, failed, or could not be checked and why.
+    std::vector<RuleResult> checks;
     /// Why analyzeJob failed, empty when it did not (the timelines are there all the same).
     std::string analysisProblem;
     /// Flame trees and live sets at any time, on demand, over the GPUs of `memory`.
@@ -136,9 +140,9 @@ using ModelProgress = std::function<bool(double done, std::string_view stage)>;
 /// clockOffsetNs), per GPU the memory timelines (buildMemoryTimelines, made by analyzeJob once)
 /// moved to job time and reduced with LodSeries, ranges and OOM marks; the analyses (analyzeJob
 /// with `options`, price 0 for the cost inputs); per GPU with allocation events the index and
-/// peak time of its detail level; per GPU with kernels the lane index; the load problems in
-/// words. Takes seconds on tens of millions of events: call it off the GUI thread (it touches
-/// no Qt object).
+/// peak time of its detail level; per GPU with kernels the lane index; the default CI rules
+/// (evaluateRules); the load problems in words. Takes seconds on tens of millions of events: call
+/// it off the GUI thread (it touches no Qt object).
 ///
 /// Errors: cancellation (ErrorCode::Cancelled) when `progress` returned false. An analysis
 /// failure (an invalid iteration regex) is not an error: analysisProblem says why, and the

@@ -41,8 +41,12 @@ private:
 /// HTML of one piece of advice: message, then its evidence as a table (name, value, unit).
 QString adviceDetailsHtml(const analysis::Advice& advice);
 
-/// The Advice dock: the advice table, the selected advice's details, and the cost estimate
-/// (analysis::estimateCost) recomputed whenever the price or the planned steps change.
+/// HTML of the CI rule results (JobModel::checks): one line per rule and GPU, PASS / FAIL /
+/// SKIP with the numbers or the reason, as `vramscope-cli check` prints them.
+QString checksHtml(const analysis::JobModel& job);
+
+/// The Advice dock: the advice table, the selected advice's details, the CI checks, and the cost
+/// estimate (analysis::estimateCost) recomputed whenever the price or the planned steps change.
 /// GUI thread only.
 class AdvicePanel : public QWidget {
     Q_OBJECT
@@ -63,6 +67,7 @@ public:
     QDoubleSpinBox* priceBox() const { return m_price; }
     QSpinBox* stepsBox() const { return m_steps; }
     QLabel* costLabel() const { return m_cost; }
+    QTextBrowser* checksView() const { return m_checks; }
 
 private:
     void updateCost();
@@ -71,6 +76,7 @@ private:
     AdviceModel* m_model;
     QTableView* m_table;
     QTextBrowser* m_details;
+    QTextBrowser* m_checks;
     QDoubleSpinBox* m_price;
     QSpinBox* m_steps;
     QLabel* m_cost;
