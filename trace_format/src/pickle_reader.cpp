@@ -1,4 +1,4 @@
-#include "pickle_reader.h"
+#include "vramscope/trace/pickle_reader.h"
 
 #include <algorithm>
 #include <bit>

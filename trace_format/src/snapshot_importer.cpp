@@ -22,8 +22,8 @@
 #include <unordered_set>
 #include <vector>
 
-#include "pickle_reader.h"
 #include "vramscope/trace/importers.h"
+#include "vramscope/trace/pickle_reader.h"
 
 namespace vramscope::trace {
 
