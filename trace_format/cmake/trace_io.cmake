@@ -1,5 +1,5 @@
 # vramscope::trace_io: the .vscope schema (trace.proto through protoc), the in-memory TraceData,
-# errors, CRC-32C, the writer, the reader and its chunk decoders.
+# errors, the data-loss registry, CRC-32C, the writer, the reader and its chunk decoders.
 # Needs protobuf (with protoc), zstd and Threads, nothing else, so that the capture agent's
 # standalone build (capture/cmake/standalone.cmake) includes this file as it is. Expects the
 # targets protobuf::protoc, protobuf::libprotobuf, PkgConfig::ZSTD, Threads::Threads and
@@ -23,6 +23,7 @@ target_link_libraries(vramscope_trace_proto PUBLIC protobuf::libprotobuf)
 add_library(vramscope_trace_io STATIC
   ${_tio_dir}/src/trace_data.cpp
   ${_tio_dir}/src/error.cpp
+  ${_tio_dir}/src/data_loss.cpp
   ${_tio_dir}/src/crc32c.cpp
   ${_tio_dir}/src/trace_writer.cpp
   ${_tio_dir}/src/trace_reader.cpp
