@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "pickle_reader.h"
 #include "vramscope/trace/importers.h"
+#include "vramscope/trace/pickle_reader.h"
 
 namespace vt = vramscope::trace;
 

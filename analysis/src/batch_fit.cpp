@@ -25,25 +25,28 @@ std::optional<int64_t> largestBatchUnder(const BatchFit& fit, double limitBytes)
 
 trace::Result<BatchFit> fitBatch(std::vector<BatchPoint> points, uint64_t capacityBytes) {
     if (points.size() < 2) {
-        return trace::Error{"", -1, -1,
-                            "batch-fit needs at least two runs with different batch "
-                            "sizes; got " +
-                                std::to_string(points.size())};
+        return trace::Error::make(trace::ErrorCode::Invalid, "",
+                                  "batch-fit needs at least two runs with different batch "
+                                  "sizes; got " +
+                                      std::to_string(points.size()));
     }
     if (capacityBytes == 0) {
-        return trace::Error{"", -1, -1,
-                            "the device capacity is unknown: none of the traces names its GPU's "
-                            "total memory"};
+        return trace::Error::make(
+            trace::ErrorCode::Invalid, "",
+            "the device capacity is unknown: none of the traces names its GPU's "
+            "total memory");
     }
     std::set<double> batches;
     for (const BatchPoint& p : points) {
         if (!(p.batch > 0.0)) {
-            return trace::Error{p.label, -1, -1, "batch size must be positive"};
+            return trace::Error::make(trace::ErrorCode::Invalid, p.label,
+                                      "batch size must be positive");
         }
         batches.insert(p.batch);
     }
     if (batches.size() < 2) {
-        return trace::Error{"", -1, -1, "batch-fit needs at least two different batch sizes"};
+        return trace::Error::make(trace::ErrorCode::Invalid, "",
+                                  "batch-fit needs at least two different batch sizes");
     }
     const double n = double(points.size());
     double sx = 0, sy = 0;

@@ -252,8 +252,9 @@ trace::Result<IterationSet> findIterations(const trace::TraceData& data, trace::
         try {
             re.emplace(options.regex, std::regex::ECMAScript);
         } catch (const std::regex_error& e) {
-            return trace::Error{"", -1, -1,
-                                "invalid iteration regex \"" + options.regex + "\": " + e.what()};
+            return trace::Error::make(
+                trace::ErrorCode::Invalid, "",
+                "invalid iteration regex \"" + options.regex + "\": " + e.what());
         }
         std::unordered_map<trace::StringId, bool> matches;
         for (size_t i = 0; i < r.size(); ++i) {

@@ -96,14 +96,7 @@ void collectProblems(const trace::Job& job, JobModel& out) {
                                                    : summary);
         }
         for (const trace::DataLoss& loss : r.trace.data.dataLoss) {
-            std::string line = fileName(r.path) + ": ";
-            line +=
-                loss.count > 0 ? std::to_string(loss.count) + " " + loss.what : "some " + loss.what;
-            line += " lost";
-            if (!loss.reason.empty()) {
-                line += " (" + loss.reason + ")";
-            }
-            out.problems.push_back(line + ".");
+            out.problems.push_back(fileName(r.path) + ": " + trace::describe(loss) + ".");
         }
     }
 }

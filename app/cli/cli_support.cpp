@@ -194,9 +194,9 @@ trace::Status prepareOutput(const std::string& out) {
     std::error_code ec;
     fs::create_directories(dir, ec);
     if (ec || !fs::is_directory(dir)) {
-        return trace::Error{
-            out, -1, -1,
-            "cannot create the output directory" + (ec ? ": " + ec.message() : std::string())};
+        return trace::Error::make(
+            trace::ErrorCode::Io, out,
+            "cannot create the output directory" + (ec ? ": " + ec.message() : std::string()));
     }
     return trace::Status::success();
 }

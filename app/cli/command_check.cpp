@@ -128,11 +128,7 @@ int runCheck(CommandContext& ctx) {
     };
     for (size_t i = 0; i < job->ranks.size(); ++i) {
         for (const trace::DataLoss& l : job->ranks[i].trace.data.dataLoss) {
-            ctx.out << "DATA LOSS " << job->ranks[i].path << ": " << l.what;
-            if (l.count > 0) {
-                ctx.out << " (" << l.count << ")";
-            }
-            ctx.out << ": " << l.reason << "\n";
+            ctx.out << "DATA LOSS " << job->ranks[i].path << ": " << trace::describe(l) << "\n";
         }
     }
     auto partial = [&](const RuleResult& r) {

@@ -108,9 +108,7 @@ Json rankInfo(const trace::RankTrace& rt) {
                  {"summary", report.summary()}};
     j["data_loss"] = Json::array();
     for (const auto& l : d.dataLoss) {
-        j["data_loss"].push_back({{"what", l.what},
-                                  {"count", l.count == 0 ? Json(nullptr) : Json(l.count)},
-                                  {"reason", l.reason}});
+        j["data_loss"].push_back(dataLossJson(l));
     }
     return j;
 }
@@ -182,11 +180,10 @@ void writeText(const Json& info, std::ostream& os) {
     }
     os << "  data loss:" << (info["data_loss"].empty() ? "    none" : "") << "\n";
     for (const auto& l : info["data_loss"]) {
-        os << "    " << l["what"].get<std::string>();
-        if (!l["count"].is_null()) {
-            os << " (" << l["count"].dump() << ")";
-        }
-        os << ": " << l["reason"].get<std::string>() << "\n";
+        const trace::DataLoss loss{trace::lossCounterFromName(l["name"].get<std::string>()),
+                                   l["count"].is_null() ? 0 : l["count"].get<uint64_t>(),
+                                   l["reason"].get<std::string>(), 0, 0};
+        os << "    " << trace::describe(loss) << "\n";
     }
     if (!h["capture_settings"].empty()) {
         os << "  capture settings:\n";

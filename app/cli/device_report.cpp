@@ -70,13 +70,25 @@ Json DeviceReport::toJson() const {
     return j;
 }
 
+Json dataLossJson(const trace::DataLoss& loss) {
+    const trace::LossCounterInfo& c = trace::lossCounterInfo(loss.counter);
+    Json j;
+    j["name"] = std::string(c.name);
+    j["kind"] = trace::toString(c.severity);
+    j["count"] = loss.count == 0 ? Json(nullptr) : Json(loss.count);
+    j["description"] = std::string(c.description);
+    j["reason"] = loss.reason;
+    return j;
+}
+
 Json DataLossEntry::toJson() const {
     Json j;
     j["file"] = file;
     j["rank"] = orNull(rank);
-    j["what"] = what;
-    j["count"] = orNull(count);
-    j["reason"] = reason;
+    const Json counter = dataLossJson(loss);  // kept alive: items() only views it
+    for (const auto& [key, value] : counter.items()) {
+        j[key] = value;
+    }
     return j;
 }
 
@@ -177,15 +189,7 @@ JobReport buildJobReport(const trace::Job& job,
             }
         }
         for (const auto& loss : data.dataLoss) {
-            DataLossEntry e;
-            e.file = rt.path;
-            e.rank = rank;
-            e.what = loss.what;
-            if (loss.count > 0) {
-                e.count = loss.count;
-            }
-            e.reason = loss.reason;
-            report.dataLoss.push_back(std::move(e));
+            report.dataLoss.push_back(DataLossEntry{rt.path, rank, loss});
         }
     }
     return report;
@@ -258,11 +262,7 @@ void writeTextReport(const JobReport& report, std::ostream& os) {
     }
     os << "\ndata loss:" << (report.dataLoss.empty() ? " none" : "") << "\n";
     for (const auto& l : report.dataLoss) {
-        os << "  " << l.file << ": " << l.what;
-        if (l.count) {
-            os << " (" << *l.count << ")";
-        }
-        os << ": " << l.reason << "\n";
+        os << "  " << l.file << ": " << trace::describe(l.loss) << "\n";
     }
     if (report.analysis) {
         os << "\nanalyses (formulas in parentheses):\n";

@@ -54,13 +54,16 @@ struct DeviceReport {
     Json toJson() const;
 };
 
+/// {"name", "kind", "count", "description", "reason"} of one data-loss counter
+/// (trace/data_loss.h); count is null when the producer did not count.
+Json dataLossJson(const trace::DataLoss& loss);
+
 /// A loss of data that a reader or the producer reported for one input.
 struct DataLossEntry {
     std::string file;
     std::optional<int32_t> rank;
-    std::string what;
-    std::optional<uint64_t> count;  ///< nullopt when the producer did not count
-    std::string reason;
+    trace::DataLoss loss;
+    /// {"file", "rank", then dataLossJson()'s keys}.
     Json toJson() const;
 };
 

@@ -373,20 +373,17 @@ bool Agent::takeStaged(bool final) {
         std::swap(m_out.ranges, m_staging.ranges);
         std::swap(m_out.counters, m_staging.counters);
         if (m_cuptiDropped > 0) {
-            m_out.dataLoss.push_back({"CUPTI activity records", m_cuptiDropped,
-                                      "CUPTI dropped records because no buffer was free; try a "
-                                      "shorter VRAMSCOPE_FLUSH_MS",
-                                      0, 0});
+            m_out.dataLoss.push_back(
+                {trace::LossCounter::CuptiRecordsDropped, m_cuptiDropped, {}, 0, 0});
             m_cuptiDropped = 0;
         }
         for (size_t kind = 0; kind < m_overflowByKind.size(); ++kind) {
             if (m_overflowByKind[kind] == 0) {
                 continue;
             }
-            m_out.dataLoss.push_back(
-                {recordKindName(static_cast<CUpti_ActivityKind>(kind)), m_overflowByKind[kind],
-                 "the trace writer fell behind (disk or socket too slow) and its queue was full", 0,
-                 0});
+            m_out.dataLoss.push_back({trace::LossCounter::WriterQueueOverflow,
+                                      m_overflowByKind[kind],
+                                      recordKindName(static_cast<CUpti_ActivityKind>(kind)), 0, 0});
             m_overflowByKind[kind] = 0;
         }
     }
@@ -398,8 +395,7 @@ bool Agent::takeStaged(bool final) {
         m_oomRead.store(++r, std::memory_order_release);
     }
     if (const uint64_t lost = m_oomDropped.exchange(0); lost > 0) {
-        m_out.dataLoss.push_back({"out-of-memory events", lost,
-                                  "more failed allocations than the agent could queue", 0, 0});
+        m_out.dataLoss.push_back({trace::LossCounter::OomEventsDropped, lost, {}, 0, 0});
     }
     return m_out.eventCount() > 0 || !m_out.dataLoss.empty();
 }

@@ -34,8 +34,8 @@ public:
                 if (errno == EINTR) {
                     continue;
                 }
-                return trace::Error{m_name, -1, -1,
-                                    std::string("cannot write: ") + std::strerror(errno)};
+                return trace::Error::make(trace::ErrorCode::Io, m_name,
+                                          std::string("cannot write: ") + std::strerror(errno));
             }
             p += n;
             left -= static_cast<size_t>(n);

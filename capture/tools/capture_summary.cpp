@@ -252,8 +252,10 @@ std::string summarize(const std::string& path, bool& ok) {
     for (size_t i = 0; i < d.dataLoss.size(); ++i) {
         const DataLoss& l = d.dataLoss[i];
         lost += l.count;
-        o += (i ? "," : "") + std::string("{\"what\":") + quote(l.what) +
-             ",\"count\":" + std::to_string(l.count) + ",\"reason\":" + quote(l.reason) + "}";
+        const LossCounterInfo& c = lossCounterInfo(l.counter);
+        o += (i ? "," : "") + std::string("{\"name\":") + quote(c.name) +
+             ",\"kind\":" + quote(toString(c.severity)) + ",\"count\":" + std::to_string(l.count) +
+             ",\"description\":" + quote(c.description) + ",\"reason\":" + quote(l.reason) + "}";
     }
     o += "],\"data_loss_count\":" + std::to_string(lost) + "}";
     return o;

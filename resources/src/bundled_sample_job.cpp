@@ -22,7 +22,8 @@ trace::Result<trace::Job> openBundledSample() {
         job.ranks.push_back(std::move(rank));
     }
     if (job.ranks.empty()) {
-        return trace::Error{"bundled sample", -1, -1, "this build has no bundled sample traces"};
+        return trace::Error::make(trace::ErrorCode::Io, "bundled sample",
+                                  "this build has no bundled sample traces");
     }
     std::stable_sort(job.ranks.begin(), job.ranks.end(),
                      [](const trace::RankTrace& a, const trace::RankTrace& b) {

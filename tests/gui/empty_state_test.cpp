@@ -101,7 +101,8 @@ TEST(EmptyState, AJobWithoutEventsAndWithDataLossSaysSoInTheWindow) {
     gpu.index = 0;
     gpu.totalMemoryBytes = 80ull << 30;
     rank.trace.data.header.devices.push_back(gpu);
-    rank.trace.data.dataLoss.push_back({"memory events", 12, "the job was killed", 0, 0});
+    rank.trace.data.dataLoss.push_back(
+        {trace::LossCounter::CuptiRecordsDropped, 12, "the job was killed", 0, 0});
     job.ranks.push_back(std::move(rank));
     auto loaded = analysis::buildJobModel(std::move(job), "cut.vscope").value();
     ASSERT_NE(loaded, nullptr);
@@ -116,7 +117,10 @@ TEST(EmptyState, AJobWithoutEventsAndWithDataLossSaysSoInTheWindow) {
     EXPECT_TRUE(banner->isVisible());
     EXPECT_TRUE(banner->text().contains(QStringLiteral("cut.vscope: no events loaded")))
         << banner->text().toStdString();
-    EXPECT_TRUE(banner->text().contains(QStringLiteral("12 memory events lost")))
+    // The counter's name and value, and its description from the registry.
+    EXPECT_TRUE(banner->text().contains(QStringLiteral("cupti_records_dropped = 12")))
+        << banner->text().toStdString();
+    EXPECT_TRUE(banner->text().contains(QStringLiteral("no buffer was free")))
         << banner->text().toStdString();
     bool statusSaysSo = false;
     for (const QLabel* label : window.statusBar()->findChildren<QLabel*>()) {

@@ -349,8 +349,16 @@ void applyListsOf(const v1::Chunk& chunk, TraceData& data) {
                                      o.free_bytes()});
     }
     for (const auto& d : chunk.data_loss()) {
+        // `what` holds a registry name; older files wrote a label, mapped where it is known and
+        // kept in the reason otherwise.
+        const LossCounter counter = lossCounterFromName(d.what());
+        std::string reason = d.reason();
+        if (counter == LossCounter::Other && d.what() != lossCounterInfo(counter).name &&
+            !d.what().empty()) {
+            reason = d.what() + (reason.empty() ? "" : ": ") + reason;
+        }
         data.dataLoss.push_back(
-            DataLoss{d.what(), d.count(), d.reason(), d.start_ns(), d.end_ns()});
+            DataLoss{counter, d.count(), std::move(reason), d.start_ns(), d.end_ns()});
     }
     for (const auto& a : chunk.annotations()) {
         data.annotations.push_back(

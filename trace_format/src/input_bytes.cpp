@@ -13,14 +13,6 @@
 namespace vramscope::trace {
 namespace {
 
-Error makeError(const std::string& name, int64_t offset, std::string message) {
-    Error e;
-    e.file = name;
-    e.byteOffset = offset;
-    e.message = std::move(message);
-    return e;
-}
-
 /// Shrinks `s` to `size` bytes, leaving kInputPaddingBytes of zeroed spare capacity after them.
 void finishPadded(std::string& s, size_t size) {
     s.resize(size + kInputPaddingBytes);
@@ -41,7 +33,7 @@ Result<std::string> gunzip(std::string_view in, const std::string& name, uint64_
                            InputNotes* notes) {
     z_stream zs{};
     if (inflateInit2(&zs, 15 + 16) != Z_OK) {
-        return makeError(name, -1, "cannot start gzip decompression (zlib)");
+        return Error::make(ErrorCode::Limit, name, "cannot start gzip decompression (zlib)");
     }
     std::unique_ptr<z_stream, int (*)(z_stream*)> guard(&zs, inflateEnd);
     // Deflate cannot expand by more than ~1032x; never trust the trailer beyond that or maxBytes.
@@ -61,9 +53,9 @@ Result<std::string> gunzip(std::string_view in, const std::string& name, uint64_
         }
         if (produced == out.size()) {
             if (produced > maxBytes) {
-                return makeError(name, -1,
-                                 "the decompressed content is larger than the limit of " +
-                                     std::to_string(maxBytes) + " bytes");
+                return Error::make(ErrorCode::Limit, name,
+                                   "the decompressed content is larger than the limit of " +
+                                       std::to_string(maxBytes) + " bytes");
             }
             out.resize(static_cast<size_t>(std::min<uint64_t>(static_cast<uint64_t>(out.size()) * 2,
                                                               maxBytes + 1 + kInputPaddingBytes)));
@@ -86,10 +78,11 @@ Result<std::string> gunzip(std::string_view in, const std::string& name, uint64_
         }
         const auto at = static_cast<int64_t>(in.size() - inLeft - zs.avail_in);
         if (rc == Z_BUF_ERROR && zs.avail_in == 0 && inLeft == 0) {
-            Error cut = makeError(name, at,
-                                  "the gzip stream ends early (the file was cut); " +
-                                      std::to_string(produced) +
-                                      " decompressed bytes before the cut are kept");
+            Error cut = Error::make(ErrorCode::Truncated, name,
+                                    "the gzip stream ends early (the file was cut); " +
+                                        std::to_string(produced) +
+                                        " decompressed bytes before the cut are kept")
+                            .atByte(at);
             if (notes == nullptr) {
                 return cut;
             }
@@ -97,15 +90,16 @@ Result<std::string> gunzip(std::string_view in, const std::string& name, uint64_
             break;
         }
         if (rc != Z_OK && rc != Z_BUF_ERROR) {
-            return makeError(name, at,
-                             std::string("the gzip data is damaged (zlib: ") +
-                                 (zs.msg != nullptr ? zs.msg : "error") + ")");
+            return Error::make(ErrorCode::Corrupt, name,
+                               std::string("the gzip data is damaged (zlib: ") +
+                                   (zs.msg != nullptr ? zs.msg : "error") + ")")
+                .atByte(at);
         }
     }
     if (produced > maxBytes) {
-        return makeError(name, -1,
-                         "the decompressed content is larger than the limit of " +
-                             std::to_string(maxBytes) + " bytes");
+        return Error::make(ErrorCode::Limit, name,
+                           "the decompressed content is larger than the limit of " +
+                               std::to_string(maxBytes) + " bytes");
     }
     finishPadded(out, produced);
     return out;
@@ -124,8 +118,8 @@ Result<std::string> decodeInputBytes(std::string_view bytes, const std::string& 
         return gunzip(bytes, name, maxBytes, notes);
     }
     if (bytes.size() > maxBytes) {
-        return makeError(
-            name, -1,
+        return Error::make(
+            ErrorCode::Limit, name,
             "the input is larger than the limit of " + std::to_string(maxBytes) + " bytes");
     }
     std::string out;
@@ -138,24 +132,26 @@ Result<std::string> decodeInputBytes(std::string_view bytes, const std::string& 
 Result<std::string> readInputBytes(const std::string& path, uint64_t maxBytes, InputNotes* notes) {
     std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(path.c_str(), "rb"), std::fclose);
     if (!file) {
-        return makeError(path, -1, std::string("cannot open the file: ") + std::strerror(errno));
+        return Error::make(ErrorCode::Io, path,
+                           std::string("cannot open the file: ") + std::strerror(errno));
     }
     struct stat st {};
     if (fstat(fileno(file.get()), &st) != 0 || !S_ISREG(st.st_mode)) {
-        return makeError(path, -1, "not a regular file");
+        return Error::make(ErrorCode::Io, path, "not a regular file");
     }
     const auto size = static_cast<uint64_t>(st.st_size);
     if (size > maxBytes) {
-        return makeError(
-            path, -1,
+        return Error::make(
+            ErrorCode::Limit, path,
             "the file is larger than the limit of " + std::to_string(maxBytes) + " bytes");
     }
     std::string raw;
     raw.resize(static_cast<size_t>(size) + kInputPaddingBytes);
     const size_t got = std::fread(raw.data(), 1, static_cast<size_t>(size), file.get());
     if (got != size && std::ferror(file.get())) {
-        return makeError(path, static_cast<int64_t>(got),
-                         std::string("cannot read the file: ") + std::strerror(errno));
+        return Error::make(ErrorCode::Io, path,
+                           std::string("cannot read the file: ") + std::strerror(errno))
+            .atByte(static_cast<int64_t>(got));
     }
     if (isGzip(std::string_view(raw.data(), got))) {
         return gunzip(std::string_view(raw.data(), got), path, maxBytes, notes);

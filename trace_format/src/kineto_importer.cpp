@@ -46,15 +46,6 @@ void padInPlace(std::string& s) {
     s.resize(n);
 }
 
-Error makeError(const std::string& name, int64_t offset, std::string message, int64_t record = -1) {
-    Error e;
-    e.file = name;
-    e.byteOffset = offset;
-    e.recordIndex = record;
-    e.message = std::move(message);
-    return e;
-}
-
 /// Turns the raw rows into TraceData. Single use; `raw` string views must still be alive.
 class TraceBuilder {
 public:
@@ -512,20 +503,14 @@ int64_t toOriginal(const kineto::OffsetMap& map, int64_t offset) {
 
 void noteCounts(const RawKineto& raw, ImportNotes& notes) {
     if (raw.valuesOutOfRange > 0) {
-        notes.losses.push_back({"argument values", raw.valuesOutOfRange,
-                                "numbers outside the 64-bit range were skipped; their events "
-                                "were kept",
-                                0, 0});
+        notes.losses.push_back({LossCounter::JsonValuesOutOfRange, raw.valuesOutOfRange, {}, 0, 0});
     }
     if (raw.eventsWithoutTime > 0) {
-        notes.losses.push_back({"events", raw.eventsWithoutTime,
-                                "events without a usable ts (or [memory] events without Bytes) "
-                                "were skipped",
-                                0, 0});
+        notes.losses.push_back(
+            {LossCounter::JsonEventsWithoutTime, raw.eventsWithoutTime, {}, 0, 0});
     }
     if (raw.nonObjects > 0) {
-        notes.losses.push_back({"events", raw.nonObjects,
-                                "traceEvents elements that are not objects were skipped", 0, 0});
+        notes.losses.push_back({LossCounter::JsonNonObjectEntries, raw.nonObjects, {}, 0, 0});
     }
 }
 
@@ -538,41 +523,43 @@ Result<bool> parseWithRepairs(std::string_view text, const std::string& name,
     simdjson::error_code e = parser.parse(text.data(), text.size(),
                                           text.size() + kInputPaddingBytes, *raw, options.progress);
     if (e == simdjson::CAPACITY) {
-        return makeError(name, -1, "the JSON text is larger than the 4 GiB simdjson can parse");
+        return Error::make(ErrorCode::Limit, name,
+                           "the JSON text is larger than the 4 GiB simdjson can parse");
     }
     if (e == simdjson::SUCCESS) {
         return true;
     }
     kineto::StructureRepair fix = kineto::repairStructure(text);
     if (!fix.usable || (fix.controlChars == 0 && !fix.cut)) {
-        return makeError(name, fix.cut ? toOriginal(offsets, fix.endOffset) : -1,
-                         std::string("not a readable JSON trace (") + simdjson::error_message(e) +
-                             (fix.cut ? "); no whole event before the damage" : ")"));
+        return Error::make(ErrorCode::Corrupt, name,
+                           std::string("not a readable JSON trace (") + simdjson::error_message(e) +
+                               (fix.cut ? "); no whole event before the damage" : ")"))
+            .atByte(fix.cut ? toOriginal(offsets, fix.endOffset) : -1);
     }
     if (fix.controlChars > 0) {
         const int64_t at = toOriginal(offsets, fix.firstControlOffset);
-        notes.problems.push_back(makeError(
-            name, at,
-            std::to_string(fix.controlChars) +
-                (fix.controlChars == 1
-                     ? " raw control character inside a string (JSON forbids them) was replaced "
-                       "by a space"
-                     : " raw control characters inside strings (JSON forbids them) were replaced "
-                       "by spaces")));
-        notes.losses.push_back({"characters", fix.controlChars,
-                                "raw control characters inside strings were replaced by spaces", 0,
-                                0});
+        const char* what = fix.controlChars == 1
+                               ? " raw control character inside a string (JSON forbids them) was "
+                                 "replaced by a space"
+                               : " raw control characters inside strings (JSON forbids them) "
+                                 "were replaced by spaces";
+        notes.problems.push_back(
+            Error::make(ErrorCode::Corrupt, name, std::to_string(fix.controlChars) + what)
+                .atByte(at));
+        notes.losses.push_back(
+            {LossCounter::JsonControlCharactersReplaced, fix.controlChars, {}, 0, 0});
     }
     if (fix.cut) {
         notes.truncated = true;
         notes.truncatedAt = toOriginal(offsets, fix.endOffset);
         notes.problems.push_back(
-            makeError(name, notes.truncatedAt,
-                      "the JSON ends early or is malformed here; every whole event before byte " +
-                          std::to_string(toOriginal(offsets, fix.cutOffset)) +
-                          " was loaded. The file was probably cut while it was written."));
+            Error::make(ErrorCode::Truncated, name,
+                        "the JSON ends early or is malformed here; every whole event before byte " +
+                            std::to_string(toOriginal(offsets, fix.cutOffset)) +
+                            " was loaded. The file was probably cut while it was written.")
+                .atByte(notes.truncatedAt));
         notes.losses.push_back(
-            {"events", 0, "the file is cut or malformed; events after the damage are lost", 0, 0});
+            {LossCounter::JsonEventsAfterDamage, 0, "the file is cut or malformed", 0, 0});
     }
     repairedStorage = std::move(fix.text);
     padInPlace(repairedStorage);
@@ -580,8 +567,8 @@ Result<bool> parseWithRepairs(std::string_view text, const std::string& name,
     e = parser.parse(repairedStorage.data(), repairedStorage.size(),
                      repairedStorage.size() + kInputPaddingBytes, *raw, options.progress);
     if (e != simdjson::SUCCESS) {
-        return makeError(
-            name, -1,
+        return Error::make(
+            ErrorCode::Corrupt, name,
             std::string("not a readable JSON trace (") + simdjson::error_message(e) + ")");
     }
     return true;
@@ -596,12 +583,13 @@ Result<LoadedTrace> importPadded(const char* data, size_t size, const std::strin
     std::string utf8Storage;
     if (!simdjson::validate_utf8(data, size)) {
         kineto::Utf8Repair fix = kineto::repairUtf8(text);
-        notes.problems.push_back(makeError(
-            name, fix.firstBadOffset,
-            std::to_string(fix.replaced) +
-                " invalid UTF-8 sequences were replaced with U+FFFD (first at this byte)"));
-        notes.losses.push_back({"characters", fix.replaced,
-                                "invalid UTF-8 sequences were replaced with U+FFFD", 0, 0});
+        notes.problems.push_back(
+            Error::make(
+                ErrorCode::Corrupt, name,
+                std::to_string(fix.replaced) +
+                    " invalid UTF-8 sequences were replaced with U+FFFD (first at this byte)")
+                .atByte(fix.firstBadOffset));
+        notes.losses.push_back({LossCounter::JsonInvalidUtf8Replaced, fix.replaced, {}, 0, 0});
         utf8Storage = std::move(fix.text);
         padInPlace(utf8Storage);
         text = utf8Storage;
@@ -615,30 +603,32 @@ Result<LoadedTrace> importPadded(const char* data, size_t size, const std::strin
     if (!parsed) {
         return parsed.error();
     }
-    if (raw->cancelled) {
-        return makeError(name, -1, "the import was cancelled");
+    if (raw->stop && raw->stop->code == ErrorCode::Cancelled) {
+        return Error::cancelled(name);
     }
-    if (raw->stoppedEarly) {
-        const int64_t at = toOriginal(offsets, raw->errorOffset);
-        notes.problems.push_back(makeError(name, at,
-                                           "the JSON is malformed here (" + raw->errorMessage +
-                                               "); the " + std::to_string(raw->events) +
-                                               " events before it were loaded",
-                                           static_cast<int64_t>(raw->events)));
+    const bool stoppedEarly = raw->stop.has_value();
+    if (stoppedEarly) {
+        const int64_t at = toOriginal(offsets, raw->stop->byteOffset);
+        Error stop = *raw->stop;
+        stop.file = name;
+        stop.byteOffset = at;
+        stop.message += "; the " + std::to_string(raw->events) + " events before it were loaded";
+        notes.problems.push_back(std::move(stop));
         notes.losses.push_back(
-            {"events", 0, "the JSON is malformed; events after the damage are lost", 0, 0});
+            {LossCounter::JsonEventsAfterDamage, 0, "the JSON is malformed", 0, 0});
         if (!notes.truncated) {
             notes.truncated = true;
             notes.truncatedAt = at;
         }
     }
-    if (!raw->sawEventArray && !raw->stoppedEarly && !notes.truncated) {
-        return makeError(name, -1,
-                         "the JSON has no traceEvents array: not a Kineto / Chrome trace");
+    if (!raw->sawEventArray && !stoppedEarly && !notes.truncated) {
+        return Error::make(ErrorCode::Unsupported, name,
+                           "the JSON has no traceEvents array: not a Kineto / Chrome trace");
     }
-    if (raw->events == 0 && (raw->stoppedEarly || notes.truncated)) {
-        return makeError(name, notes.truncatedAt,
-                         "no event could be read before the JSON became unreadable");
+    if (raw->events == 0 && (stoppedEarly || notes.truncated)) {
+        return Error::make(ErrorCode::Corrupt, name,
+                           "no event could be read before the JSON became unreadable")
+            .atByte(notes.truncatedAt);
     }
     noteCounts(*raw, notes);
 
@@ -646,8 +636,8 @@ Result<LoadedTrace> importPadded(const char* data, size_t size, const std::strin
     TraceBuilder builder(*raw, out.data);
     builder.build();
     if (builder.baseDropped()) {
-        notes.problems.push_back(makeError(
-            name, -1,
+        notes.problems.push_back(Error::make(
+            ErrorCode::Corrupt, name,
             "baseTimeNanoseconds plus the event times overflows 64-bit ns; times are kept "
             "relative to the base"));
     }
@@ -665,8 +655,9 @@ Result<LoadedTrace> importPadded(const char* data, size_t size, const std::strin
     for (auto& loss : notes.losses) {
         out.data.dataLoss.push_back(std::move(loss));
     }
-    if (options.progress) {
-        options.progress(size, size);
+    // The closing call may cancel too, as it does for the .vscope reader and the snapshot importer.
+    if (options.progress && !options.progress(size, size)) {
+        return Error::cancelled(name);
     }
     return out;
 }

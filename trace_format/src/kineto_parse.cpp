@@ -628,12 +628,15 @@ simdjson::error_code KinetoParser::parse(const char* data, size_t size, size_t c
     }
     EventReader events(out);
     auto stop = [&](error_code e) {
-        out.stoppedEarly = true;
-        out.errorMessage = simdjson::error_message(e);
         const char* at = nullptr;
-        out.errorOffset = m_doc.current_location().get(at) == simdjson::SUCCESS && at >= data
-                              ? static_cast<int64_t>(at - data)
-                              : static_cast<int64_t>(size);
+        const int64_t offset = m_doc.current_location().get(at) == simdjson::SUCCESS && at >= data
+                                   ? static_cast<int64_t>(at - data)
+                                   : static_cast<int64_t>(size);
+        out.stop = Error::make(ErrorCode::Corrupt, "",
+                               std::string("the JSON is malformed here (") +
+                                   simdjson::error_message(e) + ")")
+                       .atByte(offset)
+                       .atRecord(static_cast<int64_t>(out.events));
     };
     auto readEvents = [&](od::array arr) -> bool {
         for (auto elem : arr) {
@@ -662,7 +665,7 @@ simdjson::error_code KinetoParser::parse(const char* data, size_t size, size_t c
                                           ? static_cast<uint64_t>(at - data)
                                           : size;
                 if (!progress(done, size)) {
-                    out.cancelled = true;
+                    out.stop = Error::cancelled("");
                     return false;
                 }
             }

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "vramscope/trace/error.h"
 #include "vramscope/trace/trace_data.h"
 #include "vramscope/trace/trace_file.h"
 
@@ -111,17 +112,17 @@ struct RawKineto {
     uint64_t valuesOutOfRange = 0;   ///< numbers outside int64 in fields we read, skipped
     uint64_t eventsWithoutTime = 0;  ///< events we map that had no usable ts, skipped
 
-    bool stoppedEarly = false;  ///< a structural error stopped the pass
-    int64_t errorOffset = -1;   ///< where (offset in the parsed buffer)
-    std::string errorMessage;
-    bool cancelled = false;
+    /// Why the pass stopped before the end of the events, when it did: Corrupt (a structural
+    /// JSON error; byteOffset in the parsed buffer, recordIndex = events read before it) or
+    /// Cancelled. The file name is left empty for the importer to fill.
+    std::optional<Error> stop;
 };
 
 /// Streams one JSON document. `data` must be readable up to data + capacity, with capacity >=
 /// size + simdjson::SIMDJSON_PADDING. Returns an error code when the document cannot be started
 /// (not JSON, cut so that the root does not close, forbidden characters): the caller may repair
 /// and retry. Errors met while streaming the events stop the pass and are recorded in `out`
-/// (stoppedEarly), keeping every event read before them.
+/// (RawKineto::stop), keeping every event read before them.
 class KinetoParser {
 public:
     simdjson::error_code parse(const char* data, size_t size, size_t capacity, RawKineto& out,

@@ -20,14 +20,6 @@ namespace fs = std::filesystem;
 /// Largest archive member read into memory (the same limit readInputBytes applies to files).
 constexpr uint64_t kMaxInputBytes = 64ull << 30;
 
-Error makeError(const std::string& name, std::string message, int64_t offset = -1) {
-    Error e;
-    e.file = name;
-    e.byteOffset = offset;
-    e.message = std::move(message);
-    return e;
-}
-
 std::string lower(std::string_view s) {
     std::string out(s);
     std::transform(out.begin(), out.end(), out.begin(),
@@ -82,7 +74,7 @@ std::string unsupportedMessage(std::string_view bytes) {
 
 void addNotes(LoadedTrace& trace, InputNotes& notes) {
     for (auto& p : notes.problems) {
-        trace.data.dataLoss.push_back({"bytes", 0, p.message, 0, 0});
+        trace.data.dataLoss.push_back({LossCounter::CompressedInputCut, 0, p.message, 0, 0});
         trace.report.problems.push_back(std::move(p));
         trace.report.complete = false;
         trace.report.truncated = true;
@@ -128,7 +120,8 @@ void addToJob(Job& job, const std::string& displayPath, Result<std::string> byte
 Result<std::string> readMember(archive* a, archive_entry* entry, const std::string& name) {
     if (archive_entry_size_is_set(entry) != 0 &&
         static_cast<uint64_t>(archive_entry_size(entry)) > kMaxInputBytes) {
-        return makeError(name, "the archive member is larger than the 64 GiB limit");
+        return Error::make(ErrorCode::Limit, name,
+                           "the archive member is larger than the 64 GiB limit");
     }
     std::string data;
     if (archive_entry_size_is_set(entry) != 0) {
@@ -139,16 +132,17 @@ Result<std::string> readMember(archive* a, archive_entry* entry, const std::stri
         const la_ssize_t n = archive_read_data(a, block, sizeof block);
         if (n < 0) {
             const char* why = archive_error_string(a);
-            return makeError(name,
-                             std::string("cannot read the archive member: ") +
-                                 (why != nullptr ? why : "libarchive error"),
-                             static_cast<int64_t>(data.size()));
+            return Error::make(ErrorCode::Corrupt, name,
+                               std::string("cannot read the archive member: ") +
+                                   (why != nullptr ? why : "libarchive error"))
+                .atByte(static_cast<int64_t>(data.size()));
         }
         if (n == 0) {
             break;
         }
         if (data.size() + static_cast<size_t>(n) > kMaxInputBytes) {
-            return makeError(name, "the archive member is larger than the 64 GiB limit");
+            return Error::make(ErrorCode::Limit, name,
+                               "the archive member is larger than the 64 GiB limit");
         }
         data.append(block, static_cast<size_t>(n));
     }
@@ -162,8 +156,9 @@ void openArchive(Job& job, const std::string& path, const ReadOptions& options) 
     archive_read_support_format_tar(a.get());
     if (archive_read_open_filename(a.get(), path.c_str(), 1 << 16) != ARCHIVE_OK) {
         const char* why = archive_error_string(a.get());
-        job.skipped.push_back(makeError(
-            path, std::string("cannot open the archive: ") + (why != nullptr ? why : "unknown")));
+        job.skipped.push_back(Error::make(
+            ErrorCode::Io, path,
+            std::string("cannot open the archive: ") + (why != nullptr ? why : "unknown")));
         return;
     }
     size_t members = 0;
@@ -186,10 +181,12 @@ void openArchive(Job& job, const std::string& path, const ReadOptions& options) 
     if (rc != ARCHIVE_EOF) {
         const char* why = archive_error_string(a.get());
         job.skipped.push_back(
-            makeError(path, std::string("the archive is damaged after ") + std::to_string(members) +
-                                " members: " + (why != nullptr ? why : "libarchive error")));
+            Error::make(ErrorCode::Corrupt, path,
+                        std::string("the archive is damaged after ") + std::to_string(members) +
+                            " members: " + (why != nullptr ? why : "libarchive error")));
     } else if (members == 0) {
-        job.skipped.push_back(makeError(path, "the archive holds no supported trace file"));
+        job.skipped.push_back(
+            Error::make(ErrorCode::Unsupported, path, "the archive holds no supported trace file"));
     }
 }
 
@@ -254,9 +251,9 @@ Result<LoadedTrace> openTraceBytes(const std::string& bytes, const std::string& 
             break;
     }
     if (bytes.empty()) {
-        return makeError(name, "the file is empty");
+        return Error::make(ErrorCode::Truncated, name, "the file is empty");
     }
-    return makeError(name, unsupportedMessage(bytes));
+    return Error::make(ErrorCode::Unsupported, name, unsupportedMessage(bytes));
 }
 
 Result<LoadedTrace> openTrace(const std::string& path, const ReadOptions& options) {
@@ -267,11 +264,13 @@ Result<LoadedTrace> openTrace(const std::string& path, const ReadOptions& option
             return std::move(job.ranks.front().trace);
         }
         if (job.ranks.empty()) {
-            return job.skipped.empty() ? makeError(path, "the archive holds no supported trace")
+            return job.skipped.empty() ? Error::make(ErrorCode::Unsupported, path,
+                                                     "the archive holds no supported trace")
                                        : job.skipped.front();
         }
-        return makeError(path, "the archive holds " + std::to_string(job.ranks.size()) +
-                                   " traces (one per rank): open it as a job");
+        return Error::make(ErrorCode::Invalid, path,
+                           "the archive holds " + std::to_string(job.ranks.size()) +
+                               " traces (one per rank): open it as a job");
     }
     InputNotes notes;
     auto bytes = readInputBytes(path, kMaxInputBytes, &notes);
@@ -301,9 +300,11 @@ Result<Job> openJob(const std::vector<std::string>& paths, const ReadOptions& op
             }
         }
         if (ec) {
-            job.skipped.push_back(makeError(path, "cannot list the directory: " + ec.message()));
+            job.skipped.push_back(
+                Error::make(ErrorCode::Io, path, "cannot list the directory: " + ec.message()));
         } else if (files.empty()) {
-            job.skipped.push_back(makeError(path, "the directory holds no supported trace file"));
+            job.skipped.push_back(Error::make(ErrorCode::Unsupported, path,
+                                              "the directory holds no supported trace file"));
         }
         std::sort(files.begin(), files.end());
         for (const auto& f : files) {
@@ -319,7 +320,7 @@ Result<Job> openJob(const std::vector<std::string>& paths, const ReadOptions& op
             }
             return first;
         }
-        return makeError("", "no input to open");
+        return Error::make(ErrorCode::Invalid, "", "no input to open");
     }
     std::stable_sort(job.ranks.begin(), job.ranks.end(),
                      [](const RankTrace& a, const RankTrace& b) {

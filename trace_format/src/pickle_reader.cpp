@@ -1,4 +1,4 @@
-#include "pickle_reader.h"
+#include "vramscope/trace/pickle_reader.h"
 
 #include <algorithm>
 #include <bit>
@@ -252,7 +252,7 @@ public:
             m_op = static_cast<uint8_t>(m_in[m_pos++]);
             if (m_op == kStop) {
                 if (m_stack.size() <= markBase()) {
-                    return fail("STOP with nothing on the stack");
+                    return opcodeError(ErrorCode::Corrupt, "STOP with nothing on the stack");
                 }
                 m_doc.m_root = m_stack.back();
                 if (auto depth = checkDepth(); !depth.ok()) {
@@ -264,23 +264,27 @@ public:
                 return s.error();
             }
         }
-        Error e{m_name, static_cast<int64_t>(m_in.size()), -1,
-                "the pickle ends without a STOP opcode (" + std::to_string(m_in.size()) +
-                    " bytes read); the file is cut short"};
-        return e;
+        return Error::make(ErrorCode::Truncated, m_name,
+                           "the pickle ends without a STOP opcode (" + std::to_string(m_in.size()) +
+                               " bytes read); the file is cut short")
+            .atByte(static_cast<int64_t>(m_in.size()));
     }
 
 private:
     using Node = PickleDocument::Node;
 
-    Error fail(const std::string& what) const {
+    /// An error about the current opcode: "opcode NAME: WHAT" at the opcode's byte offset.
+    Error opcodeError(ErrorCode code, const std::string& what) const {
         const char* name = pickleOpcodeName(m_op);
-        return Error{m_name, static_cast<int64_t>(m_opPos), -1,
-                     std::string("opcode ") + (name ? name : "?") + ": " + what};
+        return Error::make(code, m_name, std::string("opcode ") + (name ? name : "?") + ": " + what)
+            .atByte(static_cast<int64_t>(m_opPos));
     }
-    Error truncated(uint64_t needed) const {
-        return fail("the pickle ends inside this opcode (" + std::to_string(needed) +
-                    " more bytes needed, " + std::to_string(m_in.size() - m_pos) + " left)");
+    /// The input ends `needed` bytes before the current opcode does.
+    Error cutShort(uint64_t needed) const {
+        return opcodeError(ErrorCode::Truncated,
+                           "the pickle ends inside this opcode (" + std::to_string(needed) +
+                               " more bytes needed, " + std::to_string(m_in.size() - m_pos) +
+                               " left)");
     }
 
     size_t markBase() const { return m_marks.empty() ? 0 : m_marks.back(); }
@@ -322,17 +326,19 @@ private:
     Status pushSized(size_t lengthBytes, PickleKind kind) {
         uint64_t len = 0;
         if (!readLE(lengthBytes, len)) {
-            return truncated(lengthBytes - (m_in.size() - m_pos));
+            return cutShort(lengthBytes - (m_in.size() - m_pos));
         }
         if (lengthBytes == 4 && (m_op == kBinString) && (len & 0x80000000u)) {
-            return fail("negative length");
+            return opcodeError(ErrorCode::Corrupt, "negative length");
         }
         if (len > m_in.size() - m_pos) {
-            return fail("length " + std::to_string(len) + " runs past the end (" +
-                        std::to_string(m_in.size() - m_pos) + " bytes left)");
+            return opcodeError(ErrorCode::Truncated,
+                               "length " + std::to_string(len) + " runs past the end (" +
+                                   std::to_string(m_in.size() - m_pos) + " bytes left)");
         }
         if (len > UINT32_MAX) {
-            return fail("a value of " + std::to_string(len) + " bytes is too large");
+            return opcodeError(ErrorCode::Limit,
+                               "a value of " + std::to_string(len) + " bytes is too large");
         }
         push(kind, static_cast<uint32_t>(len), m_pos);
         m_pos += len;
@@ -342,14 +348,15 @@ private:
     Status pushLong(size_t lengthBytes) {
         uint64_t len = 0;
         if (!readLE(lengthBytes, len)) {
-            return truncated(lengthBytes - (m_in.size() - m_pos));
+            return cutShort(lengthBytes - (m_in.size() - m_pos));
         }
         if (lengthBytes == 4 && (len & 0x80000000u)) {
-            return fail("negative length");
+            return opcodeError(ErrorCode::Corrupt, "negative length");
         }
         if (len > m_in.size() - m_pos) {
-            return fail("length " + std::to_string(len) + " runs past the end (" +
-                        std::to_string(m_in.size() - m_pos) + " bytes left)");
+            return opcodeError(ErrorCode::Truncated,
+                               "length " + std::to_string(len) + " runs past the end (" +
+                                   std::to_string(m_in.size() - m_pos) + " bytes left)");
         }
         const auto* p = reinterpret_cast<const uint8_t*>(m_in.data() + m_pos);
         // Two's complement, little-endian (pickletools: decode_long). It fits in int64 when every
@@ -380,7 +387,7 @@ private:
     // a pickler's own indices stay below it) and sparse above, so a huge index costs no memory.
     Status memoPut(uint64_t index) {
         if (aboveMark() == 0) {
-            return fail("nothing on the stack to store in the memo");
+            return opcodeError(ErrorCode::Corrupt, "nothing on the stack to store in the memo");
         }
         const PickleNodeId value = m_stack.back();
         if (index < std::max<size_t>(m_in.size(), 1024)) {
@@ -404,7 +411,8 @@ private:
             value = it->second;
         }
         if (value == kNoPickleNode) {
-            return fail("memo index " + std::to_string(index) + " was never stored");
+            return opcodeError(ErrorCode::Corrupt,
+                               "memo index " + std::to_string(index) + " was never stored");
         }
         m_stack.push_back(value);
         return Status::success();
@@ -443,27 +451,30 @@ Status PickleParser::step() {
     switch (m_op) {
         case kProto:
             if (!readLE(1, v)) {
-                return truncated(1);
+                return cutShort(1);
             }
             if (v > kHighestProtocol) {
-                return fail("pickle protocol " + std::to_string(v) +
-                            " is newer than the highest known (5)");
+                return opcodeError(ErrorCode::Unsupported,
+                                   "pickle protocol " + std::to_string(v) +
+                                       " is newer than the highest known (5)");
             }
             return Status::success();
         case kFrame:
             // A framing hint (PEP 3154); its opcodes follow inline, so only its length is checked.
             if (!readLE(8, v)) {
-                return truncated(8 - (m_in.size() - m_pos));
+                return cutShort(8 - (m_in.size() - m_pos));
             }
             if (v > m_in.size() - m_pos) {
-                return fail("frame of " + std::to_string(v) + " bytes runs past the end (" +
-                            std::to_string(m_in.size() - m_pos) + " bytes left)");
+                return opcodeError(ErrorCode::Truncated,
+                                   "frame of " + std::to_string(v) + " bytes runs past the end (" +
+                                       std::to_string(m_in.size() - m_pos) + " bytes left)");
             }
             return Status::success();
         case kMark:
             if (m_marks.size() >= m_limits.maxMarks) {
-                return fail("more than " + std::to_string(m_limits.maxMarks) +
-                            " nested MARKs; refusing a nesting bomb");
+                return opcodeError(ErrorCode::Limit, "more than " +
+                                                         std::to_string(m_limits.maxMarks) +
+                                                         " nested MARKs; refusing a nesting bomb");
             }
             m_marks.push_back(m_stack.size());
             return Status::success();
@@ -473,20 +484,20 @@ Status PickleParser::step() {
             } else if (!m_marks.empty()) {
                 m_marks.pop_back();
             } else {
-                return fail("the stack is empty");
+                return opcodeError(ErrorCode::Corrupt, "the stack is empty");
             }
             return Status::success();
         case kPopMark: {
             size_t start = 0;
             if (!popMark(start)) {
-                return fail("no MARK to pop");
+                return opcodeError(ErrorCode::Corrupt, "no MARK to pop");
             }
             m_stack.resize(start);
             return Status::success();
         }
         case kDup:
             if (aboveMark() == 0) {
-                return fail("the stack is empty");
+                return opcodeError(ErrorCode::Corrupt, "the stack is empty");
             }
             m_stack.push_back(m_stack.back());
             return Status::success();
@@ -501,7 +512,7 @@ Status PickleParser::step() {
             return Status::success();
         case kBinInt:
             if (!readLE(4, v)) {
-                return truncated(4 - (m_in.size() - m_pos));
+                return cutShort(4 - (m_in.size() - m_pos));
             }
             push(PickleKind::Int, 0,
                  static_cast<uint64_t>(int64_t(static_cast<int32_t>(static_cast<uint32_t>(v)))));
@@ -510,7 +521,7 @@ Status PickleParser::step() {
         case kBinInt2: {
             const size_t n = m_op == kBinInt1 ? 1 : 2;
             if (!readLE(n, v)) {
-                return truncated(n - (m_in.size() - m_pos));
+                return cutShort(n - (m_in.size() - m_pos));
             }
             push(PickleKind::Int, 0, v);
             return Status::success();
@@ -521,7 +532,7 @@ Status PickleParser::step() {
             return pushLong(4);
         case kBinFloat: {
             if (m_in.size() - m_pos < 8) {
-                return truncated(8 - (m_in.size() - m_pos));
+                return cutShort(8 - (m_in.size() - m_pos));
             }
             uint64_t bits = 0;  // big-endian IEEE 754 double (pickletools: float8)
             for (size_t i = 0; i < 8; ++i) {
@@ -550,7 +561,7 @@ Status PickleParser::step() {
         case kLongBinPut: {
             const size_t n = m_op == kBinPut ? 1 : 4;
             if (!readLE(n, v)) {
-                return truncated(n - (m_in.size() - m_pos));
+                return cutShort(n - (m_in.size() - m_pos));
             }
             return memoPut(v);
         }
@@ -560,7 +571,7 @@ Status PickleParser::step() {
         case kLongBinGet: {
             const size_t n = m_op == kBinGet ? 1 : 4;
             if (!readLE(n, v)) {
-                return truncated(n - (m_in.size() - m_pos));
+                return cutShort(n - (m_in.size() - m_pos));
             }
             return memoGet(v);
         }
@@ -577,7 +588,8 @@ Status PickleParser::step() {
         case kExt4:
         case kPersId:
         case kBinPersId:
-            return fail(
+            return opcodeError(
+                ErrorCode::Unsupported,
                 "refused: this opcode imports or calls Python code, which a data-only reader "
                 "never does (a PyTorch memory snapshot holds only plain data)");
         case kInt:
@@ -587,12 +599,13 @@ Status PickleParser::step() {
         case kUnicode:
         case kGet:
         case kPut:
-            return fail(
-                "protocol-0 text opcodes are not supported; write the pickle with "
-                "protocol 2 or higher");
+            return opcodeError(ErrorCode::Unsupported,
+                               "protocol-0 text opcodes are not supported; write the pickle with "
+                               "protocol 2 or higher");
         case kNextBuffer:
         case kReadonlyBuffer:
-            return fail("out-of-band buffers (protocol 5) are not supported");
+            return opcodeError(ErrorCode::Unsupported,
+                               "out-of-band buffers (protocol 5) are not supported");
         default:
             break;
     }
@@ -601,9 +614,10 @@ Status PickleParser::step() {
     if (!handled) {
         char hex[8];
         std::snprintf(hex, sizeof hex, "0x%02x", m_op);
-        return Error{
-            m_name, static_cast<int64_t>(m_opPos), -1,
-            std::string("byte ") + hex + " is not a pickle opcode; not a pickle, or damaged"};
+        return Error::make(
+                   ErrorCode::Corrupt, m_name,
+                   std::string("byte ") + hex + " is not a pickle opcode; not a pickle, or damaged")
+            .atByte(static_cast<int64_t>(m_opPos));
     }
     return s;
 }
@@ -621,7 +635,8 @@ Status PickleParser::stepContainer(bool& handled) {
         case kTuple3: {
             const size_t n = size_t(m_op - kTuple1) + 1;
             if (aboveMark() < n) {
-                return fail("needs " + std::to_string(n) + " items on the stack");
+                return opcodeError(ErrorCode::Corrupt,
+                                   "needs " + std::to_string(n) + " items on the stack");
             }
             pushContainer(PickleKind::Tuple, m_stack.size() - n);
             break;
@@ -640,10 +655,10 @@ Status PickleParser::stepContainer(bool& handled) {
         case kDict:
         case kFrozenSet: {
             if (!popMark(start)) {
-                return fail("no MARK before it");
+                return opcodeError(ErrorCode::Corrupt, "no MARK before it");
             }
             if (m_op == kDict && (m_stack.size() - start) % 2 != 0) {
-                return fail("an odd number of items for a dict");
+                return opcodeError(ErrorCode::Corrupt, "an odd number of items for a dict");
             }
             const PickleKind k = m_op == kTuple  ? PickleKind::Tuple
                                  : m_op == kList ? PickleKind::List
@@ -656,13 +671,15 @@ Status PickleParser::stepContainer(bool& handled) {
         case kSetItem: {
             const size_t n = m_op == kAppend ? 2 : 3;
             if (aboveMark() < n) {
-                return fail("needs " + std::to_string(n) + " items on the stack");
+                return opcodeError(ErrorCode::Corrupt,
+                                   "needs " + std::to_string(n) + " items on the stack");
             }
             const PickleKind k = m_op == kAppend ? PickleKind::List : PickleKind::Dict;
             auto* items = container(m_stack[m_stack.size() - n], k);
             if (!items) {
-                return fail(m_op == kAppend ? "the target is not a list"
-                                            : "the target is not a dict");
+                return opcodeError(ErrorCode::Corrupt, m_op == kAppend
+                                                           ? "the target is not a list"
+                                                           : "the target is not a dict");
             }
             items->insert(items->end(), m_stack.end() - static_cast<ptrdiff_t>(n - 1),
                           m_stack.end());
@@ -673,20 +690,21 @@ Status PickleParser::stepContainer(bool& handled) {
         case kSetItems:
         case kAddItems: {
             if (!popMark(start)) {
-                return fail("no MARK before it");
+                return opcodeError(ErrorCode::Corrupt, "no MARK before it");
             }
             if (start == markBase()) {
-                return fail("no container below the MARK");
+                return opcodeError(ErrorCode::Corrupt, "no container below the MARK");
             }
             if (m_op == kSetItems && (m_stack.size() - start) % 2 != 0) {
-                return fail("an odd number of items for a dict");
+                return opcodeError(ErrorCode::Corrupt, "an odd number of items for a dict");
             }
             const PickleKind k = m_op == kAppends    ? PickleKind::List
                                  : m_op == kSetItems ? PickleKind::Dict
                                                      : PickleKind::Set;
             auto* items = container(m_stack[start - 1], k);
             if (!items) {
-                return fail("the target below the MARK is of the wrong type");
+                return opcodeError(ErrorCode::Corrupt,
+                                   "the target below the MARK is of the wrong type");
             }
             items->insert(items->end(), m_stack.begin() + static_cast<ptrdiff_t>(start),
                           m_stack.end());
@@ -718,9 +736,10 @@ Status PickleParser::checkDepth() {
         return k == PickleKind::List || k == PickleKind::Tuple || k == PickleKind::Dict ||
                k == PickleKind::Set;
     };
-    const Error tooDeep{m_name, -1, -1,
-                        "values nested deeper than " + std::to_string(m_limits.maxDepth) +
-                            " levels, or a value that contains itself; refused"};
+    const Error tooDeep =
+        Error::make(ErrorCode::Limit, m_name,
+                    "values nested deeper than " + std::to_string(m_limits.maxDepth) +
+                        " levels, or a value that contains itself; refused");
     if (!isContainer(m_doc.m_root)) {
         return Status::success();
     }

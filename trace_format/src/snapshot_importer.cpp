@@ -22,8 +22,8 @@
 #include <unordered_set>
 #include <vector>
 
-#include "pickle_reader.h"
 #include "vramscope/trace/importers.h"
+#include "vramscope/trace/pickle_reader.h"
 
 namespace vramscope::trace {
 
@@ -536,9 +536,9 @@ Result<LoadedTrace> SnapshotImporter::run(uint64_t inputBytes) {
         traces = m_doc.get(root, "device_traces");
     }
     if (m_doc.kind(segments) != PickleKind::List && m_doc.kind(traces) != PickleKind::List) {
-        return Error{m_name, -1, -1,
-                     "not a PyTorch memory snapshot: expected a dict with 'segments' or "
-                     "'device_traces' (torch.cuda.memory._dump_snapshot)"};
+        return Error::make(ErrorCode::Unsupported, m_name,
+                           "not a PyTorch memory snapshot: expected a dict with 'segments' or "
+                           "'device_traces' (torch.cuda.memory._dump_snapshot)");
     }
 
     // The first and last trace times: reconstructed memory is placed at the first.
@@ -619,9 +619,11 @@ void SnapshotImporter::finish(LoadedTrace& out, uint64_t inputBytes) {
             where += " (first: device " + std::to_string(tally.firstDevice) + " trace entry " +
                      std::to_string(tally.firstRecord) + ")";
         }
-        out.report.problems.push_back(
-            Error{m_name, -1, tally.firstRecord, std::to_string(tally.count) + " " + what + where});
-        m_data.dataLoss.push_back(DataLoss{"snapshot entries", tally.count, what + where, 0, 0});
+        out.report.problems.push_back(Error::make(ErrorCode::Corrupt, m_name,
+                                                  std::to_string(tally.count) + " " + what + where)
+                                          .atRecord(tally.firstRecord));
+        m_data.dataLoss.push_back(
+            DataLoss{LossCounter::SnapshotEntriesSkipped, tally.count, what + where, 0, 0});
         out.report.complete = false;
     }
     out.data = std::move(m_data);
@@ -632,7 +634,7 @@ void SnapshotImporter::finish(LoadedTrace& out, uint64_t inputBytes) {
 Result<LoadedTrace> importPytorchSnapshot(std::string_view pickleBytes, const std::string& name,
                                           const ReadOptions& options) {
     if (options.progress && !options.progress(0, pickleBytes.size())) {
-        return Error{name, -1, -1, "import cancelled"};
+        return Error::cancelled(name);
     }
     try {
         Result<PickleDocument> doc = parsePickle(pickleBytes, name);
@@ -646,11 +648,12 @@ Result<LoadedTrace> importPytorchSnapshot(std::string_view pickleBytes, const st
             out->report.fileName = name;
         }
         if (options.progress && !options.progress(pickleBytes.size(), pickleBytes.size())) {
-            return Error{name, -1, -1, "import cancelled"};
+            return Error::cancelled(name);
         }
         return out;
     } catch (const std::bad_alloc&) {
-        return Error{name, -1, -1, "out of memory while importing the PyTorch memory snapshot"};
+        return Error::make(ErrorCode::Limit, name,
+                           "out of memory while importing the PyTorch memory snapshot");
     }
 }
 

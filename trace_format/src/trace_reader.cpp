@@ -92,10 +92,8 @@ public:
 private:
     enum class Outcome { Loaded, Skipped, Stop };
 
-    Error error(int64_t offset, int64_t frame, std::string message) const {
-        return Error{m_name, offset, frame, std::move(message)};
-    }
-    void problem(int64_t offset, int64_t frame, std::string message);
+    /// Records a problem that did not stop the read (at most kMaxProblems are kept).
+    void problem(ErrorCode code, int64_t offset, int64_t frame, std::string message);
     Status readPreamble();
     /// Reads the frame at m_offset; on a fatal problem (only possible for the header frame)
     /// returns an Error through `fatal`.
@@ -124,10 +122,11 @@ private:
     v1::Chunk m_chunk;
 };
 
-void Reader::problem(int64_t offset, int64_t frame, std::string message) {
+void Reader::problem(ErrorCode code, int64_t offset, int64_t frame, std::string message) {
     m_out.report.complete = false;
     if (m_out.report.problems.size() < kMaxProblems) {
-        m_out.report.problems.push_back(error(offset, frame, std::move(message)));
+        m_out.report.problems.push_back(
+            Error::make(code, m_name, std::move(message)).atByte(offset).atRecord(frame));
     } else {
         ++m_problemsDropped;
     }
@@ -135,30 +134,35 @@ void Reader::problem(int64_t offset, int64_t frame, std::string message) {
 
 Status Reader::readPreamble() {
     if (m_bytes.empty()) {
-        return error(0, -1, "the file is empty");
+        return Error::make(ErrorCode::Truncated, m_name, "the file is empty").atByte(0);
     }
     const size_t magicBytes = std::min(m_bytes.size(), kMagic.size());
     if (m_bytes.substr(0, magicBytes) != kMagic.substr(0, magicBytes)) {
-        return error(0, -1, "not a .vscope file (it does not start with the .vscope magic bytes)");
+        return Error::make(ErrorCode::Unsupported, m_name,
+                           "not a .vscope file (it does not start with the .vscope magic bytes)")
+            .atByte(0);
     }
     if (m_bytes.size() < kPreambleBytes) {
-        return error(static_cast<int64_t>(m_bytes.size()), -1,
-                     "the file ends inside its 12-byte preamble; it holds no trace");
+        return Error::make(ErrorCode::Truncated, m_name,
+                           "the file ends inside its 12-byte preamble; it holds no trace")
+            .atByte(static_cast<int64_t>(m_bytes.size()));
     }
     const uint16_t major = readLe16(m_bytes.data() + 8);
     const uint16_t minor = readLe16(m_bytes.data() + 10);
     const std::string readable = "this build of vramscope reads .vscope format versions 1.0 to " +
                                  std::to_string(kFormatMajor) + ".x";
     if (major > kFormatMajor) {
-        return error(8, -1,
-                     "written in .vscope format version " + std::to_string(major) + "." +
-                         std::to_string(minor) + ", newer than this build can read; " + readable +
-                         ". Update vramscope to open it.");
+        return Error::make(ErrorCode::Unsupported, m_name,
+                           "written in .vscope format version " + std::to_string(major) + "." +
+                               std::to_string(minor) + ", newer than this build can read; " +
+                               readable + ". Update vramscope to open it.")
+            .atByte(8);
     }
     if (major == 0) {
-        return error(8, -1,
-                     "declares .vscope format version 0." + std::to_string(minor) +
-                         ", which does not exist; " + readable);
+        return Error::make(ErrorCode::Corrupt, m_name,
+                           "declares .vscope format version 0." + std::to_string(minor) +
+                               ", which does not exist; " + readable)
+            .atByte(8);
     }
     m_out.data.header.formatMajor = major;
     m_out.data.header.formatMinor = minor;
@@ -233,15 +237,17 @@ Reader::Outcome Reader::readFrame(uint64_t index, std::optional<Error>& fatal) {
     const uint64_t remaining = m_bytes.size() - m_offset;
     auto truncated = [&]() {
         if (index == 0) {
-            fatal = error(offset, frame,
-                          "the file ends inside its header frame; it holds no readable trace");
+            fatal = Error::make(ErrorCode::Truncated, m_name,
+                                "the file ends inside its header frame; it holds no readable trace")
+                        .atByte(offset)
+                        .atRecord(frame);
             return Outcome::Stop;
         }
         auto& r = m_out.report;
         r.truncated = true;
         r.truncatedAtByte = offset;
         r.truncatedFrame = index;
-        problem(offset, frame,
+        problem(ErrorCode::Truncated, offset, frame,
                 m_name + " ends inside frame " + std::to_string(index) + " (byte " +
                     std::to_string(offset) + "); " + plural(r.framesLoaded, "frame", "frames") +
                     " loaded. The job probably crashed.");
@@ -258,10 +264,10 @@ Reader::Outcome Reader::readFrame(uint64_t index, std::optional<Error>& fatal) {
                                 std::to_string(kMaxFramePayloadBytes) + "; the rest of the file (" +
                                 std::to_string(remaining) + " bytes) cannot be read";
         if (index == 0) {
-            fatal = error(offset, frame, msg);
+            fatal = Error::make(ErrorCode::Limit, m_name, msg).atByte(offset).atRecord(frame);
         } else {
             m_skippedBytes += remaining;
-            problem(offset, frame, msg);
+            problem(ErrorCode::Limit, offset, frame, msg);
         }
         return Outcome::Stop;
     }
@@ -288,7 +294,8 @@ Reader::Outcome Reader::readFrame(uint64_t index, std::optional<Error>& fatal) {
             }
             m_out.report.idsReset += notes.valuesReset;
             if (!notes.tableGap.empty()) {
-                problem(offset, frame, notes.tableGap + "their ids now name empty entries");
+                problem(ErrorCode::Corrupt, offset, frame,
+                        notes.tableGap + "their ids now name empty entries");
             }
             ++m_out.report.framesLoaded;
             m_out.report.bytesLoaded += frameBytes;
@@ -299,12 +306,15 @@ Reader::Outcome Reader::readFrame(uint64_t index, std::optional<Error>& fatal) {
     }
     m_offset += frameBytes;
     if (index == 0) {
-        fatal = error(offset, frame, "the header frame is damaged: " + why);
+        fatal = Error::make(ErrorCode::Corrupt, m_name, "the header frame is damaged: " + why)
+                    .atByte(offset)
+                    .atRecord(frame);
         return Outcome::Stop;
     }
     ++m_out.report.framesSkipped;
     m_skippedBytes += frameBytes;
-    problem(offset, frame, "frame " + std::to_string(index) + " skipped: " + why);
+    problem(ErrorCode::Corrupt, offset, frame,
+            "frame " + std::to_string(index) + " skipped: " + why);
     return Outcome::Skipped;
 }
 
@@ -374,7 +384,7 @@ void Reader::validateIds() {
             }
         }
         if (bad > 0) {
-            problem(-1, -1,
+            problem(ErrorCode::Corrupt, -1, -1,
                     plural(bad, what, what) + " pointed outside the " + table + " (" +
                         std::to_string(limit) + " entries) and were reset to 0");
             total += bad;
@@ -390,7 +400,7 @@ void Reader::validateIds() {
         }
     }
     if (badFrameNames > 0) {
-        problem(-1, -1,
+        problem(ErrorCode::Corrupt, -1, -1,
                 plural(badFrameNames, "frame", "frames") +
                     " named strings outside the string table and were reset to 0");
         total += badFrameNames;
@@ -402,7 +412,7 @@ void Reader::validateIds() {
         badFrames += before - stack.size();
     }
     if (badFrames > 0) {
-        problem(-1, -1,
+        problem(ErrorCode::Corrupt, -1, -1,
                 plural(badFrames, "stack entry", "stack entries") +
                     " named frames outside the frame table and were dropped");
         total += badFrames;
@@ -417,7 +427,7 @@ void Reader::validateIds() {
     fix(d.ranges.name, strings, "range name id", "string table");
     fix(d.counters.name, strings, "counter name id", "string table");
     if (m_out.report.idsReset > total) {
-        problem(-1, -1,
+        problem(ErrorCode::Corrupt, -1, -1,
                 plural(m_out.report.idsReset - total, "enum value", "enum values") +
                     " (memory kind, kernel category, range or counter kind) were out of range "
                     "and were reset to the default");
@@ -428,15 +438,13 @@ void Reader::validateIds() {
 void Reader::addDataLoss() {
     const auto& r = m_out.report;
     if (r.framesSkipped > 0) {
-        m_out.data.dataLoss.push_back(DataLoss{
-            "frames", r.framesSkipped,
-            plural(r.framesSkipped, "frame", "frames") + " of " + m_name +
-                " were damaged (CRC mismatch or undecodable) and skipped; their events are missing",
-            0, 0});
+        m_out.data.dataLoss.push_back(
+            DataLoss{LossCounter::FramesSkipped, r.framesSkipped,
+                     plural(r.framesSkipped, "frame", "frames") + " of " + m_name, 0, 0});
     }
     if (r.truncated) {
         m_out.data.dataLoss.push_back(
-            DataLoss{"bytes at the end of the file",
+            DataLoss{LossCounter::TruncatedBytes,
                      r.fileBytes - static_cast<uint64_t>(r.truncatedAtByte), r.summary(), 0, 0});
     }
 }
@@ -453,8 +461,7 @@ Result<LoadedTrace> Reader::run() {
     for (uint64_t index = 0; m_offset < m_bytes.size(); ++index) {
         if (m_options.progress && m_offset >= nextProgress) {
             if (!m_options.progress(m_offset, m_bytes.size())) {
-                return error(static_cast<int64_t>(m_offset), static_cast<int64_t>(index),
-                             "cancelled");
+                return Error::cancelled(m_name);
             }
             nextProgress = m_offset + kProgressStepBytes;
         }
@@ -468,17 +475,21 @@ Result<LoadedTrace> Reader::run() {
         }
     }
     if (report.framesLoaded == 0) {
-        return error(kPreambleBytes, 0, "the file has no header frame; it holds no trace");
+        return Error::make(ErrorCode::Truncated, m_name,
+                           "the file has no header frame; it holds no trace")
+            .atByte(kPreambleBytes)
+            .atRecord(0);
     }
     validateIds();
     m_out.data.rebuildIndexes();
     if (m_problemsDropped > 0) {
         report.problems.push_back(
-            error(-1, -1, "and " + std::to_string(m_problemsDropped) + " more problems"));
+            Error::make(ErrorCode::Corrupt, m_name,
+                        "and " + std::to_string(m_problemsDropped) + " more problems"));
     }
     addDataLoss();
     if (m_options.progress && !m_options.progress(m_bytes.size(), m_bytes.size())) {
-        return error(static_cast<int64_t>(m_bytes.size()), -1, "cancelled");
+        return Error::cancelled(m_name);
     }
     return std::move(m_out);
 }
@@ -527,9 +538,10 @@ Result<LoadedTrace> readTraceBytes(std::string_view bytes, const std::string& na
         Reader reader(bytes, name, options);
         return reader.run();
     } catch (const std::bad_alloc&) {
-        return Error{name, -1, -1, "out of memory while reading the trace"};
+        return Error::make(ErrorCode::Limit, name, "out of memory while reading the trace");
     } catch (const std::exception& e) {
-        return Error{name, -1, -1, std::string("cannot read the trace: ") + e.what()};
+        return Error::make(ErrorCode::Corrupt, name,
+                           std::string("cannot read the trace: ") + e.what());
     }
 }
 
@@ -537,13 +549,15 @@ Result<LoadedTrace> readTraceFile(const std::string& path, const ReadOptions& op
     try {
         const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
         if (fd < 0) {
-            return Error{path, -1, -1, std::string("cannot open: ") + std::strerror(errno)};
+            return Error::make(ErrorCode::Io, path,
+                               std::string("cannot open: ") + std::strerror(errno));
         }
         struct stat st {};
         if (::fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
             const int err = S_ISDIR(st.st_mode) ? EISDIR : errno;
             ::close(fd);
-            return Error{path, -1, -1, std::string("cannot read: ") + std::strerror(err)};
+            return Error::make(ErrorCode::Io, path,
+                               std::string("cannot read: ") + std::strerror(err));
         }
         std::string bytes;
         if (S_ISREG(st.st_mode) && st.st_size > 0) {
@@ -564,8 +578,9 @@ Result<LoadedTrace> readTraceFile(const std::string& path, const ReadOptions& op
             if (n < 0) {
                 const int err = errno;
                 ::close(fd);
-                return Error{path, static_cast<int64_t>(used), -1,
-                             std::string("cannot read: ") + std::strerror(err)};
+                return Error::make(ErrorCode::Io, path,
+                                   std::string("cannot read: ") + std::strerror(err))
+                    .atByte(static_cast<int64_t>(used));
             }
             if (n == 0) {
                 break;
@@ -576,9 +591,9 @@ Result<LoadedTrace> readTraceFile(const std::string& path, const ReadOptions& op
         bytes.resize(used);
         return readTraceBytes(bytes, path, options);
     } catch (const std::bad_alloc&) {
-        return Error{path, -1, -1, "out of memory while reading the file"};
+        return Error::make(ErrorCode::Limit, path, "out of memory while reading the file");
     } catch (const std::exception& e) {
-        return Error{path, -1, -1, std::string("cannot read: ") + e.what()};
+        return Error::make(ErrorCode::Io, path, std::string("cannot read: ") + e.what());
     }
 }
 

@@ -278,7 +278,8 @@ public:
                 if (errno == EINTR) {
                     continue;
                 }
-                return Error{m_name, -1, -1, std::string("cannot write: ") + std::strerror(errno)};
+                return Error::make(ErrorCode::Io, m_name,
+                                   std::string("cannot write: ") + std::strerror(errno));
             }
             bytes.remove_prefix(static_cast<size_t>(n));
         }
@@ -330,9 +331,10 @@ struct TraceWriter::Impl {
     Status emitChunk(uint64_t& bytesWritten, uint64_t& framesWritten) {
         const size_t size = chunk.ByteSizeLong();
         if (size > kMaxFramePayloadBytes) {
-            return Error{"", -1, static_cast<int64_t>(framesWritten),
-                         "a chunk serialises to " + std::to_string(size) +
-                             " bytes, more than the frame limit; lower eventsPerChunk"};
+            return Error::make(ErrorCode::Limit, "",
+                               "a chunk serialises to " + std::to_string(size) +
+                                   " bytes, more than the frame limit; lower eventsPerChunk")
+                .atRecord(static_cast<int64_t>(framesWritten));
         }
         raw.resize(size);
         chunk.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(raw.data()));
@@ -380,14 +382,15 @@ Status TraceWriter::Impl::writeEvents(const TraceData& data, uint64_t& bytesWrit
                                       uint64_t& framesWritten) {
     if (data.strings.size() < stringsSent || data.frames.size() < framesSent ||
         data.stacks.size() < stacksSent) {
-        return Error{
-            "", -1, -1,
-            "the string, frame or stack table shrank between writes; tables may only grow"};
+        return Error::make(
+            ErrorCode::Invalid, "",
+            "the string, frame or stack table shrank between writes; tables may only grow");
     }
     if (!columnsAgree(data.memory) || !columnsAgree(data.kernels) ||
         !columnsAgree(data.collectives) || !columnsAgree(data.ranges) ||
         !columnsAgree(data.counters)) {
-        return Error{"", -1, -1, "an event table has columns of different lengths"};
+        return Error::make(ErrorCode::Invalid, "",
+                           "an event table has columns of different lengths");
     }
     const size_t n = std::clamp<size_t>(options.eventsPerChunk, 1, kMaxRowsPerChunk);
     const size_t newStrings = data.strings.size() - stringsSent;
@@ -467,7 +470,7 @@ Status TraceWriter::Impl::writeEvents(const TraceData& data, uint64_t& bytesWrit
         for (auto [b, e] = slice(i, n, data.dataLoss.size()); b < e; ++b) {
             const DataLoss& d = data.dataLoss[b];
             auto* p = chunk.add_data_loss();
-            p->set_what(d.what);
+            p->set_what(std::string(lossCounterInfo(d.counter).name));
             p->set_count(d.count);
             p->set_reason(d.reason);
             p->set_start_ns(d.startNs);
@@ -504,7 +507,7 @@ TraceWriter::~TraceWriter() = default;
 Status TraceWriter::writeHeader(const FileHeader& header) {
     try {
         if (m_impl->headerWritten) {
-            return Error{"", -1, -1, "the header was already written"};
+            return Error::make(ErrorCode::Invalid, "", "the header was already written");
         }
         std::string preamble(kMagic);
         preamble.push_back(static_cast<char>(kFormatMajor & 0xFFu));
@@ -521,24 +524,25 @@ Status TraceWriter::writeHeader(const FileHeader& header) {
         m_impl->headerWritten = true;
         return m_impl->emitChunk(m_bytesWritten, m_framesWritten);
     } catch (const std::bad_alloc&) {
-        return Error{"", -1, -1, "out of memory while writing the header"};
+        return Error::make(ErrorCode::Limit, "", "out of memory while writing the header");
     } catch (const std::exception& e) {
-        return Error{"", -1, -1, std::string("cannot write the header: ") + e.what()};
+        return Error::make(ErrorCode::Io, "", std::string("cannot write the header: ") + e.what());
     }
 }
 
 Status TraceWriter::writeEvents(const TraceData& data) {
     try {
         if (!m_impl->headerWritten) {
-            return Error{"", -1, -1, "writeHeader() must be called before writeEvents()"};
+            return Error::make(ErrorCode::Invalid, "",
+                               "writeHeader() must be called before writeEvents()");
         }
         return m_impl->writeEvents(data, m_bytesWritten, m_framesWritten);
     } catch (const std::bad_alloc&) {
-        return Error{"", -1, static_cast<int64_t>(m_framesWritten),
-                     "out of memory while writing events"};
+        return Error::make(ErrorCode::Limit, "", "out of memory while writing events")
+            .atRecord(static_cast<int64_t>(m_framesWritten));
     } catch (const std::exception& e) {
-        return Error{"", -1, static_cast<int64_t>(m_framesWritten),
-                     std::string("cannot write events: ") + e.what()};
+        return Error::make(ErrorCode::Io, "", std::string("cannot write events: ") + e.what())
+            .atRecord(static_cast<int64_t>(m_framesWritten));
     }
 }
 
@@ -550,7 +554,8 @@ Status writeTraceFile(const std::string& path, const TraceData& data,
                       const WriterOptions& options) {
     const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
-        return Error{path, -1, -1, std::string("cannot create: ") + std::strerror(errno)};
+        return Error::make(ErrorCode::Io, path,
+                           std::string("cannot create: ") + std::strerror(errno));
     }
     TraceWriter writer(makeFdSink(fd, path), options);
     Status s = writer.writeHeader(data.header);

@@ -72,7 +72,7 @@ TEST(CaptureSummary, ComputesPeaksIterationsOomsAndLoss) {
     d.ranges.append(fwd);
     d.ranges.append(it1);
     d.ooms.push_back({8, 0, 7, 4096, 100});
-    d.dataLoss.push_back({"kernel records", 5, "test", 0, 0});
+    d.dataLoss.push_back({LossCounter::WriterQueueOverflow, 5, "kernel records", 0, 0});
 
     const std::string path = ::testing::TempDir() + "capture_summary_test.vscope";
     ASSERT_TRUE(writeTraceFile(path, d).ok());

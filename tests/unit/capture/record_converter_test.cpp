@@ -341,7 +341,7 @@ TEST(RecordConverter, ConvertedEventsSurviveTheWriterAndReader) {
     oom.requestedBytes = 3ull << 30;
     oom.stream = 7;
     data.ooms.push_back(oom);
-    data.dataLoss.push_back({"kernel records", 12, "the trace writer fell behind", 0, 0});
+    data.dataLoss.push_back({trace::LossCounter::WriterQueueOverflow, 12, "kernel records", 0, 0});
 
     const std::string bytes = trace::writeTraceBytes(data);
     auto loaded = trace::readTraceBytes(bytes, "converted.vscope");
@@ -361,7 +361,8 @@ TEST(RecordConverter, ConvertedEventsSurviveTheWriterAndReader) {
     EXPECT_EQ(back.ooms[0].requestedBytes, 3ull << 30);
     EXPECT_EQ(back.ooms[0].stream, 7u);
     ASSERT_GE(back.dataLoss.size(), 1u);
-    EXPECT_EQ(back.dataLoss[0].what, "kernel records");
+    EXPECT_EQ(back.dataLoss[0].counter, trace::LossCounter::WriterQueueOverflow);
+    EXPECT_EQ(back.dataLoss[0].reason, "kernel records");
     EXPECT_EQ(back.dataLoss[0].count, 12u);
 }
 

@@ -303,11 +303,18 @@ TEST(AnalysisCli, CheckSaysWhatCouldNotBeChecked) {
     EXPECT_NE(r.out.find("capacity unknown"), std::string::npos) << r.out;
     EXPECT_EQ(r.out.find("all checks passed"), std::string::npos) << r.out;
     // Data lost: listed, and a rule checked on it says so.
-    job[0].dataLoss.push_back({"kernel records", 12, "the buffer overflowed", 0, 0});
+    job[0].dataLoss.push_back(
+        {trace::LossCounter::WriterQueueOverflow, 12, "kernel records", 0, 0});
     const std::string lossy = (dir / "lossy.vscope").string();
     ASSERT_TRUE(trace::writeTraceFile(lossy, job[0]).ok());
     r = run({"check", lossy, "--fail-on-leak"});
     EXPECT_NE(r.out.find("DATA LOSS"), std::string::npos) << r.out;
+    // name, value, kind and description of the registry's counter, then the producer's detail
+    EXPECT_NE(r.out.find("writer_queue_overflow = 12 [data_loss]: records dropped because the "
+                         "trace writer fell behind"),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("(kernel records)"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("partial input"), std::string::npos) << r.out;
     EXPECT_NE(run({"check", "--help"}).out.find("nothing could be checked"), std::string::npos);
     fs::remove_all(dir);

@@ -164,9 +164,14 @@ TEST(Cli, CutFileIsReportedAsDataLossNotAsUnreadable) {
     ASSERT_FALSE(j["data_loss"].empty());
     EXPECT_EQ(j["data_loss"][0]["file"], cut);
     EXPECT_EQ(j["data_loss"][0]["rank"], 1);
+    // The registry's counter for a cut file: its name, kind and description.
+    EXPECT_EQ(j["data_loss"][0]["name"], "truncated_bytes");
+    EXPECT_EQ(j["data_loss"][0]["kind"], "data_loss");
+    EXPECT_NE(j["data_loss"][0]["description"].get<std::string>().find("cut"), std::string::npos);
     const auto info = run({"info", cut});
     ASSERT_EQ(info.code, kExitSuccess) << info.err;
     EXPECT_NE(info.out.find("INCOMPLETE"), std::string::npos) << info.out;
+    EXPECT_NE(info.out.find("truncated_bytes = "), std::string::npos) << info.out;
 }
 
 TEST(Cli, ParsesByteCountsWithDecimalUnits) {

@@ -28,9 +28,9 @@ size_t countKind(const TraceData& d, KernelCategory c) {
     return static_cast<size_t>(std::count(d.kernels.category.begin(), d.kernels.category.end(), c));
 }
 
-const DataLoss* findLoss(const TraceData& d, const std::string& what) {
+const DataLoss* findLoss(const TraceData& d, LossCounter counter) {
     for (const auto& l : d.dataLoss) {
-        if (l.what == what) {
+        if (l.counter == counter) {
             return &l;
         }
     }
@@ -314,8 +314,8 @@ TEST(KinetoImporter, ReadsABareTopLevelArray) {
                                  "ts": 5, "dur": 1}, 42, "junk"])");
     EXPECT_EQ(t.data.kernels.size(), 1u);
     EXPECT_EQ(t.report.framesSkipped, 2u);
-    ASSERT_NE(findLoss(t.data, "events"), nullptr);
-    EXPECT_EQ(findLoss(t.data, "events")->count, 2u);
+    ASSERT_NE(findLoss(t.data, LossCounter::JsonNonObjectEntries), nullptr);
+    EXPECT_EQ(findLoss(t.data, LossCounter::JsonNonObjectEntries)->count, 2u);
 }
 
 TEST(KinetoImporter, SkipsAnIntegerAboveInt64MaxButKeepsItsEvent) {
@@ -325,7 +325,7 @@ TEST(KinetoImporter, SkipsAnIntegerAboveInt64MaxButKeepsItsEvent) {
     const auto t = importOk(wrap(events));
     ASSERT_EQ(t.data.kernels.size(), 1u);
     EXPECT_EQ(t.data.kernels.device[0], 4);  // the bad device value fell back to pid
-    const DataLoss* loss = findLoss(t.data, "argument values");
+    const DataLoss* loss = findLoss(t.data, LossCounter::JsonValuesOutOfRange);
     ASSERT_NE(loss, nullptr);
     EXPECT_EQ(loss->count, 1u);  // "Comms Id" is never read, so it is not counted
     EXPECT_TRUE(t.report.complete);
@@ -341,8 +341,8 @@ TEST(KinetoImporter, ReplacesInvalidUtf8AndReportsTheFirstOffset) {
     EXPECT_EQ(t.data.string(t.data.kernels.name[0]), "bad\xEF\xBF\xBDname");
     ASSERT_EQ(t.report.problems.size(), 1u);
     EXPECT_EQ(t.report.problems[0].byteOffset, static_cast<int64_t>(at));
-    ASSERT_NE(findLoss(t.data, "characters"), nullptr);
-    EXPECT_EQ(findLoss(t.data, "characters")->count, 1u);
+    ASSERT_NE(findLoss(t.data, LossCounter::JsonInvalidUtf8Replaced), nullptr);
+    EXPECT_EQ(findLoss(t.data, LossCounter::JsonInvalidUtf8Replaced)->count, 1u);
     EXPECT_FALSE(t.report.complete);
 }
 
@@ -357,7 +357,7 @@ TEST(KinetoImporter, ReplacesAControlCharacterInAStringAndReportsItsOffset) {
     EXPECT_EQ(t.data.kernels.size(), 2u);
     ASSERT_EQ(t.report.problems.size(), 1u);
     EXPECT_EQ(t.report.problems[0].byteOffset, static_cast<int64_t>(at));
-    ASSERT_NE(findLoss(t.data, "characters"), nullptr);
+    ASSERT_NE(findLoss(t.data, LossCounter::JsonControlCharactersReplaced), nullptr);
     EXPECT_FALSE(t.report.complete);
 }
 
@@ -409,7 +409,7 @@ TEST(KinetoImporter, LoadsEveryWholeEventBeforeACutAtAnyByte) {
         EXPECT_FALSE(r->report.complete) << "cut at " << cut;
         EXPECT_FALSE(r->report.problems.empty());
         EXPECT_TRUE(r->report.truncated);
-        EXPECT_NE(findLoss(r->data, "events"), nullptr);
+        EXPECT_NE(findLoss(r->data, LossCounter::JsonEventsAfterDamage), nullptr);
     }
     const auto full = importOk(json);
     EXPECT_EQ(full.data.kernels.size(), 6u);

@@ -177,7 +177,7 @@ TEST(MalformedInput, CrcMismatchInTheMiddleFrameSkipsOnlyThatFrame) {
     EXPECT_EQ(r->report.problems[0].recordIndex, 2);
     EXPECT_TRUE(contains(r->report.problems[0].message, "CRC"));
     ASSERT_EQ(r->data.dataLoss.size(), 1u);
-    EXPECT_EQ(r->data.dataLoss[0].what, "frames");
+    EXPECT_EQ(r->data.dataLoss[0].counter, LossCounter::FramesSkipped);
     EXPECT_EQ(r->data.dataLoss[0].count, 1u);
     EXPECT_TRUE(contains(r->report.summary(), "1 damaged frame was skipped"));
 }

@@ -1,7 +1,7 @@
 // The data-only pickle reader, on hand-built byte strings. Opcode bytes and argument encodings
 // are written out from CPython's Lib/pickletools.py documentation, independently of the reader.
 
-#include "pickle_reader.h"
+#include "vramscope/trace/pickle_reader.h"
 
 #include <gtest/gtest.h>
 

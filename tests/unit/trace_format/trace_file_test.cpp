@@ -302,7 +302,8 @@ TEST(TraceFile, ProgressReachesTheTotalAndCanCancel) {
     ro.progress = [](uint64_t, uint64_t) { return false; };
     auto cancelled = readTraceBytes(bytes, "big.vscope", ro);
     ASSERT_FALSE(cancelled.ok());
-    EXPECT_EQ(cancelled.error().message, "cancelled");
+    EXPECT_EQ(cancelled.error().code, ErrorCode::Cancelled);
+    EXPECT_EQ(cancelled.error().message, kCancelledMessage);
     EXPECT_EQ(cancelled.error().file, "big.vscope");
 }
 

@@ -112,8 +112,9 @@ inline TraceData makeFullTrace(size_t rows) {
     }
     d.ooms.push_back({1'500'000, 1, 21, 2ull << 30, 1ull << 20});
     d.ooms.push_back({2'000'000, 0, 0, 512, 0});
-    d.dataLoss.push_back({"kernel records", 8193, "CUPTI buffer overflowed", 10, 20});
-    d.dataLoss.push_back({"memory events", 0, "", 0, 0});
+    d.dataLoss.push_back(
+        {LossCounter::CuptiRecordsDropped, 8193, "CUPTI buffer overflowed", 10, 20});
+    d.dataLoss.push_back({LossCounter::WriterQueueOverflow, 0, "", 0, 0});
     d.annotations.push_back({100, 200, kHostDevice, "leak starts here", "alice"});
     d.annotations.push_back({-5, 5, 1, "", ""});
     return d;
@@ -207,7 +208,7 @@ inline void expectSameTrace(const TraceData& a, const TraceData& b) {
     }
     ASSERT_EQ(a.dataLoss.size(), b.dataLoss.size());
     for (size_t i = 0; i < a.dataLoss.size(); ++i) {
-        EXPECT_EQ(a.dataLoss[i].what, b.dataLoss[i].what);
+        EXPECT_EQ(a.dataLoss[i].counter, b.dataLoss[i].counter);
         EXPECT_EQ(a.dataLoss[i].count, b.dataLoss[i].count);
         EXPECT_EQ(a.dataLoss[i].reason, b.dataLoss[i].reason);
         EXPECT_EQ(a.dataLoss[i].startNs, b.dataLoss[i].startNs);

@@ -20,8 +20,9 @@ namespace vramscope::trace {
 /// allocs at the first trace time (time 0 for dumps without a trace), so that a running sum never
 /// goes below zero. external_annotations become UserAnnotation ranges. Entries with missing
 /// fields or unknown actions are skipped and counted in report.problems and data.dataLoss.
-/// Errors: a pickle that is damaged or cut, uses code-running opcodes (GLOBAL, REDUCE, ...:
-/// the error names the opcode and its byte offset), or is not a snapshot.
+/// Errors: a pickle that is damaged (Corrupt) or cut (Truncated), uses code-running opcodes
+/// (GLOBAL, REDUCE, ...: Unsupported, naming the opcode and its byte offset), is not a snapshot
+/// (Unsupported), or the progress callback cancelled (Cancelled).
 Result<LoadedTrace> importPytorchSnapshot(std::string_view pickleBytes, const std::string& name,
                                           const ReadOptions& options = {});
 
@@ -37,7 +38,8 @@ Result<LoadedTrace> importPytorchSnapshot(std::string_view pickleBytes, const st
 /// the header. Damage is tolerated and reported: invalid UTF-8 is replaced with U+FFFD, control
 /// characters inside strings with spaces, a file cut in the middle loads every whole event before
 /// the cut; each such repair adds a report problem (with the byte offset) and a DataLoss entry.
-/// Errors: not JSON, no event could be read, larger than 4 GiB, cancelled by the progress callback.
+/// Errors: not JSON or no event could be read (Corrupt), no traceEvents (Unsupported), larger
+/// than 4 GiB (Limit), cancelled by the progress callback, also by its closing call (Cancelled).
 /// Copies the input once into a padded buffer; see importKinetoJsonBuffer() to avoid that.
 Result<LoadedTrace> importKinetoJson(std::string_view jsonBytes, const std::string& name,
                                      const ReadOptions& options = {});

@@ -12,6 +12,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "vramscope/trace/data_loss.h"
+
 namespace vramscope::trace {
 
 /// Time in nanoseconds in the file's clock domain (see FileHeader::clockDomain).
@@ -228,15 +230,6 @@ struct OomEvent {
     uint64_t freeBytes = 0;  ///< device free memory reported with the failure, 0 = unknown
 };
 
-/// What a producer or a reader had to drop: counted, never hidden.
-struct DataLoss {
-    std::string what;         ///< e.g. "kernel records", "frames", "memory events"
-    uint64_t count = 0;       ///< how many were lost (0 = unknown)
-    std::string reason;       ///< a sentence a user can act on
-    TimestampNs startNs = 0;  ///< time range affected, 0/0 = unknown
-    TimestampNs endNs = 0;
-};
-
 /// A note a user pinned to a time range on a device (kHostDevice = all devices).
 struct Annotation {
     TimestampNs startNs = 0;
@@ -296,7 +289,7 @@ public:
     RangeEvents ranges;
     CounterSamples counters;
     std::vector<OomEvent> ooms;
-    std::vector<DataLoss> dataLoss;
+    std::vector<DataLoss> dataLoss;  ///< counters of the registry in data_loss.h
     std::vector<Annotation> annotations;
 
     /// Returns the id of `s`, adding it to the string table the first time.

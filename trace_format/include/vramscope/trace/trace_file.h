@@ -71,9 +71,11 @@ struct ReadOptions {
     ProgressFn progress;  ///< optional; called about every 4 MiB of input and once at the end
 };
 
-/// Reads a .vscope file. Fatal problems (unreadable, empty, wrong magic, newer major version,
-/// missing or damaged header frame, cancelled by the progress callback) are returned as Error
-/// naming the file, byte offset and frame index. A cut or damaged file loads every whole, valid
+/// Reads a .vscope file. Fatal problems are returned as Error naming the file, byte offset and
+/// frame index: unreadable (Io), empty or cut before its header frame ends (Truncated), wrong
+/// magic or a newer major version (Unsupported), a damaged header frame (Corrupt), a header frame
+/// above kMaxFramePayloadBytes (Limit), cancelled by the progress callback (Cancelled). Problems
+/// in report.problems carry the same codes. A cut or damaged file loads every whole, valid
 /// frame; a frame with a CRC mismatch, an undecodable payload or columns of disagreeing lengths is
 /// skipped; what was lost goes into report.problems and data.dataLoss. Ids that point outside
 /// their table after loading are reset to 0 and counted (report.idsReset). Memory use is bounded

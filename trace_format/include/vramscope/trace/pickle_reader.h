@@ -7,6 +7,7 @@
 // binary opcodes that build plain data are understood; opcodes that import or call code (GLOBAL,
 // STACK_GLOBAL, REDUCE, BUILD, INST, OBJ, NEWOBJ, NEWOBJ_EX, EXT1/2/4, PERSID, BINPERSID) are
 // refused with an Error naming the opcode and its byte offset, before anything is built.
+// Public beside the snapshot importer (its main user) for tools that inspect a pickle's values.
 
 #include <cstdint>
 #include <optional>
