@@ -114,9 +114,18 @@ Json JobReport::toJson() const {
 JobReport buildJobReport(const trace::Job& job,
                          const analysis::JobAnalysisOptions& analysisOptions) {
     JobReport report;
-    if (auto analysed = analysis::analyzeJob(rankInputs(job), analysisOptions); analysed.ok()) {
+    // The analyses build every timeline once and hand them out; when they fail (a bad iteration
+    // regex), the timelines are built here so that the peaks are still reported.
+    std::vector<std::vector<analysis::MemoryTimeline>> timelines;
+    if (auto analysed = analysis::analyzeJob(rankInputs(job), analysisOptions, {}, &timelines);
+        analysed.ok()) {
         report.analysis =
             std::make_shared<const analysis::JobAnalysis>(std::move(analysed).value());
+    } else {
+        timelines.clear();
+        for (const auto& rt : job.ranks) {
+            timelines.push_back(analysis::buildMemoryTimelines(rt.trace.data));
+        }
     }
     // The analysis of device `dev` of input `input`, sharing ownership with report.analysis.
     auto analysisOf = [&](size_t input, trace::DeviceIndex dev) {
@@ -137,7 +146,7 @@ JobReport buildJobReport(const trace::Job& job,
                                                 ? std::nullopt
                                                 : std::optional(data.header.rank);
         const auto span = traceTimeSpan(data);
-        for (const auto& tl : analysis::buildMemoryTimelines(data)) {
+        for (const auto& tl : timelines[size_t(&rt - job.ranks.data())]) {
             DeviceReport d;
             d.file = rt.path;
             d.rank = rank;
