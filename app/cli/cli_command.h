@@ -68,6 +68,12 @@ std::string commandHelp(std::string_view command, std::string_view synopsis,
 std::optional<ParsedArgs> parseArgs(CommandContext& ctx, const std::vector<OptionSpec>& options,
                                     const std::string& help);
 
+/// What every subcommand does first: parseArgs, then --help printed to ctx.out. Returns the
+/// arguments, or nullopt with `exitCode` set when the command is done: kExitUsage after a usage
+/// error, kExitSuccess after the help.
+std::optional<ParsedArgs> parseCommand(CommandContext& ctx, const std::vector<OptionSpec>& options,
+                                       const std::string& help, int& exitCode);
+
 /// Writes "vramscope-cli COMMAND: MESSAGE" and the help to ctx.err; returns kExitUsage.
 int usageError(CommandContext& ctx, const std::string& message, const std::string& help);
 

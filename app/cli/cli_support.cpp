@@ -50,6 +50,21 @@ int usageError(CommandContext& ctx, const std::string& message, const std::strin
     return kExitUsage;
 }
 
+std::optional<ParsedArgs> parseCommand(CommandContext& ctx, const std::vector<OptionSpec>& options,
+                                       const std::string& help, int& exitCode) {
+    std::optional<ParsedArgs> args = parseArgs(ctx, options, help);
+    if (!args) {
+        exitCode = kExitUsage;
+        return std::nullopt;
+    }
+    if (args->help) {
+        ctx.out << help;
+        exitCode = kExitSuccess;
+        return std::nullopt;
+    }
+    return args;
+}
+
 std::optional<ParsedArgs> parseArgs(CommandContext& ctx, const std::vector<OptionSpec>& options,
                                     const std::string& help) {
     ParsedArgs parsed;

@@ -26,13 +26,10 @@ int runBatchFit(CommandContext& ctx) {
         "A run's peak is the highest max(peak reserved, peak allocated) over its GPUs; the\n"
         "capacity is the smallest one the traces name.",
         options);
-    auto args = parseArgs(ctx, options, help);
+    int done = kExitSuccess;
+    auto args = parseCommand(ctx, options, help, done);
     if (!args) {
-        return kExitUsage;
-    }
-    if (args->help) {
-        ctx.out << help;
-        return kExitSuccess;
+        return done;
     }
     if (args->positional.size() < 2) {
         return usageError(ctx, "batch-fit needs at least two FILE:BATCH inputs", help);

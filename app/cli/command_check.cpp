@@ -76,13 +76,10 @@ int runCheck(CommandContext& ctx) {
             "or nothing could be checked (\"nothing could be checked\"), 2 usage, 3 unreadable "
             "input",
         options);
-    auto args = parseArgs(ctx, options, help);
+    int done = kExitSuccess;
+    auto args = parseCommand(ctx, options, help, done);
     if (!args) {
-        return kExitUsage;
-    }
-    if (args->help) {
-        ctx.out << help;
-        return kExitSuccess;
+        return done;
     }
     if (args->positional.empty()) {
         return usageError(ctx, "no input given", help);

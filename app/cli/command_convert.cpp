@@ -26,13 +26,10 @@ int runConvert(CommandContext& ctx) {
         "unknown ones by path); a second trace with the same rank gets -<I> appended. The files\n"
         "written are listed on stdout.",
         options);
-    auto args = parseArgs(ctx, options, help);
+    int done = kExitSuccess;
+    auto args = parseCommand(ctx, options, help, done);
     if (!args) {
-        return kExitUsage;
-    }
-    if (args->help) {
-        ctx.out << help;
-        return kExitSuccess;
+        return done;
     }
     if (args->positional.empty()) {
         return usageError(ctx, "no input given", help);

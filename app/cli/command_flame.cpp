@@ -106,13 +106,10 @@ int runFlame(CommandContext& ctx) {
         "on stderr), 2 usage (bad option, no such rank or GPU, a time outside the trace, a level\n"
         "the GPU did not record), 3 unreadable input",
         options);
-    auto args = parseArgs(ctx, options, help);
+    int done = kExitSuccess;
+    auto args = parseCommand(ctx, options, help, done);
     if (!args) {
-        return kExitUsage;
-    }
-    if (args->help) {
-        ctx.out << help;
-        return kExitSuccess;
+        return done;
     }
     if (args->positional.size() != 1) {
         return usageError(ctx, "flame takes exactly one input", help);

@@ -205,13 +205,10 @@ int runInfo(CommandContext& ctx) {
         "counts by kind, time span, what the reader loaded and what was lost. FILE may be any\n"
         "supported input, a directory or an archive (every trace in it is described).",
         options);
-    auto args = parseArgs(ctx, options, help);
+    int done = kExitSuccess;
+    auto args = parseCommand(ctx, options, help, done);
     if (!args) {
-        return kExitUsage;
-    }
-    if (args->help) {
-        ctx.out << help;
-        return kExitSuccess;
+        return done;
     }
     if (args->positional.empty()) {
         return usageError(ctx, "no input given", help);

@@ -40,13 +40,10 @@ int runReport(CommandContext& ctx) {
         "message, evidence}] and \"cost\" (null without --gpu-hour-price). The text form gives\n"
         "the same in words, with each formula.",
         options);
-    auto args = parseArgs(ctx, options, help);
+    int done = kExitSuccess;
+    auto args = parseCommand(ctx, options, help, done);
     if (!args) {
-        return kExitUsage;
-    }
-    if (args->help) {
-        ctx.out << help;
-        return kExitSuccess;
+        return done;
     }
     analysis::JobAnalysisOptions analysisOptions;
     if (!readAnalysisOptions(ctx, *args, help, analysisOptions)) {

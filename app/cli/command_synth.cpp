@@ -72,13 +72,10 @@ int runSynth(CommandContext& ctx) {
         "its extension); otherwise OUT is a directory (created when missing) holding\n"
         "rank<R>.vscope. The files written are listed on stdout.",
         options);
-    auto args = parseArgs(ctx, options, help);
+    int done = kExitSuccess;
+    auto args = parseCommand(ctx, options, help, done);
     if (!args) {
-        return kExitUsage;
-    }
-    if (args->help) {
-        ctx.out << help;
-        return kExitSuccess;
+        return done;
     }
     if (!args->positional.empty()) {
         return usageError(ctx, "unexpected argument '" + args->positional[0] + "'", help);
