@@ -361,4 +361,13 @@ TEST(MainWindow, CompactLayoutShowsEveryGpuInTheHeatStrip) {
     EXPECT_TRUE(window.timeline()->isCompact());
     ASSERT_EQ(window.timeline()->heatStrip()->rowCount(), static_cast<int>(job->gpus.size()));
     EXPECT_EQ(window.timeline()->plots().size(), 1u);
+    // Picking another GPU replaces the plot; the old one must not stay painted (over the heat
+    // strip) until its deferred delete runs.
+    window.zoomState()->setSelectedGpu(job->gpus.back().key, 0);
+    settle();
+    int visiblePlots = 0;
+    for (const widgets::MemoryPlot* p : window.timeline()->findChildren<widgets::MemoryPlot*>()) {
+        visiblePlots += p->isVisible() ? 1 : 0;
+    }
+    EXPECT_EQ(visiblePlots, 1);
 }

@@ -142,6 +142,9 @@ void TimelineView::updateLaneRank() {
 
 void TimelineView::rebuild() {
     for (MemoryPlot* plot : m_plots) {
+        // Hidden now: a deferred delete runs only when the event loop gets back to this level,
+        // and until then the old plot would stay painted over the heat strip at its old place.
+        plot->hide();
         plot->deleteLater();
         m_contentLayout->removeWidget(plot);
     }
