@@ -10,6 +10,10 @@
 
 #include "vramscope/analysis/flame_tree.h"
 #include "vramscope/analysis/job_analysis.h"
+#include "vramscope/analysis/job_model.h"
+#include "vramscope/analysis/kernel_lanes.h"
+#include "vramscope/analysis/level_of_detail.h"
+#include "vramscope/analysis/memory_timeline.h"
 #include "vramscope/analysis/synthetic_job.h"
 
 namespace {
@@ -43,6 +47,48 @@ void BM_AllAnalyses(benchmark::State& state) {
     state.counters["events"] = double(d.eventCount());
 }
 BENCHMARK(BM_AllAnalyses)->Unit(benchmark::kMillisecond)->Iterations(3);
+
+// What the viewer computed for a job before the job model: the loader's timelines and LOD, then
+// the analyses (which built the timelines and the allocation index again), then a flame builder
+// with an index of its own, its peak time and the kernel lanes. The baseline for
+// BM_ViewerJobModel.
+void BM_ViewerPipelineSeparateSteps(benchmark::State& state) {
+    const trace::TraceData& d = trace10M();
+    for (auto _ : state) {
+        for (MemoryTimeline& t : buildMemoryTimelines(d)) {
+            LodSeries allocated(std::move(t.allocated));
+            LodSeries reserved(std::move(t.reserved));
+            benchmark::DoNotOptimize(allocated);
+            benchmark::DoNotOptimize(reserved);
+        }
+        auto job = analyzeJob({{&d, 0, 0}});
+        FlameTreeBuilder flame(d, 0, detailLevel(d, 0));
+        KernelLaneIndex lanes(d, 0);
+        benchmark::DoNotOptimize(peakTime(d, flame.index()));
+        benchmark::DoNotOptimize(job);
+        benchmark::DoNotOptimize(lanes);
+    }
+}
+BENCHMARK(BM_ViewerPipelineSeparateSteps)->Unit(benchmark::kMillisecond)->Iterations(3);
+
+// The same for the viewer now: buildJobModel, each piece once (the copy of the trace it takes
+// is made outside the timing).
+void BM_ViewerJobModel(benchmark::State& state) {
+    const trace::TraceData& d = trace10M();
+    for (auto _ : state) {
+        state.PauseTiming();
+        trace::Job job;
+        job.ranks.emplace_back();
+        job.ranks.back().trace.data = d;
+        state.ResumeTiming();
+        auto model = buildJobModel(std::move(job), "bench");
+        benchmark::DoNotOptimize(model);
+        state.PauseTiming();
+        model = trace::Error::make(trace::ErrorCode::Invalid, "", "");  // free outside the timing
+        state.ResumeTiming();
+    }
+}
+BENCHMARK(BM_ViewerJobModel)->Unit(benchmark::kMillisecond)->Iterations(3);
 
 void BM_Iterations(benchmark::State& state) {
     const trace::TraceData& d = trace10M();

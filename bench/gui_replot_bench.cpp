@@ -206,7 +206,8 @@ void benchFirstPicture(size_t events) {
     const auto pictured = Clock::now();
     std::printf("\nStart to first picture, %zu-event .vscope file (1600x1000 window)\n", events);
     std::printf(
-        "  read %.0f ms + timelines and LOD %.0f ms + window and first render %.0f ms = "
+        "  read %.0f ms + job model (timelines, LOD, analyses, indexes) %.0f ms + window and first "
+        "render %.0f ms = "
         "%.0f ms%s\n",
         ms(read - start), ms(analysed - read), ms(pictured - analysed), ms(pictured - start),
         image.isNull() ? " (no image!)" : "");
