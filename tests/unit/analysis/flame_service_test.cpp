@@ -9,6 +9,7 @@
 #include <thread>
 #include <tuple>
 
+#include "unit/analysis/replay_alive.h"
 #include "vramscope/analysis/synthetic_job.h"
 
 namespace vramscope::analysis {
@@ -43,33 +44,6 @@ struct Fixture {
         }
     }
 };
-
-/// Allocated-level bytes alive at t on `device`: the memory events replayed in time order.
-int64_t replayAlive(const TraceData& d, trace::DeviceIndex device, int64_t t) {
-    std::vector<size_t> order;
-    for (size_t i = 0; i < d.memory.size(); ++i) {
-        if (d.memory.device[i] == device && d.memory.level[i] == MemoryLevel::Allocated &&
-            d.memory.timestampNs[i] <= t) {
-            order.push_back(i);
-        }
-    }
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-        return d.memory.timestampNs[a] < d.memory.timestampNs[b];
-    });
-    std::map<uint64_t, int64_t> live;
-    for (size_t i : order) {
-        if (d.memory.action[i] == trace::MemoryAction::Alloc) {
-            live[d.memory.address[i]] = int64_t(d.memory.sizeBytes[i]);
-        } else {
-            live.erase(d.memory.address[i]);
-        }
-    }
-    int64_t bytes = 0;
-    for (const auto& entry : live) {
-        bytes += entry.second;
-    }
-    return bytes;
-}
 
 TEST(Unit, FlameServiceReturnsNullWhenTheGpuIsUnknown) {
     Fixture f;
@@ -190,7 +164,7 @@ TEST(Unit, FlameServiceGivesTheSingleThreadedTreesWhenFourThreadsAskAtOnce) {
     for (int gpu = 0; gpu < 2; ++gpu) {
         for (size_t ti = 0; ti < times.size(); ti += 5) {
             EXPECT_EQ(expected.at({gpu, ti, 0}).first,
-                      replayAlive(f.traces[size_t(gpu)], gpu, times[ti]));
+                      test::replayAlive(f.traces[size_t(gpu)], gpu, times[ti]));
         }
     }
 }
@@ -230,8 +204,8 @@ TEST(Unit, FlameServiceDiffRootIsAliveAtSecondMinusFirstWhenTwoTimesAreGiven) {
             const auto tree = f.service.diff(gpu, gpu, t1, t2, FlameGrouping::Stack);
             ASSERT_TRUE(tree);
             EXPECT_TRUE(tree->isDiff);
-            const int64_t before = replayAlive(d, gpu, t1);
-            const int64_t after = replayAlive(d, gpu, t2);
+            const int64_t before = test::replayAlive(d, gpu, t1);
+            const int64_t after = test::replayAlive(d, gpu, t2);
             EXPECT_EQ(tree->root().bytes, after - before) << gpu << " " << t1 << " " << t2;
             EXPECT_EQ(tree->root().beforeBytes, before);
             EXPECT_EQ(tree->root().afterBytes, after);

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <map>
 
+#include "unit/analysis/replay_alive.h"
 #include "vramscope/analysis/flame_service.h"
 #include "vramscope/analysis/synthetic_job.h"
 
@@ -69,33 +70,6 @@ std::pair<int64_t, int64_t> spanOf(const TraceData& d) {
         see({o.timestampNs});
     }
     return {lo, hi};
-}
-
-/// Allocated-level bytes alive at t on `device`: the memory events replayed in time order.
-int64_t replayAlive(const TraceData& d, trace::DeviceIndex device, int64_t t) {
-    std::vector<size_t> order;
-    for (size_t i = 0; i < d.memory.size(); ++i) {
-        if (d.memory.device[i] == device && d.memory.level[i] == MemoryLevel::Allocated &&
-            d.memory.timestampNs[i] <= t) {
-            order.push_back(i);
-        }
-    }
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-        return d.memory.timestampNs[a] < d.memory.timestampNs[b];
-    });
-    std::map<uint64_t, int64_t> live;
-    for (size_t i : order) {
-        if (d.memory.action[i] == trace::MemoryAction::Alloc) {
-            live[d.memory.address[i]] = int64_t(d.memory.sizeBytes[i]);
-        } else {
-            live.erase(d.memory.address[i]);
-        }
-    }
-    int64_t bytes = 0;
-    for (const auto& entry : live) {
-        bytes += entry.second;
-    }
-    return bytes;
 }
 
 /// Peak figures of rank r from SyntheticJobSpec's formulas, in the rank's trace time.
@@ -168,86 +142,6 @@ TEST(Unit, JobTimeZeroIsTheEarliestEventOfAnyRankWhenClocksAreOffset) {
     EXPECT_TRUE(m->analysisProblem.empty());
 }
 
-/// One rank by hand: a collective first (500..700), 300 B alive over [1000, 3000), an OOM at
-/// 2500 and an iteration range over [1200, 2800).
-trace::Job handJob() {
-    TraceData d;
-    d.header.rank = 0;
-    d.header.devices.push_back({0, "GPU-x", "Test GPU", 1000});
-    trace::MemoryEvent e;
-    e.timestampNs = 1000;
-    e.address = 0xa;
-    e.sizeBytes = 300;
-    e.action = trace::MemoryAction::Alloc;
-    d.memory.append(e);
-    e.timestampNs = 3000;
-    e.action = trace::MemoryAction::Free;
-    d.memory.append(e);
-    trace::OomEvent oom;
-    oom.timestampNs = 2500;
-    oom.requestedBytes = 900;
-    d.ooms.push_back(oom);
-    trace::RangeEvent range;
-    range.startNs = 1200;
-    range.endNs = 2800;
-    range.name = d.intern("iteration 0");
-    range.kind = trace::RangeKind::Iteration;
-    d.ranges.append(range);
-    trace::CollectiveEvent c;
-    c.startNs = 500;
-    c.endNs = 700;
-    c.function = d.intern("AllReduce");
-    d.collectives.append(c);
-    trace::Job job;
-    trace::RankTrace rt;
-    rt.path = "hand.vscope";
-    rt.trace.data = std::move(d);
-    job.ranks.push_back(std::move(rt));
-    return job;
-}
-
-TEST(Unit, JobTimePutsRangesOomsAndPeaksOnJobTimeWhenACollectiveComesFirst) {
-    auto built = buildJobModel(handJob(), "hand");
-    ASSERT_TRUE(built.ok());
-    const JobModel& m = *built.value();
-    EXPECT_EQ(m.originNs, 500);  // the collective, an event like any other
-    EXPECT_EQ(m.durationNs, 3000 - 500);
-    ASSERT_EQ(m.ranks.size(), 1u);
-    EXPECT_EQ(m.ranks[0].toJobNs, -500);
-    ASSERT_EQ(m.ranks[0].ranges.size(), 1u);
-    EXPECT_EQ(m.ranks[0].ranges[0].startNs, 700);
-    EXPECT_EQ(m.ranks[0].ranges[0].endNs, 2300);
-    EXPECT_EQ(m.ranks[0].ranges[0].name, "iteration 0");
-    ASSERT_EQ(m.gpus.size(), 1u);
-    const GpuSeries& g = m.gpus[0];
-    EXPECT_EQ(g.deviceName, "Test GPU");
-    EXPECT_EQ(g.memory.peakAllocatedBytes, 300);
-    EXPECT_EQ(g.memory.peakAllocatedTimeNs, 500);
-    EXPECT_FALSE(g.memory.hasReserved);
-    EXPECT_EQ(g.memory.peakReservedTimeNs, 0);  // no reserved curve: the job start
-    ASSERT_TRUE(g.memory.peakShare().has_value());
-    EXPECT_DOUBLE_EQ(*g.memory.peakShare(), 0.3);
-    ASSERT_EQ(g.ooms.size(), 1u);
-    EXPECT_EQ(g.ooms[0].timeNs, 2000);
-    EXPECT_EQ(g.ooms[0].requestedBytes, 900u);
-    EXPECT_EQ(g.bytesInUseAt(499), 0);
-    EXPECT_EQ(g.bytesInUseAt(500), 300);
-    EXPECT_EQ(g.bytesInUseAt(2500), 0);
-}
-
-TEST(Unit, EmptyJobGivesAModelWithoutGpusWhenNoRankWasLoaded) {
-    auto built = buildJobModel(trace::Job{}, "empty");
-    ASSERT_TRUE(built.ok());
-    const JobModel& m = *built.value();
-    EXPECT_TRUE(m.gpus.empty());
-    EXPECT_TRUE(m.memory.empty());
-    EXPECT_TRUE(m.kernels.empty());
-    EXPECT_EQ(m.originNs, 0);
-    EXPECT_GE(m.durationNs, 1);
-    ASSERT_TRUE(m.flames);
-    EXPECT_EQ(m.flames->at(0, 0, 0, FlameGrouping::Stack), nullptr);
-}
-
 TEST(Unit, EveryGpuHasOneSeriesWithTheFormulaPeaksInJobTimeWhenBuilt) {
     const SyntheticJobSpec s = spec();
     const auto m = build();
@@ -296,7 +190,8 @@ TEST(Unit, MemoryAnalysisSharesTheOneIndexWithTheFlameServiceWhenBuilt) {
                           int64_t(9'000'000)}) {
             const auto tree = m->flames->at(r, r, t, FlameGrouping::Stack);
             ASSERT_TRUE(tree);
-            EXPECT_EQ(tree->root().bytes, replayAlive(data, r, t)) << "rank " << r << " t " << t;
+            EXPECT_EQ(tree->root().bytes, test::replayAlive(data, r, t))
+                << "rank " << r << " t " << t;
         }
     }
     EXPECT_EQ(m->kernels.size(), 2u);
