@@ -31,6 +31,16 @@ size_t FlameService::treesBuilt() const {
     return m_built;
 }
 
+std::shared_ptr<const FlameTree> FlameService::cached(const Request& r) const {
+    for (auto it = m_cache.begin(); it != m_cache.end(); ++it) {
+        if (it->first == r) {
+            m_cache.splice(m_cache.begin(), m_cache, it);  // most recently used first
+            return m_cache.front().second;
+        }
+    }
+    return nullptr;
+}
+
 std::shared_ptr<const FlameTree> FlameService::serve(const Request& r) const {
     const auto gpu = m_gpus.find({r.rankIndex, r.device});
     if (gpu == m_gpus.end()) {
@@ -38,21 +48,23 @@ std::shared_ptr<const FlameTree> FlameService::serve(const Request& r) const {
     }
     {
         std::lock_guard lock(m_cacheMutex);
-        for (auto it = m_cache.begin(); it != m_cache.end(); ++it) {
-            if (it->first == r) {
-                m_cache.splice(m_cache.begin(), m_cache, it);  // most recently used first
-                return m_cache.front().second;
-            }
+        if (auto tree = cached(r)) {
+            return tree;
         }
     }
-    std::shared_ptr<const FlameTree> tree;
+    // The builder caches frame names as it goes: one caller per GPU at a time.
+    std::lock_guard gpuLock(*gpu->second.mutex);
     {
-        // The builder caches frame names as it goes: one caller per GPU at a time.
-        std::lock_guard lock(*gpu->second.mutex);
-        FlameTreeBuilder& b = *gpu->second.builder;
-        tree = std::make_shared<const FlameTree>(r.isDiff ? b.diff(r.t1, r.t2, r.grouping)
-                                                          : b.at(r.t1, r.grouping));
+        // Another caller may have built this very tree while we waited for the GPU: hand out
+        // that one, so that one request is built once and every caller gets the same tree.
+        std::lock_guard lock(m_cacheMutex);
+        if (auto tree = cached(r)) {
+            return tree;
+        }
     }
+    FlameTreeBuilder& b = *gpu->second.builder;
+    auto tree = std::make_shared<const FlameTree>(r.isDiff ? b.diff(r.t1, r.t2, r.grouping)
+                                                           : b.at(r.t1, r.grouping));
     std::lock_guard lock(m_cacheMutex);
     ++m_built;
     m_cache.emplace_front(r, tree);

@@ -43,7 +43,8 @@ const GpuKernelAnalysis* JobModel::kernelsOf(GpuKey key) const {
 
 namespace {
 
-/// Earliest and latest timestamp of one rank's events, in its own clock; false when it has none.
+/// Earliest and latest timestamp of one rank's events (memory, counters, kernels, ranges,
+/// collectives, OOMs), in its own clock; false when it has none.
 bool eventSpan(const trace::TraceData& d, int64_t& first, int64_t& last) {
     first = std::numeric_limits<int64_t>::max();
     last = std::numeric_limits<int64_t>::min();
@@ -67,6 +68,11 @@ bool eventSpan(const trace::TraceData& d, int64_t& first, int64_t& last) {
     }
     for (size_t i = 0; i < d.ranges.size(); ++i) {
         see(d.ranges.startNs[i], d.ranges.endNs[i]);
+    }
+    // Collectives are drawn on job time too (CollectiveMatch gets the ranks' offsets); one that
+    // starts before every kernel (e.g. recorded from the host) must not land before job time 0.
+    for (size_t i = 0; i < d.collectives.size(); ++i) {
+        see(d.collectives.startNs[i], d.collectives.endNs[i]);
     }
     for (const trace::OomEvent& o : d.ooms) {
         see(o.timestampNs, o.timestampNs);

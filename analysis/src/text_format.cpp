@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <iterator>
 
 namespace vramscope::analysis {
@@ -12,6 +13,26 @@ std::string fixed(double v, int decimals, const char* unit) {
     char buf[64];
     std::snprintf(buf, sizeof buf, "%.*f %s", decimals, v, unit);
     return buf;
+}
+
+/// Whether `v` printed with `decimals` digits reads at least `limit` in magnitude (999.9996 us
+/// prints "1000.000"), so that the next unit should be used instead.
+bool printsAtLeast(double v, int decimals, double limit) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*f", decimals, std::fabs(v));
+    return std::strtod(buf, nullptr) >= limit;
+}
+
+/// Digits after the point for a duration `value` in a unit of `scale` ns (see formatDuration).
+int durationDigits(double value, double scale, int decimals) {
+    if (scale == 1.0) {
+        return 0;
+    }
+    if (decimals >= 0) {
+        return decimals;
+    }
+    const double a = std::fabs(value);
+    return a >= 100 ? 0 : (a >= 10 ? 1 : 2);
 }
 
 }  // namespace
@@ -25,32 +46,33 @@ std::string formatBytes(double bytes, int decimals) {
         scale *= 1024.0;
         ++unit;
     }
+    // Rounding can reach the next unit (1 MiB - 1 B is 1023.999 KiB, "1024.00 KiB").
+    if (unit + 1 < std::size(kUnits) &&
+        printsAtLeast(bytes / scale, unit == 0 ? 0 : decimals, 1024.0)) {
+        scale *= 1024.0;
+        ++unit;
+    }
     return fixed(bytes / scale, unit == 0 ? 0 : decimals, kUnits[unit]);
 }
 
 std::string formatDuration(double ns, int decimals) {
+    static constexpr struct {
+        double scale;
+        const char* name;
+    } kUnits[] = {{1.0, "ns"}, {1e3, "us"}, {1e6, "ms"}, {1e9, "s"}};
     const double magnitude = std::fabs(ns);
-    double scale = 1.0;
-    const char* unit = "ns";
-    if (magnitude >= 1e9) {
-        scale = 1e9;
-        unit = "s";
-    } else if (magnitude >= 1e6) {
-        scale = 1e6;
-        unit = "ms";
-    } else if (magnitude >= 1e3) {
-        scale = 1e3;
-        unit = "us";
+    size_t unit = 0;
+    while (unit + 1 < std::size(kUnits) && magnitude >= kUnits[unit + 1].scale) {
+        ++unit;
     }
-    const double value = ns / scale;
-    int digits = decimals;
-    if (scale == 1.0) {
-        digits = 0;
-    } else if (decimals < 0) {
-        const double a = std::fabs(value);
-        digits = a >= 100 ? 0 : (a >= 10 ? 1 : 2);
+    // Rounding can reach the next unit (999.9996 us would read "1000.000 us").
+    const double scale = kUnits[unit].scale;
+    if (unit + 1 < std::size(kUnits) &&
+        printsAtLeast(ns / scale, durationDigits(ns / scale, scale, decimals), 1000.0)) {
+        ++unit;
     }
-    return fixed(value, digits, unit);
+    const double value = ns / kUnits[unit].scale;
+    return fixed(value, durationDigits(value, kUnits[unit].scale, decimals), kUnits[unit].name);
 }
 
 std::string formatPercent(double fraction, int decimals) {

@@ -16,7 +16,8 @@ namespace vramscope::analysis {
 /// index the analyses built) behind its own mutex, so two threads asking about different GPUs
 /// do not wait on each other; the last kCacheSize trees are kept, so going back and forth
 /// between two times (peak, cursor, OOM) costs nothing. Trees are returned as shared immutable
-/// values. Thread-safe; GPUs are added while the model is built, before it is shared.
+/// values; callers asking the same at once get one tree, built once. Thread-safe; GPUs are added
+/// while the model is built, before it is shared.
 class FlameService {
 public:
     static constexpr size_t kCacheSize = 16;
@@ -52,6 +53,8 @@ private:
         bool operator==(const Request&) const = default;
     };
     std::shared_ptr<const FlameTree> serve(const Request& request) const;
+    /// The cached tree of `request`, moved to the front, or nullptr; m_cacheMutex must be held.
+    std::shared_ptr<const FlameTree> cached(const Request& request) const;
 
     std::map<std::pair<int, trace::DeviceIndex>, Gpu> m_gpus;  // fixed once the model is shared
     mutable std::mutex m_cacheMutex;

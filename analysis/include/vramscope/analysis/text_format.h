@@ -9,12 +9,14 @@ namespace vramscope::analysis {
 
 /// "512 B", "1.50 KiB", "-12.25 MiB", "13.92 GiB": binary units (1 KiB = 1024 B, IEC 80000-13),
 /// the largest unit whose value is at least 1, `decimals` digits after the point (none for
-/// bytes). Negative values keep their sign (growth, diffs).
+/// bytes); a value that would round up to 1024 of its unit is shown in the next one (1 MiB - 1 B
+/// is "1.00 MiB", not "1024.00 KiB"). Negative values keep their sign (growth, diffs).
 std::string formatBytes(double bytes, int decimals = 2);
 
 /// "850 ns", "12.500 us", "3.250 ms", "2.000 s": the largest unit (ns, us, ms, s) whose value
 /// is at least 1. decimals >= 0 fixes the digits after the point (none for ns); decimals < 0
 /// keeps three significant digits (0 decimals from 100, 1 from 10, else 2), for narrow labels.
+/// A value that would round up to 1000 of its unit is shown in the next one ("1.000 ms").
 std::string formatDuration(double ns, int decimals = 3);
 
 /// "42.5 %": fraction x 100 with `decimals` digits.
