@@ -15,8 +15,9 @@ namespace panels_test {
 
 using namespace vramscope;
 
-/// The earliest timestamp of any memory event, counter sample, kernel, range or OOM in `traces`
-/// (0 when empty): where the job time axis starts (DESIGN: job time 0 = the earliest event).
+/// The earliest timestamp of any memory event, counter sample, kernel, range, collective or OOM
+/// in `traces` (0 when empty): where the job time axis starts (DESIGN: job time 0 = the earliest
+/// event).
 inline int64_t earliestTime(const std::vector<trace::TraceData>& traces) {
     int64_t t = INT64_MAX;
     for (const trace::TraceData& d : traces) {
@@ -27,6 +28,8 @@ inline int64_t earliestTime(const std::vector<trace::TraceData>& traces) {
         for (int64_t v : d.kernels.startNs)
             t = std::min(t, v);
         for (int64_t v : d.ranges.startNs)
+            t = std::min(t, v);
+        for (int64_t v : d.collectives.startNs)
             t = std::min(t, v);
         for (const trace::OomEvent& o : d.ooms)
             t = std::min(t, o.timestampNs);
