@@ -180,6 +180,7 @@ AdvicePanel::AdvicePanel(QWidget* parent)
       m_table(new QTableView),
       m_details(new QTextBrowser),
       m_checks(new QTextBrowser),
+      m_pages(new QTabWidget),
       m_price(new QDoubleSpinBox),
       m_steps(new QSpinBox),
       m_cost(new QLabel) {
@@ -211,13 +212,12 @@ AdvicePanel::AdvicePanel(QWidget* parent)
     costLayout->addLayout(form);
     costLayout->addWidget(m_cost);
 
-    auto* pages = new QTabWidget;
-    pages->addTab(m_details, tr("Details"));
-    pages->addTab(m_checks, tr("Checks"));
-    pages->setTabToolTip(1, tr("The CI rules of vramscope-cli check on this job"));
+    m_pages->addTab(m_details, tr("Details"));
+    m_pages->addTab(m_checks, tr("Checks"));
+    m_pages->setTabToolTip(1, tr("The CI rules of vramscope-cli check on this job"));
     auto* split = new QSplitter(Qt::Vertical);
     split->addWidget(m_table);
-    split->addWidget(pages);
+    split->addWidget(m_pages);
     split->setStretchFactor(0, 1);
     split->setStretchFactor(1, 1);
     auto* layout = new QVBoxLayout(this);
@@ -243,9 +243,13 @@ void AdvicePanel::setJob(std::shared_ptr<const analysis::JobModel> job) {
     m_checks->setHtml(m_job ? checksHtml(*m_job) : QString());
     if (m_model->rowCount() > 0) {
         m_table->setCurrentIndex(m_model->index(0, 0));
+        m_pages->setCurrentWidget(m_details);
     } else if (m_job) {
-        // No advice is no verdict: say what the rules found and what they could not check.
-        m_details->setHtml(tr("<p>No advice for this job.</p>") + checksHtml(*m_job));
+        // No advice is no verdict: show what the rules found and what they could not check.
+        m_details->setHtml(
+            tr("<p>No advice for this job; the Checks tab says what was checked "
+               "and what could not be.</p>"));
+        m_pages->setCurrentWidget(m_checks);
     } else {
         m_details->clear();
     }

@@ -13,6 +13,7 @@
 class QDoubleSpinBox;
 class QLabel;
 class QSpinBox;
+class QTabWidget;
 class QTableView;
 class QTextBrowser;
 
@@ -68,6 +69,8 @@ public:
     QSpinBox* stepsBox() const { return m_steps; }
     QLabel* costLabel() const { return m_cost; }
     QTextBrowser* checksView() const { return m_checks; }
+    /// The Details / Checks tabs (Checks is in front when the job has no advice).
+    QTabWidget* pages() const { return m_pages; }
 
 private:
     void updateCost();
@@ -77,6 +80,7 @@ private:
     QTableView* m_table;
     QTextBrowser* m_details;
     QTextBrowser* m_checks;
+    QTabWidget* m_pages;  // Details, Checks
     QDoubleSpinBox* m_price;
     QSpinBox* m_steps;
     QLabel* m_cost;
