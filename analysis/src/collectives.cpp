@@ -58,7 +58,7 @@ std::string collectiveFunctionFromKernel(std::string_view name) {
 
 CollectiveMatch matchCollectives(const std::vector<RankInput>& ranks) {
     CollectiveMatch result;
-    std::vector<std::pair<int32_t, std::vector<Seen>>> perRank;
+    std::vector<std::pair<trace::RankId, std::vector<Seen>>> perRank;
     bool allKeyed = true, anyEvents = false, anyKernels = false;
     for (const RankInput& in : ranks) {
         if (in.data == nullptr) {
@@ -97,7 +97,7 @@ CollectiveMatch matchCollectives(const std::vector<RankInput>& ranks) {
             m.participants.push_back(CollectiveParticipant{rank, s.startNs, s.endNs, 0});
         }
     }
-    std::map<int32_t, RankWait> waits;
+    std::map<trace::RankId, RankWait> waits;
     for (auto& [key, m] : groups) {
         if (m.participants.size() < 2) {
             ++result.unmatched;

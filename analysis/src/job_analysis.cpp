@@ -224,7 +224,7 @@ trace::Result<JobAnalysis> analyzeJob(const std::vector<RankInput>& inputs,
     // Inputs of unknown rank (-1) take their position for matching only.
     std::vector<RankInput> matched = inputs;
     for (size_t i = 0; i < matched.size(); ++i) {
-        matched[i].rank = matched[i].rank < 0 ? int32_t(i) : matched[i].rank;
+        matched[i].rank = toInt(matched[i].rank) < 0 ? trace::RankId{int32_t(i)} : matched[i].rank;
     }
     job.collectives = matchCollectives(matched);
     std::vector<DeviceFacts> facts;

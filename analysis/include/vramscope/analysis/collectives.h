@@ -12,7 +12,7 @@ namespace vramscope::analysis {
 
 /// One rank's part in a matched collective.
 struct CollectiveParticipant {
-    int32_t rank = 0;
+    trace::RankId rank{0};
     trace::TimestampNs startNs = 0;  ///< arrival: when its collective (kernel) began
     trace::TimestampNs endNs = 0;
     int64_t waitNs = 0;  ///< last arrival - own arrival (0 for the straggler)
@@ -25,13 +25,13 @@ struct MatchedCollective {
     int64_t seqNumber = -1;         ///< sequence number, or the order index when matched by order
     uint64_t bytes = 0;             ///< message size on the first participant, 0 = unknown
     std::vector<CollectiveParticipant> participants;  ///< sorted by rank
-    int32_t stragglerRank = 0;                        ///< the rank that arrived last
+    trace::RankId stragglerRank{0};                   ///< the rank that arrived last
     int64_t skewNs = 0;                               ///< last arrival - first arrival
 };
 
 /// Waiting totals of one rank over all matched collectives.
 struct RankWait {
-    int32_t rank = 0;
+    trace::RankId rank{0};
     size_t collectives = 0;
     int64_t totalWaitNs = 0;
     size_t timesStraggler = 0;
@@ -53,7 +53,7 @@ struct CollectiveMatch {
 /// timestamps to put it on the job's time axis).
 struct RankInput {
     const trace::TraceData* data = nullptr;
-    int32_t rank = 0;
+    trace::RankId rank{0};
     int64_t clockOffsetNs = 0;
 };
 
