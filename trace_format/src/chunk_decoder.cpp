@@ -228,7 +228,11 @@ void applyTables(const v1::Chunk& chunk, TraceData& data, const size_t gaps[3], 
         data.stacks.resize(data.stacks.size() + gaps[2]);
         int pos = 0;
         for (uint32_t len : k.length()) {
-            data.stacks.emplace_back(k.frames().begin() + pos, k.frames().begin() + pos + len);
+            auto& stack = data.stacks.emplace_back();
+            stack.reserve(len);
+            for (uint32_t j = 0; j < len; ++j) {
+                stack.push_back(FrameId{k.frames(pos + static_cast<int>(j))});
+            }
             pos += static_cast<int>(len);
         }
     }
