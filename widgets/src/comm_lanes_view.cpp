@@ -133,11 +133,12 @@ int64_t CommLanesView::toJobNs(int rankIndex) const {
     return m_job->ranks[size_t(rankIndex)].toJobNs;
 }
 
-int CommLanesView::laneOfRank(int32_t rank) const {
+int CommLanesView::laneOfRank(trace::RankId rank) const {
     const analysis::JobModel& job = *m_job;
     for (size_t i = 0; i < m_lanes.size(); ++i) {
         const int ri = m_lanes[i].key.rankIndex;
-        const int32_t r = job.ranks[size_t(ri)].rank >= 0 ? job.ranks[size_t(ri)].rank : ri;
+        const trace::RankId known = job.ranks[size_t(ri)].rank;
+        const trace::RankId r = toInt(known) >= 0 ? known : trace::RankId{ri};
         if (r == rank) {
             return int(i);
         }
@@ -395,7 +396,7 @@ QString CommLanesView::describeAt(QPoint pos) const {
         const int row = std::clamp((pos.y() - lane.top) / m_rowHeight, 0, 2);
         QString text;
         // Collective arrivals near the pointer (within 4 px).
-        const int32_t rank = job.ranks[size_t(lane.key.rankIndex)].rank;
+        const trace::RankId rank = job.ranks[size_t(lane.key.rankIndex)].rank;
         for (size_t i : visibleCollectives()) {
             const analysis::MatchedCollective& c = m_job->collectives().collectives[i];
             for (const analysis::CollectiveParticipant& part : c.participants) {
@@ -403,7 +404,7 @@ QString CommLanesView::describeAt(QPoint pos) const {
                     text += tr("<b>%1 #%2</b>: straggler rank %3, skew %4; this rank waited %5<br>")
                                 .arg(QString::fromStdString(c.function))
                                 .arg(c.seqNumber)
-                                .arg(c.stragglerRank)
+                                .arg(toInt(c.stragglerRank))
                                 .arg(formatDuration(double(c.skewNs)),
                                      formatDuration(double(part.waitNs)));
                 }

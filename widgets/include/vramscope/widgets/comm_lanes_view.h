@@ -65,7 +65,7 @@ private:
     void relayout();
     analysis::GpuKey laneAt(double y) const;
     int64_t toJobNs(int rankIndex) const;
-    int laneOfRank(int32_t rank) const;
+    int laneOfRank(trace::RankId rank) const;
     void paintLane(QPainter& p, const Lane& lane) const;
     void paintCollectives(QPainter& p) const;
     void paintAxis(QPainter& p) const;
