@@ -47,8 +47,8 @@ trace::Job kernelOnlyJob() {
     rank.path = "kernels.json";
     trace::TraceData& d = rank.trace.data;
     const trace::StringId name = d.intern("gemm");
-    d.kernels.append({1000, 5000, 0, 7, name});
-    d.kernels.append({9000, 12000, 0, 7, name});
+    d.kernels.append({1000, 5000, trace::DeviceIndex{0}, 7, name});
+    d.kernels.append({9000, 12000, trace::DeviceIndex{0}, 7, name});
     job.ranks.push_back(std::move(rank));
     return job;
 }

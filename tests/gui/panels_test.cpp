@@ -191,14 +191,14 @@ TEST(FlamePanel, OomActionJumpsToTheOomAndShowsTheLiveSetThere) {
     // A trace with one OOM after two allocations.
     trace::TraceData data;
     data.header.rank = 0;
-    data.header.devices.push_back({0, "uuid", "GPU", 1ull << 30});
+    data.header.devices.push_back({trace::DeviceIndex{0}, "uuid", "GPU", 1ull << 30});
     data.memory.append({100, 0x1000, 300, trace::MemoryAction::Alloc, trace::MemoryLevel::Allocated,
-                        trace::MemoryKind::Pool, 0, 0, 0, 0});
+                        trace::MemoryKind::Pool, trace::DeviceIndex{0}, 0, trace::StackId{0}, 0});
     data.memory.append({200, 0x2000, 500, trace::MemoryAction::Alloc, trace::MemoryLevel::Allocated,
-                        trace::MemoryKind::Pool, 0, 0, 0, 0});
+                        trace::MemoryKind::Pool, trace::DeviceIndex{0}, 0, trace::StackId{0}, 0});
     data.memory.append({400, 0x1000, 300, trace::MemoryAction::Free, trace::MemoryLevel::Allocated,
-                        trace::MemoryKind::Pool, 0, 0, 0, 0});
-    data.ooms.push_back({300, 0, 0, 1ull << 31, 0});
+                        trace::MemoryKind::Pool, trace::DeviceIndex{0}, 0, trace::StackId{0}, 0});
+    data.ooms.push_back({300, trace::DeviceIndex{0}, 0, 1ull << 31, 0});
     std::vector<trace::TraceData> traces;
     traces.push_back(std::move(data));
     auto job = makeJob(std::move(traces));
@@ -370,7 +370,7 @@ TEST(CommLanesView, StacksLanesByRankAndMarksTheStraggler) {
     EXPECT_LT(view.lanes()[0].top, view.lanes()[1].top);
     EXPECT_EQ(view.visibleCollectives().size(), size_t(spec.iterations));
     for (const analysis::MatchedCollective& c : f.job->collectives().collectives) {
-        EXPECT_EQ(c.stragglerRank, 1);
+        EXPECT_EQ(c.stragglerRank, trace::RankId{1});
         EXPECT_EQ(c.skewNs, spec.stragglerDelayNs);
     }
     // Zoomed to the first iteration of rank 0, one collective is in view.
@@ -397,9 +397,9 @@ TEST(AdvicePanel, ChecksNameTheLeakingGpuAndWhatCouldNotBeChecked) {
     trace::TraceData data;
     data.header.rank = 0;
     data.memory.append({100, 0x1000, 300, trace::MemoryAction::Alloc, trace::MemoryLevel::Allocated,
-                        trace::MemoryKind::Pool, 0, 0, 0, 0});
+                        trace::MemoryKind::Pool, trace::DeviceIndex{0}, 0, trace::StackId{0}, 0});
     data.memory.append({200, 0x1000, 300, trace::MemoryAction::Free, trace::MemoryLevel::Allocated,
-                        trace::MemoryKind::Pool, 0, 0, 0, 0});
+                        trace::MemoryKind::Pool, trace::DeviceIndex{0}, 0, trace::StackId{0}, 0});
     std::vector<trace::TraceData> traces;
     traces.push_back(std::move(data));
     auto job = makeJob(std::move(traces));

@@ -19,7 +19,7 @@ TEST(JobAnalysis, AnalysesEveryDeviceAndPricesTheJob) {
     const auto job = generateSyntheticJob(spec);
     std::vector<RankInput> in;
     for (int r = 0; r < spec.ranks; ++r) {
-        in.push_back({&job[size_t(r)], r, 0});
+        in.push_back({&job[size_t(r)], trace::RankId{r}, 0});
     }
     JobAnalysisOptions o;
     o.gpuHourPrice = 3.0;
@@ -38,14 +38,14 @@ TEST(JobAnalysis, AnalysesEveryDeviceAndPricesTheJob) {
         EXPECT_EQ(d.gapKernelNames[0].second,
                   t.string(t.kernels.name[d.breakdown->gaps[0].kernelAfter]));
         // Model state: weights and optimizer state, plus the first iteration's leak.
-        const uint64_t leak = d.rank == 1 ? spec.leakBytesPerIteration : 0;
-        EXPECT_EQ(d.modelStateBytes, int64_t(WO + leak)) << d.rank;
-        EXPECT_EQ(d.leak.verdict, d.rank == 1 ? LeakVerdict::Staircase : LeakVerdict::Sawtooth);
+        const uint64_t leak = d.rank == trace::RankId{1} ? spec.leakBytesPerIteration : 0;
+        EXPECT_EQ(d.modelStateBytes, int64_t(WO + leak)) << toInt(d.rank);
+        EXPECT_EQ(d.leak.verdict, d.rank == trace::RankId{1} ? LeakVerdict::Staircase : LeakVerdict::Sawtooth);
     }
     EXPECT_EQ(a->collectives.collectives.size(), 8u);
     bool leakAdvice = false;
     for (const Advice& adv : a->advice) {
-        leakAdvice |= adv.rule == "leak" && adv.rank == 1;
+        leakAdvice |= adv.rule == "leak" && adv.rank == trace::RankId{1};
     }
     EXPECT_TRUE(leakAdvice);
     // Step time: the iteration range [S_i(r), E_i) lasts s + C - v + D on the ranks that are on
@@ -66,7 +66,7 @@ TEST(JobAnalysis, InvalidRegexIsAnError) {
     const auto job = generateSyntheticJob(SyntheticJobSpec{});
     JobAnalysisOptions o;
     o.iterations.regex = "(";
-    EXPECT_FALSE(analyzeJob({{&job[0], 0, 0}}, o).ok());
+    EXPECT_FALSE(analyzeJob({{&job[0], trace::RankId{0}, 0}}, o).ok());
 }
 
 }  // namespace

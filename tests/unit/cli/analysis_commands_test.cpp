@@ -234,7 +234,7 @@ std::string writeRank(const fs::path& dir, const std::string& name, bool oom, bo
     trace::TraceData& d = job[0];
     if (oom) {
         // After the last event (103 ms): allocated = W + O + 5 L.
-        d.ooms.push_back({200'000'000, 0, 7, 3ull << 30, 0});
+        d.ooms.push_back({200'000'000, trace::DeviceIndex{0}, 7, 3ull << 30, 0});
     }
     if (unknownRank) {
         d.header.rank = trace::kUnknownRank;
