@@ -98,7 +98,7 @@ TEST(EmptyState, AJobWithoutEventsAndWithDataLossSaysSoInTheWindow) {
     trace::RankTrace rank;
     rank.path = "/runs/cut.vscope";
     trace::DeviceInfo gpu;
-    gpu.index = 0;
+    gpu.index = trace::DeviceIndex{0};
     gpu.totalMemoryBytes = 80ull << 30;
     rank.trace.data.header.devices.push_back(gpu);
     rank.trace.data.dataLoss.push_back(

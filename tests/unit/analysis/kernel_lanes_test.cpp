@@ -82,7 +82,7 @@ TEST(KernelLaneIndex, FindsTheKernelAtATimePerClassAndIgnoresOtherDevices) {
     trace::KernelEvent other;
     other.startNs = 0;
     other.endNs = 1000;
-    other.device = 1;
+    other.device = trace::DeviceIndex{1};
     data.kernels.append(other);
     const analysis::KernelLaneIndex index(data, trace::DeviceIndex{0});
     EXPECT_EQ(index.size(), 2u);
@@ -90,7 +90,8 @@ TEST(KernelLaneIndex, FindsTheKernelAtATimePerClassAndIgnoresOtherDevices) {
     EXPECT_EQ(index.kernelAt(50, LaneClass::Communication), 1);
     EXPECT_EQ(index.kernelAt(70, LaneClass::Communication), -1);
     EXPECT_EQ(index.kernelAt(100, LaneClass::Compute), -1);
-    EXPECT_EQ(analysis::kernelDevices(data), (std::vector<trace::DeviceIndex>{0, 1}));
+    EXPECT_EQ(analysis::kernelDevices(data),
+              (std::vector<trace::DeviceIndex>{trace::DeviceIndex{0}, trace::DeviceIndex{1}}));
 }
 
 TEST(LeakFitLine, PassesThroughExactlyLinearBaselines) {
@@ -115,7 +116,8 @@ TEST(LeakFit, FindsEveryAllocationOfTheLeakingStack) {
     spec.iterations = 6;
     spec.leakBytesPerIteration = 32ull << 20;
     const trace::TraceData data = analysis::generateSyntheticRank(spec, 0);
-    const analysis::AllocationIndex index(data, trace::DeviceIndex{0}, trace::MemoryLevel::Allocated);
+    const analysis::AllocationIndex index(data, trace::DeviceIndex{0},
+                                          trace::MemoryLevel::Allocated);
     auto iterations = analysis::findIterations(data, trace::DeviceIndex{0});
     ASSERT_TRUE(iterations.ok());
     ASSERT_EQ(iterations->count(), 6u);

@@ -325,7 +325,7 @@ TEST(RecordConverter, ConvertedEventsSurviveTheWriterAndReader) {
     trace::TraceData data;
     data.header.producer = "vramscope-capture test";
     data.header.clockDomain = "cupti-ns";
-    data.header.rank = 2;
+    data.header.rank = trace::RankId{2};
     RecordConverter conv(data);
     const auto alloc = memoryRecord(CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION,
                                     CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 0x1000, 1 << 30, 5000);

@@ -281,7 +281,7 @@ TEST(AnalysisCli, CheckSaysWhatCouldNotBeChecked) {
     const fs::path dir = tempDir();
     // A trace with a header only: no memory data, no kernels.
     trace::TraceData empty;
-    empty.header.rank = 0;
+    empty.header.rank = trace::RankId{0};
     const std::string file = (dir / "empty.vscope").string();
     ASSERT_TRUE(trace::writeTraceFile(file, empty).ok());
     CliRun r = run({"check", file});
