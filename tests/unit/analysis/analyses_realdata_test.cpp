@@ -202,7 +202,8 @@ TEST(DlrmJob, ReportsTheStragglerOfEveryCollective) {
         EXPECT_EQ(c.participants.size(), 8u);
         const auto key = std::make_pair(c.function, seen[c.function]++);
         ASSERT_TRUE(latest.count(key)) << c.function;
-        EXPECT_EQ(c.stragglerRank, trace::RankId{latest[key].second}) << c.function << " #" << key.second;
+        EXPECT_EQ(c.stragglerRank, trace::RankId{latest[key].second})
+            << c.function << " #" << key.second;
         EXPECT_GT(c.skewNs, 0);
     }
     ASSERT_EQ(m.ranks.size(), 8u);

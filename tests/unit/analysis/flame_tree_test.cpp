@@ -17,8 +17,8 @@ using trace::TraceData;
 
 void alloc(TraceData& d, int64_t t, uint64_t addr, uint64_t size, trace::StackId stack,
            uint32_t range = 0, MemoryKind kind = MemoryKind::Pool) {
-    d.memory.append(MemoryEvent{t, addr, size, MemoryAction::Alloc, MemoryLevel::Allocated, kind, trace::DeviceIndex{0},
-                                0, stack, range});
+    d.memory.append(MemoryEvent{t, addr, size, MemoryAction::Alloc, MemoryLevel::Allocated, kind,
+                                trace::DeviceIndex{0}, 0, stack, range});
 }
 void release(TraceData& d, int64_t t, uint64_t addr, uint64_t size) {
     d.memory.append(MemoryEvent{t, addr, size, MemoryAction::Free, MemoryLevel::Allocated,

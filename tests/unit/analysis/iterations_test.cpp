@@ -114,13 +114,15 @@ TraceData periodicTrace(int iterations, int64_t& periodNs) {
         for (int k = 0; k < 6; ++k) {
             d.memory.append(MemoryEvent{t, 0x1000u + uint64_t(k) * 0x10000, sizes[k],
                                         MemoryAction::Alloc, MemoryLevel::Allocated,
-                                        trace::MemoryKind::Pool, trace::DeviceIndex{0}, 7, stacks[k], 0});
+                                        trace::MemoryKind::Pool, trace::DeviceIndex{0}, 7,
+                                        stacks[k], 0});
             t += 10;
         }
         for (int k = 5; k >= 0; --k) {
             d.memory.append(MemoryEvent{t, 0x1000u + uint64_t(k) * 0x10000, sizes[k],
                                         MemoryAction::Free, MemoryLevel::Allocated,
-                                        trace::MemoryKind::Pool, trace::DeviceIndex{0}, 7, stacks[k], 0});
+                                        trace::MemoryKind::Pool, trace::DeviceIndex{0}, 7,
+                                        stacks[k], 0});
             t += 10;
         }
     }
@@ -150,7 +152,8 @@ TEST(Iterations, NoneWithoutRangesOrStructure) {
     for (int i = 0; i < 300; ++i) {
         d.memory.append(MemoryEvent{i * 10, uint64_t(i) * 64, 1 + rng() % 100000,
                                     MemoryAction::Alloc, MemoryLevel::Allocated,
-                                    trace::MemoryKind::Pool, trace::DeviceIndex{0}, 7, trace::StackId{0}, 0});
+                                    trace::MemoryKind::Pool, trace::DeviceIndex{0}, 7,
+                                    trace::StackId{0}, 0});
     }
     auto set = findIterations(d, trace::DeviceIndex{0});
     ASSERT_TRUE(set.ok());

@@ -40,7 +40,8 @@ TEST(JobAnalysis, AnalysesEveryDeviceAndPricesTheJob) {
         // Model state: weights and optimizer state, plus the first iteration's leak.
         const uint64_t leak = d.rank == trace::RankId{1} ? spec.leakBytesPerIteration : 0;
         EXPECT_EQ(d.modelStateBytes, int64_t(WO + leak)) << toInt(d.rank);
-        EXPECT_EQ(d.leak.verdict, d.rank == trace::RankId{1} ? LeakVerdict::Staircase : LeakVerdict::Sawtooth);
+        EXPECT_EQ(d.leak.verdict,
+                  d.rank == trace::RankId{1} ? LeakVerdict::Staircase : LeakVerdict::Sawtooth);
     }
     EXPECT_EQ(a->collectives.collectives.size(), 8u);
     bool leakAdvice = false;

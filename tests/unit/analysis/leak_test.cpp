@@ -89,7 +89,8 @@ TraceData withBaselines(const std::vector<int64_t>& baselinesMiB) {
     uint64_t ballast = 0x100000;
     auto ev = [&](int64_t t, uint64_t addr, int64_t mib, MemoryAction a) {
         d.memory.append(MemoryEvent{t, addr, uint64_t(mib) << 20, a, MemoryLevel::Allocated,
-                                    trace::MemoryKind::Pool, trace::DeviceIndex{0}, 0, trace::StackId{0}, 0});
+                                    trace::MemoryKind::Pool, trace::DeviceIndex{0}, 0,
+                                    trace::StackId{0}, 0});
     };
     ev(-10, ballast, baselinesMiB[0], MemoryAction::Alloc);
     for (size_t i = 0; i < baselinesMiB.size(); ++i) {
@@ -257,13 +258,16 @@ TEST(Leak, SurvivorsAreGroupedByStackAndNameTheUserFrame) {
         d.ranges.append(r);
         const uint64_t tmp = 0x10 + uint64_t(i) * 0x10;
         d.memory.append(MemoryEvent{s + 10, tmp, 4096, MemoryAction::Alloc, MemoryLevel::Allocated,
-                                    trace::MemoryKind::Pool, trace::DeviceIndex{0}, 0, tmpStack, 0});
+                                    trace::MemoryKind::Pool, trace::DeviceIndex{0}, 0, tmpStack,
+                                    0});
         d.memory.append(MemoryEvent{s + 20, 0x1000 + uint64_t(i) * 0x1000, 1000,
                                     MemoryAction::Alloc, MemoryLevel::Allocated,
-                                    trace::MemoryKind::Pool, trace::DeviceIndex{0}, 0, leakStack, 0});
+                                    trace::MemoryKind::Pool, trace::DeviceIndex{0}, 0, leakStack,
+                                    0});
         // Freed two iterations later, before that iteration ends: not a survivor.
         d.memory.append(MemoryEvent{s + 2500, tmp, 4096, MemoryAction::Free, MemoryLevel::Allocated,
-                                    trace::MemoryKind::Pool, trace::DeviceIndex{0}, 0, tmpStack, 0});
+                                    trace::MemoryKind::Pool, trace::DeviceIndex{0}, 0, tmpStack,
+                                    0});
     }
     const LeakReport r = leakOf(d);
     ASSERT_EQ(r.survivors.size(), 1u);
@@ -294,7 +298,8 @@ TEST(Leak, SurvivorsWithoutStacksAreGroupedByNvtxRange) {
         const uint32_t range = uint32_t(d.ranges.size());  // 1-based
         d.memory.append(MemoryEvent{s + 200, 0x1000 + uint64_t(i) * 0x1000, 700,
                                     MemoryAction::Alloc, MemoryLevel::Allocated,
-                                    trace::MemoryKind::Pool, trace::DeviceIndex{0}, 0, trace::StackId{0}, range});
+                                    trace::MemoryKind::Pool, trace::DeviceIndex{0}, 0,
+                                    trace::StackId{0}, range});
     }
     const LeakReport r = leakOf(d);
     ASSERT_EQ(r.survivors.size(), 1u);

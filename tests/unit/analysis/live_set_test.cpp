@@ -13,7 +13,8 @@ using trace::MemoryLevel;
 using trace::TraceData;
 
 void mem(TraceData& d, TimestampNs t, uint64_t addr, uint64_t size, MemoryAction action,
-         MemoryLevel level = MemoryLevel::Allocated, trace::DeviceIndex device = trace::DeviceIndex{0},
+         MemoryLevel level = MemoryLevel::Allocated,
+         trace::DeviceIndex device = trace::DeviceIndex{0},
          trace::StackId stack = trace::StackId{0}, MemoryKind kind = MemoryKind::Pool) {
     trace::MemoryEvent e;
     e.timestampNs = t;
@@ -33,14 +34,17 @@ constexpr auto kFree = MemoryAction::Free;
 TraceData sample() {
     TraceData d;
     mem(d, 10, 0x100, 64, kAlloc, MemoryLevel::Allocated, trace::DeviceIndex{0}, trace::StackId{1});
-    mem(d, 20, 0x200, 256, kAlloc, MemoryLevel::Allocated, trace::DeviceIndex{0}, trace::StackId{2});
+    mem(d, 20, 0x200, 256, kAlloc, MemoryLevel::Allocated, trace::DeviceIndex{0},
+        trace::StackId{2});
     mem(d, 30, 0x300, 64, kAlloc, MemoryLevel::Allocated, trace::DeviceIndex{0}, trace::StackId{3});
     mem(d, 40, 0x200, 256, kFree);
-    mem(d, 50, 0x200, 128, kAlloc, MemoryLevel::Allocated, trace::DeviceIndex{0}, trace::StackId{4});  // address reused
-    mem(d, 60, 0x999, 32, kFree);                                  // never allocated: ignored
-    mem(d, 25, 0x400, 4096, kAlloc, MemoryLevel::Reserved);        // other level
-    mem(d, 25, 0x500, 4096, kAlloc, MemoryLevel::Allocated, trace::DeviceIndex{1});    // other device
-    mem(d, 5, 0x600, 15, kAlloc, MemoryLevel::Allocated, trace::DeviceIndex{0}, trace::StackId{0}, MemoryKind::DeviceStatic);
+    mem(d, 50, 0x200, 128, kAlloc, MemoryLevel::Allocated, trace::DeviceIndex{0},
+        trace::StackId{4});                                  // address reused
+    mem(d, 60, 0x999, 32, kFree);                            // never allocated: ignored
+    mem(d, 25, 0x400, 4096, kAlloc, MemoryLevel::Reserved);  // other level
+    mem(d, 25, 0x500, 4096, kAlloc, MemoryLevel::Allocated, trace::DeviceIndex{1});  // other device
+    mem(d, 5, 0x600, 15, kAlloc, MemoryLevel::Allocated, trace::DeviceIndex{0}, trace::StackId{0},
+        MemoryKind::DeviceStatic);
     return d;
 }
 

@@ -119,7 +119,8 @@ TEST(MemoryTimeline, LevelsAndDevicesAreSeparateAndDeviceStaticIsLeftOut) {
     d.header.devices.push_back({trace::DeviceIndex{3}, "", "listed, no events", 7});
     mem(d, 1, 0x1, 2048, kAlloc, MemoryLevel::Reserved, trace::DeviceIndex{1}, MemoryKind::Device);
     mem(d, 2, 0x1, 512, kAlloc, MemoryLevel::Allocated, trace::DeviceIndex{1});
-    mem(d, 3, 0x9, 15, kAlloc, MemoryLevel::Reserved, trace::DeviceIndex{1}, MemoryKind::DeviceStatic);
+    mem(d, 3, 0x9, 15, kAlloc, MemoryLevel::Reserved, trace::DeviceIndex{1},
+        MemoryKind::DeviceStatic);
     mem(d, 4, 0x2, 64, kAlloc, MemoryLevel::Allocated, trace::DeviceIndex{2});
     mem(d, 5, 0x3, 8, kAlloc, MemoryLevel::Allocated, trace::kHostDevice, MemoryKind::Pinned);
     const auto tls = buildMemoryTimelines(d);
@@ -145,9 +146,12 @@ TEST(MemoryTimeline, ProducerCountersOverrideTheEventSum) {
     mem(d, 1, 0xa, 100, kAlloc, MemoryLevel::Allocated, trace::DeviceIndex{1});
     const auto name = d.intern("Total Allocated");
     d.counters.append({5, name, trace::DeviceIndex{1}, CounterKind::AllocatedBytes, 1000.0});
-    d.counters.append({2, name, trace::DeviceIndex{1}, CounterKind::AllocatedBytes, 4000.0});  // out of order
-    d.counters.append({5, name, trace::DeviceIndex{1}, CounterKind::AllocatedBytes, 3000.0});  // same time: later wins
-    d.counters.append({3, d.intern("Total Reserved"), trace::DeviceIndex{1}, CounterKind::ReservedBytes, 8192.0});
+    d.counters.append(
+        {2, name, trace::DeviceIndex{1}, CounterKind::AllocatedBytes, 4000.0});  // out of order
+    d.counters.append({5, name, trace::DeviceIndex{1}, CounterKind::AllocatedBytes,
+                       3000.0});  // same time: later wins
+    d.counters.append(
+        {3, d.intern("Total Reserved"), trace::DeviceIndex{1}, CounterKind::ReservedBytes, 8192.0});
     d.counters.append({3, d.intern("other"), trace::DeviceIndex{1}, CounterKind::Generic, 1e12});
     const auto tls = buildMemoryTimelines(d);
     ASSERT_EQ(tls.size(), 1u);
@@ -169,7 +173,8 @@ TEST(MemoryTimeline, MemoryEventSeriesMatchesTheTimelineLevel) {
     mem(d, 3, 0xa, 10, kFree, MemoryLevel::Reserved);
     int64_t lift = -1;
     uint64_t unmatched = 9;
-    const auto s = memoryEventSeries(d, trace::DeviceIndex{0}, MemoryLevel::Reserved, &lift, &unmatched);
+    const auto s =
+        memoryEventSeries(d, trace::DeviceIndex{0}, MemoryLevel::Reserved, &lift, &unmatched);
     EXPECT_EQ(s.bytes, (std::vector<int64_t>{10, 30, 20}));
     EXPECT_EQ(lift, 0);
     EXPECT_EQ(unmatched, 0u);

@@ -35,7 +35,7 @@ TEST(TimeBreakdown, FollowsTheDefinitionsOnAHandBuiltDevice) {
     kernel(d, 400, 500, KernelCategory::Compute, 380);        // launched after 350: host-bound
     kernel(d, 600, 700, KernelCategory::Communication, 450);  // collective wait
     kernel(d, 800, 900, KernelCategory::Compute, 650);        // launched before 700: other
-    kernel(d, 5, 9, KernelCategory::Compute, -1, trace::DeviceIndex{1});          // another device
+    kernel(d, 5, 9, KernelCategory::Compute, -1, trace::DeviceIndex{1});  // another device
     const auto all = computeTimeBreakdowns(d);
     ASSERT_EQ(all.size(), 2u);
     const TimeBreakdown& b = all[0];

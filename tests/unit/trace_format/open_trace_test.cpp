@@ -175,8 +175,10 @@ TEST(OpenJob, TakesRanksFromHeadersThenFileNamesAndSkipsBadInputs) {
         EXPECT_EQ(r.clockOffsetNs, 0);
         EXPECT_EQ(r.format, InputFormat::KinetoJson);
     }
-    const std::vector<std::pair<RankId, std::string>> expected{
-        {RankId{1}, "header"}, {RankId{3}, "file name"}, {kUnknownRank, "unknown"}, {kUnknownRank, "unknown"}};
+    const std::vector<std::pair<RankId, std::string>> expected{{RankId{1}, "header"},
+                                                               {RankId{3}, "file name"},
+                                                               {kUnknownRank, "unknown"},
+                                                               {kUnknownRank, "unknown"}};
     EXPECT_EQ(got, expected);
     EXPECT_EQ(fs::path(job->ranks[2].path).filename(), "a.json");  // unknown ranks in path order
     EXPECT_EQ(fs::path(job->ranks[3].path).filename(), "b.json");

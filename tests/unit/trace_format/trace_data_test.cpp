@@ -36,8 +36,16 @@ TEST(TraceData, RebuildIndexesKeepsIdsOfDirectlyFilledTables) {
 
 TEST(MemoryEvents, AppendAndAtRoundTripEveryColumn) {
     MemoryEvents m;
-    const MemoryEvent e{
-        123, 0x7f00, 4096, MemoryAction::Free, MemoryLevel::Reserved, MemoryKind::Pool, DeviceIndex{3}, 7, StackId{5}, 2};
+    const MemoryEvent e{123,
+                        0x7f00,
+                        4096,
+                        MemoryAction::Free,
+                        MemoryLevel::Reserved,
+                        MemoryKind::Pool,
+                        DeviceIndex{3},
+                        7,
+                        StackId{5},
+                        2};
     m.append(e);
     const MemoryEvent r = m.at(0);
     EXPECT_EQ(r.timestampNs, 123);

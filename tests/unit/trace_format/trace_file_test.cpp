@@ -276,8 +276,8 @@ TEST(TraceFile, ProgressReachesTheTotalAndCanCancel) {
     TraceData in;
     for (int i = 0; i < 1'000'000; ++i) {
         in.memory.append({i * 1000LL, 0x100000u * static_cast<uint64_t>(i), 1u + i,
-                          MemoryAction::Alloc, MemoryLevel::Allocated, MemoryKind::Pool, DeviceIndex{1}, 5, StackId{0},
-                          0});
+                          MemoryAction::Alloc, MemoryLevel::Allocated, MemoryKind::Pool,
+                          DeviceIndex{1}, 5, StackId{0}, 0});
     }
     WriterOptions opt;
     opt.compress = false;
