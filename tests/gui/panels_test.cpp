@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
 
 #include "panels_fixture.h"
 #include "vramscope/analysis/job_model.h"
@@ -313,6 +314,31 @@ TEST(LeakPanel, ShowsTheStaircaseAndSelectsTheSurvivorsAllocations) {
     // The leaked tensors still alive at the end were made at S_i + F, i = 0 .. N-1.
     EXPECT_EQ(f.zoom.selection(),
               (TimeRange{x.S(0) + x.F + f.toJob, x.S(spec.iterations - 1) + x.F + f.toJob}));
+}
+
+TEST(LeakPanel, SurvivorSelectedCarriesItsStackIdThroughAQueuedConnection) {
+    // StackId is a scoped enum: the signal must still deliver it across a queued connection.
+    Fixture f(leakSpec());
+    widgets::LeakPanel panel(&f.zoom);
+    panel.setJob(f.job);
+    ASSERT_GT(panel.survivorModel()->rowCount(), 0);
+    std::optional<std::pair<analysis::GpuKey, trace::StackId>> got;
+    QObject::connect(
+        &panel, &widgets::LeakPanel::survivorSelected, &panel,
+        [&](analysis::GpuKey gpu, trace::StackId stack) { got.emplace(gpu, stack); },
+        Qt::QueuedConnection);
+    panel.selectSurvivor(0);
+    EXPECT_FALSE(got.has_value()) << "a queued slot runs from the event loop, not in emit";
+    QCoreApplication::processEvents();
+    ASSERT_TRUE(got.has_value());
+    EXPECT_EQ(got->first, panel.gpu());
+    // The largest survivor is the leak, which synthetic_job.cpp allocates under the stack
+    // log_metrics <- train_step <- main (leaf first).
+    const trace::TraceData& data = f.job->job.ranks[size_t(got->first.rankIndex)].trace.data;
+    ASSERT_LT(toInt(got->second), data.stacks.size());
+    const std::vector<trace::FrameId>& frames = data.stacks[toInt(got->second)];
+    ASSERT_FALSE(frames.empty());
+    EXPECT_EQ(data.string(data.frames[toInt(frames.front())].name), "log_metrics");
 }
 
 TEST(AdvicePanel, CostFollowsThePriceAndThePlannedSteps) {
