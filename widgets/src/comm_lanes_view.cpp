@@ -66,11 +66,17 @@ void CommLanesView::setMargins(int left, int right) {
 void CommLanesView::relayout() {
     m_lanes.clear();
     m_rankRows.clear();
+    m_collectiveRanks.clear();
     if (!m_job) {
         m_contentHeight = 0;
         return;
     }
     const analysis::JobModel& job = *m_job;
+    for (const analysis::RankInfo& r : job.ranks) {
+        m_collectiveRanks.push_back(r.rank);
+    }
+    // The same numbers analyzeJob matched the collectives with (unknown ranks get a free one).
+    m_collectiveRanks = analysis::collectiveRanks(m_collectiveRanks);
     // Narrower rows when there are many GPUs, so that a whole job still fits on screen.
     const size_t n = m_job->kernels.size();
     m_rowHeight = n <= 4 ? 9 : (n <= 16 ? 7 : (n <= 32 ? 5 : 3));
@@ -134,12 +140,8 @@ int64_t CommLanesView::toJobNs(int rankIndex) const {
 }
 
 int CommLanesView::laneOfRank(trace::RankId rank) const {
-    const analysis::JobModel& job = *m_job;
     for (size_t i = 0; i < m_lanes.size(); ++i) {
-        const int ri = m_lanes[i].key.rankIndex;
-        const trace::RankId known = job.ranks[size_t(ri)].rank;
-        const trace::RankId r = toInt(known) >= 0 ? known : trace::RankId{ri};
-        if (r == rank) {
+        if (m_collectiveRanks[size_t(m_lanes[i].key.rankIndex)] == rank) {
             return int(i);
         }
     }
@@ -396,7 +398,7 @@ QString CommLanesView::describeAt(QPoint pos) const {
         const int row = std::clamp((pos.y() - lane.top) / m_rowHeight, 0, 2);
         QString text;
         // Collective arrivals near the pointer (within 4 px).
-        const trace::RankId rank = job.ranks[size_t(lane.key.rankIndex)].rank;
+        const trace::RankId rank = m_collectiveRanks[size_t(lane.key.rankIndex)];
         for (size_t i : visibleCollectives()) {
             const analysis::MatchedCollective& c = m_job->collectives().collectives[i];
             for (const analysis::CollectiveParticipant& part : c.participants) {

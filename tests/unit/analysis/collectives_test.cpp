@@ -96,5 +96,20 @@ TEST(Collectives, FunctionFromKernelName) {
     EXPECT_EQ(collectiveFunctionFromKernel("volta_gemm"), "volta_gemm");
 }
 
+TEST(Collectives, UnknownRanksTakeAFreeNumberNeverOneAKnownRankHolds) {
+    using trace::RankId;
+    const RankId u = trace::kUnknownRank;
+    using Ranks = std::vector<RankId>;
+    EXPECT_EQ(collectiveRanks({}), Ranks{});
+    // Known ranks stay; an unknown one takes its position while that number is free.
+    EXPECT_EQ(collectiveRanks({u, u}), (Ranks{RankId{0}, RankId{1}}));
+    EXPECT_EQ(collectiveRanks({RankId{0}, RankId{1}, u}), (Ranks{RankId{0}, RankId{1}, RankId{2}}));
+    EXPECT_EQ(collectiveRanks({RankId{5}, u}), (Ranks{RankId{5}, RankId{1}}));
+    // Position 2 belongs to the known rank 2: the unknown input gets 0, the smallest free number.
+    EXPECT_EQ(collectiveRanks({RankId{1}, RankId{2}, u}), (Ranks{RankId{1}, RankId{2}, RankId{0}}));
+    // Positions 0 and 1 are taken by then (0 by a known rank, 1 by the first unknown input).
+    EXPECT_EQ(collectiveRanks({u, u, RankId{0}}), (Ranks{RankId{1}, RankId{2}, RankId{0}}));
+}
+
 }  // namespace
 }  // namespace vramscope::analysis

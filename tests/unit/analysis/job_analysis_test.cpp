@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <set>
 
 #include "vramscope/analysis/synthetic_job.h"
 
@@ -61,6 +62,37 @@ TEST(JobAnalysis, AnalysesEveryDeviceAndPricesTheJob) {
     EXPECT_EQ(a->cost->input.stepTimeNs, step);
     EXPECT_EQ(a->cost->input.steps, 8);
     EXPECT_DOUBLE_EQ(a->cost->totalCost, 4 * 3.0 * double(step) * 8 / 3.6e12);
+}
+
+TEST(JobAnalysis, AnUnknownRankIsNotMatchedAsAKnownRankThatHasItsPosition) {
+    // Three ranks of one job; the third has no rank. Ranks 1 and 2 are known, so the unknown one
+    // (at position 2) must not take part in the collectives as a second "rank 2".
+    SyntheticJobSpec spec;
+    spec.ranks = 3;
+    spec.iterations = 4;
+    const auto job = generateSyntheticJob(spec);
+    const std::vector<RankInput> in = {{&job[0], trace::RankId{1}, 0},
+                                       {&job[1], trace::RankId{2}, 0},
+                                       {&job[2], trace::kUnknownRank, 0}};
+    const auto a = analyzeJob(in);
+    ASSERT_TRUE(a.ok()) << a.error().describe();
+    const CollectiveMatch& m = a->collectives;
+    // Every all-reduce of the spec is seen by all three ranks, so each has three participants
+    // with three different ranks, and three ranks wait.
+    ASSERT_EQ(m.collectives.size(), size_t(spec.iterations));
+    for (const MatchedCollective& c : m.collectives) {
+        std::set<trace::RankId> ranks;
+        for (const CollectiveParticipant& p : c.participants) {
+            ranks.insert(p.rank);
+        }
+        EXPECT_EQ(c.participants.size(), 3u);
+        EXPECT_EQ(ranks.size(), 3u) << "two inputs share a rank";
+        EXPECT_TRUE(ranks.count(trace::RankId{1}) && ranks.count(trace::RankId{2}));
+    }
+    ASSERT_EQ(m.ranks.size(), 3u);
+    for (const RankWait& w : m.ranks) {
+        EXPECT_EQ(w.collectives, size_t(spec.iterations)) << "rank " << toInt(w.rank);
+    }
 }
 
 TEST(JobAnalysis, InvalidRegexIsAnError) {

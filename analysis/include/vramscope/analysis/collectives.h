@@ -64,6 +64,13 @@ struct RankInput {
 /// Ranks with no collectives are left out. Time ns, O(n log n).
 CollectiveMatch matchCollectives(const std::vector<RankInput>& ranks);
 
+/// The rank each input of a job takes part in collectives as, one entry per entry of `ranks`: a
+/// known rank (>= 0) is kept; an unknown one takes its position in `ranks` when no known rank has
+/// that number, else the smallest number that no input holds. No two inputs ever share a rank,
+/// so an unranked trace is not matched as a second copy of a ranked one. analyzeJob and the
+/// views that draw its collectives use this to map a participant back to its input.
+std::vector<trace::RankId> collectiveRanks(const std::vector<trace::RankId>& ranks);
+
 /// The collective function in an NCCL/RCCL kernel name: "ncclKernel_AllReduce_RING_LL_Sum_float"
 /// -> "AllReduce", "ncclDevKernel_SendRecv(...)" -> "SendRecv"; the name itself otherwise.
 std::string collectiveFunctionFromKernel(std::string_view kernelName);
