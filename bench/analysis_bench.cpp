@@ -41,7 +41,7 @@ const trace::TraceData& trace10M() {
 void BM_AllAnalyses(benchmark::State& state) {
     const trace::TraceData& d = trace10M();
     for (auto _ : state) {
-        auto job = analyzeJob({{&d, 0, 0}});
+        auto job = analyzeJob({{&d, trace::RankId{0}, 0}});
         benchmark::DoNotOptimize(job);
     }
     state.counters["events"] = double(d.eventCount());
@@ -93,7 +93,7 @@ BENCHMARK(BM_ViewerJobModel)->Unit(benchmark::kMillisecond)->Iterations(3);
 void BM_Iterations(benchmark::State& state) {
     const trace::TraceData& d = trace10M();
     for (auto _ : state) {
-        benchmark::DoNotOptimize(findIterations(d, 0));
+        benchmark::DoNotOptimize(findIterations(d, trace::DeviceIndex{0}));
     }
 }
 BENCHMARK(BM_Iterations)->Unit(benchmark::kMillisecond)->Iterations(3);
@@ -101,7 +101,7 @@ BENCHMARK(BM_Iterations)->Unit(benchmark::kMillisecond)->Iterations(3);
 void BM_AllocationIndex(benchmark::State& state) {
     const trace::TraceData& d = trace10M();
     for (auto _ : state) {
-        AllocationIndex index(d, 0, trace::MemoryLevel::Allocated);
+        AllocationIndex index(d, trace::DeviceIndex{0}, trace::MemoryLevel::Allocated);
         benchmark::DoNotOptimize(index);
     }
 }
@@ -109,10 +109,10 @@ BENCHMARK(BM_AllocationIndex)->Unit(benchmark::kMillisecond)->Iterations(3);
 
 void BM_LeakGivenIndex(benchmark::State& state) {
     const trace::TraceData& d = trace10M();
-    const AllocationIndex index(d, 0, trace::MemoryLevel::Allocated);
-    const IterationSet its = findIterations(d, 0).value();
+    const AllocationIndex index(d, trace::DeviceIndex{0}, trace::MemoryLevel::Allocated);
+    const IterationSet its = findIterations(d, trace::DeviceIndex{0}).value();
     for (auto _ : state) {
-        benchmark::DoNotOptimize(analyzeLeak(d, 0, its, index));
+        benchmark::DoNotOptimize(analyzeLeak(d, trace::DeviceIndex{0}, its, index));
     }
 }
 BENCHMARK(BM_LeakGivenIndex)->Unit(benchmark::kMillisecond)->Iterations(3);
@@ -129,7 +129,7 @@ BENCHMARK(BM_TimeBreakdown)->Unit(benchmark::kMillisecond)->Iterations(3);
 /// to ~100k live allocations).
 void BM_FlameRebuildPerCursorMove(benchmark::State& state) {
     const trace::TraceData& d = trace10M();
-    FlameTreeBuilder builder(d, 0, trace::MemoryLevel::Allocated);
+    FlameTreeBuilder builder(d, trace::DeviceIndex{0}, trace::MemoryLevel::Allocated);
     const trace::TimestampNs t0 = builder.index().timeAt(0);
     const trace::TimestampNs t1 = builder.index().timeAt(builder.index().size() - 1);
     std::mt19937_64 rng(42);
@@ -148,7 +148,7 @@ BENCHMARK(BM_FlameRebuildPerCursorMove)
 /// The worst cursor position: the end of the trace, where the live set is largest.
 void BM_FlameRebuildAtTheEnd(benchmark::State& state) {
     const trace::TraceData& d = trace10M();
-    FlameTreeBuilder builder(d, 0, trace::MemoryLevel::Allocated);
+    FlameTreeBuilder builder(d, trace::DeviceIndex{0}, trace::MemoryLevel::Allocated);
     const trace::TimestampNs t1 = builder.index().timeAt(builder.index().size() - 1);
     for (auto _ : state) {
         benchmark::DoNotOptimize(builder.at(t1, FlameGrouping::Stack));

@@ -60,10 +60,10 @@ vt::TraceData makeTrace(size_t events, bool randomDurations) {
     vt::TraceData d;
     d.header.producer = "format_bench";
     d.header.clockDomain = "CLOCK_REALTIME";
-    d.header.rank = 0;
+    d.header.rank = vt::RankId{0};
     d.header.worldSize = 8;
-    d.header.devices = {
-        {0, "GPU-00000000-0000-0000-0000-000000000000", "NVIDIA H200", 150'754'820'096ull}};
+    d.header.devices = {{vt::DeviceIndex{0}, "GPU-00000000-0000-0000-0000-000000000000",
+                         "NVIDIA H200", 150'754'820'096ull}};
     const std::vector<std::string> names = {
         "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x256x64_warpgroupsize2x1x1_execute_"
         "segment_k_off_kernel__5x_cublas",
@@ -139,7 +139,7 @@ vt::TraceData makeTrace(size_t events, bool randomDurations) {
     std::vector<Live> live;
     auto memoryEvent = [&](const Live& l, vt::MemoryAction action, uint64_t stream) {
         d.memory.append({t, l.address, l.size, action, vt::MemoryLevel::Allocated,
-                         vt::MemoryKind::Pool, 0, stream, 0, 0});
+                         vt::MemoryKind::Pool, vt::DeviceIndex{0}, stream, vt::StackId{0}, 0});
     };
     // Each kernel name has its own base duration (log-uniform in 10-500 us, as shapes differ);
     // a launch runs within +-3 % of it, as the same kernel on the same shapes does. With
@@ -159,7 +159,7 @@ vt::TraceData makeTrace(size_t events, bool randomDurations) {
         const int64_t launch =
             t - (randomDurations ? 5'000 + static_cast<int64_t>(rng.below(45'000)) : lead);
         d.kernels.append(
-            {t, t + dur, 0, stream, nameIds[nameIndex], cat, launch,
+            {t, t + dur, vt::DeviceIndex{0}, stream, nameIds[nameIndex], cat, launch,
              cat == vt::KernelCategory::Memcpy ? sizes[rng.below(kSizes)] : uint64_t{0},
              correlation});
         correlation += 1 + rng.below(4);

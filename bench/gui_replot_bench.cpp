@@ -75,7 +75,7 @@ void benchReplot(size_t steps, int repeats) {
     job->title = "bench";
     job->ranks.push_back({});
     analysis::GpuSeries g;
-    g.key = {0, 0};
+    g.key = {0, trace::DeviceIndex{0}};
     g.memory.capacityBytes = 80ull << 30;
     analysis::StepSeries raw = syntheticSeries(steps);
     const auto buildStart = Clock::now();
@@ -87,7 +87,7 @@ void benchReplot(size_t steps, int repeats) {
 
     widgets::ZoomState zoom;
     zoom.setFullRange({0, job->durationNs});
-    widgets::MemoryPlot plot(job, {0, 0}, &zoom);
+    widgets::MemoryPlot plot(job, {0, trace::DeviceIndex{0}}, &zoom);
     plot.resize(1600, 300);
     plot.show();
     QApplication::processEvents();
@@ -153,9 +153,9 @@ void benchReplot(size_t steps, int repeats) {
 /// One rank, one GPU, `events` memory events (alloc/free pairs at the allocated level).
 trace::TraceData syntheticTrace(size_t events) {
     trace::TraceData d;
-    d.header.rank = 0;
+    d.header.rank = trace::RankId{0};
     d.header.worldSize = 1;
-    d.header.devices.push_back({0, "", "Bench GPU", 80ull << 30});
+    d.header.devices.push_back({trace::DeviceIndex{0}, "", "Bench GPU", 80ull << 30});
     d.memory.reserve(events);
     std::mt19937_64 rng(3);
     std::vector<uint64_t> live;

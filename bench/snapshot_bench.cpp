@@ -119,7 +119,7 @@ void benchOne(const std::string& path) {
         std::printf(
             "  device %d: peak allocated %lld B (%.2f GiB), peak reserved %lld B "
             "(%.2f GiB); alive before recording: %zu blocks, %zu segment ranges\n",
-            device, (long long)s.peakAlloc, double(s.peakAlloc) / (1ull << 30),
+            toInt(device), (long long)s.peakAlloc, double(s.peakAlloc) / (1ull << 30),
             (long long)s.peakRes, double(s.peakRes) / (1ull << 30), s.preBlocks, s.preSegments);
     }
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <tuple>
 
 namespace vramscope::analysis {
@@ -45,6 +46,33 @@ std::vector<Seen> collectivesOf(const RankInput& in, bool& fromEvents) {
 
 }  // namespace
 
+std::vector<trace::RankId> collectiveRanks(const std::vector<trace::RankId>& ranks) {
+    std::set<trace::RankId> taken;
+    for (trace::RankId r : ranks) {
+        if (toInt(r) >= 0) {
+            taken.insert(r);
+        }
+    }
+    std::vector<trace::RankId> out = ranks;
+    int32_t next = 0;  // the smallest number that may still be free
+    for (size_t i = 0; i < out.size(); ++i) {
+        if (toInt(out[i]) >= 0) {
+            continue;
+        }
+        // Position first: it is what an unranked input was always matched as.
+        trace::RankId r{int32_t(i)};
+        if (taken.count(r) != 0) {
+            while (taken.count(trace::RankId{next}) != 0) {
+                ++next;
+            }
+            r = trace::RankId{next};
+        }
+        taken.insert(r);
+        out[i] = r;
+    }
+    return out;
+}
+
 std::string collectiveFunctionFromKernel(std::string_view name) {
     for (std::string_view prefix : {"ncclDevKernel_", "ncclKernel_", "ncclSymkDevKernel_"}) {
         if (name.substr(0, prefix.size()) == prefix) {
@@ -58,7 +86,7 @@ std::string collectiveFunctionFromKernel(std::string_view name) {
 
 CollectiveMatch matchCollectives(const std::vector<RankInput>& ranks) {
     CollectiveMatch result;
-    std::vector<std::pair<int32_t, std::vector<Seen>>> perRank;
+    std::vector<std::pair<trace::RankId, std::vector<Seen>>> perRank;
     bool allKeyed = true, anyEvents = false, anyKernels = false;
     for (const RankInput& in : ranks) {
         if (in.data == nullptr) {
@@ -97,7 +125,7 @@ CollectiveMatch matchCollectives(const std::vector<RankInput>& ranks) {
             m.participants.push_back(CollectiveParticipant{rank, s.startNs, s.endNs, 0});
         }
     }
-    std::map<int32_t, RankWait> waits;
+    std::map<trace::RankId, RankWait> waits;
     for (auto& [key, m] : groups) {
         if (m.participants.size() < 2) {
             ++result.unmatched;

@@ -70,7 +70,7 @@ std::vector<FlameTreeBuilder::Item> FlameTreeBuilder::aggregate(const std::vecto
         uint32_t key = 0;
         switch (grouping) {
             case FlameGrouping::Stack:
-                key = m.stack[e];
+                key = toInt(m.stack[e]);
                 break;
             case FlameGrouping::Nvtx:
                 key = m.nvtxRange[e];
@@ -110,11 +110,11 @@ std::vector<std::string> FlameTreeBuilder::pathOf(uint32_t key, FlameGrouping gr
         m_frameNames.resize(m_data.frames.size());
         const std::vector<trace::FrameId>& frames = m_data.stacks[key];
         for (auto it = frames.rbegin(); it != frames.rend(); ++it) {
-            if (*it >= m_frameNames.size()) {
+            if (toInt(*it) >= m_frameNames.size()) {
                 path.push_back("?");
                 continue;
             }
-            std::string& name = m_frameNames[*it];
+            std::string& name = m_frameNames[toInt(*it)];
             if (name.empty()) {
                 name = frameLabel(m_data, *it);
             }

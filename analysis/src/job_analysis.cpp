@@ -221,10 +221,16 @@ trace::Result<JobAnalysis> analyzeJob(const std::vector<RankInput>& inputs,
             (*timelinesOut)[i] = std::move(timelines);
         }
     }
-    // Inputs of unknown rank (-1) take their position for matching only.
+    // Inputs of unknown rank (-1) take a free number (their position where it is free) for
+    // matching only.
+    std::vector<trace::RankId> ranks;
+    for (const RankInput& in : inputs) {
+        ranks.push_back(in.rank);
+    }
+    const std::vector<trace::RankId> matchedRanks = collectiveRanks(ranks);
     std::vector<RankInput> matched = inputs;
     for (size_t i = 0; i < matched.size(); ++i) {
-        matched[i].rank = matched[i].rank < 0 ? int32_t(i) : matched[i].rank;
+        matched[i].rank = matchedRanks[i];
     }
     job.collectives = matchCollectives(matched);
     std::vector<DeviceFacts> facts;

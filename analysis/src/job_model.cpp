@@ -128,7 +128,7 @@ void placeRanks(JobModel& m) {
     for (const trace::RankTrace& rank : m.job.ranks) {
         const trace::TraceData& data = rank.trace.data;
         RankInfo info;
-        info.rank = data.header.rank >= 0 ? data.header.rank : trace::kUnknownRank;
+        info.rank = toInt(data.header.rank) >= 0 ? data.header.rank : trace::kUnknownRank;
         info.path = rank.path;
         info.host = data.header.host;
         info.toJobNs = rank.clockOffsetNs - origin;

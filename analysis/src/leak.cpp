@@ -124,10 +124,12 @@ std::vector<SurvivorGroup> survivorGroups(const trace::TraceData& data,
             const uint32_t e = index.eventAt(p);
             const trace::StackId stack = data.memory.stack[e];
             const uint32_t range = data.memory.nvtxRange[e];
-            const trace::StringId rangeName = stack == 0 && range > 0 && range <= data.ranges.size()
-                                                  ? data.ranges.name[range - 1]
-                                                  : 0;
-            SurvivorGroup& g = groups[stack != 0 ? uint64_t(stack) : (1ull << 63) | rangeName];
+            const trace::StringId rangeName =
+                toInt(stack) == 0 && range > 0 && range <= data.ranges.size()
+                    ? data.ranges.name[range - 1]
+                    : 0;
+            SurvivorGroup& g =
+                groups[toInt(stack) != 0 ? uint64_t(toInt(stack)) : (1ull << 63) | rangeName];
             g.stack = stack;
             if (rangeName != 0) {
                 g.nvtxRange = std::string(data.string(rangeName));
@@ -152,16 +154,16 @@ std::vector<SurvivorGroup> survivorGroups(const trace::TraceData& data,
 }
 
 void describeFrames(const trace::TraceData& data, SurvivorGroup& g) {
-    if (g.stack >= data.stacks.size()) {
+    if (toInt(g.stack) >= data.stacks.size()) {
         return;
     }
-    const std::vector<trace::FrameId>& frames = data.stacks[g.stack];
+    const std::vector<trace::FrameId>& frames = data.stacks[toInt(g.stack)];
     for (size_t i = 0; i < frames.size() && g.topFrames.size() < 8; ++i) {
         g.topFrames.push_back(frameLabel(data, frames[i]));
     }
     for (trace::FrameId f : frames) {
-        if (f < data.frames.size() && !isLibraryFile(data.string(data.frames[f].file)) &&
-            g.userFrames.size() < 6) {
+        if (toInt(f) < data.frames.size() &&
+            !isLibraryFile(data.string(data.frames[toInt(f)].file)) && g.userFrames.size() < 6) {
             g.userFrames.push_back(frameLabel(data, f));
         }
     }
@@ -237,22 +239,24 @@ std::string survivorLabel(const SurvivorGroup& g) {
 }
 
 std::string stackLabel(const trace::TraceData& data, trace::StackId stack) {
-    if (stack == 0 || stack >= data.stacks.size() || data.stacks[stack].empty()) {
+    const uint32_t s = toInt(stack);
+    if (s == 0 || s >= data.stacks.size() || data.stacks[s].empty()) {
         return "(no stack)";
     }
-    for (trace::FrameId f : data.stacks[stack]) {
-        if (f < data.frames.size() && !isLibraryFile(data.string(data.frames[f].file))) {
+    for (trace::FrameId f : data.stacks[s]) {
+        if (toInt(f) < data.frames.size() &&
+            !isLibraryFile(data.string(data.frames[toInt(f)].file))) {
             return frameLabel(data, f);
         }
     }
-    return frameLabel(data, data.stacks[stack].front());
+    return frameLabel(data, data.stacks[s].front());
 }
 
 std::string frameLabel(const trace::TraceData& data, trace::FrameId frame) {
-    if (frame >= data.frames.size()) {
+    if (toInt(frame) >= data.frames.size()) {
         return "?";
     }
-    const trace::Frame& f = data.frames[frame];
+    const trace::Frame& f = data.frames[toInt(frame)];
     std::string s(data.string(f.name));
     if (s.empty()) {
         s = "?";

@@ -157,13 +157,13 @@ StepSeries memoryEventSeries(const TraceData& data, DeviceIndex device, MemoryLe
 std::vector<MemoryTimeline> buildMemoryTimelines(const TraceData& data) {
     std::map<DeviceIndex, DeviceInputs> inputs;
     for (const auto& d : data.header.devices) {
-        if (d.index >= 0) {
+        if (toInt(d.index) >= 0) {
             inputs.try_emplace(d.index);
         }
     }
     const auto& m = data.memory;
     for (size_t i = 0; i < m.size(); ++i) {
-        if (m.device[i] < 0) {
+        if (toInt(m.device[i]) < 0) {
             continue;
         }
         auto& in = inputs[m.device[i]];
@@ -175,7 +175,7 @@ std::vector<MemoryTimeline> buildMemoryTimelines(const TraceData& data) {
     }
     const auto& c = data.counters;
     for (size_t i = 0; i < c.size(); ++i) {
-        if (c.device[i] < 0 || c.kind[i] == CounterKind::Generic) {
+        if (toInt(c.device[i]) < 0 || c.kind[i] == CounterKind::Generic) {
             continue;
         }
         inputs[c.device[i]].counters[c.kind[i] == CounterKind::AllocatedBytes ? 0 : 1].push_back(

@@ -86,9 +86,9 @@ Timing timingOf(const SyntheticJobSpec& spec) {
 
 /// Interned names and stacks one rank uses.
 struct Names {
-    StackId weights = 0;
-    StackId optimizer = 0;
-    StackId leak = 0;
+    StackId weights{0};
+    StackId optimizer{0};
+    StackId leak{0};
     std::vector<StackId> activation;  // per activation index
     std::vector<StringId> kernel;     // per compute kernel index
     StringId ncclKernel = 0;
@@ -157,8 +157,8 @@ void fillHeader(TraceData& data, const SyntheticJobSpec& spec, int rank, uint64_
     h.producer = "vramscope synth";
     h.host = "node" + std::to_string(rank / spec.gpusPerNode);
     h.pid = 10'000 + rank;
-    h.rank = rank;
-    h.localRank = rank % spec.gpusPerNode;
+    h.rank = trace::RankId{rank};
+    h.localRank = trace::RankId{rank % spec.gpusPerNode};
     h.worldSize = spec.ranks;
     h.jobId = "synthetic-" + hex(jobHash, 16);
     h.clockDomain = "synthetic";
@@ -168,7 +168,7 @@ void fillHeader(TraceData& data, const SyntheticJobSpec& spec, int rank, uint64_
     const uint64_t a = splitMix64(state);
     const uint64_t b = splitMix64(state);
     trace::DeviceInfo device;
-    device.index = h.localRank;
+    device.index = trace::DeviceIndex{toInt(h.localRank)};  // one GPU per local rank
     device.uuid = "GPU-" + hex(a >> 32, 8) + "-" + hex((a >> 16) & 0xffff, 4) + "-" +
                   hex(a & 0xffff, 4) + "-" + hex(b >> 48, 4) + "-" + hex(b & 0xffffffffffffull, 12);
     device.name = "Synthetic GPU";
@@ -421,7 +421,7 @@ TraceData generateSyntheticRank(const SyntheticJobSpec& spec, int rank) {
             c.device = device;
             c.stream = kNcclStream;
             c.communicatorHash = communicatorHash;
-            c.rank = rank;
+            c.rank = trace::RankId{rank};
             c.nranks = spec.ranks;
             c.function = names.allReduce;
             c.seqNumber = i;

@@ -79,12 +79,13 @@ std::string formatPercent(double fraction, int decimals) {
     return fixed(fraction * 100.0, decimals, "%");
 }
 
-std::string rankLabel(int32_t rank) {
-    return rank >= 0 ? "rank " + std::to_string(rank) : std::string("rank ?");
+std::string rankLabel(trace::RankId rank) {
+    return trace::toInt(rank) >= 0 ? "rank " + std::to_string(trace::toInt(rank))
+                                   : std::string("rank ?");
 }
 
-std::string deviceLabel(int32_t rank, int32_t device) {
-    return rankLabel(rank) + " GPU " + std::to_string(device);
+std::string deviceLabel(trace::RankId rank, trace::DeviceIndex device) {
+    return rankLabel(rank) + " GPU " + std::to_string(trace::toInt(device));
 }
 
 }  // namespace vramscope::analysis

@@ -154,7 +154,7 @@ std::vector<TimeBreakdown> computeTimeBreakdowns(const trace::TraceData& data,
                                                  const BreakdownOptions& options) {
     const trace::KernelEvents& k = data.kernels;
     std::map<trace::DeviceIndex, std::vector<uint32_t>> byDevice;
-    trace::DeviceIndex lastDevice = 0;
+    trace::DeviceIndex lastDevice{0};
     std::vector<uint32_t>* bucket = nullptr;
     for (size_t i = 0; i < k.size() && i < UINT32_MAX; ++i) {
         if (k.endNs[i] < k.startNs[i]) {

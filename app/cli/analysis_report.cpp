@@ -50,7 +50,9 @@ bool readAnalysisOptions(CommandContext& ctx, const ParsedArgs& args, const std:
             usageError(ctx, "--iteration-regex needs a non-empty regex", help);
             return false;
         }
-        if (auto probe = findIterations(trace::TraceData(), 0, options.iterations); !probe.ok()) {
+        if (auto probe =
+                findIterations(trace::TraceData(), trace::DeviceIndex{0}, options.iterations);
+            !probe.ok()) {
             usageError(ctx, probe.error().message, help);
             return false;
         }
@@ -84,9 +86,7 @@ std::vector<RankInput> rankInputs(const trace::Job& job) {
     std::vector<RankInput> in;
     for (size_t i = 0; i < job.ranks.size(); ++i) {
         const trace::RankTrace& rt = job.ranks[i];
-        const int32_t rank = rt.trace.data.header.rank;
-        in.push_back(
-            {&rt.trace.data, rank == trace::kUnknownRank ? int32_t(-1) : rank, rt.clockOffsetNs});
+        in.push_back({&rt.trace.data, rt.trace.data.header.rank, rt.clockOffsetNs});
     }
     return in;
 }
@@ -159,7 +159,7 @@ void addDeviceAnalysisJson(const DeviceAnalysis& d, int64_t offset, Json& j, siz
             j["idle_gaps"].push_back(
                 {{"start_ns", g.startNs + offset},
                  {"duration_ns", g.durationNs},
-                 {"device", g.device},
+                 {"device", toInt(g.device)},
                  {"cause", toString(g.cause)},
                  {"kernel_before", g.kernelBefore},
                  {"kernel_after", g.kernelAfter},
@@ -201,8 +201,8 @@ Json adviceJson(const std::vector<Advice>& advice) {
                        {"severity", toString(a.severity)},
                        {"message", a.message},
                        {"evidence", e},
-                       {"rank", a.rank >= 0 ? Json(a.rank) : Json(nullptr)},
-                       {"device", a.device}});
+                       {"rank", toInt(a.rank) >= 0 ? Json(toInt(a.rank)) : Json(nullptr)},
+                       {"device", toInt(a.device)}});
     }
     return out;
 }
@@ -235,7 +235,7 @@ Json collectivesJson(const CollectiveMatch& m, size_t maxCollectives) {
     j["unmatched"] = m.unmatched;
     j["ranks"] = Json::array();
     for (const RankWait& w : m.ranks) {
-        j["ranks"].push_back({{"rank", w.rank},
+        j["ranks"].push_back({{"rank", toInt(w.rank)},
                               {"collectives", w.collectives},
                               {"total_wait_ns", w.totalWaitNs},
                               {"times_straggler", w.timesStraggler}});
@@ -248,14 +248,14 @@ Json collectivesJson(const CollectiveMatch& m, size_t maxCollectives) {
                                     {"communicator_hash", c.communicatorHash},
                                     {"bytes", c.bytes},
                                     {"ranks", c.participants.size()},
-                                    {"straggler_rank", c.stragglerRank},
+                                    {"straggler_rank", toInt(c.stragglerRank)},
                                     {"skew_ns", c.skewNs}});
     }
     return j;
 }
 
 void writeDeviceAnalysisText(const DeviceAnalysis& d, std::ostream& os) {
-    os << rankLabel(d.rank) << " GPU " << d.device << ":\n";
+    os << rankLabel(d.rank) << " GPU " << toInt(d.device) << ":\n";
     for (const OomFacts& o : d.ooms) {
         os << "  OUT OF MEMORY at " << formatDuration(o.sinceStartNs)
            << " after the first event: requested " << formatBytes(o.requestedBytes);
@@ -356,14 +356,14 @@ void writeJobAnalysisText(const JobAnalysis& job, std::ostream& os) {
         os << "  straggler = the rank whose collective starts last; wait = last start - own "
               "start\n";
         for (const RankWait& w : m.ranks) {
-            os << "  rank " << w.rank << ": waited " << formatDuration(w.totalWaitNs) << " in "
-               << w.collectives << " collectives, last to arrive " << w.timesStraggler
+            os << "  rank " << toInt(w.rank) << ": waited " << formatDuration(w.totalWaitNs)
+               << " in " << w.collectives << " collectives, last to arrive " << w.timesStraggler
                << " times\n";
         }
         for (size_t i = 0; i < m.collectives.size() && i < 10; ++i) {
             const MatchedCollective& c = m.collectives[i];
             os << "  " << c.function << " #" << c.seqNumber << ": straggler rank "
-               << c.stragglerRank << ", skew " << formatDuration(c.skewNs) << "\n";
+               << toInt(c.stragglerRank) << ", skew " << formatDuration(c.skewNs) << "\n";
         }
         if (m.collectives.size() > 10) {
             os << "  ... " << m.collectives.size() - 10 << " more (see --json)\n";

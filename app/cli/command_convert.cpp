@@ -51,9 +51,9 @@ int runConvert(CommandContext& ctx) {
     std::set<std::string> used;
     for (size_t i = 0; i < job->ranks.size(); ++i) {
         const auto& rt = job->ranks[i];
-        const int32_t rank = rt.trace.data.header.rank;
+        const trace::RankId rank = rt.trace.data.header.rank;
         std::string label = rank == trace::kUnknownRank ? "file" + std::to_string(i)
-                                                        : "rank" + std::to_string(rank);
+                                                        : "rank" + std::to_string(toInt(rank));
         if (!used.insert(label).second) {
             label += "-" + std::to_string(i);
             used.insert(label);

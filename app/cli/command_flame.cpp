@@ -33,7 +33,7 @@ std::optional<trace::TimestampNs> resolveTime(const std::string& text, const tra
                 return o.timestampNs;
             }
         }
-        error = "the trace has no OOM on GPU " + std::to_string(index.device());
+        error = "the trace has no OOM on GPU " + std::to_string(toInt(index.device()));
         return std::nullopt;
     }
     if (auto n = parseInteger(text)) {
@@ -153,7 +153,7 @@ int runFlame(CommandContext& ctx) {
     if (wantRank) {
         rt = nullptr;
         for (const trace::RankTrace& r : job->ranks) {
-            if (r.trace.data.header.rank == *wantRank) {
+            if (toInt(r.trace.data.header.rank) == *wantRank) {
                 rt = &r;
             }
         }
@@ -161,9 +161,10 @@ int runFlame(CommandContext& ctx) {
     if (rt == nullptr) {
         std::string ranks;
         for (const trace::RankTrace& r : job->ranks) {
-            ranks += (ranks.empty() ? "" : ", ") + (r.trace.data.header.rank == trace::kUnknownRank
-                                                        ? std::string("?")
-                                                        : std::to_string(r.trace.data.header.rank));
+            ranks += (ranks.empty() ? "" : ", ") +
+                     (r.trace.data.header.rank == trace::kUnknownRank
+                          ? std::string("?")
+                          : std::to_string(toInt(r.trace.data.header.rank)));
         }
         return usageError(
             ctx, "no rank " + std::to_string(*wantRank) + " in the input (ranks: " + ranks + ")",
@@ -173,7 +174,7 @@ int runFlame(CommandContext& ctx) {
     // GPUs with memory events (host memory, device -1, has no live set here).
     std::vector<trace::DeviceIndex> gpus;
     for (trace::DeviceIndex d : data.memory.device) {
-        if (d >= 0 && std::find(gpus.begin(), gpus.end(), d) == gpus.end()) {
+        if (toInt(d) >= 0 && std::find(gpus.begin(), gpus.end(), d) == gpus.end()) {
             gpus.push_back(d);
         }
     }
@@ -186,10 +187,11 @@ int runFlame(CommandContext& ctx) {
     }
     trace::DeviceIndex device = gpus.front();
     if (wantDevice) {
-        if (std::find(gpus.begin(), gpus.end(), *wantDevice) == gpus.end()) {
+        if (std::none_of(gpus.begin(), gpus.end(),
+                         [&](trace::DeviceIndex d) { return toInt(d) == *wantDevice; })) {
             std::string list;
             for (trace::DeviceIndex d : gpus) {
-                list += (list.empty() ? "" : ", ") + std::to_string(d);
+                list += (list.empty() ? "" : ", ") + std::to_string(toInt(d));
             }
             return usageError(ctx,
                               "no GPU " + std::to_string(*wantDevice) +
@@ -204,8 +206,8 @@ int runFlame(CommandContext& ctx) {
     FlameTreeBuilder builder(data, device, level);
     if (builder.index().empty()) {
         return usageError(ctx,
-                          "GPU " + std::to_string(device) + " has no " + trace::toString(level) +
-                              " memory events (it has " +
+                          "GPU " + std::to_string(toInt(device)) + " has no " +
+                              trace::toString(level) + " memory events (it has " +
                               trace::toString(detailLevel(data, device)) + " ones); try --level " +
                               trace::toString(detailLevel(data, device)),
                           help);
@@ -221,10 +223,10 @@ int runFlame(CommandContext& ctx) {
             return true;
         }
         usageError(ctx,
-                   "TIME '" + text + "' is outside the trace: GPU " + std::to_string(device) +
-                       " spans " + std::to_string(spanFirst) + " .. " + std::to_string(spanLast) +
-                       " ns in the trace's clock (0 .. " + formatDuration(spanLast - spanFirst) +
-                       " from its first memory event)",
+                   "TIME '" + text + "' is outside the trace: GPU " +
+                       std::to_string(toInt(device)) + " spans " + std::to_string(spanFirst) +
+                       " .. " + std::to_string(spanLast) + " ns in the trace's clock (0 .. " +
+                       formatDuration(spanLast - spanFirst) + " from its first memory event)",
                    help);
         return false;
     };
@@ -256,8 +258,9 @@ int runFlame(CommandContext& ctx) {
     }
     Json j;
     j["file"] = rt->path;
-    j["rank"] = data.header.rank == trace::kUnknownRank ? Json(nullptr) : Json(data.header.rank);
-    j["device"] = device;
+    j["rank"] =
+        data.header.rank == trace::kUnknownRank ? Json(nullptr) : Json(toInt(data.header.rank));
+    j["device"] = toInt(device);
     j["level"] = trace::toString(level);
     j["grouping"] = toString(grouping);
     j["time_ns"] = tree.timeNs;

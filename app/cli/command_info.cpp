@@ -69,9 +69,10 @@ Json rankInfo(const trace::RankTrace& rt) {
         {"producer", h.producer},
         {"host", h.host},
         {"pid", h.pid},
-        {"rank", h.rank == trace::kUnknownRank ? Json(nullptr) : Json(h.rank)},
+        {"rank", h.rank == trace::kUnknownRank ? Json(nullptr) : Json(toInt(h.rank))},
         {"rank_source", rt.rankSource},
-        {"local_rank", h.localRank == trace::kUnknownRank ? Json(nullptr) : Json(h.localRank)},
+        {"local_rank",
+         h.localRank == trace::kUnknownRank ? Json(nullptr) : Json(toInt(h.localRank))},
         {"world_size", h.worldSize == 0 ? Json(nullptr) : Json(h.worldSize)},
         {"job_id", h.jobId},
         {"clock_domain", h.clockDomain},
@@ -85,7 +86,7 @@ Json rankInfo(const trace::RankTrace& rt) {
     j["devices"] = Json::array();
     for (const auto& dev : h.devices) {
         j["devices"].push_back(
-            {{"index", dev.index},
+            {{"index", toInt(dev.index)},
              {"uuid", dev.uuid},
              {"name", dev.name},
              {"capacity_bytes",

@@ -53,7 +53,7 @@ std::optional<TimeSpan> traceTimeSpan(const trace::TraceData& d) {
 Json DeviceReport::toJson() const {
     Json j;
     j["rank"] = orNull(rank);
-    j["device"] = device;
+    j["device"] = toInt(device);
     j["name"] = orNull(name);
     j["capacity_bytes"] = orNull(capacityBytes);
     j["peak_allocated_bytes"] = orNull(peakAllocatedBytes);
@@ -144,7 +144,7 @@ JobReport buildJobReport(const trace::Job& job,
         report.sources.push_back(rt.path);
         const std::optional<int32_t> rank = data.header.rank == trace::kUnknownRank
                                                 ? std::nullopt
-                                                : std::optional(data.header.rank);
+                                                : std::optional(toInt(data.header.rank));
         const auto span = traceTimeSpan(data);
         for (const auto& tl : timelines[size_t(&rt - job.ranks.data())]) {
             DeviceReport d;
@@ -255,7 +255,7 @@ void writeTextReport(const JobReport& report, std::ostream& os) {
             if (d.peakTimeNs && d.traceStartNs) {
                 at = formatDuration(*d.peakTimeNs - *d.traceStartNs);
             }
-            rows.push_back({d.rank ? std::to_string(*d.rank) : "?", std::to_string(d.device),
+            rows.push_back({d.rank ? std::to_string(*d.rank) : "?", std::to_string(toInt(d.device)),
                             d.name.value_or("?"),
                             d.capacityBytes ? formatBytes(*d.capacityBytes) : "unknown",
                             bytesCell(d.peakAllocatedBytes, d.capacityBytes),

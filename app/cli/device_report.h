@@ -28,7 +28,7 @@ using Json = nlohmann::ordered_json;
 struct DeviceReport {
     std::string file;                 ///< where this rank came from
     std::optional<int32_t> rank;      ///< nullopt when unknown
-    trace::DeviceIndex device = 0;    ///< CUDA ordinal as the producer numbered it
+    trace::DeviceIndex device{0};     ///< CUDA ordinal as the producer numbered it
     std::optional<std::string> name;  ///< GPU name from the header
     std::optional<uint64_t> capacityBytes;
     std::optional<int64_t> peakAllocatedBytes;

@@ -36,8 +36,9 @@ using widgets::formatDuration;
 
 namespace {
 QString gpuName(const analysis::GpuSeries& g) {
-    return g.rank >= 0 ? QObject::tr("rank %1 · GPU %2").arg(g.rank).arg(g.key.device)
-                       : QObject::tr("rank ? · GPU %1").arg(g.key.device);
+    return toInt(g.rank) >= 0
+               ? QObject::tr("rank %1 · GPU %2").arg(toInt(g.rank)).arg(toInt(g.key.device))
+               : QObject::tr("rank ? · GPU %1").arg(toInt(g.key.device));
 }
 
 /// True when some rank of the job has at least one timed event.

@@ -208,8 +208,8 @@ bool Agent::start() {
     h.producer = std::string("vramscope-capture ") + VRAMSCOPE_VERSION;
     h.host = m_config.identity.host;
     h.pid = m_pid;
-    h.rank = m_config.identity.rank;
-    h.localRank = m_config.identity.localRank;
+    h.rank = trace::RankId{m_config.identity.rank};
+    h.localRank = trace::RankId{m_config.identity.localRank};
     h.worldSize = m_config.identity.worldSize;
     h.jobId = m_config.identity.job;
     h.clockDomain = "cupti-ns";

@@ -80,7 +80,7 @@ DeviceQuery queryDevices() {
             continue;
         }
         trace::DeviceInfo info;
-        info.index = i;
+        info.index = trace::DeviceIndex{i};
         char name[256] = {};
         if (getName != nullptr && getName(name, sizeof(name) - 1, dev) == CUDA_SUCCESS) {
             info.name = name;

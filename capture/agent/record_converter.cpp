@@ -180,7 +180,7 @@ void RecordConverter::convertMemoryPool(const CUpti_ActivityMemoryPool3& r) {
                       r.address, bytes);
 }
 
-void RecordConverter::updatePoolCounter(TimestampNs t, int32_t device, uint64_t poolAddress,
+void RecordConverter::updatePoolCounter(TimestampNs t, DeviceIndex device, uint64_t poolAddress,
                                         uint64_t poolBytes) {
     uint64_t& known = m_poolBytes[device][poolAddress];
     if (known == poolBytes && poolBytes != 0) {

@@ -92,7 +92,7 @@ private:
     void convertMemset(const CUpti_ActivityMemset4& r);
     void convertMarker(const CUpti_ActivityMarker2& r);
     const KernelName& kernelName(const char* name);
-    void updatePoolCounter(trace::TimestampNs t, int32_t device, uint64_t poolAddress,
+    void updatePoolCounter(trace::TimestampNs t, trace::DeviceIndex device, uint64_t poolAddress,
                            uint64_t poolBytes);
     void seen(uint64_t timestampNs);
 
@@ -102,8 +102,8 @@ private:
     std::unordered_map<uint32_t, OpenRange> m_open;             ///< by marker id
     std::unordered_map<uint64_t, uint32_t> m_depthByThread;     ///< open ranges per thread
     std::unordered_map<const char*, KernelName> m_kernelNames;  ///< CUPTI shares name pointers
-    std::unordered_map<int32_t, std::unordered_map<uint64_t, uint64_t>> m_poolBytes;
-    std::unordered_map<int32_t, uint64_t> m_poolTotal;
+    std::unordered_map<trace::DeviceIndex, std::unordered_map<uint64_t, uint64_t>> m_poolBytes;
+    std::unordered_map<trace::DeviceIndex, uint64_t> m_poolTotal;
     trace::StringId m_poolCounterName = 0;
 };
 

@@ -150,7 +150,8 @@ std::string summarize(const std::string& path, bool& ok) {
 
     std::map<DeviceIndex, DeviceMemory> devices;
     size_t nextIteration = 0;
-    DeviceIndex firstDevice = d.header.devices.empty() ? 0 : d.header.devices.front().index;
+    DeviceIndex firstDevice =
+        d.header.devices.empty() ? DeviceIndex{0} : d.header.devices.front().index;
     for (size_t k = 0; k <= order.size(); ++k) {
         const TimestampNs t = k < order.size() ? d.memory.timestampNs[order[k]] : INT64_MAX;
         while (nextIteration < iterations.size() && iterations[nextIteration].endNs < t) {
@@ -193,8 +194,8 @@ std::string summarize(const std::string& path, bool& ok) {
     o += ",\"read_summary\":" + quote(report.summary());
     const FileHeader& h = d.header;
     o += ",\"header\":{\"producer\":" + quote(h.producer) + ",\"host\":" + quote(h.host) +
-         ",\"pid\":" + std::to_string(h.pid) + ",\"rank\":" + std::to_string(h.rank) +
-         ",\"local_rank\":" + std::to_string(h.localRank) +
+         ",\"pid\":" + std::to_string(h.pid) + ",\"rank\":" + std::to_string(toInt(h.rank)) +
+         ",\"local_rank\":" + std::to_string(toInt(h.localRank)) +
          ",\"world_size\":" + std::to_string(h.worldSize) + ",\"job\":" + quote(h.jobId) +
          ",\"clock_domain\":" + quote(h.clockDomain) +
          ",\"wall_clock_anchor_ns\":" + std::to_string(h.wallClockAnchorNs) +
@@ -204,7 +205,7 @@ std::string summarize(const std::string& path, bool& ok) {
     auto emitDevice = [&](DeviceIndex index, const DeviceInfo* info, const DeviceMemory& m) {
         o += first ? "" : ",";
         first = false;
-        o += "{\"index\":" + std::to_string(index);
+        o += "{\"index\":" + std::to_string(toInt(index));
         if (info != nullptr) {
             o += ",\"name\":" + quote(info->name) + ",\"uuid\":" + quote(info->uuid) +
                  ",\"total_memory_bytes\":" + std::to_string(info->totalMemoryBytes);
@@ -243,7 +244,8 @@ std::string summarize(const std::string& path, bool& ok) {
     for (size_t i = 0; i < d.ooms.size(); ++i) {
         const OomEvent& e = d.ooms[i];
         o += (i ? "," : "") + std::string("{\"timestamp_ns\":") + std::to_string(e.timestampNs) +
-             ",\"device\":" + std::to_string(e.device) + ",\"stream\":" + std::to_string(e.stream) +
+             ",\"device\":" + std::to_string(toInt(e.device)) +
+             ",\"stream\":" + std::to_string(e.stream) +
              ",\"requested_bytes\":" + std::to_string(e.requestedBytes) +
              ",\"free_bytes\":" + std::to_string(e.freeBytes) + "}";
     }

@@ -47,8 +47,8 @@ trace::Job kernelOnlyJob() {
     rank.path = "kernels.json";
     trace::TraceData& d = rank.trace.data;
     const trace::StringId name = d.intern("gemm");
-    d.kernels.append({1000, 5000, 0, 7, name});
-    d.kernels.append({9000, 12000, 0, 7, name});
+    d.kernels.append({1000, 5000, trace::DeviceIndex{0}, 7, name});
+    d.kernels.append({9000, 12000, trace::DeviceIndex{0}, 7, name});
     job.ranks.push_back(std::move(rank));
     return job;
 }
@@ -98,7 +98,7 @@ TEST(EmptyState, AJobWithoutEventsAndWithDataLossSaysSoInTheWindow) {
     trace::RankTrace rank;
     rank.path = "/runs/cut.vscope";
     trace::DeviceInfo gpu;
-    gpu.index = 0;
+    gpu.index = trace::DeviceIndex{0};
     gpu.totalMemoryBytes = 80ull << 30;
     rank.trace.data.header.devices.push_back(gpu);
     rank.trace.data.dataLoss.push_back(

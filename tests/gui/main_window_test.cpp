@@ -38,20 +38,21 @@ std::shared_ptr<const analysis::JobModel> sample() {
 
 /// (rank index, device) of every GPU a rank's trace mentions in its header, memory events or
 /// memory counters: what should get a plot.
-std::set<std::pair<int, int>> gpusMentioned(const trace::Job& job) {
-    std::set<std::pair<int, int>> out;
+std::set<std::pair<int, trace::DeviceIndex>> gpusMentioned(const trace::Job& job) {
+    std::set<std::pair<int, trace::DeviceIndex>> out;
     for (size_t r = 0; r < job.ranks.size(); ++r) {
         const trace::TraceData& d = job.ranks[r].trace.data;
         for (const trace::DeviceInfo& dev : d.header.devices) {
             out.insert({static_cast<int>(r), dev.index});
         }
         for (size_t i = 0; i < d.memory.size(); ++i) {
-            if (d.memory.device[i] >= 0) {
+            if (toInt(d.memory.device[i]) >= 0) {
                 out.insert({static_cast<int>(r), d.memory.device[i]});
             }
         }
         for (size_t i = 0; i < d.counters.size(); ++i) {
-            if (d.counters.kind[i] != trace::CounterKind::Generic && d.counters.device[i] >= 0) {
+            if (d.counters.kind[i] != trace::CounterKind::Generic &&
+                toInt(d.counters.device[i]) >= 0) {
                 out.insert({static_cast<int>(r), d.counters.device[i]});
             }
         }
@@ -72,7 +73,8 @@ std::pair<double, double> graphMinMax(const QCPGraph* graph) {
 /// Allocations of `level` on `device` alive at `t`, replayed from the raw events here: events
 /// taken in time order (ties in file order), an alloc at or before t adds its address, a free at
 /// or before t removes it. Returns (size, address) pairs, sorted.
-std::vector<std::pair<uint64_t, uint64_t>> replayLiveSet(const trace::TraceData& d, int device,
+std::vector<std::pair<uint64_t, uint64_t>> replayLiveSet(const trace::TraceData& d,
+                                                         trace::DeviceIndex device,
                                                          trace::MemoryLevel level, int64_t t) {
     std::vector<size_t> order;
     for (size_t i = 0; i < d.memory.size(); ++i) {
@@ -105,7 +107,8 @@ std::vector<std::pair<uint64_t, uint64_t>> replayLiveSet(const trace::TraceData&
 /// its size under its address, a free takes away what its address holds (its own size when the
 /// address holds nothing); DeviceStatic memory is left out, as the timeline's contract says;
 /// events at one time give one step, the value after all of them. Returns (time, bytes) steps.
-std::vector<std::pair<int64_t, int64_t>> replayCurve(const trace::TraceData& d, int device,
+std::vector<std::pair<int64_t, int64_t>> replayCurve(const trace::TraceData& d,
+                                                     trace::DeviceIndex device,
                                                      trace::MemoryLevel level) {
     std::vector<size_t> order;
     for (size_t i = 0; i < d.memory.size(); ++i) {
@@ -170,14 +173,14 @@ TEST(MainWindow, ShowsOnePlotPerGpuOfTheSample) {
     window.resize(1400, 900);
     window.show();
     settle();
-    const std::set<std::pair<int, int>> expected = gpusMentioned(job->job);
+    const std::set<std::pair<int, trace::DeviceIndex>> expected = gpusMentioned(job->job);
     ASSERT_FALSE(expected.empty());
     const auto& plots = window.timeline()->plots();
     if (static_cast<int>(expected.size()) > widgets::TimelineView::kCompactThreshold) {
         EXPECT_TRUE(window.timeline()->isCompact());
         window.timeline()->setLayoutMode(widgets::TimelineView::LayoutMode::Stacked);
     }
-    std::set<std::pair<int, int>> plotted;
+    std::set<std::pair<int, trace::DeviceIndex>> plotted;
     for (const widgets::MemoryPlot* plot : window.timeline()->plots()) {
         plotted.insert({plot->gpu().rankIndex, plot->gpu().device});
     }
@@ -205,7 +208,7 @@ TEST(MainWindow, PlottedMinAndMaxEqualTheReplayedEventsWhenZoomedOut) {
     for (widgets::MemoryPlot* plot : window.timeline()->plots()) {
         const auto& data = job->job.ranks[static_cast<size_t>(plot->gpu().rankIndex)].trace.data;
         ASSERT_EQ(data.counters.size(), 0u) << "the sample's curves come from its events alone";
-        const int rank = data.header.rank;
+        const int rank = toInt(data.header.rank);
         const uint64_t leak = rank == spec.leakRank ? spec.leakBytesPerIteration : 0;
         const uint64_t peak = spec.weightBytes + spec.optimizerBytes +
                               spec.activationsPerIteration * spec.activationBytes +

@@ -89,7 +89,8 @@ TEST(PanelsRealData, DlrmJobHasOneLanePerRankAndACollectiveAcrossAllEight) {
     lanes.setJob(job);
     ASSERT_EQ(lanes.lanes().size(), 8u);
     for (size_t i = 0; i < 8; ++i) {
-        EXPECT_EQ(job->ranks[size_t(lanes.lanes()[i].key.rankIndex)].rank, int32_t(i));
+        EXPECT_EQ(job->ranks[size_t(lanes.lanes()[i].key.rankIndex)].rank,
+                  trace::RankId{int32_t(i)});
     }
     size_t eightWay = 0;
     for (const analysis::MatchedCollective& c : job->collectives().collectives) {

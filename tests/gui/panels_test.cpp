@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
 
 #include "panels_fixture.h"
 #include "vramscope/analysis/job_model.h"
@@ -84,14 +85,14 @@ TEST(FlamePanel, RootEqualsTheReplayedLiveBytesWhereverTheCursorGoes) {
     widgets::FlamePanel panel(&f.zoom);
     panel.setJob(f.job);
     const trace::TraceData& rank0 = f.job->job.ranks[0].trace.data;
-    const analysis::GpuKey gpu{0, 0};
+    const analysis::GpuKey gpu{0, trace::DeviceIndex{0}};
     for (int64_t t : {x.S(0) - 1, x.S(0) + x.F / 2, x.S(3) + x.F, x.S(5) + x.F + x.C / 4, x.E(7)}) {
         f.zoom.setCursor(t + f.toJob, gpu);
         panel.rebuildNow();
         EXPECT_EQ(panel.gpu(), gpu);
         EXPECT_EQ(panel.shownTimeNs(), t + f.toJob);
         EXPECT_EQ(panel.view()->tree().root().bytes,
-                  replayLiveBytes(rank0, 0, trace::MemoryLevel::Allocated, t))
+                  replayLiveBytes(rank0, trace::DeviceIndex{0}, trace::MemoryLevel::Allocated, t))
             << "trace time " << t;
     }
     // Just before iteration i starts: weights, optimizer state and i leaked tensors.
@@ -108,8 +109,8 @@ TEST(FlamePanel, CursorMovesAreCoalescedIntoOneRebuild) {
     widgets::FlamePanel panel(&f.zoom);
     panel.setJob(f.job);
     QSignalSpy shown(&panel, &widgets::FlamePanel::treeShown);
-    f.zoom.setCursor(5'000'000, analysis::GpuKey{0, 0});
-    f.zoom.setCursor(6'000'000, analysis::GpuKey{0, 0});
+    f.zoom.setCursor(5'000'000, analysis::GpuKey{0, trace::DeviceIndex{0}});
+    f.zoom.setCursor(6'000'000, analysis::GpuKey{0, trace::DeviceIndex{0}});
     EXPECT_NE(panel.shownTimeNs(), 6'000'000);  // not yet: the timer rebuilds
     ASSERT_TRUE(shown.wait(5000));
     EXPECT_EQ(shown.count(), 1);  // two cursor moves, one rebuild
@@ -122,7 +123,7 @@ TEST(FlamePanel, PeakShowsThePeakOfTheFormula) {
     Fixture f(spec);
     widgets::FlamePanel panel(&f.zoom);
     panel.setJob(f.job);
-    panel.setGpu(analysis::GpuKey{0, 0});
+    panel.setGpu(analysis::GpuKey{0, trace::DeviceIndex{0}});
     panel.setMoment(widgets::FlamePanel::Moment::Peak);
     // peak allocated = W + O + A a + N L, first reached at S_{N-1} + F (the last leak).
     EXPECT_EQ(panel.view()->tree().root().bytes,
@@ -138,7 +139,7 @@ TEST(FlamePanel, WhatGrewBetweenTheSelectionEndsIsTheLeak) {
     Fixture f(spec);
     widgets::FlamePanel panel(&f.zoom);
     panel.setJob(f.job);
-    panel.setGpu(analysis::GpuKey{0, 0});
+    panel.setGpu(analysis::GpuKey{0, trace::DeviceIndex{0}});
     f.zoom.setSelection({x.S(1) - 1 + f.toJob, x.S(3) - 1 + f.toJob});
     panel.setMoment(widgets::FlamePanel::Moment::WhatGrew);
     const analysis::FlameTree& tree = panel.view()->tree();
@@ -152,7 +153,7 @@ TEST(FlamePanel, SearchHighlightsTheMatchingBytes) {
     Fixture f(spec);
     widgets::FlamePanel panel(&f.zoom);
     panel.setJob(f.job);
-    panel.setGpu(analysis::GpuKey{0, 0});
+    panel.setGpu(analysis::GpuKey{0, trace::DeviceIndex{0}});
     panel.setMoment(widgets::FlamePanel::Moment::Peak);
     panel.setGrouping(analysis::FlameGrouping::Category);
     // Every synthetic allocation is a pool allocation (kind Pool), so at the peak the match is
@@ -190,15 +191,15 @@ TEST(FlameView, ClickZoomsIntoANodeAndKeepsItAcrossRebuilds) {
 TEST(FlamePanel, OomActionJumpsToTheOomAndShowsTheLiveSetThere) {
     // A trace with one OOM after two allocations.
     trace::TraceData data;
-    data.header.rank = 0;
-    data.header.devices.push_back({0, "uuid", "GPU", 1ull << 30});
+    data.header.rank = trace::RankId{0};
+    data.header.devices.push_back({trace::DeviceIndex{0}, "uuid", "GPU", 1ull << 30});
     data.memory.append({100, 0x1000, 300, trace::MemoryAction::Alloc, trace::MemoryLevel::Allocated,
-                        trace::MemoryKind::Pool, 0, 0, 0, 0});
+                        trace::MemoryKind::Pool, trace::DeviceIndex{0}, 0, trace::StackId{0}, 0});
     data.memory.append({200, 0x2000, 500, trace::MemoryAction::Alloc, trace::MemoryLevel::Allocated,
-                        trace::MemoryKind::Pool, 0, 0, 0, 0});
+                        trace::MemoryKind::Pool, trace::DeviceIndex{0}, 0, trace::StackId{0}, 0});
     data.memory.append({400, 0x1000, 300, trace::MemoryAction::Free, trace::MemoryLevel::Allocated,
-                        trace::MemoryKind::Pool, 0, 0, 0, 0});
-    data.ooms.push_back({300, 0, 0, 1ull << 31, 0});
+                        trace::MemoryKind::Pool, trace::DeviceIndex{0}, 0, trace::StackId{0}, 0});
+    data.ooms.push_back({300, trace::DeviceIndex{0}, 0, 1ull << 31, 0});
     std::vector<trace::TraceData> traces;
     traces.push_back(std::move(data));
     auto job = makeJob(std::move(traces));
@@ -274,7 +275,7 @@ TEST(Models, PassTheItemModelTester) {
     advice.setJob(f.job);
     gaps.proxy()->sort(widgets::GapTableModel::StartColumn, Qt::AscendingOrder);
     gaps.proxy()->setTextFilter(QStringLiteral("nccl"));
-    leak.setGpu(analysis::GpuKey{1, 1});
+    leak.setGpu(analysis::GpuKey{1, trace::DeviceIndex{1}});
     leak.setJob(f.job);
     EXPECT_GT(gaps.model()->rowCount(), 0);
     EXPECT_EQ(leak.summaryModel()->rowCount(), 2);
@@ -287,7 +288,8 @@ TEST(LeakPanel, ShowsTheStaircaseAndSelectsTheSurvivorsAllocations) {
     Fixture f(spec);
     widgets::LeakPanel panel(&f.zoom);
     panel.setJob(f.job);
-    EXPECT_EQ(panel.gpu(), (analysis::GpuKey{0, 0}));  // the leaking GPU comes first
+    EXPECT_EQ(panel.gpu(),
+              (analysis::GpuKey{0, trace::DeviceIndex{0}}));  // the leaking GPU comes first
     const QModelIndex verdict =
         panel.summaryModel()->index(0, widgets::LeakSummaryModel::VerdictColumn);
     EXPECT_EQ(verdict.data(widgets::LeakSummaryModel::RawValueRole).toInt(),
@@ -312,6 +314,31 @@ TEST(LeakPanel, ShowsTheStaircaseAndSelectsTheSurvivorsAllocations) {
     // The leaked tensors still alive at the end were made at S_i + F, i = 0 .. N-1.
     EXPECT_EQ(f.zoom.selection(),
               (TimeRange{x.S(0) + x.F + f.toJob, x.S(spec.iterations - 1) + x.F + f.toJob}));
+}
+
+TEST(LeakPanel, SurvivorSelectedCarriesItsStackIdThroughAQueuedConnection) {
+    // StackId is a scoped enum: the signal must still deliver it across a queued connection.
+    Fixture f(leakSpec());
+    widgets::LeakPanel panel(&f.zoom);
+    panel.setJob(f.job);
+    ASSERT_GT(panel.survivorModel()->rowCount(), 0);
+    std::optional<std::pair<analysis::GpuKey, trace::StackId>> got;
+    QObject::connect(
+        &panel, &widgets::LeakPanel::survivorSelected, &panel,
+        [&](analysis::GpuKey gpu, trace::StackId stack) { got.emplace(gpu, stack); },
+        Qt::QueuedConnection);
+    panel.selectSurvivor(0);
+    EXPECT_FALSE(got.has_value()) << "a queued slot runs from the event loop, not in emit";
+    QCoreApplication::processEvents();
+    ASSERT_TRUE(got.has_value());
+    EXPECT_EQ(got->first, panel.gpu());
+    // The largest survivor is the leak, which synthetic_job.cpp allocates under the stack
+    // log_metrics <- train_step <- main (leaf first).
+    const trace::TraceData& data = f.job->job.ranks[size_t(got->first.rankIndex)].trace.data;
+    ASSERT_LT(toInt(got->second), data.stacks.size());
+    const std::vector<trace::FrameId>& frames = data.stacks[toInt(got->second)];
+    ASSERT_FALSE(frames.empty());
+    EXPECT_EQ(data.string(data.frames[toInt(frames.front())].name), "log_metrics");
 }
 
 TEST(AdvicePanel, CostFollowsThePriceAndThePlannedSteps) {
@@ -365,12 +392,12 @@ TEST(CommLanesView, StacksLanesByRankAndMarksTheStraggler) {
     view.resize(1000, 400);
     view.setJob(f.job);
     ASSERT_EQ(view.lanes().size(), 2u);
-    EXPECT_EQ(view.lanes()[0].key, (analysis::GpuKey{0, 0}));
-    EXPECT_EQ(view.lanes()[1].key, (analysis::GpuKey{1, 1}));
+    EXPECT_EQ(view.lanes()[0].key, (analysis::GpuKey{0, trace::DeviceIndex{0}}));
+    EXPECT_EQ(view.lanes()[1].key, (analysis::GpuKey{1, trace::DeviceIndex{1}}));
     EXPECT_LT(view.lanes()[0].top, view.lanes()[1].top);
     EXPECT_EQ(view.visibleCollectives().size(), size_t(spec.iterations));
     for (const analysis::MatchedCollective& c : f.job->collectives().collectives) {
-        EXPECT_EQ(c.stragglerRank, 1);
+        EXPECT_EQ(c.stragglerRank, trace::RankId{1});
         EXPECT_EQ(c.skewNs, spec.stragglerDelayNs);
     }
     // Zoomed to the first iteration of rank 0, one collective is in view.
@@ -395,11 +422,11 @@ TEST(AdvicePanel, ChecksNameTheLeakingGpuAndWhatCouldNotBeChecked) {
     // One rank with allocations but no device list: the capacity is unknown, so nothing may be
     // said about the share of capacity, and with no advice the panel says what was not checked.
     trace::TraceData data;
-    data.header.rank = 0;
+    data.header.rank = trace::RankId{0};
     data.memory.append({100, 0x1000, 300, trace::MemoryAction::Alloc, trace::MemoryLevel::Allocated,
-                        trace::MemoryKind::Pool, 0, 0, 0, 0});
+                        trace::MemoryKind::Pool, trace::DeviceIndex{0}, 0, trace::StackId{0}, 0});
     data.memory.append({200, 0x1000, 300, trace::MemoryAction::Free, trace::MemoryLevel::Allocated,
-                        trace::MemoryKind::Pool, 0, 0, 0, 0});
+                        trace::MemoryKind::Pool, trace::DeviceIndex{0}, 0, trace::StackId{0}, 0});
     std::vector<trace::TraceData> traces;
     traces.push_back(std::move(data));
     auto job = makeJob(std::move(traces));

@@ -78,14 +78,15 @@ std::shared_ptr<const analysis::JobModel> twoRankJob() {
     for (int r = 0; r < 2; ++r) {
         trace::RankTrace rank;
         rank.path = "rank" + std::to_string(r) + ".vscope";
-        rank.trace.data.header.rank = r;
+        rank.trace.data.header.rank = trace::RankId{r};
         for (int d = 0; d < (r == 0 ? 2 : 1); ++d) {
-            rank.trace.data.header.devices.push_back({d, "", "Test GPU", 8ull << 30});
+            rank.trace.data.header.devices.push_back(
+                {trace::DeviceIndex{d}, "", "Test GPU", 8ull << 30});
             trace::MemoryEvent e;
             e.timestampNs = 1000 * (d + 1);
             e.address = 0x1000;
             e.sizeBytes = 1ull << 30;
-            e.device = d;
+            e.device = trace::DeviceIndex{d};
             rank.trace.data.memory.append(e);
         }
         job.ranks.push_back(std::move(rank));
@@ -108,7 +109,7 @@ TEST(DeviceTreeModel, ListsRanksThenGpusAndTicksFollowTheRank) {
     EXPECT_EQ(changed.count(), 1);
     const std::vector<analysis::GpuKey> left = model.checkedGpus();
     ASSERT_EQ(left.size(), 1u);
-    EXPECT_EQ(left[0], (analysis::GpuKey{1, 0}));
+    EXPECT_EQ(left[0], (analysis::GpuKey{1, trace::DeviceIndex{0}}));
     const QModelIndex gpu = model.index(1, 0, model.index(0, 0));
     model.setData(gpu, Qt::Checked, Qt::CheckStateRole);
     EXPECT_EQ(model.data(model.index(0, 0), Qt::CheckStateRole).value<Qt::CheckState>(),
@@ -128,7 +129,8 @@ TEST(LiveSetModel, ShowsRowsInTheGivenOrderWithStacksResolved) {
         data.internFrame({data.intern("forward"), data.intern("model.py"), 42});
     const trace::StackId stack = data.internStack({inner, outer});
     analysis::LiveAllocation big{0xa000, 4096, 100, stack, 0, trace::MemoryKind::Device, 0, 0};
-    analysis::LiveAllocation small{0xb000, 16, 400, 0, 0, trace::MemoryKind::Device, 0, 1};
+    analysis::LiveAllocation small{0xb000, 16, 400, trace::StackId{0}, 0, trace::MemoryKind::Device,
+                                   0,      1};
     widgets::LiveSetModel model;
     QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
     model.setRows(widgets::liveRowsFrom(data, {big, small}, 1000));
@@ -152,8 +154,10 @@ TEST(LiveSetModel, ShowsRowsInTheGivenOrderWithStacksResolved) {
 TEST(LiveSetModel, MemoryAliveBeforeTheTraceBeganIsNamedSoWithoutAnAddress) {
     trace::TraceData data;
     // An importer's one block for what was alive before recording began: no address, no stack.
-    analysis::LiveAllocation before{0, 1 << 20, 0, 0, 0, trace::MemoryKind::PreExisting, 0, 0};
-    analysis::LiveAllocation plain{0, 64, 10, 0, 0, trace::MemoryKind::Device, 0, 1};
+    analysis::LiveAllocation before{
+        0, 1 << 20, 0, trace::StackId{0}, 0, trace::MemoryKind::PreExisting, 0, 0};
+    analysis::LiveAllocation plain{0, 64, 10, trace::StackId{0}, 0, trace::MemoryKind::Device,
+                                   0, 1};
     widgets::LiveSetModel model;
     model.setRows(widgets::liveRowsFrom(data, {before, plain}, 100));
     ASSERT_EQ(model.rowCount(), 2);
@@ -176,7 +180,9 @@ TEST(GpuLabel, UnknownRankReadsRankQuestionMark) {
     analysis::JobModel job;
     job.ranks.resize(2);
     job.ranks[0].rank = trace::kUnknownRank;
-    job.ranks[1].rank = 3;
-    EXPECT_EQ(widgets::gpuLabel(job, {0, 1}), QStringLiteral("rank ? \u00b7 GPU 1"));
-    EXPECT_EQ(widgets::gpuLabel(job, {1, 0}), QStringLiteral("rank 3 \u00b7 GPU 0"));
+    job.ranks[1].rank = trace::RankId{3};
+    EXPECT_EQ(widgets::gpuLabel(job, {0, trace::DeviceIndex{1}}),
+              QStringLiteral("rank ? \u00b7 GPU 1"));
+    EXPECT_EQ(widgets::gpuLabel(job, {1, trace::DeviceIndex{0}}),
+              QStringLiteral("rank 3 \u00b7 GPU 0"));
 }

@@ -228,7 +228,11 @@ void applyTables(const v1::Chunk& chunk, TraceData& data, const size_t gaps[3], 
         data.stacks.resize(data.stacks.size() + gaps[2]);
         int pos = 0;
         for (uint32_t len : k.length()) {
-            data.stacks.emplace_back(k.frames().begin() + pos, k.frames().begin() + pos + len);
+            auto& stack = data.stacks.emplace_back();
+            stack.reserve(len);
+            for (uint32_t j = 0; j < len; ++j) {
+                stack.push_back(FrameId{k.frames(pos + static_cast<int>(j))});
+            }
             pos += static_cast<int>(len);
         }
     }
@@ -294,7 +298,7 @@ void applyCollectives(const v1::CollectiveBatch& in, CollectiveEvents& out) {
     appendColumn(out.device, in.device(), n, DeviceIndex{0});
     appendColumn(out.stream, in.stream(), n, uint64_t{0});
     appendColumn(out.communicatorHash, in.communicator_hash(), n, uint64_t{0});
-    appendColumn(out.rank, in.rank(), n, int32_t{kUnknownRank});
+    appendColumn(out.rank, in.rank(), n, kUnknownRank);
     appendColumn(out.nranks, in.nranks(), n, int32_t{0});
     appendColumn(out.function, in.function(), n, StringId{0});
     appendColumn(out.seqNumber, in.seq_number(), n, int64_t{-1});
@@ -311,7 +315,7 @@ void applyRanges(const v1::RangeBatch& in, RangeEvents& out, ChunkNotes& notes) 
     appendColumn(out.name, in.name(), n, StringId{0});
     appendColumn(out.depth, in.depth(), n, uint32_t{0});
     appendColumn(out.threadId, in.thread_id(), n, uint64_t{0});
-    appendColumn(out.device, in.device(), n, DeviceIndex{kHostDevice});
+    appendColumn(out.device, in.device(), n, kHostDevice);
     appendColumn(out.kind, in.kind(), n, RangeKind::Nvtx, [&](uint32_t k) {
         return checkedEnum(k, RangeKind::Iteration, RangeKind::Nvtx, notes.valuesReset);
     });
@@ -321,7 +325,7 @@ void applyCounters(const v1::CounterBatch& in, CounterSamples& out, ChunkNotes& 
     const auto n = static_cast<size_t>(in.timestamp_ns_delta_size());
     appendDeltaColumn(out.timestampNs, in.timestamp_ns_delta(), n);
     appendColumn(out.name, in.name(), n, StringId{0});
-    appendColumn(out.device, in.device(), n, DeviceIndex{kHostDevice});
+    appendColumn(out.device, in.device(), n, kHostDevice);
     appendColumn(out.kind, in.kind(), n, CounterKind::Generic, [&](uint32_t k) {
         return checkedEnum(k, CounterKind::ReservedBytes, CounterKind::Generic, notes.valuesReset);
     });
@@ -345,8 +349,8 @@ void applyTablesOf(const v1::Chunk& chunk, TraceData& data, const size_t gaps[3]
 
 void applyListsOf(const v1::Chunk& chunk, TraceData& data) {
     for (const auto& o : chunk.ooms()) {
-        data.ooms.push_back(OomEvent{o.timestamp_ns(), o.device(), o.stream(), o.requested_bytes(),
-                                     o.free_bytes()});
+        data.ooms.push_back(OomEvent{o.timestamp_ns(), DeviceIndex{o.device()}, o.stream(),
+                                     o.requested_bytes(), o.free_bytes()});
     }
     for (const auto& d : chunk.data_loss()) {
         // `what` holds a registry name; older files wrote a label, mapped where it is known and
@@ -362,7 +366,7 @@ void applyListsOf(const v1::Chunk& chunk, TraceData& data) {
     }
     for (const auto& a : chunk.annotations()) {
         data.annotations.push_back(
-            Annotation{a.start_ns(), a.end_ns(), a.device(), a.text(), a.author()});
+            Annotation{a.start_ns(), a.end_ns(), DeviceIndex{a.device()}, a.text(), a.author()});
     }
 }
 

@@ -338,7 +338,7 @@ void applyCollectives(const Batch& b, CollectiveEvents& out) {
     putZigzag32(out.device, b.cols[3], n, DeviceIndex{0});
     putPlain(out.stream, b.cols[4], n, uint64_t{0});
     putPlain(out.communicatorHash, b.cols[5], n, uint64_t{0});
-    putZigzag32(out.rank, b.cols[6], n, int32_t{kUnknownRank});
+    putZigzag32(out.rank, b.cols[6], n, kUnknownRank);
     putPlain(out.nranks, b.cols[7], n, int32_t{0});
     putPlain(out.function, b.cols[8], n, StringId{0});
     put(out.seqNumber, b.cols[9], n, int64_t{-1}, [](uint64_t v) { return zigzag64(v); });
@@ -355,7 +355,7 @@ void applyRanges(const Batch& b, RangeEvents& out, ChunkNotes& notes) {
     putPlain(out.name, b.cols[3], n, StringId{0});
     putPlain(out.depth, b.cols[4], n, uint32_t{0});
     putPlain(out.threadId, b.cols[5], n, uint64_t{0});
-    putZigzag32(out.device, b.cols[6], n, DeviceIndex{kHostDevice});
+    putZigzag32(out.device, b.cols[6], n, kHostDevice);
     put(out.kind, b.cols[7], n, RangeKind::Nvtx, [&](uint64_t v) {
         return checkedEnum(v, RangeKind::Iteration, RangeKind::Nvtx, notes.valuesReset);
     });
@@ -365,7 +365,7 @@ void applyCounters(const Batch& b, CounterSamples& out, ChunkNotes& notes) {
     const size_t n = b.cols[1].count;
     putDelta(out.timestampNs, b.cols[1], n);
     putPlain(out.name, b.cols[2], n, StringId{0});
-    putZigzag32(out.device, b.cols[3], n, DeviceIndex{kHostDevice});
+    putZigzag32(out.device, b.cols[3], n, kHostDevice);
     put(out.kind, b.cols[4], n, CounterKind::Generic, [&](uint64_t v) {
         return checkedEnum(v, CounterKind::ReservedBytes, CounterKind::Generic, notes.valuesReset);
     });

@@ -83,7 +83,7 @@ private:
     }
 
     void noteDevice(DeviceIndex d) {
-        if (d >= 0) {
+        if (toInt(d) >= 0) {
             m_devicesSeen.insert({d, true});
         }
     }
@@ -281,8 +281,8 @@ void TraceBuilder::addCollective(size_t row, const CollectiveArgs* args,
         }
         if (m_raw.rank != kUnknownRank) {
             if (!meta->groupRanks.empty()) {
-                const int32_t index = kineto::indexInRankList(meta->groupRanks, m_raw.rank);
-                c.rank = index >= 0 ? index : kUnknownRank;
+                const int32_t index = kineto::indexInRankList(meta->groupRanks, toInt(m_raw.rank));
+                c.rank = index >= 0 ? RankId{index} : kUnknownRank;
             } else if (c.nranks > 0 && c.nranks == m_raw.worldSize) {
                 c.rank = m_raw.rank;
             }

@@ -369,7 +369,7 @@ public:
 private:
     void commitGpuOp(const Fields& f, GpuOpKind kind);
     void commitMemory(const Fields& f);
-    void commitRange(const Fields& f, RangeKind kind, int32_t device);
+    void commitRange(const Fields& f, RangeKind kind, DeviceIndex device);
     void noteHostPid(const Fields& f) {
         if (!m_out.hostPid && f.pid) {
             m_out.hostPid = f.pid;
@@ -405,7 +405,7 @@ void EventReader::commit(const Fields& f) {
             return;
         case Cat::GpuUserAnnotation: {
             const auto device = f.args.device ? *f.args.device : f.pid.value_or(0);
-            return commitRange(f, RangeKind::GpuAnnotation, static_cast<int32_t>(device));
+            return commitRange(f, RangeKind::GpuAnnotation, static_cast<DeviceIndex>(device));
         }
         case Cat::UserAnnotation:
             noteHostPid(f);
@@ -437,7 +437,7 @@ void EventReader::commitGpuOp(const Fields& f, GpuOpKind kind) {
     RawKernel k;
     k.startNs = *f.tsNs;
     k.durNs = f.durNs < 0 ? 0 : f.durNs;
-    k.device = static_cast<int32_t>(f.args.device ? *f.args.device : f.pid.value_or(0));
+    k.device = static_cast<DeviceIndex>(f.args.device ? *f.args.device : f.pid.value_or(0));
     k.stream = f.args.stream ? static_cast<uint64_t>(*f.args.stream) : f.tid.value_or(0);
     k.name = f.name;
     k.kind = kind;
@@ -466,14 +466,14 @@ void EventReader::commitMemory(const Fields& f) {
     m.tsNs = *f.tsNs;
     m.address = a.address.value_or(0);
     m.bytes = *a.memBytes;
-    m.device = static_cast<int32_t>(a.deviceId.value_or(0));
+    m.device = static_cast<DeviceIndex>(a.deviceId.value_or(0));
     m.totalAllocated = a.totalAllocated.value_or(-1);
     m.totalReserved = a.totalReserved.value_or(-1);
     m.eventIndex = a.eventIndex.value_or(-1);
     m_out.memory.push_back(m);
 }
 
-void EventReader::commitRange(const Fields& f, RangeKind kind, int32_t device) {
+void EventReader::commitRange(const Fields& f, RangeKind kind, DeviceIndex device) {
     if (!f.tsNs) {
         ++m_out.eventsWithoutTime;
         return;
@@ -550,7 +550,11 @@ private:
             if (key == "rank" || key == "world_size") {
                 e = m_values.readInt(field.value(), n);
                 if (n && *n >= 0 && *n <= INT32_MAX) {
-                    (key == "rank" ? m_out.rank : m_out.worldSize) = static_cast<int32_t>(*n);
+                    if (key == "rank") {
+                        m_out.rank = static_cast<RankId>(*n);
+                    } else {
+                        m_out.worldSize = static_cast<int32_t>(*n);
+                    }
                 }
             } else if (key == "backend" || key == "nccl_version") {
                 e = keepSetting("kineto." + std::string(key), field.value());

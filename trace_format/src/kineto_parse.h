@@ -43,7 +43,7 @@ enum class GpuOpKind : uint8_t { Kernel, Memcpy, Memset };
 struct RawKernel {
     int64_t startNs = 0;
     int64_t durNs = 0;
-    int32_t device = 0;
+    DeviceIndex device{0};
     uint64_t stream = 0;
     std::string_view name;
     GpuOpKind kind = GpuOpKind::Kernel;
@@ -58,7 +58,7 @@ struct RawMemory {
     int64_t tsNs = 0;
     uint64_t address = 0;
     int64_t bytes = 0;  ///< > 0 alloc, < 0 free
-    int32_t device = 0;
+    DeviceIndex device{0};
     int64_t totalAllocated = -1;  ///< -1 = not in the event
     int64_t totalReserved = -1;
     int64_t eventIndex = -1;  ///< "Ev Idx": the producer's order, breaks timestamp ties
@@ -69,7 +69,7 @@ struct RawRange {
     int64_t durNs = 0;
     std::string_view name;
     uint64_t threadId = 0;
-    int32_t device = kHostDevice;
+    DeviceIndex device = kHostDevice;
     RangeKind kind = RangeKind::UserAnnotation;
 };
 
@@ -90,7 +90,7 @@ struct RawLaunch {
 
 /// Everything the first pass keeps.
 struct RawKineto {
-    int32_t rank = kUnknownRank;
+    RankId rank = kUnknownRank;
     int32_t worldSize = 0;
     std::optional<int64_t> baseTimeNs;
     std::vector<DeviceInfo> devices;  ///< from deviceProperties

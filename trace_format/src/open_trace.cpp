@@ -90,7 +90,7 @@ RankTrace makeRank(std::string path, InputFormat format, LoadedTrace trace) {
     FileHeader& h = r.trace.data.header;
     if (h.rank != kUnknownRank) {
         r.rankSource = "header";
-    } else if (const int32_t fromName = rankFromFileName(r.path); fromName != kUnknownRank) {
+    } else if (const RankId fromName = rankFromFileName(r.path); fromName != kUnknownRank) {
         h.rank = fromName;
         r.rankSource = "file name";
     } else {
@@ -324,8 +324,8 @@ Result<Job> openJob(const std::vector<std::string>& paths, const ReadOptions& op
     }
     std::stable_sort(job.ranks.begin(), job.ranks.end(),
                      [](const RankTrace& a, const RankTrace& b) {
-                         const int32_t ra = a.trace.data.header.rank;
-                         const int32_t rb = b.trace.data.header.rank;
+                         const RankId ra = a.trace.data.header.rank;
+                         const RankId rb = b.trace.data.header.rank;
                          const bool ua = ra == kUnknownRank;
                          const bool ub = rb == kUnknownRank;
                          if (ua != ub) {
@@ -339,7 +339,7 @@ Result<Job> openJob(const std::vector<std::string>& paths, const ReadOptions& op
     return job;
 }
 
-int32_t rankFromFileName(std::string_view fileName) {
+RankId rankFromFileName(std::string_view fileName) {
     const std::string name = lower(baseName(fileName));
     for (std::string_view word : {std::string_view("rank"), std::string_view("worker")}) {
         for (size_t at = name.find(word); at != std::string::npos; at = name.find(word, at + 1)) {
@@ -359,7 +359,7 @@ int32_t rankFromFileName(std::string_view fileName) {
                 ++digits;
             }
             if (digits > 0) {
-                return static_cast<int32_t>(value);
+                return static_cast<RankId>(value);
             }
         }
     }

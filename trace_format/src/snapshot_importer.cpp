@@ -101,6 +101,10 @@ uint64_t totalBytes(const std::vector<AddressRange>& ranges) {
     return n;
 }
 
+// Marks a pickle node whose frame or stack is not interned yet.
+constexpr FrameId kNotInternedFrame{UINT32_MAX};
+constexpr StackId kNotInternedStack{UINT32_MAX};
+
 /// Replay state of one device.
 struct DeviceReplay {
     std::vector<MemoryEvent> preExisting;  ///< memory alive before the trace began, at t0
@@ -117,7 +121,7 @@ struct Tally {
     uint64_t count = 0;
     std::string example;  ///< e.g. the first unknown action's name
     int64_t firstRecord = -1;
-    DeviceIndex firstDevice = 0;
+    DeviceIndex firstDevice{0};
 };
 
 class SnapshotImporter {
@@ -125,8 +129,8 @@ public:
     SnapshotImporter(const PickleDocument& doc, const std::string& name)
         : m_doc(doc),
           m_name(name),
-          m_frameCache(doc.nodeCount(), UINT32_MAX),
-          m_stackCache(doc.nodeCount(), UINT32_MAX) {}
+          m_frameCache(doc.nodeCount(), kNotInternedFrame),
+          m_stackCache(doc.nodeCount(), kNotInternedStack) {}
 
     Result<LoadedTrace> run(uint64_t inputBytes);
 
@@ -189,16 +193,17 @@ std::optional<TimestampNs> SnapshotImporter::timeField(PickleNodeId dict) const 
 // pickle values (the memo) make the same list or frame one node, so each is interned once.
 StackId SnapshotImporter::stackOf(PickleNodeId frames) {
     if (m_doc.kind(frames) != PickleKind::List && m_doc.kind(frames) != PickleKind::Tuple) {
-        return 0;
+        return StackId{0};
     }
-    if (m_stackCache[frames] != UINT32_MAX) {
+    if (m_stackCache[frames] != kNotInternedStack) {
         return m_stackCache[frames];
     }
     m_scratch.clear();
     for (const PickleNodeId f : m_doc.items(frames)) {
-        if (m_frameCache[f] == UINT32_MAX) {
+        if (m_frameCache[f] == kNotInternedFrame) {
             if (m_doc.kind(f) != PickleKind::Dict) {
-                note("stack frames that are not {name, filename, line} dicts (left out)", 0, -1);
+                note("stack frames that are not {name, filename, line} dicts (left out)",
+                     DeviceIndex{0}, -1);
                 continue;
             }
             Frame frame;
@@ -296,7 +301,7 @@ void SnapshotImporter::replayEntry(DeviceIndex d, DeviceReplay& dev, PickleNodeI
             MemoryEvent close = ev;
             close.action = MemoryAction::Free;
             close.sizeBytes = it->second;
-            close.stack = 0;
+            close.stack = StackId{0};
             dev.events.push_back(close);
             it->second = ev.sizeBytes;
         }
@@ -331,7 +336,8 @@ void SnapshotImporter::freeBlock(DeviceIndex d, DeviceReplay& dev, const MemoryE
     pre.timestampNs = m_t0;
     pre.action = MemoryAction::Alloc;
     pre.kind = MemoryKind::PreExisting;
-    pre.stack = 0;  // the entry's frames are where it was freed, not where it was allocated
+    pre.stack =
+        StackId{0};  // the entry's frames are where it was freed, not where it was allocated
     dev.preExisting.push_back(pre);
     dev.events.push_back(ev);
 }
@@ -360,7 +366,7 @@ void SnapshotImporter::unreserve(DeviceIndex d, DeviceReplay& dev, MemoryEvent f
             pre.kind = MemoryKind::PreExisting;
             pre.address = n.first;
             pre.sizeBytes = n.second - n.first;
-            pre.stack = 0;
+            pre.stack = StackId{0};
             dev.preExisting.push_back(pre);
             released += pre.sizeBytes;
         }
@@ -386,8 +392,8 @@ void SnapshotImporter::reconstructFromSegments(PickleNodeId segments) {
         const auto base = unsignedField(seg, "address");
         const auto total = unsignedField(seg, "total_size");
         if (!d || *d < 0 || *d > INT32_MAX || !base || !total || *total > UINT64_MAX - *base) {
-            note("segments without an integer 'device', 'address' or 'total_size' (skipped)", -1,
-                 index);
+            note("segments without an integer 'device', 'address' or 'total_size' (skipped)",
+                 kHostDevice, index);
             continue;
         }
         DeviceReplay& dev = device(DeviceIndex(*d));
@@ -456,9 +462,10 @@ void SnapshotImporter::importAnnotations(PickleNodeId annotations) {
         const std::string_view name = stringField(a, "name");
         const std::string_view stage = stringField(a, "stage");
         const auto t = timeField(a);
-        const auto d = intField(a, "device").value_or(kHostDevice);
+        const auto d = intField(a, "device").value_or(toInt(kHostDevice));
         if (!t || (stage != "START" && stage != "END") || d < INT32_MIN || d > INT32_MAX) {
-            note("annotations without 'time_us' or a START/END 'stage' (skipped)", -1, index);
+            note("annotations without 'time_us' or a START/END 'stage' (skipped)", kHostDevice,
+                 index);
             continue;
         }
         const auto key = std::make_pair(DeviceIndex(d), name);
@@ -468,7 +475,7 @@ void SnapshotImporter::importAnnotations(PickleNodeId annotations) {
         }
         auto it = open.find(key);
         if (it == open.end() || it->second.empty()) {
-            note("annotation ENDs without a START (skipped)", -1, index);
+            note("annotation ENDs without a START (skipped)", kHostDevice, index);
             continue;
         }
         const Open o = it->second.back();
@@ -479,7 +486,8 @@ void SnapshotImporter::importAnnotations(PickleNodeId annotations) {
     }
     for (const auto& [key, starts] : open) {
         for (const Open& o : starts) {
-            note("annotation STARTs without an END (closed at the last trace time)", -1, -1);
+            note("annotation STARTs without an END (closed at the last trace time)", kHostDevice,
+                 -1);
             ranges.push_back(RangeEvent{o.start, std::max(o.start, m_tLast),
                                         m_data.intern(key.second), o.depth, 0, key.first,
                                         RangeKind::UserAnnotation});
@@ -615,9 +623,9 @@ void SnapshotImporter::finish(LoadedTrace& out, uint64_t inputBytes) {
         if (!tally.example.empty()) {
             where += " (e.g. '" + tally.example + "')";
         }
-        if (tally.firstRecord >= 0 && tally.firstDevice >= 0) {
-            where += " (first: device " + std::to_string(tally.firstDevice) + " trace entry " +
-                     std::to_string(tally.firstRecord) + ")";
+        if (tally.firstRecord >= 0 && toInt(tally.firstDevice) >= 0) {
+            where += " (first: device " + std::to_string(toInt(tally.firstDevice)) +
+                     " trace entry " + std::to_string(tally.firstRecord) + ")";
         }
         out.report.problems.push_back(Error::make(ErrorCode::Corrupt, m_name,
                                                   std::to_string(tally.count) + " " + what + where)

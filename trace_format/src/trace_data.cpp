@@ -143,7 +143,7 @@ FrameId TraceData::internFrame(const Frame& f) {
 
 StackId TraceData::internStack(const std::vector<FrameId>& framesLeafFirst) {
     if (framesLeafFirst.empty()) {
-        return 0;
+        return StackId{0};
     }
     auto it = m_stackIndex.find(framesLeafFirst);
     if (it != m_stackIndex.end()) {
@@ -198,7 +198,7 @@ size_t TraceData::FrameHash::operator()(const Frame& f) const noexcept {
 size_t TraceData::StackHash::operator()(const std::vector<FrameId>& s) const noexcept {
     uint64_t h = 1469598103934665603ull;  // FNV-1a offset basis
     for (FrameId f : s) {
-        h = (h ^ f) * 1099511628211ull;
+        h = (h ^ toInt(f)) * 1099511628211ull;
     }
     return h;
 }

@@ -40,8 +40,8 @@ void decodeHeader(const v1::FileHeader& in, FileHeader& out) {
     out.producer = in.producer();
     out.host = in.host();
     out.pid = in.pid();
-    out.rank = in.rank();
-    out.localRank = in.local_rank();
+    out.rank = RankId{in.rank()};
+    out.localRank = RankId{in.local_rank()};
     out.worldSize = in.world_size();
     out.jobId = in.job_id();
     out.clockDomain = in.clock_domain();
@@ -49,7 +49,8 @@ void decodeHeader(const v1::FileHeader& in, FileHeader& out) {
     out.anchorTraceNs = in.anchor_trace_ns();
     out.devices.clear();
     for (const auto& d : in.devices()) {
-        out.devices.push_back(DeviceInfo{d.index(), d.uuid(), d.name(), d.total_memory_bytes()});
+        out.devices.push_back(
+            DeviceInfo{DeviceIndex{d.index()}, d.uuid(), d.name(), d.total_memory_bytes()});
     }
     out.captureSettings.clear();
     for (const auto& kv : in.capture_settings()) {
@@ -379,7 +380,7 @@ void Reader::validateIds() {
         uint64_t bad = 0;
         for (auto& v : column) {
             if (static_cast<uint64_t>(v) >= limit) {
-                v = 0;
+                v = std::remove_reference_t<decltype(v)>{0};
                 ++bad;
             }
         }
@@ -408,7 +409,7 @@ void Reader::validateIds() {
     uint64_t badFrames = 0;
     for (auto& stack : d.stacks) {
         const size_t before = stack.size();
-        std::erase_if(stack, [&](FrameId f) { return f >= d.frames.size(); });
+        std::erase_if(stack, [&](FrameId f) { return toInt(f) >= d.frames.size(); });
         badFrames += before - stack.size();
     }
     if (badFrames > 0) {

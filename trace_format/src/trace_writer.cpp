@@ -48,7 +48,7 @@ void putColumn(PbColumn<P>* out, const std::vector<T>& col, size_t b, size_t e, 
 
 template <class T, class P>
 void putColumn(PbColumn<P>* out, const std::vector<T>& col, size_t b, size_t e, T def) {
-    putColumn(out, col, b, e, def, [](T v) { return v; });
+    putColumn(out, col, b, e, def, [](T v) { return static_cast<P>(v); });
 }
 
 /// Zigzag deltas to the previous row; the first row is absolute. Always written.
@@ -154,7 +154,7 @@ void encodeCollectives(const CollectiveEvents& c, size_t b, size_t e, v1::Collec
     putColumn(out->mutable_device(), c.device, b, e, DeviceIndex{0});
     putColumn(out->mutable_stream(), c.stream, b, e, uint64_t{0});
     putColumn(out->mutable_communicator_hash(), c.communicatorHash, b, e, uint64_t{0});
-    putColumn(out->mutable_rank(), c.rank, b, e, int32_t{kUnknownRank});
+    putColumn(out->mutable_rank(), c.rank, b, e, kUnknownRank);
     putColumn(out->mutable_nranks(), c.nranks, b, e, int32_t{0});
     putColumn(out->mutable_function(), c.function, b, e, StringId{0});
     putColumn(out->mutable_seq_number(), c.seqNumber, b, e, int64_t{-1});
@@ -201,8 +201,8 @@ void encodeHeader(const FileHeader& h, v1::FileHeader* out) {
     out->set_producer(h.producer);
     out->set_host(h.host);
     out->set_pid(h.pid);
-    out->set_rank(h.rank);
-    out->set_local_rank(h.localRank);
+    out->set_rank(toInt(h.rank));
+    out->set_local_rank(toInt(h.localRank));
     out->set_world_size(h.worldSize);
     out->set_job_id(h.jobId);
     out->set_clock_domain(h.clockDomain);
@@ -210,7 +210,7 @@ void encodeHeader(const FileHeader& h, v1::FileHeader* out) {
     out->set_anchor_trace_ns(h.anchorTraceNs);
     for (const auto& d : h.devices) {
         auto* pd = out->add_devices();
-        pd->set_index(d.index);
+        pd->set_index(toInt(d.index));
         pd->set_uuid(d.uuid);
         pd->set_name(d.name);
         pd->set_total_memory_bytes(d.totalMemoryBytes);
@@ -438,7 +438,7 @@ Status TraceWriter::Impl::writeEvents(const TraceData& data, uint64_t& bytesWrit
                 const auto& stack = data.stacks[stacksSent + j];
                 t->add_length(static_cast<uint32_t>(stack.size()));
                 for (FrameId f : stack) {
-                    t->add_frames(f);
+                    t->add_frames(toInt(f));
                 }
             }
         }
@@ -462,7 +462,7 @@ Status TraceWriter::Impl::writeEvents(const TraceData& data, uint64_t& bytesWrit
             const OomEvent& o = data.ooms[b];
             auto* p = chunk.add_ooms();
             p->set_timestamp_ns(o.timestampNs);
-            p->set_device(o.device);
+            p->set_device(toInt(o.device));
             p->set_stream(o.stream);
             p->set_requested_bytes(o.requestedBytes);
             p->set_free_bytes(o.freeBytes);
@@ -481,7 +481,7 @@ Status TraceWriter::Impl::writeEvents(const TraceData& data, uint64_t& bytesWrit
             auto* p = chunk.add_annotations();
             p->set_start_ns(a.startNs);
             p->set_end_ns(a.endNs);
-            p->set_device(a.device);
+            p->set_device(toInt(a.device));
             p->set_text(a.text);
             p->set_author(a.author);
         }

@@ -88,14 +88,14 @@ QVariant AdviceModel::data(const QModelIndex& index, int role) const {
     }
     const analysis::Advice& a = m_advice[size_t(index.row())];
     QString where;
-    if (a.rank >= 0) {
-        where = QStringLiteral("rank %1").arg(a.rank);
+    if (toInt(a.rank) >= 0) {
+        where = QStringLiteral("rank %1").arg(toInt(a.rank));
     } else if (a.device != trace::kHostDevice) {
         where = QStringLiteral("rank ?");
     }
     if (a.device != trace::kHostDevice) {
         where += (where.isEmpty() ? QString() : QStringLiteral(" \u00b7 ")) +
-                 QStringLiteral("GPU %1").arg(a.device);
+                 QStringLiteral("GPU %1").arg(toInt(a.device));
     }
     if (where.isEmpty()) {
         where = tr("job");

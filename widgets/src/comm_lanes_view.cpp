@@ -66,11 +66,17 @@ void CommLanesView::setMargins(int left, int right) {
 void CommLanesView::relayout() {
     m_lanes.clear();
     m_rankRows.clear();
+    m_collectiveRanks.clear();
     if (!m_job) {
         m_contentHeight = 0;
         return;
     }
     const analysis::JobModel& job = *m_job;
+    for (const analysis::RankInfo& r : job.ranks) {
+        m_collectiveRanks.push_back(r.rank);
+    }
+    // The same numbers analyzeJob matched the collectives with (unknown ranks get a free one).
+    m_collectiveRanks = analysis::collectiveRanks(m_collectiveRanks);
     // Narrower rows when there are many GPUs, so that a whole job still fits on screen.
     const size_t n = m_job->kernels.size();
     m_rowHeight = n <= 4 ? 9 : (n <= 16 ? 7 : (n <= 32 ? 5 : 3));
@@ -133,12 +139,9 @@ int64_t CommLanesView::toJobNs(int rankIndex) const {
     return m_job->ranks[size_t(rankIndex)].toJobNs;
 }
 
-int CommLanesView::laneOfRank(int32_t rank) const {
-    const analysis::JobModel& job = *m_job;
+int CommLanesView::laneOfRank(trace::RankId rank) const {
     for (size_t i = 0; i < m_lanes.size(); ++i) {
-        const int ri = m_lanes[i].key.rankIndex;
-        const int32_t r = job.ranks[size_t(ri)].rank >= 0 ? job.ranks[size_t(ri)].rank : ri;
-        if (r == rank) {
+        if (m_collectiveRanks[size_t(m_lanes[i].key.rankIndex)] == rank) {
             return int(i);
         }
     }
@@ -395,7 +398,7 @@ QString CommLanesView::describeAt(QPoint pos) const {
         const int row = std::clamp((pos.y() - lane.top) / m_rowHeight, 0, 2);
         QString text;
         // Collective arrivals near the pointer (within 4 px).
-        const int32_t rank = job.ranks[size_t(lane.key.rankIndex)].rank;
+        const trace::RankId rank = m_collectiveRanks[size_t(lane.key.rankIndex)];
         for (size_t i : visibleCollectives()) {
             const analysis::MatchedCollective& c = m_job->collectives().collectives[i];
             for (const analysis::CollectiveParticipant& part : c.participants) {
@@ -403,7 +406,7 @@ QString CommLanesView::describeAt(QPoint pos) const {
                     text += tr("<b>%1 #%2</b>: straggler rank %3, skew %4; this rank waited %5<br>")
                                 .arg(QString::fromStdString(c.function))
                                 .arg(c.seqNumber)
-                                .arg(c.stragglerRank)
+                                .arg(toInt(c.stragglerRank))
                                 .arg(formatDuration(double(c.skewNs)),
                                      formatDuration(double(part.waitNs)));
                 }

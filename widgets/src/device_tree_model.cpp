@@ -25,7 +25,8 @@ void DeviceTreeModel::setJob(const std::shared_ptr<const analysis::JobModel>& jo
             const analysis::RankInfo& info = job->ranks[r];
             RankRow& row = m_ranks[r];
             const QString file = QFileInfo(QString::fromStdString(info.path)).fileName();
-            row.name = info.rank >= 0 ? tr("rank %1").arg(info.rank) : tr("rank ? (%1)").arg(file);
+            row.name = toInt(info.rank) >= 0 ? tr("rank %1").arg(toInt(info.rank))
+                                             : tr("rank ? (%1)").arg(file);
             row.tooltip = row.name + QLatin1Char('\n') + QString::fromStdString(info.path);
             if (!info.host.empty()) {
                 row.tooltip += tr("\nhost %1").arg(QString::fromStdString(info.host));
@@ -34,7 +35,7 @@ void DeviceTreeModel::setJob(const std::shared_ptr<const analysis::JobModel>& jo
         for (const analysis::GpuSeries& g : job->gpus) {
             GpuRow row;
             row.key = g.key;
-            row.name = tr("GPU %1").arg(g.key.device);
+            row.name = tr("GPU %1").arg(toInt(g.key.device));
             if (!g.deviceName.empty()) {
                 row.name += QStringLiteral(" · ") + QString::fromStdString(g.deviceName);
             }

@@ -381,8 +381,8 @@ void FlamePanel::highlightStack(analysis::GpuKey gpu, trace::StackId stack) {
     rebuildNow();
     const trace::TraceData& data = m_job->job.ranks[size_t(gpu.rankIndex)].trace.data;
     std::vector<std::string> path;
-    if (stack < data.stacks.size()) {
-        const std::vector<trace::FrameId>& frames = data.stacks[stack];
+    if (toInt(stack) < data.stacks.size()) {
+        const std::vector<trace::FrameId>& frames = data.stacks[toInt(stack)];
         for (auto it = frames.rbegin(); it != frames.rend(); ++it) {
             path.push_back(analysis::frameLabel(data, *it));
         }

@@ -92,9 +92,9 @@ QVariant GapTableModel::data(const QModelIndex& index, int role) const {
     if (role == RawValueRole) {
         switch (index.column()) {
             case RankColumn:
-                return g.rank;
+                return toInt(g.rank);
             case GpuColumn:
-                return g.device;
+                return toInt(g.device);
             case StartColumn:
                 return qlonglong(g.startNs);
             case DurationColumn:
@@ -111,9 +111,9 @@ QVariant GapTableModel::data(const QModelIndex& index, int role) const {
     if (role == Qt::DisplayRole) {
         switch (index.column()) {
             case RankColumn:
-                return g.rank >= 0 ? QVariant(g.rank) : QVariant(tr("?"));
+                return toInt(g.rank) >= 0 ? QVariant(toInt(g.rank)) : QVariant(tr("?"));
             case GpuColumn:
-                return g.device;
+                return toInt(g.device);
             case StartColumn:
                 return formatDuration(double(g.startNs));
             case DurationColumn:

@@ -18,8 +18,8 @@ constexpr int kRowGap = 1;
 
 QString rowLabel(const analysis::GpuSeries& g) {
     // Short enough for the plots' left margin: "r12/0" is rank 12, GPU 0.
-    return g.rank >= 0 ? QStringLiteral("r%1/%2").arg(g.rank).arg(g.key.device)
-                       : QStringLiteral("GPU %1").arg(g.key.device);
+    return toInt(g.rank) >= 0 ? QStringLiteral("r%1/%2").arg(toInt(g.rank)).arg(toInt(g.key.device))
+                              : QStringLiteral("GPU %1").arg(toInt(g.key.device));
 }
 }  // namespace
 
@@ -156,11 +156,12 @@ void HeatStrip::mouseMoveEvent(QMouseEvent* event) {
                         .arg(100.0 * *share, 0, 'f', 1)
                         .arg(formatBytes(static_cast<double>(g->memory.capacityBytes), 1))
                   : QStringLiteral("capacity unknown; shaded against the job's highest peak");
-        setToolTip(QStringLiteral("rank %1 · GPU %2: peak %3 (%4)\nclick to show its plot")
-                       .arg(g->rank >= 0 ? QString::number(g->rank) : QStringLiteral("?"))
-                       .arg(g->key.device)
-                       .arg(formatBytes(static_cast<double>(g->memory.peakBytes())))
-                       .arg(of));
+        setToolTip(
+            QStringLiteral("rank %1 · GPU %2: peak %3 (%4)\nclick to show its plot")
+                .arg(toInt(g->rank) >= 0 ? QString::number(toInt(g->rank)) : QStringLiteral("?"))
+                .arg(toInt(g->key.device))
+                .arg(formatBytes(static_cast<double>(g->memory.peakBytes())))
+                .arg(of));
     }
 }
 

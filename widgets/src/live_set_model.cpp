@@ -7,10 +7,10 @@ namespace vramscope::widgets {
 namespace {
 /// "name  (file:line)"; `shortFile` keeps only the file's base name.
 QString frameText(const trace::TraceData& data, trace::FrameId id, bool shortFile = false) {
-    if (id >= data.frames.size()) {
+    if (toInt(id) >= data.frames.size()) {
         return QStringLiteral("?");
     }
-    const trace::Frame& f = data.frames[id];
+    const trace::Frame& f = data.frames[toInt(id)];
     QString text = QString::fromStdString(std::string(data.string(f.name)));
     if (text.isEmpty()) {
         text = QStringLiteral("??");
@@ -32,8 +32,8 @@ QString frameText(const trace::TraceData& data, trace::FrameId id, bool shortFil
 /// name the model code a user can change, C++ frames the allocator.
 int topFrame(const trace::TraceData& data, const std::vector<trace::FrameId>& stack) {
     for (size_t i = 0; i < stack.size(); ++i) {
-        if (stack[i] < data.frames.size()) {
-            const std::string_view file = data.string(data.frames[stack[i]].file);
+        if (toInt(stack[i]) < data.frames.size()) {
+            const std::string_view file = data.string(data.frames[toInt(stack[i])].file);
             if (file.size() > 3 && file.substr(file.size() - 3) == ".py") {
                 return static_cast<int>(i);
             }
@@ -53,8 +53,8 @@ std::vector<LiveRow> liveRowsFrom(const trace::TraceData& data,
         row.address = a.address;
         row.ageNs = atNs - a.allocTimeNs;
         row.preExisting = a.kind == trace::MemoryKind::PreExisting;
-        if (a.stack > 0 && a.stack < data.stacks.size()) {
-            const auto& stack = data.stacks[a.stack];
+        if (toInt(a.stack) > 0 && toInt(a.stack) < data.stacks.size()) {
+            const auto& stack = data.stacks[toInt(a.stack)];
             for (trace::FrameId id : stack) {
                 row.stack.append(frameText(data, id));
             }

@@ -20,8 +20,10 @@ int topMarginFor(const QFontMetrics& fm) {
 }
 
 QString gpuTitle(const analysis::GpuSeries& g) {
-    QString title = g.rank >= 0 ? QStringLiteral("rank %1 · GPU %2").arg(g.rank).arg(g.key.device)
-                                : QStringLiteral("rank ? · GPU %1").arg(g.key.device);
+    QString title =
+        toInt(g.rank) >= 0
+            ? QStringLiteral("rank %1 · GPU %2").arg(toInt(g.rank)).arg(toInt(g.key.device))
+            : QStringLiteral("rank ? · GPU %1").arg(toInt(g.key.device));
     if (!g.deviceName.empty()) {
         title += QStringLiteral(" · ") + QString::fromStdString(g.deviceName);
     }

@@ -35,8 +35,8 @@ void RangeLane::setRank(std::shared_ptr<const analysis::JobModel> job, int rankI
     m_rows.clear();
     if (m_job && rankIndex >= 0 && static_cast<size_t>(rankIndex) < m_job->ranks.size()) {
         const analysis::RankInfo& rank = m_job->ranks[static_cast<size_t>(rankIndex)];
-        const QString who = m_job->ranks.size() > 1 && rank.rank >= 0
-                                ? QStringLiteral(" r%1").arg(rank.rank)
+        const QString who = m_job->ranks.size() > 1 && toInt(rank.rank) >= 0
+                                ? QStringLiteral(" r%1").arg(toInt(rank.rank))
                                 : QString();
         Row iterations{QStringLiteral("iterations") + who, {}};
         std::vector<Row> nvtx(kNvtxRows);

@@ -42,13 +42,13 @@ QString formatDuration(double ns) {
 
 QString gpuLabel(const analysis::JobModel& job, const analysis::GpuKey& key) {
     const bool known = key.rankIndex >= 0 && size_t(key.rankIndex) < job.ranks.size() &&
-                       job.ranks[size_t(key.rankIndex)].rank >= 0;
+                       toInt(job.ranks[size_t(key.rankIndex)].rank) >= 0;
     if (!known) {
-        return QStringLiteral("rank ? \u00b7 GPU %1").arg(key.device);
+        return QStringLiteral("rank ? \u00b7 GPU %1").arg(toInt(key.device));
     }
     return QStringLiteral("rank %1 \u00b7 GPU %2")
-        .arg(job.ranks[size_t(key.rankIndex)].rank)
-        .arg(key.device);
+        .arg(toInt(job.ranks[size_t(key.rankIndex)].rank))
+        .arg(toInt(key.device));
 }
 
 }  // namespace vramscope::widgets

@@ -150,7 +150,7 @@ TEST(DlrmJob, TimeBreakdownPerRankMatchesTheJson) {
     ASSERT_TRUE(job.ok()) << job.error().describe();
     ASSERT_EQ(job->ranks.size(), 8u);
     for (const trace::RankTrace& rt : job->ranks) {
-        const int rank = rt.trace.data.header.rank;
+        const int rank = toInt(rt.trace.data.header.rank);
         ASSERT_GE(rank, 0);
         ASSERT_LT(rank, 8);
         const JsonRank& e = expected[size_t(rank)];
@@ -202,7 +202,8 @@ TEST(DlrmJob, ReportsTheStragglerOfEveryCollective) {
         EXPECT_EQ(c.participants.size(), 8u);
         const auto key = std::make_pair(c.function, seen[c.function]++);
         ASSERT_TRUE(latest.count(key)) << c.function;
-        EXPECT_EQ(c.stragglerRank, latest[key].second) << c.function << " #" << key.second;
+        EXPECT_EQ(c.stragglerRank, trace::RankId{latest[key].second})
+            << c.function << " #" << key.second;
         EXPECT_GT(c.skewNs, 0);
     }
     ASSERT_EQ(m.ranks.size(), 8u);
@@ -275,10 +276,10 @@ TEST(H200Snapshot, LeakIsAStaircaseOfTheKeptLogits) {
     REQUIRE_FILE(kLeak);
     auto t = trace::openTrace(kLeak);
     ASSERT_TRUE(t.ok()) << t.error().describe();
-    auto its = findIterations(t->data, 0);
+    auto its = findIterations(t->data, trace::DeviceIndex{0});
     ASSERT_TRUE(its.ok());
     EXPECT_EQ(its->source, IterationSource::Detected);  // snapshots carry no iteration ranges
-    const LeakReport r = analyzeLeak(t->data, 0, *its);
+    const LeakReport r = analyzeLeak(t->data, trace::DeviceIndex{0}, *its);
     EXPECT_EQ(r.verdict, LeakVerdict::Staircase) << r.reason;
     EXPECT_NEAR(double(r.growthBytesPerIteration), double(kLeakPerIteration),
                 0.05 * double(kLeakPerIteration));
@@ -438,7 +439,7 @@ TEST(KinetoMemory, IterationBaselinesCountOnlyTheKnownCurve) {
     REQUIRE_FILE(path);
     auto t = trace::openTrace(path);
     ASSERT_TRUE(t.ok()) << t.error().describe();
-    auto job = analyzeJob({{&t->data, 0, 0}});
+    auto job = analyzeJob({{&t->data, trace::RankId{0}, 0}});
     ASSERT_TRUE(job.ok());
     const DeviceAnalysis* d = nullptr;
     for (const DeviceAnalysis& a : job->devices) {
@@ -452,7 +453,7 @@ TEST(KinetoMemory, IterationBaselinesCountOnlyTheKnownCurve) {
     // window when there is one (the curve holds it from the window's start).
     const nlohmann::json doc = loadGzJson(path);
     const std::vector<std::pair<double, double>> steps = profilerSteps(doc);
-    const std::vector<int64_t> expected = lowestTotalAllocated(doc, d->device, steps);
+    const std::vector<int64_t> expected = lowestTotalAllocated(doc, toInt(d->device), steps);
     ASSERT_EQ(steps.size(), 5u);  // ProfilerStep#2 .. #6
     ASSERT_EQ(d->leak.iterations.size(), expected.size());
     for (size_t i = 0; i < expected.size(); ++i) {
@@ -469,7 +470,7 @@ TEST(H200Snapshot, OomIsAdvisedWithTheMemoryAtThatMoment) {
     auto t = trace::openTrace(kOom);
     ASSERT_TRUE(t.ok()) << t.error().describe();
     ASSERT_EQ(t->data.ooms.size(), 1u);
-    auto job = analyzeJob({{&t->data, -1, 0}});
+    auto job = analyzeJob({{&t->data, trace::kUnknownRank, 0}});
     ASSERT_TRUE(job.ok());
     ASSERT_EQ(job->devices.size(), 1u);
     const DeviceAnalysis& d = job->devices[0];

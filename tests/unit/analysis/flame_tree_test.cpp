@@ -17,18 +17,18 @@ using trace::TraceData;
 
 void alloc(TraceData& d, int64_t t, uint64_t addr, uint64_t size, trace::StackId stack,
            uint32_t range = 0, MemoryKind kind = MemoryKind::Pool) {
-    d.memory.append(MemoryEvent{t, addr, size, MemoryAction::Alloc, MemoryLevel::Allocated, kind, 0,
-                                0, stack, range});
+    d.memory.append(MemoryEvent{t, addr, size, MemoryAction::Alloc, MemoryLevel::Allocated, kind,
+                                trace::DeviceIndex{0}, 0, stack, range});
 }
 void release(TraceData& d, int64_t t, uint64_t addr, uint64_t size) {
     d.memory.append(MemoryEvent{t, addr, size, MemoryAction::Free, MemoryLevel::Allocated,
-                                MemoryKind::Pool, 0, 0, 0, 0});
+                                MemoryKind::Pool, trace::DeviceIndex{0}, 0, trace::StackId{0}, 0});
 }
 
 /// main -> model -> {linear, attention}; one allocation without a stack.
 struct Fixture {
     TraceData d;
-    trace::StackId linear = 0, attention = 0;
+    trace::StackId linear{0}, attention{0};
     Fixture() {
         const auto frame = [&](const char* name, int line) {
             return d.internFrame({d.intern(name), d.intern("train.py"), line});
@@ -40,7 +40,7 @@ struct Fixture {
         alloc(d, 10, 0x100, 1000, linear);
         alloc(d, 20, 0x200, 3000, attention);
         alloc(d, 30, 0x300, 500, linear);
-        alloc(d, 40, 0x400, 7, 0);
+        alloc(d, 40, 0x400, 7, trace::StackId{0});
         release(d, 50, 0x100, 1000);
         alloc(d, 60, 0x500, 2000, attention);
     }
@@ -48,7 +48,7 @@ struct Fixture {
 
 TEST(FlameTree, GroupsTheLiveSetByStackRootFirst) {
     Fixture f;
-    FlameTreeBuilder b(f.d, 0, MemoryLevel::Allocated);
+    FlameTreeBuilder b(f.d, trace::DeviceIndex{0}, MemoryLevel::Allocated);
     const FlameTree t = b.at(45, FlameGrouping::Stack);
     ASSERT_FALSE(t.nodes.empty());
     EXPECT_EQ(t.root().bytes, 4507);
@@ -77,7 +77,7 @@ TEST(FlameTree, GroupsTheLiveSetByStackRootFirst) {
 
 TEST(FlameTree, DiffShowsWhatGrew) {
     Fixture f;
-    FlameTreeBuilder b(f.d, 0, MemoryLevel::Allocated);
+    FlameTreeBuilder b(f.d, trace::DeviceIndex{0}, MemoryLevel::Allocated);
     const FlameTree t = b.diff(45, 70, FlameGrouping::Stack);
     EXPECT_TRUE(t.isDiff);
     EXPECT_EQ(t.root().bytes, 1000);  // +2000 attention, -1000 linear
@@ -103,10 +103,10 @@ TEST(FlameTree, GroupsByNvtxRangePathAndByCategory) {
     };
     const uint32_t it = range("iteration 0", 0, 100, 0);
     const uint32_t fwd = range("forward", 0, 50, 1);
-    alloc(d, 10, 0x10, 100, 0, fwd);
-    alloc(d, 60, 0x20, 300ull << 20, 0, it, MemoryKind::Device);
-    alloc(d, 70, 0x30, 5, 0, 0);
-    FlameTreeBuilder b(d, 0, MemoryLevel::Allocated);
+    alloc(d, 10, 0x10, 100, trace::StackId{0}, fwd);
+    alloc(d, 60, 0x20, 300ull << 20, trace::StackId{0}, it, MemoryKind::Device);
+    alloc(d, 70, 0x30, 5, trace::StackId{0}, 0);
+    FlameTreeBuilder b(d, trace::DeviceIndex{0}, MemoryLevel::Allocated);
     const FlameTree t = b.at(80, FlameGrouping::Nvtx);
     EXPECT_EQ(toFolded(t), "iteration 0 314572800\niteration 0;forward 100\n(no range) 5\n");
     const FlameTree c = b.at(80, FlameGrouping::Category);
@@ -115,7 +115,7 @@ TEST(FlameTree, GroupsByNvtxRangePathAndByCategory) {
 
 TEST(FlameTree, PeakTimeIsWhereTheRunningBytesTopOut) {
     Fixture f;
-    FlameTreeBuilder b(f.d, 0, MemoryLevel::Allocated);
+    FlameTreeBuilder b(f.d, trace::DeviceIndex{0}, MemoryLevel::Allocated);
     // 1000, 4000, 4500, 4507, 3507, 5507
     EXPECT_EQ(peakTime(f.d, b.index()), 60);
 }
@@ -136,12 +136,12 @@ TEST(AllocationIndex, LiveSetsMatchAFullReplayAcrossCheckpoints) {
             const uint64_t addr = (rng() % 5000) * 16;
             if (open.count(addr) == 0) {
                 open[addr] = 1 + rng() % 1000;
-                alloc(d, t, addr, open[addr], 0);
+                alloc(d, t, addr, open[addr], trace::StackId{0});
             }
         }
     }
     release(d, t + 1, 0xdeadbeef, 10);  // a free with no alloc is ignored
-    const AllocationIndex index(d, 0, MemoryLevel::Allocated);
+    const AllocationIndex index(d, trace::DeviceIndex{0}, MemoryLevel::Allocated);
     for (int q = 0; q < 40; ++q) {
         const int64_t at = int64_t(rng() % uint64_t(t + 2));
         // Reference: replay every event with time <= at.

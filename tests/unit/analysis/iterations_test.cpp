@@ -34,7 +34,7 @@ TEST(Iterations, TakesIterationRangesWithTheirNumbers) {
                  RangeKind::Iteration);
         addRange(d, "forward", 1000 * i, 1000 * i + 400, RangeKind::Nvtx, trace::kHostDevice, 1);
     }
-    auto set = findIterations(d, 0);
+    auto set = findIterations(d, trace::DeviceIndex{0});
     ASSERT_TRUE(set.ok());
     EXPECT_EQ(set->source, IterationSource::Ranges);
     ASSERT_EQ(set->count(), 5u);
@@ -51,10 +51,10 @@ TEST(Iterations, PrefersHostProfilerStepsOverTheirGpuProjection) {
         addRange(d, "ProfilerStep#" + std::to_string(10 + i), 100 * i, 100 * i + 90,
                  RangeKind::UserAnnotation);
         addRange(d, "ProfilerStep#" + std::to_string(10 + i), 100 * i + 5, 100 * i + 95,
-                 RangeKind::GpuAnnotation, 0);
+                 RangeKind::GpuAnnotation, trace::DeviceIndex{0});
     }
     addRange(d, "ProfilerStep#99", 50, 60, RangeKind::UserAnnotation);  // nested: dropped
-    auto set = findIterations(d, 0);
+    auto set = findIterations(d, trace::DeviceIndex{0});
     ASSERT_TRUE(set.ok());
     EXPECT_EQ(set->source, IterationSource::Ranges);
     ASSERT_EQ(set->count(), 3u);
@@ -64,10 +64,10 @@ TEST(Iterations, PrefersHostProfilerStepsOverTheirGpuProjection) {
 
 TEST(Iterations, UsesGpuAnnotationsOfTheDeviceWhenOnlyThoseExist) {
     TraceData d;
-    addRange(d, "ProfilerStep#1", 0, 10, RangeKind::GpuAnnotation, 1);
-    addRange(d, "ProfilerStep#2", 10, 20, RangeKind::GpuAnnotation, 1);
-    addRange(d, "ProfilerStep#3", 10, 20, RangeKind::GpuAnnotation, 2);
-    auto set = findIterations(d, 1);
+    addRange(d, "ProfilerStep#1", 0, 10, RangeKind::GpuAnnotation, trace::DeviceIndex{1});
+    addRange(d, "ProfilerStep#2", 10, 20, RangeKind::GpuAnnotation, trace::DeviceIndex{1});
+    addRange(d, "ProfilerStep#3", 10, 20, RangeKind::GpuAnnotation, trace::DeviceIndex{2});
+    auto set = findIterations(d, trace::DeviceIndex{1});
     ASSERT_TRUE(set.ok());
     EXPECT_EQ(set->count(), 2u);
 }
@@ -80,7 +80,7 @@ TEST(Iterations, RegexReplacesTheDefaultNames) {
     }
     IterationOptions o;
     o.regex = "^train_step_\\d+$";
-    auto set = findIterations(d, 0, o);
+    auto set = findIterations(d, trace::DeviceIndex{0}, o);
     ASSERT_TRUE(set.ok());
     EXPECT_EQ(set->source, IterationSource::Regex);
     ASSERT_EQ(set->count(), 4u);
@@ -92,7 +92,7 @@ TEST(Iterations, InvalidRegexIsAnError) {
     TraceData d;
     IterationOptions o;
     o.regex = "([";
-    auto set = findIterations(d, 0, o);
+    auto set = findIterations(d, trace::DeviceIndex{0}, o);
     ASSERT_FALSE(set.ok());
     EXPECT_NE(set.error().message.find("regex"), std::string::npos);
 }
@@ -114,13 +114,15 @@ TraceData periodicTrace(int iterations, int64_t& periodNs) {
         for (int k = 0; k < 6; ++k) {
             d.memory.append(MemoryEvent{t, 0x1000u + uint64_t(k) * 0x10000, sizes[k],
                                         MemoryAction::Alloc, MemoryLevel::Allocated,
-                                        trace::MemoryKind::Pool, 0, 7, stacks[k], 0});
+                                        trace::MemoryKind::Pool, trace::DeviceIndex{0}, 7,
+                                        stacks[k], 0});
             t += 10;
         }
         for (int k = 5; k >= 0; --k) {
             d.memory.append(MemoryEvent{t, 0x1000u + uint64_t(k) * 0x10000, sizes[k],
                                         MemoryAction::Free, MemoryLevel::Allocated,
-                                        trace::MemoryKind::Pool, 0, 7, stacks[k], 0});
+                                        trace::MemoryKind::Pool, trace::DeviceIndex{0}, 7,
+                                        stacks[k], 0});
             t += 10;
         }
     }
@@ -130,7 +132,7 @@ TraceData periodicTrace(int iterations, int64_t& periodNs) {
 TEST(Iterations, DetectsThePeriodOfTheAllocationSequence) {
     int64_t period = 0;
     TraceData d = periodicTrace(12, period);
-    auto set = findIterations(d, 0);
+    auto set = findIterations(d, trace::DeviceIndex{0});
     ASSERT_TRUE(set.ok());
     EXPECT_EQ(set->source, IterationSource::Detected);
     EXPECT_EQ(set->periodAllocations, 6);
@@ -150,9 +152,10 @@ TEST(Iterations, NoneWithoutRangesOrStructure) {
     for (int i = 0; i < 300; ++i) {
         d.memory.append(MemoryEvent{i * 10, uint64_t(i) * 64, 1 + rng() % 100000,
                                     MemoryAction::Alloc, MemoryLevel::Allocated,
-                                    trace::MemoryKind::Pool, 0, 7, 0, 0});
+                                    trace::MemoryKind::Pool, trace::DeviceIndex{0}, 7,
+                                    trace::StackId{0}, 0});
     }
-    auto set = findIterations(d, 0);
+    auto set = findIterations(d, trace::DeviceIndex{0});
     ASSERT_TRUE(set.ok());
     EXPECT_EQ(set->source, IterationSource::None);
     EXPECT_EQ(set->count(), 0u);

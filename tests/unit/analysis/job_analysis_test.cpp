@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <set>
 
 #include "vramscope/analysis/synthetic_job.h"
 
@@ -19,7 +20,7 @@ TEST(JobAnalysis, AnalysesEveryDeviceAndPricesTheJob) {
     const auto job = generateSyntheticJob(spec);
     std::vector<RankInput> in;
     for (int r = 0; r < spec.ranks; ++r) {
-        in.push_back({&job[size_t(r)], r, 0});
+        in.push_back({&job[size_t(r)], trace::RankId{r}, 0});
     }
     JobAnalysisOptions o;
     o.gpuHourPrice = 3.0;
@@ -38,14 +39,15 @@ TEST(JobAnalysis, AnalysesEveryDeviceAndPricesTheJob) {
         EXPECT_EQ(d.gapKernelNames[0].second,
                   t.string(t.kernels.name[d.breakdown->gaps[0].kernelAfter]));
         // Model state: weights and optimizer state, plus the first iteration's leak.
-        const uint64_t leak = d.rank == 1 ? spec.leakBytesPerIteration : 0;
-        EXPECT_EQ(d.modelStateBytes, int64_t(WO + leak)) << d.rank;
-        EXPECT_EQ(d.leak.verdict, d.rank == 1 ? LeakVerdict::Staircase : LeakVerdict::Sawtooth);
+        const uint64_t leak = d.rank == trace::RankId{1} ? spec.leakBytesPerIteration : 0;
+        EXPECT_EQ(d.modelStateBytes, int64_t(WO + leak)) << toInt(d.rank);
+        EXPECT_EQ(d.leak.verdict,
+                  d.rank == trace::RankId{1} ? LeakVerdict::Staircase : LeakVerdict::Sawtooth);
     }
     EXPECT_EQ(a->collectives.collectives.size(), 8u);
     bool leakAdvice = false;
     for (const Advice& adv : a->advice) {
-        leakAdvice |= adv.rule == "leak" && adv.rank == 1;
+        leakAdvice |= adv.rule == "leak" && adv.rank == trace::RankId{1};
     }
     EXPECT_TRUE(leakAdvice);
     // Step time: the iteration range [S_i(r), E_i) lasts s + C - v + D on the ranks that are on
@@ -62,11 +64,42 @@ TEST(JobAnalysis, AnalysesEveryDeviceAndPricesTheJob) {
     EXPECT_DOUBLE_EQ(a->cost->totalCost, 4 * 3.0 * double(step) * 8 / 3.6e12);
 }
 
+TEST(JobAnalysis, AnUnknownRankIsNotMatchedAsAKnownRankThatHasItsPosition) {
+    // Three ranks of one job; the third has no rank. Ranks 1 and 2 are known, so the unknown one
+    // (at position 2) must not take part in the collectives as a second "rank 2".
+    SyntheticJobSpec spec;
+    spec.ranks = 3;
+    spec.iterations = 4;
+    const auto job = generateSyntheticJob(spec);
+    const std::vector<RankInput> in = {{&job[0], trace::RankId{1}, 0},
+                                       {&job[1], trace::RankId{2}, 0},
+                                       {&job[2], trace::kUnknownRank, 0}};
+    const auto a = analyzeJob(in);
+    ASSERT_TRUE(a.ok()) << a.error().describe();
+    const CollectiveMatch& m = a->collectives;
+    // Every all-reduce of the spec is seen by all three ranks, so each has three participants
+    // with three different ranks, and three ranks wait.
+    ASSERT_EQ(m.collectives.size(), size_t(spec.iterations));
+    for (const MatchedCollective& c : m.collectives) {
+        std::set<trace::RankId> ranks;
+        for (const CollectiveParticipant& p : c.participants) {
+            ranks.insert(p.rank);
+        }
+        EXPECT_EQ(c.participants.size(), 3u);
+        EXPECT_EQ(ranks.size(), 3u) << "two inputs share a rank";
+        EXPECT_TRUE(ranks.count(trace::RankId{1}) && ranks.count(trace::RankId{2}));
+    }
+    ASSERT_EQ(m.ranks.size(), 3u);
+    for (const RankWait& w : m.ranks) {
+        EXPECT_EQ(w.collectives, size_t(spec.iterations)) << "rank " << toInt(w.rank);
+    }
+}
+
 TEST(JobAnalysis, InvalidRegexIsAnError) {
     const auto job = generateSyntheticJob(SyntheticJobSpec{});
     JobAnalysisOptions o;
     o.iterations.regex = "(";
-    EXPECT_FALSE(analyzeJob({{&job[0], 0, 0}}, o).ok());
+    EXPECT_FALSE(analyzeJob({{&job[0], trace::RankId{0}, 0}}, o).ok());
 }
 
 }  // namespace

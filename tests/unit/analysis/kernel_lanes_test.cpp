@@ -13,7 +13,7 @@ namespace {
 
 trace::TraceData kernels(
     std::initializer_list<std::tuple<int64_t, int64_t, trace::KernelCategory>> list,
-    trace::DeviceIndex device = 0) {
+    trace::DeviceIndex device = trace::DeviceIndex{0}) {
     trace::TraceData data;
     for (const auto& [start, end, category] : list) {
         trace::KernelEvent k;
@@ -36,7 +36,7 @@ TEST(KernelLaneIndex, ReturnsOnlyKernelsOverlappingTheWindow) {
     // Out of start order on purpose; one long kernel starting early covers the window.
     const trace::TraceData data =
         kernels({{500, 600, kCompute}, {0, 100, kCompute}, {50, 1000, kComm}, {200, 300, kCopy}});
-    const analysis::KernelLaneIndex index(data, 0);
+    const analysis::KernelLaneIndex index(data, trace::DeviceIndex{0});
     ASSERT_EQ(index.size(), 4u);
     EXPECT_EQ(index.firstStartNs(), 0);
     EXPECT_EQ(index.lastEndNs(), 1000);
@@ -57,7 +57,7 @@ TEST(KernelLaneIndex, ReturnsOnlyKernelsOverlappingTheWindow) {
 TEST(KernelLaneIndex, MergesKernelsCloserThanThePixel) {
     const trace::TraceData data =
         kernels({{0, 10, kCompute}, {15, 20, kCompute}, {100, 130, kCompute}, {200, 210, kCopy}});
-    const analysis::KernelLaneIndex index(data, 0);
+    const analysis::KernelLaneIndex index(data, trace::DeviceIndex{0});
     // Gaps 5 and 80: with 10 ns per pixel the first two merge, the third stays apart.
     const analysis::LaneBlocks fine = index.blocks(0, 1000, 10);
     const auto& c = fine.byClass[size_t(LaneClass::Compute)];
@@ -82,15 +82,16 @@ TEST(KernelLaneIndex, FindsTheKernelAtATimePerClassAndIgnoresOtherDevices) {
     trace::KernelEvent other;
     other.startNs = 0;
     other.endNs = 1000;
-    other.device = 1;
+    other.device = trace::DeviceIndex{1};
     data.kernels.append(other);
-    const analysis::KernelLaneIndex index(data, 0);
+    const analysis::KernelLaneIndex index(data, trace::DeviceIndex{0});
     EXPECT_EQ(index.size(), 2u);
     EXPECT_EQ(index.kernelAt(50, LaneClass::Compute), 0);
     EXPECT_EQ(index.kernelAt(50, LaneClass::Communication), 1);
     EXPECT_EQ(index.kernelAt(70, LaneClass::Communication), -1);
     EXPECT_EQ(index.kernelAt(100, LaneClass::Compute), -1);
-    EXPECT_EQ(analysis::kernelDevices(data), (std::vector<trace::DeviceIndex>{0, 1}));
+    EXPECT_EQ(analysis::kernelDevices(data),
+              (std::vector<trace::DeviceIndex>{trace::DeviceIndex{0}, trace::DeviceIndex{1}}));
 }
 
 TEST(LeakFitLine, PassesThroughExactlyLinearBaselines) {
@@ -115,12 +116,13 @@ TEST(LeakFit, FindsEveryAllocationOfTheLeakingStack) {
     spec.iterations = 6;
     spec.leakBytesPerIteration = 32ull << 20;
     const trace::TraceData data = analysis::generateSyntheticRank(spec, 0);
-    const analysis::AllocationIndex index(data, 0, trace::MemoryLevel::Allocated);
-    auto iterations = analysis::findIterations(data, 0);
+    const analysis::AllocationIndex index(data, trace::DeviceIndex{0},
+                                          trace::MemoryLevel::Allocated);
+    auto iterations = analysis::findIterations(data, trace::DeviceIndex{0});
     ASSERT_TRUE(iterations.ok());
     ASSERT_EQ(iterations->count(), 6u);
     // The leak's stack: the allocation of leakBytesPerIteration bytes.
-    trace::StackId leakStack = 0;
+    trace::StackId leakStack{0};
     for (size_t i = 0; i < data.memory.size(); ++i) {
         if (data.memory.sizeBytes[i] == spec.leakBytesPerIteration &&
             data.memory.level[i] == trace::MemoryLevel::Allocated) {

@@ -29,11 +29,11 @@ TEST(Leak, FindsTheSyntheticLeakExactly) {
     const SyntheticJobSpec spec = leakSpec(L);
     const std::vector<TraceData> job = generateSyntheticJob(spec);
     ASSERT_EQ(job.size(), 2u);
-    auto its = findIterations(job[0], 0);
+    auto its = findIterations(job[0], trace::DeviceIndex{0});
     ASSERT_TRUE(its.ok());
     ASSERT_EQ(its->source, IterationSource::Ranges);
     ASSERT_EQ(its->count(), 10u);
-    const LeakReport r = analyzeLeak(job[0], 0, *its);
+    const LeakReport r = analyzeLeak(job[0], trace::DeviceIndex{0}, *its);
     EXPECT_EQ(r.verdict, LeakVerdict::Staircase) << r.reason;
     EXPECT_EQ(r.growthBytesPerIteration, int64_t(L));
     EXPECT_EQ(r.level, MemoryLevel::Allocated);
@@ -61,9 +61,9 @@ TEST(Leak, FindsTheSyntheticLeakExactly) {
 TEST(Leak, NoLeakIsASawtooth) {
     const std::vector<TraceData> job = generateSyntheticJob(leakSpec(96ull << 20));
     // Rank 1 does not leak.
-    auto its = findIterations(job[1], 1);
+    auto its = findIterations(job[1], trace::DeviceIndex{1});
     ASSERT_TRUE(its.ok());
-    const LeakReport r = analyzeLeak(job[1], 1, *its);
+    const LeakReport r = analyzeLeak(job[1], trace::DeviceIndex{1}, *its);
     EXPECT_EQ(r.verdict, LeakVerdict::Sawtooth) << r.reason;
     EXPECT_EQ(r.growthBytesPerIteration, 0);
     EXPECT_FALSE(r.iterationsToOom.has_value());
@@ -75,9 +75,9 @@ TEST(Leak, TooFewIterationsIsInconclusive) {
     SyntheticJobSpec spec = leakSpec(96ull << 20);
     spec.iterations = 3;
     const std::vector<TraceData> job = generateSyntheticJob(spec);
-    auto its = findIterations(job[0], 0);
+    auto its = findIterations(job[0], trace::DeviceIndex{0});
     ASSERT_TRUE(its.ok());
-    const LeakReport r = analyzeLeak(job[0], 0, *its);
+    const LeakReport r = analyzeLeak(job[0], trace::DeviceIndex{0}, *its);
     EXPECT_EQ(r.verdict, LeakVerdict::Inconclusive);
     EXPECT_NE(r.reason.find("too few iterations"), std::string::npos);
 }
@@ -89,7 +89,8 @@ TraceData withBaselines(const std::vector<int64_t>& baselinesMiB) {
     uint64_t ballast = 0x100000;
     auto ev = [&](int64_t t, uint64_t addr, int64_t mib, MemoryAction a) {
         d.memory.append(MemoryEvent{t, addr, uint64_t(mib) << 20, a, MemoryLevel::Allocated,
-                                    trace::MemoryKind::Pool, 0, 0, 0, 0});
+                                    trace::MemoryKind::Pool, trace::DeviceIndex{0}, 0,
+                                    trace::StackId{0}, 0});
     };
     ev(-10, ballast, baselinesMiB[0], MemoryAction::Alloc);
     for (size_t i = 0; i < baselinesMiB.size(); ++i) {
@@ -113,9 +114,9 @@ TraceData withBaselines(const std::vector<int64_t>& baselinesMiB) {
 }
 
 LeakReport leakOf(const TraceData& d) {
-    auto its = findIterations(d, 0);
+    auto its = findIterations(d, trace::DeviceIndex{0});
     EXPECT_TRUE(its.ok());
-    return analyzeLeak(d, 0, *its);
+    return analyzeLeak(d, trace::DeviceIndex{0}, *its);
 }
 
 TEST(Leak, BaselinesAreTheLowestAllocatedInEachIteration) {
@@ -257,13 +258,16 @@ TEST(Leak, SurvivorsAreGroupedByStackAndNameTheUserFrame) {
         d.ranges.append(r);
         const uint64_t tmp = 0x10 + uint64_t(i) * 0x10;
         d.memory.append(MemoryEvent{s + 10, tmp, 4096, MemoryAction::Alloc, MemoryLevel::Allocated,
-                                    trace::MemoryKind::Pool, 0, 0, tmpStack, 0});
+                                    trace::MemoryKind::Pool, trace::DeviceIndex{0}, 0, tmpStack,
+                                    0});
         d.memory.append(MemoryEvent{s + 20, 0x1000 + uint64_t(i) * 0x1000, 1000,
                                     MemoryAction::Alloc, MemoryLevel::Allocated,
-                                    trace::MemoryKind::Pool, 0, 0, leakStack, 0});
+                                    trace::MemoryKind::Pool, trace::DeviceIndex{0}, 0, leakStack,
+                                    0});
         // Freed two iterations later, before that iteration ends: not a survivor.
         d.memory.append(MemoryEvent{s + 2500, tmp, 4096, MemoryAction::Free, MemoryLevel::Allocated,
-                                    trace::MemoryKind::Pool, 0, 0, tmpStack, 0});
+                                    trace::MemoryKind::Pool, trace::DeviceIndex{0}, 0, tmpStack,
+                                    0});
     }
     const LeakReport r = leakOf(d);
     ASSERT_EQ(r.survivors.size(), 1u);
@@ -294,7 +298,8 @@ TEST(Leak, SurvivorsWithoutStacksAreGroupedByNvtxRange) {
         const uint32_t range = uint32_t(d.ranges.size());  // 1-based
         d.memory.append(MemoryEvent{s + 200, 0x1000 + uint64_t(i) * 0x1000, 700,
                                     MemoryAction::Alloc, MemoryLevel::Allocated,
-                                    trace::MemoryKind::Pool, 0, 0, 0, range});
+                                    trace::MemoryKind::Pool, trace::DeviceIndex{0}, 0,
+                                    trace::StackId{0}, range});
     }
     const LeakReport r = leakOf(d);
     ASSERT_EQ(r.survivors.size(), 1u);

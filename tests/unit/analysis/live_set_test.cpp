@@ -13,8 +13,9 @@ using trace::MemoryLevel;
 using trace::TraceData;
 
 void mem(TraceData& d, TimestampNs t, uint64_t addr, uint64_t size, MemoryAction action,
-         MemoryLevel level = MemoryLevel::Allocated, DeviceIndex device = 0,
-         trace::StackId stack = 0, MemoryKind kind = MemoryKind::Pool) {
+         MemoryLevel level = MemoryLevel::Allocated,
+         trace::DeviceIndex device = trace::DeviceIndex{0},
+         trace::StackId stack = trace::StackId{0}, MemoryKind kind = MemoryKind::Pool) {
     trace::MemoryEvent e;
     e.timestampNs = t;
     e.address = addr;
@@ -32,26 +33,29 @@ constexpr auto kFree = MemoryAction::Free;
 
 TraceData sample() {
     TraceData d;
-    mem(d, 10, 0x100, 64, kAlloc, MemoryLevel::Allocated, 0, 1);
-    mem(d, 20, 0x200, 256, kAlloc, MemoryLevel::Allocated, 0, 2);
-    mem(d, 30, 0x300, 64, kAlloc, MemoryLevel::Allocated, 0, 3);
+    mem(d, 10, 0x100, 64, kAlloc, MemoryLevel::Allocated, trace::DeviceIndex{0}, trace::StackId{1});
+    mem(d, 20, 0x200, 256, kAlloc, MemoryLevel::Allocated, trace::DeviceIndex{0},
+        trace::StackId{2});
+    mem(d, 30, 0x300, 64, kAlloc, MemoryLevel::Allocated, trace::DeviceIndex{0}, trace::StackId{3});
     mem(d, 40, 0x200, 256, kFree);
-    mem(d, 50, 0x200, 128, kAlloc, MemoryLevel::Allocated, 0, 4);  // address reused
-    mem(d, 60, 0x999, 32, kFree);                                  // never allocated: ignored
-    mem(d, 25, 0x400, 4096, kAlloc, MemoryLevel::Reserved);        // other level
-    mem(d, 25, 0x500, 4096, kAlloc, MemoryLevel::Allocated, 1);    // other device
-    mem(d, 5, 0x600, 15, kAlloc, MemoryLevel::Allocated, 0, 0, MemoryKind::DeviceStatic);
+    mem(d, 50, 0x200, 128, kAlloc, MemoryLevel::Allocated, trace::DeviceIndex{0},
+        trace::StackId{4});                                  // address reused
+    mem(d, 60, 0x999, 32, kFree);                            // never allocated: ignored
+    mem(d, 25, 0x400, 4096, kAlloc, MemoryLevel::Reserved);  // other level
+    mem(d, 25, 0x500, 4096, kAlloc, MemoryLevel::Allocated, trace::DeviceIndex{1});  // other device
+    mem(d, 5, 0x600, 15, kAlloc, MemoryLevel::Allocated, trace::DeviceIndex{0}, trace::StackId{0},
+        MemoryKind::DeviceStatic);
     return d;
 }
 
 TEST(LiveSet, HoldsAllocationsAllocatedAndNotYetFreedSortedBySizeThenAddress) {
     const TraceData d = sample();
-    const auto live = liveSetAt(d, 0, MemoryLevel::Allocated, 35);
+    const auto live = liveSetAt(d, trace::DeviceIndex{0}, MemoryLevel::Allocated, 35);
     ASSERT_EQ(live.size(), 3u);
     EXPECT_EQ(live[0].address, 0x200u);
     EXPECT_EQ(live[0].sizeBytes, 256u);
     EXPECT_EQ(live[0].allocTimeNs, 20);
-    EXPECT_EQ(live[0].stack, 2u);
+    EXPECT_EQ(live[0].stack, trace::StackId{2});
     EXPECT_EQ(live[0].eventIndex, 1u);
     EXPECT_EQ(live[1].address, 0x100u);  // equal sizes: lower address first
     EXPECT_EQ(live[2].address, 0x300u);
@@ -59,45 +63,45 @@ TEST(LiveSet, HoldsAllocationsAllocatedAndNotYetFreedSortedBySizeThenAddress) {
 
 TEST(LiveSet, EventsAtTheQueriedTimeAreApplied) {
     const TraceData d = sample();
-    EXPECT_EQ(liveSetAt(d, 0, MemoryLevel::Allocated, 9).size(), 0u);
-    EXPECT_EQ(liveSetAt(d, 0, MemoryLevel::Allocated, 10).size(), 1u);
-    const auto afterFree = liveSetAt(d, 0, MemoryLevel::Allocated, 40);
+    EXPECT_EQ(liveSetAt(d, trace::DeviceIndex{0}, MemoryLevel::Allocated, 9).size(), 0u);
+    EXPECT_EQ(liveSetAt(d, trace::DeviceIndex{0}, MemoryLevel::Allocated, 10).size(), 1u);
+    const auto afterFree = liveSetAt(d, trace::DeviceIndex{0}, MemoryLevel::Allocated, 40);
     ASSERT_EQ(afterFree.size(), 2u);
     EXPECT_EQ(afterFree[0].sizeBytes, 64u);
 }
 
 TEST(LiveSet, ReusedAddressIsANewAllocationAndUnknownFreesAreIgnored) {
     const TraceData d = sample();
-    const auto live = liveSetAt(d, 0, MemoryLevel::Allocated, 1000);
+    const auto live = liveSetAt(d, trace::DeviceIndex{0}, MemoryLevel::Allocated, 1000);
     ASSERT_EQ(live.size(), 3u);
     EXPECT_EQ(live[0].address, 0x200u);
     EXPECT_EQ(live[0].sizeBytes, 128u);
     EXPECT_EQ(live[0].allocTimeNs, 50);
-    EXPECT_EQ(live[0].stack, 4u);
+    EXPECT_EQ(live[0].stack, trace::StackId{4});
     EXPECT_EQ(live[0].eventIndex, 4u);
 }
 
 TEST(LiveSet, LevelsAndDevicesAreSeparate) {
     const TraceData d = sample();
-    const auto reserved = liveSetAt(d, 0, MemoryLevel::Reserved, 1000);
+    const auto reserved = liveSetAt(d, trace::DeviceIndex{0}, MemoryLevel::Reserved, 1000);
     ASSERT_EQ(reserved.size(), 1u);
     EXPECT_EQ(reserved[0].address, 0x400u);
-    const auto dev1 = liveSetAt(d, 1, MemoryLevel::Allocated, 1000);
+    const auto dev1 = liveSetAt(d, trace::DeviceIndex{1}, MemoryLevel::Allocated, 1000);
     ASSERT_EQ(dev1.size(), 1u);
     EXPECT_EQ(dev1[0].address, 0x500u);
-    EXPECT_TRUE(liveSetAt(d, 7, MemoryLevel::Allocated, 1000).empty());
+    EXPECT_TRUE(liveSetAt(d, trace::DeviceIndex{7}, MemoryLevel::Allocated, 1000).empty());
 }
 
 TEST(LiveSet, SumsToTheTimelineValueAtAnyTime) {
     const TraceData d = sample();
     const auto tls = buildMemoryTimelines(d);
     ASSERT_FALSE(tls.empty());
-    ASSERT_EQ(tls[0].device, 0);
+    ASSERT_EQ(tls[0].device, trace::DeviceIndex{0});
     // Up to the free of an unknown address at 60, which the timeline subtracts and the live set
     // cannot place.
     for (TimestampNs t = 0; t < 60; t += 5) {
         uint64_t sum = 0;
-        for (const auto& a : liveSetAt(d, 0, MemoryLevel::Allocated, t)) {
+        for (const auto& a : liveSetAt(d, trace::DeviceIndex{0}, MemoryLevel::Allocated, t)) {
             sum += a.sizeBytes;
         }
         EXPECT_EQ(static_cast<int64_t>(sum), tls[0].allocated.valueAt(t)) << "t=" << t;
@@ -108,19 +112,19 @@ TEST(LiveSet, UnsortedEventsAreReplayedInTimeOrder) {
     TraceData d;
     mem(d, 30, 0x1, 10, kFree);
     mem(d, 10, 0x1, 10, kAlloc);
-    EXPECT_EQ(liveSetAt(d, 0, MemoryLevel::Allocated, 20).size(), 1u);
-    EXPECT_TRUE(liveSetAt(d, 0, MemoryLevel::Allocated, 30).empty());
+    EXPECT_EQ(liveSetAt(d, trace::DeviceIndex{0}, MemoryLevel::Allocated, 20).size(), 1u);
+    EXPECT_TRUE(liveSetAt(d, trace::DeviceIndex{0}, MemoryLevel::Allocated, 30).empty());
 }
 
 TEST(DetailLevel, IsAllocatedWhenTheDeviceHasAllocatedEventsElseReserved) {
     const TraceData d = sample();
-    EXPECT_EQ(detailLevel(d, 0), MemoryLevel::Allocated);
+    EXPECT_EQ(detailLevel(d, trace::DeviceIndex{0}), MemoryLevel::Allocated);
     TraceData r;
     mem(r, 1, 0x1, 10, kAlloc, MemoryLevel::Reserved);
-    mem(r, 1, 0x1, 10, kAlloc, MemoryLevel::Allocated, 1);
-    EXPECT_EQ(detailLevel(r, 0), MemoryLevel::Reserved);
-    EXPECT_EQ(detailLevel(r, 1), MemoryLevel::Allocated);
-    EXPECT_EQ(detailLevel(TraceData{}, 0), MemoryLevel::Reserved);
+    mem(r, 1, 0x1, 10, kAlloc, MemoryLevel::Allocated, trace::DeviceIndex{1});
+    EXPECT_EQ(detailLevel(r, trace::DeviceIndex{0}), MemoryLevel::Reserved);
+    EXPECT_EQ(detailLevel(r, trace::DeviceIndex{1}), MemoryLevel::Allocated);
+    EXPECT_EQ(detailLevel(TraceData{}, trace::DeviceIndex{0}), MemoryLevel::Reserved);
 }
 
 }  // namespace

@@ -12,7 +12,7 @@ using trace::MemoryLevel;
 using trace::TraceData;
 
 void mem(TraceData& d, TimestampNs t, uint64_t addr, uint64_t size, MemoryAction action,
-         MemoryLevel level = MemoryLevel::Allocated, DeviceIndex device = 0,
+         MemoryLevel level = MemoryLevel::Allocated, DeviceIndex device = DeviceIndex{0},
          MemoryKind kind = MemoryKind::Pool) {
     trace::MemoryEvent e;
     e.timestampNs = t;
@@ -41,7 +41,7 @@ TEST(StepSeries, ValueAtIsZeroBeforeFirstStepAndHoldsBetweenSteps) {
 
 TEST(MemoryTimeline, RunningSumGivesPeakAndItsFirstTime) {
     TraceData d;
-    d.header.devices.push_back({0, "GPU-x", "Test GPU", 1000});
+    d.header.devices.push_back({trace::DeviceIndex{0}, "GPU-x", "Test GPU", 1000});
     mem(d, 100, 0xa, 300, kAlloc);
     mem(d, 200, 0xb, 200, kAlloc);  // 500 at 200
     mem(d, 300, 0xa, 300, kFree);   // 200
@@ -50,7 +50,7 @@ TEST(MemoryTimeline, RunningSumGivesPeakAndItsFirstTime) {
     const auto tls = buildMemoryTimelines(d);
     ASSERT_EQ(tls.size(), 1u);
     const auto& tl = tls[0];
-    EXPECT_EQ(tl.device, 0);
+    EXPECT_EQ(tl.device, trace::DeviceIndex{0});
     EXPECT_EQ(tl.capacityBytes, 1000u);
     EXPECT_EQ(tl.allocatedSource, SeriesSource::MemoryEvents);
     EXPECT_EQ(tl.reservedSource, SeriesSource::None);
@@ -116,24 +116,25 @@ TEST(MemoryTimeline, UnsortedEventsAreOrderedByTimeKeepingFileOrderOnTies) {
 
 TEST(MemoryTimeline, LevelsAndDevicesAreSeparateAndDeviceStaticIsLeftOut) {
     TraceData d;
-    d.header.devices.push_back({3, "", "listed, no events", 7});
-    mem(d, 1, 0x1, 2048, kAlloc, MemoryLevel::Reserved, 1, MemoryKind::Device);
-    mem(d, 2, 0x1, 512, kAlloc, MemoryLevel::Allocated, 1);
-    mem(d, 3, 0x9, 15, kAlloc, MemoryLevel::Reserved, 1, MemoryKind::DeviceStatic);
-    mem(d, 4, 0x2, 64, kAlloc, MemoryLevel::Allocated, 2);
+    d.header.devices.push_back({trace::DeviceIndex{3}, "", "listed, no events", 7});
+    mem(d, 1, 0x1, 2048, kAlloc, MemoryLevel::Reserved, trace::DeviceIndex{1}, MemoryKind::Device);
+    mem(d, 2, 0x1, 512, kAlloc, MemoryLevel::Allocated, trace::DeviceIndex{1});
+    mem(d, 3, 0x9, 15, kAlloc, MemoryLevel::Reserved, trace::DeviceIndex{1},
+        MemoryKind::DeviceStatic);
+    mem(d, 4, 0x2, 64, kAlloc, MemoryLevel::Allocated, trace::DeviceIndex{2});
     mem(d, 5, 0x3, 8, kAlloc, MemoryLevel::Allocated, trace::kHostDevice, MemoryKind::Pinned);
     const auto tls = buildMemoryTimelines(d);
     ASSERT_EQ(tls.size(), 3u);  // devices 1, 2, 3; host memory has no timeline
-    EXPECT_EQ(tls[0].device, 1);
+    EXPECT_EQ(tls[0].device, trace::DeviceIndex{1});
     EXPECT_EQ(tls[0].peakReservedBytes, 2048);
     EXPECT_EQ(tls[0].peakReservedTimeNs, 1);
     EXPECT_EQ(tls[0].peakAllocatedBytes, 512);
     EXPECT_EQ(tls[0].memoryEvents, 3u);  // the DeviceStatic event counts, but is not drawn
     EXPECT_EQ(tls[0].reserved.size(), 1u);
-    EXPECT_EQ(tls[1].device, 2);
+    EXPECT_EQ(tls[1].device, trace::DeviceIndex{2});
     EXPECT_EQ(tls[1].peakAllocatedBytes, 64);
     EXPECT_EQ(tls[1].reservedSource, SeriesSource::None);
-    EXPECT_EQ(tls[2].device, 3);
+    EXPECT_EQ(tls[2].device, trace::DeviceIndex{3});
     EXPECT_EQ(tls[2].capacityBytes, 7u);
     EXPECT_EQ(tls[2].allocatedSource, SeriesSource::None);
     EXPECT_EQ(tls[2].memoryEvents, 0u);
@@ -142,13 +143,16 @@ TEST(MemoryTimeline, LevelsAndDevicesAreSeparateAndDeviceStaticIsLeftOut) {
 
 TEST(MemoryTimeline, ProducerCountersOverrideTheEventSum) {
     TraceData d;
-    mem(d, 1, 0xa, 100, kAlloc, MemoryLevel::Allocated, 1);
+    mem(d, 1, 0xa, 100, kAlloc, MemoryLevel::Allocated, trace::DeviceIndex{1});
     const auto name = d.intern("Total Allocated");
-    d.counters.append({5, name, 1, CounterKind::AllocatedBytes, 1000.0});
-    d.counters.append({2, name, 1, CounterKind::AllocatedBytes, 4000.0});  // out of order
-    d.counters.append({5, name, 1, CounterKind::AllocatedBytes, 3000.0});  // same time: later wins
-    d.counters.append({3, d.intern("Total Reserved"), 1, CounterKind::ReservedBytes, 8192.0});
-    d.counters.append({3, d.intern("other"), 1, CounterKind::Generic, 1e12});
+    d.counters.append({5, name, trace::DeviceIndex{1}, CounterKind::AllocatedBytes, 1000.0});
+    d.counters.append(
+        {2, name, trace::DeviceIndex{1}, CounterKind::AllocatedBytes, 4000.0});  // out of order
+    d.counters.append({5, name, trace::DeviceIndex{1}, CounterKind::AllocatedBytes,
+                       3000.0});  // same time: later wins
+    d.counters.append(
+        {3, d.intern("Total Reserved"), trace::DeviceIndex{1}, CounterKind::ReservedBytes, 8192.0});
+    d.counters.append({3, d.intern("other"), trace::DeviceIndex{1}, CounterKind::Generic, 1e12});
     const auto tls = buildMemoryTimelines(d);
     ASSERT_EQ(tls.size(), 1u);
     const auto& tl = tls[0];
@@ -169,11 +173,12 @@ TEST(MemoryTimeline, MemoryEventSeriesMatchesTheTimelineLevel) {
     mem(d, 3, 0xa, 10, kFree, MemoryLevel::Reserved);
     int64_t lift = -1;
     uint64_t unmatched = 9;
-    const auto s = memoryEventSeries(d, 0, MemoryLevel::Reserved, &lift, &unmatched);
+    const auto s =
+        memoryEventSeries(d, trace::DeviceIndex{0}, MemoryLevel::Reserved, &lift, &unmatched);
     EXPECT_EQ(s.bytes, (std::vector<int64_t>{10, 30, 20}));
     EXPECT_EQ(lift, 0);
     EXPECT_EQ(unmatched, 0u);
-    EXPECT_TRUE(memoryEventSeries(d, 0, MemoryLevel::Allocated).empty());
+    EXPECT_TRUE(memoryEventSeries(d, trace::DeviceIndex{0}, MemoryLevel::Allocated).empty());
 }
 
 TEST(MemoryTimeline, EmptyTraceHasNoTimelines) {

@@ -104,11 +104,11 @@ TEST(SyntheticJob, HeaderNamesRankWorldSizeAndOneDevice) {
     const auto job = generateSyntheticJob(spec);
     ASSERT_EQ(job.size(), 10u);
     const auto& h = job[9].header;
-    EXPECT_EQ(h.rank, 9);
-    EXPECT_EQ(h.localRank, 1);
+    EXPECT_EQ(h.rank, trace::RankId{9});
+    EXPECT_EQ(h.localRank, trace::RankId{1});
     EXPECT_EQ(h.worldSize, 10);
     ASSERT_EQ(h.devices.size(), 1u);
-    EXPECT_EQ(h.devices[0].index, 1);
+    EXPECT_EQ(h.devices[0].index, trace::DeviceIndex{1});
     EXPECT_EQ(h.devices[0].totalMemoryBytes, spec.capacityBytes);
     EXPECT_EQ(h.host, "node2");
     EXPECT_EQ(job[0].header.jobId, h.jobId);
@@ -259,7 +259,7 @@ TEST(SyntheticJob, CollectivesMatchAcrossRanksAndTakeTheBusBandwidthTime) {
             const auto ev = c.at(static_cast<size_t>(i));
             EXPECT_EQ(ev.communicatorHash, hash);
             EXPECT_EQ(ev.seqNumber, i);
-            EXPECT_EQ(ev.rank, r);
+            EXPECT_EQ(ev.rank, trace::RankId{r});
             EXPECT_EQ(ev.nranks, spec.ranks);
             EXPECT_EQ(ev.bytes, spec.allReduceBytes);
             EXPECT_EQ(job[static_cast<size_t>(r)].string(ev.function), "AllReduce");
@@ -328,15 +328,15 @@ TEST(SyntheticJob, MemoryEventsCarryStacksAndIterationRanges) {
     size_t withStack = 0;
     for (size_t i = 0; i < d.memory.size(); ++i) {
         const auto stack = d.memory.stack[i];
-        ASSERT_LT(stack, d.stacks.size());
-        if (stack == 0) {
+        ASSERT_LT(toInt(stack), d.stacks.size());
+        if (stack == trace::StackId{0}) {
             continue;
         }
         ++withStack;
-        const auto& frames = d.stacks[stack];
+        const auto& frames = d.stacks[toInt(stack)];
         ASSERT_FALSE(frames.empty());
-        EXPECT_EQ(d.string(d.frames[frames.back()].name), "main");  // root frame last
-        EXPECT_EQ(d.string(d.frames[frames.back()].file), "train.py");
+        EXPECT_EQ(d.string(d.frames[toInt(frames.back())].name), "main");  // root frame last
+        EXPECT_EQ(d.string(d.frames[toInt(frames.back())].file), "train.py");
         ASSERT_LE(d.memory.nvtxRange[i], d.ranges.size());
     }
     EXPECT_EQ(withStack, d.memory.size());

@@ -14,7 +14,7 @@ using trace::KernelEvent;
 using trace::TraceData;
 
 void kernel(TraceData& d, int64_t s, int64_t e, KernelCategory c, int64_t launch = -1,
-            trace::DeviceIndex device = 0) {
+            trace::DeviceIndex device = trace::DeviceIndex{0}) {
     KernelEvent k;
     k.startNs = s;
     k.endNs = e;
@@ -35,11 +35,11 @@ TEST(TimeBreakdown, FollowsTheDefinitionsOnAHandBuiltDevice) {
     kernel(d, 400, 500, KernelCategory::Compute, 380);        // launched after 350: host-bound
     kernel(d, 600, 700, KernelCategory::Communication, 450);  // collective wait
     kernel(d, 800, 900, KernelCategory::Compute, 650);        // launched before 700: other
-    kernel(d, 5, 9, KernelCategory::Compute, -1, 1);          // another device
+    kernel(d, 5, 9, KernelCategory::Compute, -1, trace::DeviceIndex{1});  // another device
     const auto all = computeTimeBreakdowns(d);
     ASSERT_EQ(all.size(), 2u);
     const TimeBreakdown& b = all[0];
-    EXPECT_EQ(b.device, 0);
+    EXPECT_EQ(b.device, trace::DeviceIndex{0});
     EXPECT_EQ(b.kernels, 7u);
     EXPECT_EQ(b.spanNs, 900);
     EXPECT_EQ(b.computeNs, 150 + 100 + 100);
@@ -67,7 +67,7 @@ TEST(TimeBreakdown, FollowsTheDefinitionsOnAHandBuiltDevice) {
     EXPECT_EQ(b.gaps[0].kernelBefore, 2u);  // the communication kernel ends last at 200
     EXPECT_EQ(b.gapNsByCause[int(GapCause::Other)], 200);
     EXPECT_EQ(b.gapCountByCause[int(GapCause::HostBound)], 1);
-    EXPECT_EQ(all[1].device, 1);
+    EXPECT_EQ(all[1].device, trace::DeviceIndex{1});
     EXPECT_EQ(all[1].spanNs, 4);
     EXPECT_EQ(all[1].idleNs, 0);
 }

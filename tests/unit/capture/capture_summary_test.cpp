@@ -44,9 +44,9 @@ void add(TraceData& d, TimestampNs t, uint64_t address, uint64_t bytes, MemoryAc
 TEST(CaptureSummary, ComputesPeaksIterationsOomsAndLoss) {
     TraceData d;
     d.header.producer = "test";
-    d.header.rank = 3;
+    d.header.rank = RankId{3};
     d.header.worldSize = 4;
-    d.header.devices.push_back({0, "GPU-x", "Test GPU", 80ull << 30});
+    d.header.devices.push_back({DeviceIndex{0}, "GPU-x", "Test GPU", 80ull << 30});
     // reserved: +100 (t1), +50 (t2) -> 150 peak, free 100 (t3) -> 50 (the static 300 at t5 aside)
     add(d, 1, 0x1000, 100, MemoryAction::Alloc, MemoryLevel::Reserved);
     add(d, 2, 0x2000, 50, MemoryAction::Alloc, MemoryLevel::Reserved);
@@ -71,7 +71,7 @@ TEST(CaptureSummary, ComputesPeaksIterationsOomsAndLoss) {
     d.ranges.append(it0);
     d.ranges.append(fwd);
     d.ranges.append(it1);
-    d.ooms.push_back({8, 0, 7, 4096, 100});
+    d.ooms.push_back({8, DeviceIndex{0}, 7, 4096, 100});
     d.dataLoss.push_back({LossCounter::WriterQueueOverflow, 5, "kernel records", 0, 0});
 
     const std::string path = ::testing::TempDir() + "capture_summary_test.vscope";

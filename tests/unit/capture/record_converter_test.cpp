@@ -140,11 +140,11 @@ TEST(RecordConverter, KeepsModuleGlobalsOnTheDeviceAndHostMemoryOffIt) {
     ASSERT_EQ(data.memory.size(), 3u);
     EXPECT_EQ(data.memory.at(0).kind, MemoryKind::DeviceStatic);
     EXPECT_EQ(data.memory.at(0).level, MemoryLevel::Reserved);
-    EXPECT_EQ(data.memory.at(0).device, 0);
+    EXPECT_EQ(data.memory.at(0).device, trace::DeviceIndex{0});
     EXPECT_EQ(data.memory.at(1).kind, MemoryKind::Pinned);
     EXPECT_EQ(data.memory.at(1).device, trace::kHostDevice);
     EXPECT_EQ(data.memory.at(2).kind, MemoryKind::Managed);
-    EXPECT_EQ(data.memory.at(2).device, 0);
+    EXPECT_EQ(data.memory.at(2).device, trace::DeviceIndex{0});
 }
 
 TEST(RecordConverter, TracksThePoolSizeAcrossPoolRecords) {
@@ -199,7 +199,7 @@ TEST(RecordConverter, DemanglesKernelNamesAndMarksNcclKernelsAsCommunication) {
     EXPECT_EQ(data.string(k.name), "add_kernel(float*, float*, int)");
     EXPECT_EQ(k.startNs, 100);
     EXPECT_EQ(k.endNs, 250);
-    EXPECT_EQ(k.device, 1);
+    EXPECT_EQ(k.device, trace::DeviceIndex{1});
     EXPECT_EQ(k.stream, 7u);
     EXPECT_EQ(k.category, KernelCategory::Compute);
     EXPECT_EQ(k.launchNs, 90);
@@ -239,7 +239,7 @@ TEST(RecordConverter, TurnsMemcpyAndMemsetIntoCopyAndSetRows) {
     EXPECT_EQ(data.kernels.at(0).bytes, 1u << 20);
     EXPECT_EQ(data.kernels.at(1).category, KernelCategory::Memset);
     EXPECT_EQ(data.kernels.at(1).bytes, 4096u);
-    EXPECT_EQ(data.kernels.at(1).device, 2);
+    EXPECT_EQ(data.kernels.at(1).device, trace::DeviceIndex{2});
 }
 
 TEST(RecordConverter, PairsNvtxMarkersIntoNestedRanges) {
@@ -325,7 +325,7 @@ TEST(RecordConverter, ConvertedEventsSurviveTheWriterAndReader) {
     trace::TraceData data;
     data.header.producer = "vramscope-capture test";
     data.header.clockDomain = "cupti-ns";
-    data.header.rank = 2;
+    data.header.rank = trace::RankId{2};
     RecordConverter conv(data);
     const auto alloc = memoryRecord(CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION,
                                     CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 0x1000, 1 << 30, 5000);
@@ -347,7 +347,7 @@ TEST(RecordConverter, ConvertedEventsSurviveTheWriterAndReader) {
     auto loaded = trace::readTraceBytes(bytes, "converted.vscope");
     ASSERT_TRUE(loaded.ok()) << loaded.error().describe();
     const trace::TraceData& back = loaded->data;
-    EXPECT_EQ(back.header.rank, 2);
+    EXPECT_EQ(back.header.rank, trace::RankId{2});
     ASSERT_EQ(back.memory.size(), 1u);
     EXPECT_EQ(back.memory.at(0).sizeBytes, 1u << 30);
     EXPECT_EQ(back.memory.at(0).level, MemoryLevel::Reserved);

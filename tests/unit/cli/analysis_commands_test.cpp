@@ -234,7 +234,7 @@ std::string writeRank(const fs::path& dir, const std::string& name, bool oom, bo
     trace::TraceData& d = job[0];
     if (oom) {
         // After the last event (103 ms): allocated = W + O + 5 L.
-        d.ooms.push_back({200'000'000, 0, 7, 3ull << 30, 0});
+        d.ooms.push_back({200'000'000, trace::DeviceIndex{0}, 7, 3ull << 30, 0});
     }
     if (unknownRank) {
         d.header.rank = trace::kUnknownRank;
@@ -281,7 +281,7 @@ TEST(AnalysisCli, CheckSaysWhatCouldNotBeChecked) {
     const fs::path dir = tempDir();
     // A trace with a header only: no memory data, no kernels.
     trace::TraceData empty;
-    empty.header.rank = 0;
+    empty.header.rank = trace::RankId{0};
     const std::string file = (dir / "empty.vscope").string();
     ASSERT_TRUE(trace::writeTraceFile(file, empty).ok());
     CliRun r = run({"check", file});

@@ -317,7 +317,7 @@ TEST(BundledSample, EmbeddedBytesAreTheCheckedInFiles) {
     auto job = openBundledSample();
     ASSERT_TRUE(job.ok()) << job.error().describe();
     ASSERT_EQ(job->ranks.size(), 4u);
-    EXPECT_EQ(job->ranks[3].trace.data.header.rank, 3);
+    EXPECT_EQ(job->ranks[3].trace.data.header.rank, trace::RankId{3});
     EXPECT_TRUE(job->ranks[3].trace.report.complete);
 }
 

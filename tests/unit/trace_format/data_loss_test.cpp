@@ -127,7 +127,8 @@ TEST(DataLossRegistry, TheReaderFillsRegisteredCounters) {
     d.header.producer = "test";
     const StringId k = d.intern("k");
     for (int i = 0; i < 20; ++i) {
-        d.kernels.append({i * 100, i * 100 + 50, 0, 0, k, KernelCategory::Compute, -1, 0, 0});
+        d.kernels.append(
+            {i * 100, i * 100 + 50, DeviceIndex{0}, 0, k, KernelCategory::Compute, -1, 0, 0});
     }
     std::string bytes;
     std::vector<size_t> ends;

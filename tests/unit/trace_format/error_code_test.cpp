@@ -23,7 +23,8 @@ std::string smallTrace() {
     d.header.producer = "error-code-test";
     const StringId k = d.intern("k");
     for (int i = 0; i < 3; ++i) {
-        d.kernels.append({i * 10, i * 10 + 5, 0, 0, k, KernelCategory::Compute, -1, 0, 0});
+        d.kernels.append(
+            {i * 10, i * 10 + 5, DeviceIndex{0}, 0, k, KernelCategory::Compute, -1, 0, 0});
     }
     return writeTraceBytes(d, WriterOptions{false, 3, 65536});
 }

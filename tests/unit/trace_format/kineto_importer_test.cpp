@@ -64,14 +64,14 @@ TEST(KinetoImporter, MapsCudaMemoryEventsToAllocatedLevelAndCounters) {
     EXPECT_EQ(m.timestampNs[2], 20'000);
     for (size_t i = 0; i < m.size(); ++i) {
         EXPECT_EQ(m.level[i], MemoryLevel::Allocated);
-        EXPECT_EQ(m.device[i], 1);
+        EXPECT_EQ(m.device[i], DeviceIndex{1});
     }
     // Counters: the producer's own totals, on device 1.
     const auto& c = t.data.counters;
     std::vector<double> allocated;
     std::vector<double> reserved;
     for (size_t i = 0; i < c.size(); ++i) {
-        EXPECT_EQ(c.device[i], 1);
+        EXPECT_EQ(c.device[i], DeviceIndex{1});
         (c.kind[i] == CounterKind::AllocatedBytes ? allocated : reserved).push_back(c.value[i]);
     }
     EXPECT_EQ(allocated, (std::vector<double>{1100, 1000}));
@@ -83,7 +83,7 @@ TEST(KinetoImporter, MapsCudaMemoryEventsToAllocatedLevelAndCounters) {
                                        std::string("1"))),
               s.end());
     ASSERT_EQ(t.data.header.devices.size(), 1u);
-    EXPECT_EQ(t.data.header.devices[0].index, 1);
+    EXPECT_EQ(t.data.header.devices[0].index, DeviceIndex{1});
 }
 
 TEST(KinetoImporter, RebuildsAllocatedCounterFromBytesWhenTotalsAreMissing) {
@@ -171,7 +171,7 @@ TEST(KinetoImporter, UsesPidAndTidWhenArgsLackDeviceAndStream) {
        "ts": 100, "dur": 50})";
     const auto t = importOk(wrap(events));
     ASSERT_EQ(t.data.kernels.size(), 1u);
-    EXPECT_EQ(t.data.kernels.device[0], 3);
+    EXPECT_EQ(t.data.kernels.device[0], DeviceIndex{3});
     EXPECT_EQ(t.data.kernels.stream[0], 11u);
     EXPECT_EQ(t.data.kernels.category[0], KernelCategory::Communication);
     ASSERT_EQ(t.data.collectives.size(), 1u);
@@ -203,14 +203,14 @@ TEST(KinetoImporter, DescribesNcclCollectivesFromKernelArgs) {
     EXPECT_EQ(t.data.string(c.function[0]), "AllReduce");  // "Collective name" wins
     EXPECT_EQ(c.bytes[0], 6637568u * 4u);
     EXPECT_EQ(c.nranks[0], 2);
-    EXPECT_EQ(c.rank[0], 1);
+    EXPECT_EQ(c.rank[0], RankId{1});
     EXPECT_EQ(c.seqNumber[0], 17);
     EXPECT_EQ(t.data.string(c.datatype[0]), "Float");
     EXPECT_EQ(c.startNs[0], 1'000'000);
     EXPECT_EQ(c.stream[0], 40u);
     EXPECT_EQ(t.data.string(c.function[1]), "AllGather");
     EXPECT_EQ(c.bytes[1], 20u);
-    EXPECT_EQ(c.rank[1], 1);  // no rank list, but the group is the whole world
+    EXPECT_EQ(c.rank[1], RankId{1});  // no rank list, but the group is the whole world
     EXPECT_EQ(c.seqNumber[1], -1);
     EXPECT_NE(c.communicatorHash[0], 0u);
     EXPECT_EQ(c.communicatorHash[0], c.communicatorHash[1]);  // same process group
@@ -241,8 +241,8 @@ TEST(KinetoImporter, TakesCollectiveFromRecordParamCommsAroundTheLaunch) {
     EXPECT_EQ(t.data.string(c.function[0]), "AllReduce");
     EXPECT_EQ(c.bytes[0], 2873320u * 2u);
     EXPECT_EQ(c.nranks[0], 8);
-    EXPECT_EQ(c.rank[0], 3);
-    EXPECT_EQ(c.device[0], 2);
+    EXPECT_EQ(c.rank[0], RankId{3});
+    EXPECT_EQ(c.device[0], DeviceIndex{2});
     // The second kernel has no launch event: only its own name is known.
     EXPECT_EQ(t.data.string(c.function[1]), "Generic");
     EXPECT_EQ(c.bytes[1], 0u);
@@ -280,7 +280,7 @@ TEST(KinetoImporter, MapsAnnotationsAndStepsWithNestingDepth) {
     EXPECT_EQ(at115,
               (std::vector<std::pair<std::string, uint32_t>>{{"inner", 2}, {"other thread", 0}}));
     EXPECT_EQ(r.kind[4], RangeKind::GpuAnnotation);
-    EXPECT_EQ(r.device[4], 0);
+    EXPECT_EQ(r.device[4], DeviceIndex{0});
     EXPECT_EQ(r.threadId[4], 7u);
     EXPECT_EQ(r.endNs[4] - r.startNs[4], 30'000);
 }
@@ -297,14 +297,14 @@ TEST(KinetoImporter, FillsHeaderFromDistributedInfoAndDeviceProperties) {
        "args": {"device": 3, "stream": 7}})";
     const auto t = importOk(wrap(events, extra));
     const auto& h = t.data.header;
-    EXPECT_EQ(h.rank, 5);
+    EXPECT_EQ(h.rank, RankId{5});
     EXPECT_EQ(h.worldSize, 16);
     // Devices the events use: 1 with its properties, 3 with only its index.
     ASSERT_EQ(h.devices.size(), 2u);
-    EXPECT_EQ(h.devices[0].index, 1);
+    EXPECT_EQ(h.devices[0].index, DeviceIndex{1});
     EXPECT_EQ(h.devices[0].name, "GPU One");
     EXPECT_EQ(h.devices[0].totalMemoryBytes, 2000u);
-    EXPECT_EQ(h.devices[1].index, 3);
+    EXPECT_EQ(h.devices[1].index, DeviceIndex{3});
     EXPECT_EQ(h.devices[1].name, "");
     EXPECT_EQ(h.devices[1].totalMemoryBytes, 0u);
 }
@@ -324,7 +324,7 @@ TEST(KinetoImporter, SkipsAnIntegerAboveInt64MaxButKeepsItsEvent) {
        "dur": 50, "args": {"device": 10159970886766084423, "Comms Id": 10159970886766084423}})";
     const auto t = importOk(wrap(events));
     ASSERT_EQ(t.data.kernels.size(), 1u);
-    EXPECT_EQ(t.data.kernels.device[0], 4);  // the bad device value fell back to pid
+    EXPECT_EQ(t.data.kernels.device[0], DeviceIndex{4});  // the bad device value fell back to pid
     const DataLoss* loss = findLoss(t.data, LossCounter::JsonValuesOutOfRange);
     ASSERT_NE(loss, nullptr);
     EXPECT_EQ(loss->count, 1u);  // "Comms Id" is never read, so it is not counted
@@ -414,7 +414,7 @@ TEST(KinetoImporter, LoadsEveryWholeEventBeforeACutAtAnyByte) {
     const auto full = importOk(json);
     EXPECT_EQ(full.data.kernels.size(), 6u);
     EXPECT_TRUE(full.report.complete);
-    EXPECT_EQ(full.data.header.rank, 2);
+    EXPECT_EQ(full.data.header.rank, RankId{2});
 }
 
 TEST(KinetoImporter, NeverCrashesOnDamagedBytes) {

@@ -144,20 +144,20 @@ TEST(KinetoRealData, DfIndexResolverMemoryIsOnDeviceOneAndReplaysToTheTotals) {
     const auto t = open(kDfIndex);
     const auto peaks = counterMax(t.data, CounterKind::AllocatedBytes);
     ASSERT_EQ(peaks.size(), 1u);
-    EXPECT_EQ(peaks.begin()->first, 1);
-    EXPECT_EQ(t.data.header.rank, 1);
+    EXPECT_EQ(peaks.begin()->first, DeviceIndex{1});
+    EXPECT_EQ(t.data.header.rank, RankId{1});
     EXPECT_EQ(t.data.header.worldSize, 2);
     // Replaying the imported events (PreExisting included) reaches the producer's peak.
     int64_t live = 0;
     int64_t peak = 0;
     const auto& m = t.data.memory;
     for (size_t i = 0; i < m.size(); ++i) {
-        EXPECT_EQ(m.device[i], 1);
+        EXPECT_EQ(m.device[i], DeviceIndex{1});
         live +=
             (m.action[i] == MemoryAction::Alloc ? 1 : -1) * static_cast<int64_t>(m.sizeBytes[i]);
         peak = std::max(peak, live);
     }
-    EXPECT_EQ(static_cast<double>(peak), peaks.at(1));
+    EXPECT_EQ(static_cast<double>(peak), peaks.at(DeviceIndex{1}));
     // 26,770 CUDA events in the file (README), plus the one PreExisting allocation.
     const json doc = loadJson(kDfIndex);
     size_t cuda = 0;
@@ -171,8 +171,8 @@ TEST(KinetoRealData, BertPeakIsAbout96MiB) {
     SKIP_IF_MISSING(kBert);
     const auto t = open(kBert);
     const auto peaks = counterMax(t.data, CounterKind::AllocatedBytes);
-    ASSERT_EQ(peaks.count(0), 1u);
-    EXPECT_NEAR(peaks.at(0) / (1 << 20), 96.6, 0.05);
+    ASSERT_EQ(peaks.count(DeviceIndex{0}), 1u);
+    EXPECT_NEAR(peaks.at(DeviceIndex{0}) / (1 << 20), 96.6, 0.05);
 }
 
 TEST(KinetoRealData, OldSchemaRebuildsTheAllocatedCounterFromBytes) {
@@ -197,7 +197,7 @@ TEST(KinetoRealData, OldSchemaRebuildsTheAllocatedCounterFromBytes) {
     const auto t = open(kResnet);
     const auto peaks = counterMax(t.data, CounterKind::AllocatedBytes);
     ASSERT_EQ(peaks.size(), 1u);
-    EXPECT_EQ(peaks.at(0), static_cast<double>(highest - lowest));
+    EXPECT_EQ(peaks.at(DeviceIndex{0}), static_cast<double>(highest - lowest));
     EXPECT_TRUE(counterMax(t.data, CounterKind::ReservedBytes).empty());
     EXPECT_EQ(countImported(t.data).kernels, countKernels(doc).kernels);
     EXPECT_EQ(countImported(t.data).copies, countKernels(doc).copies);
@@ -239,7 +239,7 @@ TEST(KinetoRealData, CollectiveSizesComeFromKernelArgs) {
     for (size_t i = 0; i < t.data.collectives.size(); ++i) {
         got.emplace(t.data.collectives.startNs[i], t.data.collectives.bytes[i]);
         EXPECT_EQ(t.data.collectives.nranks[i], 2);
-        EXPECT_EQ(t.data.collectives.rank[i], 0);
+        EXPECT_EQ(t.data.collectives.rank[i], RankId{0});
         const auto fn = t.data.string(t.data.collectives.function[i]);
         EXPECT_TRUE(fn == "AllReduce" || fn == "Broadcast") << fn;
     }
@@ -293,7 +293,7 @@ TEST(KinetoRealData, B200UsesRelativeTimestampsAndNewNcclNames) {
     EXPECT_NEAR(static_cast<double>(imported - first), 0.0, 1.0);  // see CollectiveSizes...
     ASSERT_EQ(t.data.collectives.size(), 1u);
     EXPECT_EQ(t.data.string(t.data.collectives.function[0]), "AllGather");
-    EXPECT_EQ(t.data.header.rank, 0);
+    EXPECT_EQ(t.data.header.rank, RankId{0});
     EXPECT_EQ(t.data.header.worldSize, 8);
     ASSERT_EQ(t.data.header.devices.size(), 1u);
     EXPECT_EQ(t.data.header.devices[0].name, "NVIDIA B200");
@@ -305,7 +305,7 @@ TEST(KinetoRealData, CpuOnlyTraceHasNoGpu) {
     EXPECT_TRUE(t.data.header.devices.empty());
     EXPECT_EQ(t.data.kernels.size(), 0u);
     EXPECT_EQ(t.data.memory.size(), 0u);
-    EXPECT_EQ(t.data.header.rank, 34);
+    EXPECT_EQ(t.data.header.rank, RankId{34});
     EXPECT_EQ(t.data.header.worldSize, 300);
 }
 

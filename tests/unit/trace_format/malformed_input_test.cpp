@@ -33,7 +33,8 @@ FiveFrames fiveFrames() {
     d.header.producer = "test";
     const StringId k = d.intern("k");
     for (int i = 0; i < 20; ++i) {
-        d.kernels.append({i * 100, i * 100 + 50, 0, 0, k, KernelCategory::Compute, -1, 0, 0});
+        d.kernels.append(
+            {i * 100, i * 100 + 50, DeviceIndex{0}, 0, k, KernelCategory::Compute, -1, 0, 0});
     }
     FiveFrames f;
     std::vector<size_t> ends;
@@ -298,12 +299,12 @@ TEST(MalformedInput, OutOfRangeIdsAreResetToZeroAndCounted) {
     ASSERT_TRUE(r.ok());
     EXPECT_EQ(r->data.kernels.name, (std::vector<StringId>{1, 0, 0}));
     EXPECT_EQ(r->data.kernels.category[1], KernelCategory::Compute);
-    EXPECT_EQ(r->data.memory.stack, (std::vector<StackId>{0, 1, 0}));
+    EXPECT_EQ(r->data.memory.stack, (std::vector<StackId>{StackId{0}, StackId{1}, StackId{0}}));
     EXPECT_EQ(r->data.memory.nvtxRange, (std::vector<uint32_t>{0, 0, 0}));
     ASSERT_EQ(r->data.frames.size(), 2u);
     EXPECT_EQ(r->data.frames[1].name, 0u);
     ASSERT_EQ(r->data.stacks.size(), 2u);
-    EXPECT_EQ(r->data.stacks[1], (std::vector<FrameId>{0, 1}));
+    EXPECT_EQ(r->data.stacks[1], (std::vector<FrameId>{FrameId{0}, FrameId{1}}));
     // 2 kernel names, 1 category, 1 stack id, 2 range ids, 1 frame name, 1 stack entry
     EXPECT_EQ(r->report.idsReset, 8u);
     EXPECT_FALSE(r->report.complete);
@@ -392,7 +393,7 @@ TEST(MalformedInput, MutatedPayloadsWithValidCrcsNeverCrash) {
             ASSERT_LT(id, r->data.strings.size());
         }
         for (StackId id : r->data.memory.stack) {
-            ASSERT_LT(id, r->data.stacks.size());
+            ASSERT_LT(toInt(id), r->data.stacks.size());
         }
         ASSERT_EQ(r->data.memory.address.size(), r->data.memory.size());
         ASSERT_EQ(r->data.kernels.endNs.size(), r->data.kernels.size());

@@ -100,12 +100,12 @@ void writeTarGz(const std::string& path,
 }
 
 TEST(OpenTrace, ReadsRanksFromCommonFileNames) {
-    EXPECT_EQ(rankFromFileName("rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz"), 34);
-    EXPECT_EQ(rankFromFileName("/data/job/sampled_rank-1.json.gz"), 1);
-    EXPECT_EQ(rankFromFileName("trace_rank7.json"), 7);
-    EXPECT_EQ(rankFromFileName("RANK_12.vscope"), 12);
-    EXPECT_EQ(rankFromFileName("worker0_step_12.1694128201545.pt.trace.json"), 0);
-    EXPECT_EQ(rankFromFileName("job.tar.gz:dlrm/worker5_step_12.json"), 5);
+    EXPECT_EQ(rankFromFileName("rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz"), RankId{34});
+    EXPECT_EQ(rankFromFileName("/data/job/sampled_rank-1.json.gz"), RankId{1});
+    EXPECT_EQ(rankFromFileName("trace_rank7.json"), RankId{7});
+    EXPECT_EQ(rankFromFileName("RANK_12.vscope"), RankId{12});
+    EXPECT_EQ(rankFromFileName("worker0_step_12.1694128201545.pt.trace.json"), RankId{0});
+    EXPECT_EQ(rankFromFileName("job.tar.gz:dlrm/worker5_step_12.json"), RankId{5});
     EXPECT_EQ(rankFromFileName("distributed_info_not_found.json.gz"), kUnknownRank);
     EXPECT_EQ(rankFromFileName("frank3.json"), kUnknownRank);  // not the word "rank"
     EXPECT_EQ(rankFromFileName("ranks.json"), kUnknownRank);
@@ -133,7 +133,7 @@ TEST(OpenTrace, OpensGzippedJsonAndRefusesUnsupportedFormats) {
     auto t = openTrace(dir.file("t.json.gz"));
     ASSERT_TRUE(t.ok()) << t.error().describe();
     EXPECT_EQ(t->data.kernels.size(), 4u);
-    EXPECT_EQ(t->data.header.rank, 3);
+    EXPECT_EQ(t->data.header.rank, RankId{3});
 
     writeFile(dir.file("x.sqlite"), std::string("SQLite format 3\0rest", 20));
     auto sqlite = openTrace(dir.file("x.sqlite"));
@@ -169,14 +169,16 @@ TEST(OpenJob, TakesRanksFromHeadersThenFileNamesAndSkipsBadInputs) {
     writeFile(dir.file("notes.txt"), "ignored: not a trace name");
     auto job = openJob({dir.path()});
     ASSERT_TRUE(job.ok()) << job.error().describe();
-    std::vector<std::pair<int32_t, std::string>> got;
+    std::vector<std::pair<RankId, std::string>> got;
     for (const auto& r : job->ranks) {
         got.emplace_back(r.trace.data.header.rank, r.rankSource);
         EXPECT_EQ(r.clockOffsetNs, 0);
         EXPECT_EQ(r.format, InputFormat::KinetoJson);
     }
-    const std::vector<std::pair<int32_t, std::string>> expected{
-        {1, "header"}, {3, "file name"}, {kUnknownRank, "unknown"}, {kUnknownRank, "unknown"}};
+    const std::vector<std::pair<RankId, std::string>> expected{{RankId{1}, "header"},
+                                                               {RankId{3}, "file name"},
+                                                               {kUnknownRank, "unknown"},
+                                                               {kUnknownRank, "unknown"}};
     EXPECT_EQ(got, expected);
     EXPECT_EQ(fs::path(job->ranks[2].path).filename(), "a.json");  // unknown ranks in path order
     EXPECT_EQ(fs::path(job->ranks[3].path).filename(), "b.json");
@@ -210,10 +212,10 @@ TEST(OpenJob, OpensTarGzMembersAsRanks) {
     ASSERT_FALSE(asOne.ok());
     EXPECT_NE(asOne.error().message.find("open it as a job"), std::string::npos);
     ASSERT_EQ(job->ranks.size(), 2u);
-    EXPECT_EQ(job->ranks[0].trace.data.header.rank, 0);
+    EXPECT_EQ(job->ranks[0].trace.data.header.rank, RankId{0});
     EXPECT_EQ(job->ranks[0].trace.data.kernels.size(), 3u);
     EXPECT_EQ(job->ranks[0].path, dir.file("job.tar.gz") + ":job/worker0.json.gz");
-    EXPECT_EQ(job->ranks[1].trace.data.header.rank, 1);
+    EXPECT_EQ(job->ranks[1].trace.data.header.rank, RankId{1});
     EXPECT_EQ(job->ranks[1].rankSource, "file name");
     EXPECT_TRUE(job->skipped.empty());
 }
@@ -266,7 +268,7 @@ TEST(OpenJob, OpensTheEightRankDlrmArchive) {
     for (int rank = 0; rank < 8; ++rank) {
         const auto& r = job->ranks[static_cast<size_t>(rank)];
         const auto& d = r.trace.data;
-        EXPECT_EQ(d.header.rank, rank);
+        EXPECT_EQ(d.header.rank, RankId{rank});
         EXPECT_EQ(d.header.worldSize, 8);
         EXPECT_EQ(r.rankSource, "header");
         EXPECT_EQ(r.clockOffsetNs, 0);
@@ -291,7 +293,7 @@ TEST(OpenJob, OpensTwoSampledRanksOfAJobOf128) {
     ASSERT_TRUE(job.ok()) << job.error().describe();
     ASSERT_EQ(job->ranks.size(), 2u);
     for (int rank = 0; rank < 2; ++rank) {
-        EXPECT_EQ(job->ranks[static_cast<size_t>(rank)].trace.data.header.rank, rank);
+        EXPECT_EQ(job->ranks[static_cast<size_t>(rank)].trace.data.header.rank, RankId{rank});
         EXPECT_EQ(job->ranks[static_cast<size_t>(rank)].trace.data.header.worldSize, 128);
     }
 }

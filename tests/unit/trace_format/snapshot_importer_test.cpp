@@ -191,8 +191,8 @@ std::map<DeviceIndex, Levels> runningSums(const TraceData& d) {
 
 std::vector<std::string> stackNames(const TraceData& d, StackId s) {
     std::vector<std::string> names;
-    for (const FrameId f : d.stacks[s]) {
-        names.emplace_back(d.string(d.frames[f].name));
+    for (const FrameId f : d.stacks[toInt(s)]) {
+        names.emplace_back(d.string(d.frames[toInt(f)].name));
     }
     return names;
 }
@@ -247,7 +247,7 @@ TEST(SnapshotImporter, MapsTraceEntriesToEventsWhenTheTraceCoversEverything) {
     EXPECT_EQ(d.header.producer, "pytorch-snapshot import");
     EXPECT_EQ(d.header.clockDomain, "pytorch-snapshot-us");
     ASSERT_EQ(d.header.devices.size(), 1u);
-    EXPECT_EQ(d.header.devices[0].index, 0);
+    EXPECT_EQ(d.header.devices[0].index, DeviceIndex{0});
     EXPECT_EQ(d.header.devices[0].totalMemoryBytes, 0u);
     ASSERT_EQ(d.memory.size(), 4u);  // segment_alloc, 2 allocs, free_completed
 
@@ -264,8 +264,8 @@ TEST(SnapshotImporter, MapsTraceEntriesToEventsWhenTheTraceCoversEverything) {
     EXPECT_EQ(a.stream, 7u);
     EXPECT_EQ(a.timestampNs, 101'000);
     EXPECT_EQ(stackNames(d, a.stack), (std::vector<std::string>{"forward", "<module>"}));
-    EXPECT_EQ(d.string(d.frames[d.stacks[a.stack][0]].file), "model.py");
-    EXPECT_EQ(d.frames[d.stacks[a.stack][0]].line, 12);
+    EXPECT_EQ(d.string(d.frames[toInt(d.stacks[toInt(a.stack)][0])].file), "model.py");
+    EXPECT_EQ(d.frames[toInt(d.stacks[toInt(a.stack)][0])].line, 12);
     const MemoryEvent f = d.memory.at(3);
     EXPECT_EQ(f.action, MemoryAction::Free);
     EXPECT_EQ(f.timestampNs, 105'000);  // free_completed, not free_requested
@@ -319,7 +319,7 @@ TEST(SnapshotImporter, ReconstructsMemoryAllocatedBeforeRecordingBegan) {
     EXPECT_EQ(pre[0].level, MemoryLevel::Allocated);
     EXPECT_EQ(pre[0].address, s + 2 * mib);
     EXPECT_EQ(pre[0].sizeBytes, mib / 4);
-    EXPECT_EQ(pre[0].stack, 0u);
+    EXPECT_EQ(pre[0].stack, StackId{0});
     // S, from the dump.
     EXPECT_EQ(pre[1].level, MemoryLevel::Reserved);
     EXPECT_EQ(pre[1].sizeBytes, 4 * mib);
@@ -329,7 +329,7 @@ TEST(SnapshotImporter, ReconstructsMemoryAllocatedBeforeRecordingBegan) {
     EXPECT_EQ(pre[2].sizeBytes, mib - 8);
     EXPECT_EQ(stackNames(d, pre[2].stack), std::vector<std::string>{"forward"});
 
-    const Levels l = runningSums(d)[0];
+    const Levels l = runningSums(d)[DeviceIndex{0}];
     EXPECT_EQ(l.peakAllocated, int64_t(mib - 8 + mib / 2));  // P + R (P + Q at the start is less)
     EXPECT_EQ(l.allocated, int64_t(mib - 8));                // P at the end
     EXPECT_EQ(l.minAllocated, 0);
@@ -366,7 +366,7 @@ TEST(SnapshotImporter, ReconstructsReservedMemoryOfExpandableSegments) {
         }
     }
     EXPECT_EQ(preBytes, 4 * mib);  // [base, base+2M) and [base+8M, base+10M)
-    const Levels l = runningSums(d)[0];
+    const Levels l = runningSums(d)[DeviceIndex{0}];
     EXPECT_EQ(l.peakReserved, int64_t(8 * mib));  // 4 at the start, +4 mapped
     EXPECT_EQ(l.reserved, int64_t(4 * mib));      // what the dump shows
     EXPECT_EQ(l.minReserved, 0);
@@ -394,11 +394,11 @@ TEST(SnapshotImporter, ReadsOlderLayoutsWithoutATrace) {
         EXPECT_EQ(d.memory.sizeBytes[2], 2048u);
         for (size_t i = 0; i < 3; ++i) {
             EXPECT_EQ(d.memory.timestampNs[i], 0);
-            EXPECT_EQ(d.memory.device[i], 2);
+            EXPECT_EQ(d.memory.device[i], DeviceIndex{2});
             EXPECT_EQ(d.memory.kind[i], MemoryKind::PreExisting);
         }
         ASSERT_EQ(d.header.devices.size(), 1u);
-        EXPECT_EQ(d.header.devices[0].index, 2);
+        EXPECT_EQ(d.header.devices[0].index, DeviceIndex{2});
     }
 }
 
@@ -412,16 +412,16 @@ TEST(SnapshotImporter, KeepsDevicesApartAndMergesThemByTime) {
     LoadedTrace t = importOk(snap);
     const TraceData& d = t.data;
     ASSERT_EQ(d.header.devices.size(), 2u);
-    EXPECT_EQ(d.header.devices[0].index, 1);
-    EXPECT_EQ(d.header.devices[1].index, 2);
+    EXPECT_EQ(d.header.devices[0].index, DeviceIndex{1});
+    EXPECT_EQ(d.header.devices[1].index, DeviceIndex{2});
     ASSERT_EQ(d.memory.size(), 3u);
-    EXPECT_EQ(d.memory.device[0], 1);
-    EXPECT_EQ(d.memory.device[1], 2);
-    EXPECT_EQ(d.memory.device[2], 1);
+    EXPECT_EQ(d.memory.device[0], DeviceIndex{1});
+    EXPECT_EQ(d.memory.device[1], DeviceIndex{2});
+    EXPECT_EQ(d.memory.device[2], DeviceIndex{1});
     EXPECT_EQ(d.memory.timestampNs[1], 7000);
     auto sums = runningSums(d);
-    EXPECT_EQ(sums[1].allocated, 30);
-    EXPECT_EQ(sums[2].allocated, 30);
+    EXPECT_EQ(sums[DeviceIndex{1}].allocated, 30);
+    EXPECT_EQ(sums[DeviceIndex{2}].allocated, 30);
 }
 
 TEST(SnapshotImporter, CountsBadEntriesWithoutFailing) {
@@ -446,7 +446,7 @@ TEST(SnapshotImporter, CountsBadEntriesWithoutFailing) {
     ASSERT_EQ(d.memory.size(), 3u);  // alloc, implicit close, alloc
     EXPECT_EQ(d.memory.action[1], MemoryAction::Free);
     EXPECT_EQ(d.memory.sizeBytes[1], 10u);
-    EXPECT_EQ(runningSums(d)[0].allocated, 16);
+    EXPECT_EQ(runningSums(d)[DeviceIndex{0}].allocated, 16);
     std::string all;
     uint64_t lost = 0;
     for (const Error& e : t.report.problems) {
@@ -489,7 +489,7 @@ TEST(SnapshotImporter, PairsExternalAnnotationsIntoRanges) {
     EXPECT_EQ(outer.endNs, 40'000);
     EXPECT_EQ(outer.depth, 0u);
     EXPECT_EQ(outer.kind, RangeKind::UserAnnotation);
-    EXPECT_EQ(outer.device, 0);
+    EXPECT_EQ(outer.device, DeviceIndex{0});
     EXPECT_EQ(d.string(inner.name), "zero_grad");
     EXPECT_EQ(inner.startNs, 12'000);
     EXPECT_EQ(inner.endNs, 15'000);
@@ -621,14 +621,14 @@ PythonReplay runPythonReplay(const std::string& path) {
             std::string key;
             int64_t value = 0;
             while (ls >> key >> value) {
-                out.devices[device].fields[key] = value;
+                out.devices[DeviceIndex{device}].fields[key] = value;
             }
             out.ran = true;
         } else if (head == "oom") {
             std::string k1, k2;
             uint64_t size = 0;
             ls >> k1 >> device >> k2 >> size;
-            out.ooms.emplace_back(device, size);
+            out.ooms.emplace_back(DeviceIndex{device}, size);
         } else {
             ADD_FAILURE() << "snapshot_replay.py: " << line;
         }
@@ -675,7 +675,7 @@ TEST_P(SnapshotImporterRealData, PeaksEqualAnIndependentReplayOfTheSnapshotsOwnT
     }
     ASSERT_EQ(d.header.devices.size(), py.devices.size());
     for (const auto& [device, r] : py.devices) {
-        SCOPED_TRACE("device " + std::to_string(device));
+        SCOPED_TRACE("device " + std::to_string(toInt(device)));
         ASSERT_TRUE(sums.count(device));
         const Levels& l = sums.at(device);
         EXPECT_EQ(l.peakAllocated, r.fields.at("peak_allocated"));
@@ -718,7 +718,7 @@ TEST(SnapshotImporterRealData, ShowsTheH200OutOfMemoryErrorWithItsRequestedSize)
     ASSERT_EQ(imported->data.ooms.size(), 1u);
     // PyTorch's message: "Tried to allocate 1000.00 MiB" = 1000 * 2^20 bytes.
     EXPECT_EQ(imported->data.ooms[0].requestedBytes, 1000ull * 1024 * 1024);
-    EXPECT_EQ(imported->data.ooms[0].device, 0);
+    EXPECT_EQ(imported->data.ooms[0].device, DeviceIndex{0});
     EXPECT_GT(imported->data.ooms[0].freeBytes, 0u);
 }
 

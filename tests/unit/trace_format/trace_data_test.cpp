@@ -20,7 +20,7 @@ TEST(TraceData, InternStackSharesFramesAndEmptyStackIsZero) {
     const FrameId f1 = data.internFrame({data.intern("forward"), data.intern("model.py"), 10});
     const FrameId f2 = data.internFrame({data.intern("main"), data.intern("train.py"), 3});
     EXPECT_EQ(data.internFrame({data.intern("forward"), data.intern("model.py"), 10}), f1);
-    EXPECT_EQ(data.internStack({}), 0u);
+    EXPECT_EQ(data.internStack({}), StackId{0});
     const StackId s = data.internStack({f1, f2});
     EXPECT_EQ(data.internStack({f1, f2}), s);
     EXPECT_NE(data.internStack({f2, f1}), s);
@@ -36,8 +36,16 @@ TEST(TraceData, RebuildIndexesKeepsIdsOfDirectlyFilledTables) {
 
 TEST(MemoryEvents, AppendAndAtRoundTripEveryColumn) {
     MemoryEvents m;
-    const MemoryEvent e{
-        123, 0x7f00, 4096, MemoryAction::Free, MemoryLevel::Reserved, MemoryKind::Pool, 3, 7, 5, 2};
+    const MemoryEvent e{123,
+                        0x7f00,
+                        4096,
+                        MemoryAction::Free,
+                        MemoryLevel::Reserved,
+                        MemoryKind::Pool,
+                        DeviceIndex{3},
+                        7,
+                        StackId{5},
+                        2};
     m.append(e);
     const MemoryEvent r = m.at(0);
     EXPECT_EQ(r.timestampNs, 123);
@@ -46,8 +54,8 @@ TEST(MemoryEvents, AppendAndAtRoundTripEveryColumn) {
     EXPECT_EQ(r.action, MemoryAction::Free);
     EXPECT_EQ(r.level, MemoryLevel::Reserved);
     EXPECT_EQ(r.kind, MemoryKind::Pool);
-    EXPECT_EQ(r.device, 3);
+    EXPECT_EQ(r.device, DeviceIndex{3});
     EXPECT_EQ(r.stream, 7u);
-    EXPECT_EQ(r.stack, 5u);
+    EXPECT_EQ(r.stack, StackId{5});
     EXPECT_EQ(r.nvtxRange, 2u);
 }

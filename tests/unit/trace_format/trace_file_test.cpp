@@ -87,7 +87,7 @@ TEST(TraceFile, CompressedFramesAreZstdAndSmaller) {
     const StringId name = in.intern("sm90_xmma_gemm_bf16");
     for (int i = 0; i < 20000; ++i) {
         in.kernels.append(
-            {i * 1000, i * 1000 + 400, 0, 7, name, KernelCategory::Compute, -1, 0, 0});
+            {i * 1000, i * 1000 + 400, DeviceIndex{0}, 7, name, KernelCategory::Compute, -1, 0, 0});
     }
     WriterOptions raw;
     raw.compress = false;
@@ -107,7 +107,7 @@ TEST(TraceFile, CompressedFramesAreZstdAndSmaller) {
 TEST(TraceFile, HeaderOnlyTraceRoundTrips) {
     TraceData in;
     in.header.producer = "p";
-    in.header.devices = {{3, "u", "n", 7}};
+    in.header.devices = {{DeviceIndex{3}, "u", "n", 7}};
     const std::string bytes = writeTraceBytes(in);
     const LoadedTrace out = readOk(bytes);
     expectSameTrace(in, out.data);
@@ -130,7 +130,7 @@ TEST(TraceFile, WriteEventsSeveralTimesSendsOnlyNewTableEntries) {
             const StackId s = live.internStack({f});
             const StringId id = live.intern(nm);
             const TimestampNs t = round * 1'000'000 + j * 1000;
-            const KernelEvent k{t,      t + 500, 0,
+            const KernelEvent k{t,      t + 500, DeviceIndex{0},
                                 1,      id,      KernelCategory::Compute,
                                 t - 10, 0,       static_cast<uint64_t>(round * 100 + j)};
             const MemoryEvent m{t,
@@ -139,7 +139,7 @@ TEST(TraceFile, WriteEventsSeveralTimesSendsOnlyNewTableEntries) {
                                 MemoryAction::Alloc,
                                 MemoryLevel::Allocated,
                                 MemoryKind::Pool,
-                                0,
+                                DeviceIndex{0},
                                 1,
                                 s,
                                 0};
@@ -175,13 +175,13 @@ TEST(TraceFile, WriteEventsSeveralTimesSendsOnlyNewTableEntries) {
 TEST(TraceFile, TimesAndAddressesAreZigzagDeltasWithTheFirstRowAbsolute) {
     TraceData in;
     in.memory.append({1000, 0x7000, 256, MemoryAction::Alloc, MemoryLevel::Allocated,
-                      MemoryKind::Pool, 0, 0, 0, 0});
+                      MemoryKind::Pool, DeviceIndex{0}, 0, StackId{0}, 0});
     in.memory.append({1010, 0x6F00, 256, MemoryAction::Free, MemoryLevel::Allocated,
-                      MemoryKind::Pool, 0, 0, 0, 0});
+                      MemoryKind::Pool, DeviceIndex{0}, 0, StackId{0}, 0});
     in.memory.append({1005, 0x7100, 512, MemoryAction::Alloc, MemoryLevel::Reserved,
-                      MemoryKind::Device, 0, 0, 0, 0});
-    in.kernels.append({50, 80, 0, 0, 0, KernelCategory::Compute, -1, 0, 0});
-    in.kernels.append({40, 45, 0, 0, 0, KernelCategory::Compute, -1, 0, 0});
+                      MemoryKind::Device, DeviceIndex{0}, 0, StackId{0}, 0});
+    in.kernels.append({50, 80, DeviceIndex{0}, 0, 0, KernelCategory::Compute, -1, 0, 0});
+    in.kernels.append({40, 45, DeviceIndex{0}, 0, 0, KernelCategory::Compute, -1, 0, 0});
     WriterOptions opt;
     opt.compress = false;
     const auto chunks = rawChunks(writeTraceBytes(in, opt));
@@ -206,10 +206,10 @@ TEST(TraceFile, ColumnsWhereEveryRowHasTheDefaultAreLeftEmptyAndReadBackAsDefaul
     TraceData in;
     for (int i = 0; i < 10; ++i) {
         in.memory.append({i * 10, 0x1000u, 64, MemoryAction::Alloc, MemoryLevel::Reserved,
-                          MemoryKind::Unknown, 0, 0, 0, 0});
+                          MemoryKind::Unknown, DeviceIndex{0}, 0, StackId{0}, 0});
         in.ranges.append({i, i + 5, 0, 0, 0, kHostDevice, RangeKind::Nvtx});
-        in.collectives.append({i, i, 0, 0, 0, kUnknownRank, 0, 0, -1, 0, 0, 0, 0});
-        in.kernels.append({i, i + 1, 0, 0, 0, KernelCategory::Compute, -1, 0, 0});
+        in.collectives.append({i, i, DeviceIndex{0}, 0, 0, kUnknownRank, 0, 0, -1, 0, 0, 0, 0});
+        in.kernels.append({i, i + 1, DeviceIndex{0}, 0, 0, KernelCategory::Compute, -1, 0, 0});
         in.counters.append({i, 0, kHostDevice, CounterKind::Generic, 0.0});
     }
     WriterOptions opt;
@@ -276,8 +276,8 @@ TEST(TraceFile, ProgressReachesTheTotalAndCanCancel) {
     TraceData in;
     for (int i = 0; i < 1'000'000; ++i) {
         in.memory.append({i * 1000LL, 0x100000u * static_cast<uint64_t>(i), 1u + i,
-                          MemoryAction::Alloc, MemoryLevel::Allocated, MemoryKind::Pool, 1, 5, 0,
-                          0});
+                          MemoryAction::Alloc, MemoryLevel::Allocated, MemoryKind::Pool,
+                          DeviceIndex{1}, 5, StackId{0}, 0});
     }
     WriterOptions opt;
     opt.compress = false;
@@ -370,7 +370,7 @@ TEST(TraceFile, TextThatIsNotUtf8RoundTrips) {
     TraceData in;
     in.header.host = std::string("h\xE9te", 4);  // Latin-1, as some hosts name themselves
     const StringId id = in.intern(std::string("/home/j\xFCrgen/model.py", 22));
-    in.kernels.append({1, 2, 0, 0, id, KernelCategory::Compute, -1, 0, 0});
+    in.kernels.append({1, 2, DeviceIndex{0}, 0, id, KernelCategory::Compute, -1, 0, 0});
     const LoadedTrace out = readOk(writeTraceBytes(in));
     expectSameTrace(in, out.data);
     EXPECT_TRUE(out.report.problems.empty());

@@ -22,15 +22,15 @@ inline TraceData makeFullTrace(size_t rows) {
     d.header.producer = "vramscope-test 1.2";
     d.header.host = "node-17";
     d.header.pid = 424242;
-    d.header.rank = 3;
-    d.header.localRank = 1;
+    d.header.rank = RankId{3};
+    d.header.localRank = RankId{1};
     d.header.worldSize = 16;
     d.header.jobId = "job-9f";
     d.header.clockDomain = "CLOCK_MONOTONIC_RAW";
     d.header.wallClockAnchorNs = 1'700'000'000'123'456'789;
     d.header.anchorTraceNs = 55'000'000;
-    d.header.devices = {{0, "GPU-aaaa", "NVIDIA H200", 150'000'000'000ull},
-                        {1, "GPU-bbbb", "NVIDIA H200", 0}};
+    d.header.devices = {{DeviceIndex{0}, "GPU-aaaa", "NVIDIA H200", 150'000'000'000ull},
+                        {DeviceIndex{1}, "GPU-bbbb", "NVIDIA H200", 0}};
     d.header.captureSettings = {{"flush_ms", "250"}, {"nvtx", "on"}};
 
     const StringId fwd = d.intern("forward");
@@ -60,7 +60,7 @@ inline TraceData makeFullTrace(size_t rows) {
         m.kind = static_cast<MemoryKind>(i % 8);
         m.device = static_cast<DeviceIndex>(i % 2);
         m.stream = i % 3 == 0 ? 0 : 7 + i;
-        m.stack = i % 3 == 0 ? 0 : (i % 3 == 1 ? s1 : s2);
+        m.stack = i % 3 == 0 ? StackId{0} : (i % 3 == 1 ? s1 : s2);
         m.nvtxRange = static_cast<uint32_t>(i % rows);  // 1-based range index, 0 = none
         d.memory.append(m);
 
@@ -82,7 +82,7 @@ inline TraceData makeFullTrace(size_t rows) {
         c.device = static_cast<DeviceIndex>(i % 2);
         c.stream = 21;
         c.communicatorHash = 0xDEADBEEF'CAFEF00Dull + (i % 2);
-        c.rank = i % 3 == 0 ? kUnknownRank : static_cast<int32_t>(i % 16);
+        c.rank = i % 3 == 0 ? kUnknownRank : static_cast<RankId>(i % 16);
         c.nranks = i % 3 == 0 ? 0 : 16;
         c.function = allReduce;
         c.seqNumber = i % 4 == 0 ? -1 : static_cast<int64_t>(i);
@@ -105,18 +105,18 @@ inline TraceData makeFullTrace(size_t rows) {
         CounterSample s;
         s.timestampNs = t + 1;
         s.name = allocated;
-        s.device = i % 3 == 0 ? kHostDevice : 0;
+        s.device = i % 3 == 0 ? kHostDevice : DeviceIndex{0};
         s.kind = static_cast<CounterKind>(i % 3);
         s.value = i % 4 == 0 ? 0.0 : (i % 4 == 1 ? -0.5 * static_cast<double>(i) : 1e300);
         d.counters.append(s);
     }
-    d.ooms.push_back({1'500'000, 1, 21, 2ull << 30, 1ull << 20});
-    d.ooms.push_back({2'000'000, 0, 0, 512, 0});
+    d.ooms.push_back({1'500'000, DeviceIndex{1}, 21, 2ull << 30, 1ull << 20});
+    d.ooms.push_back({2'000'000, DeviceIndex{0}, 0, 512, 0});
     d.dataLoss.push_back(
         {LossCounter::CuptiRecordsDropped, 8193, "CUPTI buffer overflowed", 10, 20});
     d.dataLoss.push_back({LossCounter::WriterQueueOverflow, 0, "", 0, 0});
     d.annotations.push_back({100, 200, kHostDevice, "leak starts here", "alice"});
-    d.annotations.push_back({-5, 5, 1, "", ""});
+    d.annotations.push_back({-5, 5, DeviceIndex{1}, "", ""});
     return d;
 }
 

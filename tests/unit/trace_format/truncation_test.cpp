@@ -88,11 +88,11 @@ void checkEveryCut(const Written& w) {
             ASSERT_LT(id, r->data.strings.size());
         }
         for (StackId id : r->data.memory.stack) {
-            ASSERT_LT(id, r->data.stacks.size());
+            ASSERT_LT(toInt(id), r->data.stacks.size());
         }
         for (const auto& stack : r->data.stacks) {
             for (FrameId f : stack) {
-                ASSERT_LT(f, r->data.frames.size());
+                ASSERT_LT(toInt(f), r->data.frames.size());
             }
         }
     }

@@ -27,7 +27,7 @@ struct Evidence {
 struct Advice {
     std::string rule;
     Severity severity = Severity::Info;
-    int32_t rank = -1;  ///< the rank it is about, -1 = the job
+    trace::RankId rank = trace::kUnknownRank;  ///< the rank it is about, -1 = the job
     trace::DeviceIndex device = trace::kHostDevice;
     std::string message;  ///< what was seen (with numbers and formulas) and what to try
     std::vector<Evidence> evidence;
@@ -55,8 +55,8 @@ struct OomFacts {
 /// What the advisor looks at for one device of one rank (filled from the analyses; plain data so
 /// tests and callers can build it by hand).
 struct DeviceFacts {
-    int32_t rank = -1;
-    trace::DeviceIndex device = 0;
+    trace::RankId rank = trace::kUnknownRank;
+    trace::DeviceIndex device{0};
     MemorySummary memory;  ///< capacity and peaks (capacityBytes 0 = unknown)
     bool hadOom = false;
     const std::vector<OomFacts>* ooms = nullptr;  ///< may be null

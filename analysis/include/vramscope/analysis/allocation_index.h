@@ -58,7 +58,7 @@ public:
 
 private:
     static constexpr uint32_t kFreeEvent = UINT32_MAX - 1;
-    trace::DeviceIndex m_device = 0;
+    trace::DeviceIndex m_device{0};
     trace::MemoryLevel m_level = trace::MemoryLevel::Allocated;
     std::vector<uint32_t> m_order;            // position -> memory event index
     std::vector<trace::TimestampNs> m_time;   // position -> timestamp

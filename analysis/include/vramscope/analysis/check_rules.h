@@ -35,8 +35,8 @@ const char* toString(RuleOutcome outcome);  ///< "PASS", "FAIL", "SKIP"
 struct RuleResult {
     std::string rule;  ///< "oom", "max-peak-fraction", "fail-on-leak", "max-exposed-communication"
     RuleOutcome outcome = RuleOutcome::Skip;
-    size_t input = SIZE_MAX;  ///< DeviceAnalysis::input
-    int32_t rank = -1;        ///< -1 = unknown
+    size_t input = SIZE_MAX;                   ///< DeviceAnalysis::input
+    trace::RankId rank = trace::kUnknownRank;  ///< -1 = unknown
     trace::DeviceIndex device = trace::kHostDevice;
     /// For Pass / Fail the numbers and the formula behind the outcome ("peak 70.00 GiB / capacity
     /// 80.00 GiB = 0.875 > 0.800"); for Skip why the rule could not be checked ("no memory

@@ -12,7 +12,7 @@ namespace vramscope::analysis {
 
 /// One rank's part in a matched collective.
 struct CollectiveParticipant {
-    int32_t rank = 0;
+    trace::RankId rank{0};
     trace::TimestampNs startNs = 0;  ///< arrival: when its collective (kernel) began
     trace::TimestampNs endNs = 0;
     int64_t waitNs = 0;  ///< last arrival - own arrival (0 for the straggler)
@@ -25,13 +25,13 @@ struct MatchedCollective {
     int64_t seqNumber = -1;         ///< sequence number, or the order index when matched by order
     uint64_t bytes = 0;             ///< message size on the first participant, 0 = unknown
     std::vector<CollectiveParticipant> participants;  ///< sorted by rank
-    int32_t stragglerRank = 0;                        ///< the rank that arrived last
+    trace::RankId stragglerRank{0};                   ///< the rank that arrived last
     int64_t skewNs = 0;                               ///< last arrival - first arrival
 };
 
 /// Waiting totals of one rank over all matched collectives.
 struct RankWait {
-    int32_t rank = 0;
+    trace::RankId rank{0};
     size_t collectives = 0;
     int64_t totalWaitNs = 0;
     size_t timesStraggler = 0;
@@ -53,7 +53,7 @@ struct CollectiveMatch {
 /// timestamps to put it on the job's time axis).
 struct RankInput {
     const trace::TraceData* data = nullptr;
-    int32_t rank = 0;
+    trace::RankId rank{0};
     int64_t clockOffsetNs = 0;
 };
 
@@ -63,6 +63,13 @@ struct RankInput {
 /// the straggler is the rank with the latest start; each rank's wait is last start - own start.
 /// Ranks with no collectives are left out. Time ns, O(n log n).
 CollectiveMatch matchCollectives(const std::vector<RankInput>& ranks);
+
+/// The rank each input of a job takes part in collectives as, one entry per entry of `ranks`: a
+/// known rank (>= 0) is kept; an unknown one takes its position in `ranks` when no known rank has
+/// that number, else the smallest number that no input holds. No two inputs ever share a rank,
+/// so an unranked trace is not matched as a second copy of a ranked one. analyzeJob and the
+/// views that draw its collectives use this to map a participant back to its input.
+std::vector<trace::RankId> collectiveRanks(const std::vector<trace::RankId>& ranks);
 
 /// The collective function in an NCCL/RCCL kernel name: "ncclKernel_AllReduce_RING_LL_Sum_float"
 /// -> "AllReduce", "ncclDevKernel_SendRecv(...)" -> "SendRecv"; the name itself otherwise.

@@ -38,7 +38,7 @@ struct FlameNode {
 
 /// A tree of nodes; nodes[0] is the root ("all"). Plain data, ready for a Qt item model.
 struct FlameTree {
-    trace::DeviceIndex device = 0;
+    trace::DeviceIndex device{0};
     trace::MemoryLevel level = trace::MemoryLevel::Allocated;
     FlameGrouping grouping = FlameGrouping::Stack;
     trace::TimestampNs timeNs = 0;

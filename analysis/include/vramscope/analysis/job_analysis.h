@@ -24,8 +24,8 @@ namespace vramscope::analysis {
 /// The analyses of one device of one rank. Times are in the rank's own clock.
 struct DeviceAnalysis {
     size_t input = 0;  ///< index of the rank in the inputs given to analyzeJob
-    int32_t rank = -1;
-    trace::DeviceIndex device = 0;
+    trace::RankId rank = trace::kUnknownRank;
+    trace::DeviceIndex device{0};
     /// Capacity and peaks (rank trace time); memory.hasData() = memory events or counters.
     MemorySummary memory;
     /// Allocations of the detail level (detailLevel) paired with their frees; shared with the

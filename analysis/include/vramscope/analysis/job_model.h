@@ -27,7 +27,7 @@ class FlameService;
 /// Identifies one GPU of a job: the rank's position in JobModel::ranks and the device index.
 struct GpuKey {
     int rankIndex = -1;
-    trace::DeviceIndex device = 0;
+    trace::DeviceIndex device{0};
     bool isValid() const { return rankIndex >= 0; }
     bool operator==(const GpuKey&) const = default;
 };
@@ -51,7 +51,7 @@ struct OomMark {
 /// drawing, and their summary (peaks in job time).
 struct GpuSeries {
     GpuKey key;
-    int32_t rank = trace::kUnknownRank;
+    trace::RankId rank = trace::kUnknownRank;
     std::string deviceName;  ///< e.g. "NVIDIA H200", empty when the trace does not say
     MemorySummary memory;    ///< capacity and peaks, times in job time
     LodSeries allocated;
@@ -67,7 +67,7 @@ struct GpuSeries {
 
 /// One rank as the viewer shows it.
 struct RankInfo {
-    int32_t rank = trace::kUnknownRank;
+    trace::RankId rank = trace::kUnknownRank;
     std::string path;
     std::string host;
     int64_t toJobNs = 0;  ///< job time = rank trace time + toJobNs

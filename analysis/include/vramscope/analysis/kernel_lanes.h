@@ -62,7 +62,7 @@ public:
 private:
     size_t firstOverlapping(trace::TimestampNs t0) const;
 
-    trace::DeviceIndex m_device = 0;
+    trace::DeviceIndex m_device{0};
     std::vector<uint32_t> m_kernel;  // position -> index into TraceData::kernels
     std::vector<trace::TimestampNs> m_start;
     std::vector<trace::TimestampNs> m_end;

@@ -29,7 +29,7 @@ struct IterationMemory {
 /// Allocations made in one iteration and still alive two iterations later, grouped by stack (by
 /// NVTX range name for allocations without a stack).
 struct SurvivorGroup {
-    trace::StackId stack = 0;
+    trace::StackId stack{0};
     std::string nvtxRange;  ///< the range name when grouped by range (stack 0), else empty
     uint64_t bytes = 0;     ///< summed over all examined iterations
     uint64_t count = 0;     ///< allocations
@@ -58,7 +58,7 @@ struct LeakOptions {
 
 /// The leak verdict of one device.
 struct LeakReport {
-    trace::DeviceIndex device = 0;
+    trace::DeviceIndex device{0};
     trace::MemoryLevel level = trace::MemoryLevel::Allocated;
     IterationSource iterationSource = IterationSource::None;
     std::vector<IterationMemory> iterations;

@@ -17,7 +17,7 @@ struct LiveAllocation {
     uint64_t address = 0;
     uint64_t sizeBytes = 0;
     TimestampNs allocTimeNs = 0;
-    trace::StackId stack = 0;
+    trace::StackId stack{0};
     uint32_t nvtxRange = 0;  ///< 1-based range index, 0 = none
     trace::MemoryKind kind = trace::MemoryKind::Unknown;
     uint64_t stream = 0;

@@ -36,7 +36,7 @@ const char* toString(SeriesSource source);
 
 /// Memory over time on one device of one rank.
 struct MemoryTimeline {
-    DeviceIndex device = 0;
+    DeviceIndex device{0};
     uint64_t capacityBytes = 0;  ///< from the header, 0 = unknown
     StepSeries allocated;
     StepSeries reserved;

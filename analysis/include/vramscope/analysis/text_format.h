@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <string>
 
+#include "vramscope/trace/trace_data.h"
+
 namespace vramscope::analysis {
 
 /// "512 B", "1.50 KiB", "-12.25 MiB", "13.92 GiB": binary units (1 KiB = 1024 B, IEC 80000-13),
@@ -23,9 +25,9 @@ std::string formatDuration(double ns, int decimals = 3);
 std::string formatPercent(double fraction, int decimals = 1);
 
 /// "rank 3", or "rank ?" for an unknown rank (< 0).
-std::string rankLabel(int32_t rank);
+std::string rankLabel(trace::RankId rank);
 
 /// "rank 3 GPU 0", or "rank ? GPU 0" for an unknown rank.
-std::string deviceLabel(int32_t rank, int32_t device);
+std::string deviceLabel(trace::RankId rank, trace::DeviceIndex device);
 
 }  // namespace vramscope::analysis

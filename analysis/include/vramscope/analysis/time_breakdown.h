@@ -20,7 +20,7 @@ const char* toString(GapCause cause);
 
 /// A time on one device when no kernel, copy or memset ran.
 struct IdleGap {
-    trace::DeviceIndex device = 0;
+    trace::DeviceIndex device{0};
     trace::TimestampNs startNs = 0;
     int64_t durationNs = 0;
     size_t kernelBefore = 0;  ///< index into TraceData::kernels of the kernel ending at startNs
@@ -30,7 +30,7 @@ struct IdleGap {
 
 /// Time totals of one device. All durations in ns; see computeTimeBreakdowns for the formulas.
 struct TimeBreakdown {
-    trace::DeviceIndex device = 0;
+    trace::DeviceIndex device{0};
     size_t kernels = 0;  ///< kernels, copies and memsets on the device
     trace::TimestampNs firstStartNs = 0;
     trace::TimestampNs lastEndNs = 0;

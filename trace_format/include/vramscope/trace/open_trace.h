@@ -66,7 +66,7 @@ Result<Job> openJob(const std::vector<std::string>& paths, const ReadOptions& op
 
 /// Rank parsed from a file name ("rank-3", "rank3", "rank_3", "worker3", "worker-3", any case,
 /// directories ignored; the word must not follow a letter), or kUnknownRank.
-int32_t rankFromFileName(std::string_view fileName);
+RankId rankFromFileName(std::string_view fileName);
 
 /// True for names ending in .tar, .tar.gz or .tgz (any case).
 bool isArchiveName(std::string_view fileName);

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -20,15 +21,36 @@ namespace vramscope::trace {
 using TimestampNs = int64_t;
 /// Index into TraceData::strings. 0 is always the empty string ("no name").
 using StringId = uint32_t;
-/// Index into TraceData::frames.
-using FrameId = uint32_t;
-/// Index into TraceData::stacks. 0 is always the empty stack ("no stack").
-using StackId = uint32_t;
-/// Device index as the producer numbers it (CUDA ordinal). -1 = host / no device.
-using DeviceIndex = int32_t;
 
-inline constexpr int32_t kUnknownRank = -1;
-inline constexpr DeviceIndex kHostDevice = -1;
+// Ids are scoped enums with no enumerators: each is a distinct type that is as cheap as its
+// integer, compares, hashes and keys a map, but does not convert to another id or to an integer,
+// so passing a rank where a device index is expected does not compile. Make one with
+// `DeviceIndex{3}`; get the integer back with toInt() where an integer is the point (printing,
+// indexing a table, a protobuf field).
+
+/// Index into TraceData::frames.
+enum class FrameId : uint32_t {};
+/// Index into TraceData::stacks. 0 is always the empty stack ("no stack").
+enum class StackId : uint32_t {};
+/// Device index as the producer numbers it (CUDA ordinal). -1 = host / no device.
+enum class DeviceIndex : int32_t {};
+/// Rank of a process in its job (torch.distributed's global rank, or the local rank on its host
+/// where a field says so). -1 = unknown. Not a position in a list of ranks: that is a size_t.
+enum class RankId : int32_t {};
+
+/// The ids above, for toInt().
+template <typename T>
+concept StrongId = std::is_same_v<T, FrameId> || std::is_same_v<T, StackId> ||
+    std::is_same_v<T, DeviceIndex> || std::is_same_v<T, RankId>;
+
+/// The integer an id stands for (uint32_t for frame and stack ids, int32_t for devices and ranks).
+template <StrongId Id>
+constexpr std::underlying_type_t<Id> toInt(Id id) noexcept {
+    return static_cast<std::underlying_type_t<Id>>(id);
+}
+
+inline constexpr RankId kUnknownRank{-1};
+inline constexpr DeviceIndex kHostDevice{-1};
 
 /// Which of the two levels of GPU memory an event belongs to (see DESIGN.md "Two levels").
 enum class MemoryLevel : uint8_t {
@@ -82,9 +104,9 @@ struct MemoryEvent {
     MemoryAction action = MemoryAction::Alloc;
     MemoryLevel level = MemoryLevel::Allocated;
     MemoryKind kind = MemoryKind::Unknown;
-    DeviceIndex device = 0;
+    DeviceIndex device{0};
     uint64_t stream = 0;
-    StackId stack = 0;       ///< 0 = no stack
+    StackId stack{0};        ///< 0 = no stack
     uint32_t nvtxRange = 0;  ///< 1-based index into TraceData::ranges, 0 = none
 };
 
@@ -111,7 +133,7 @@ struct MemoryEvents {
 struct KernelEvent {
     TimestampNs startNs = 0;
     TimestampNs endNs = 0;
-    DeviceIndex device = 0;
+    DeviceIndex device{0};
     uint64_t stream = 0;
     StringId name = 0;
     KernelCategory category = KernelCategory::Compute;
@@ -142,10 +164,10 @@ struct KernelEvents {
 struct CollectiveEvent {
     TimestampNs startNs = 0;
     TimestampNs endNs = 0;
-    DeviceIndex device = 0;
+    DeviceIndex device{0};
     uint64_t stream = 0;
     uint64_t communicatorHash = 0;  ///< 0 = unknown
-    int32_t rank = kUnknownRank;    ///< rank within the communicator
+    RankId rank = kUnknownRank;     ///< rank within the communicator
     int32_t nranks = 0;             ///< communicator size, 0 = unknown
     StringId function = 0;          ///< "AllReduce", "AllGather", ...
     int64_t seqNumber = -1;         ///< per-communicator sequence number, -1 = unknown
@@ -161,7 +183,7 @@ struct CollectiveEvents {
     std::vector<DeviceIndex> device;
     std::vector<uint64_t> stream;
     std::vector<uint64_t> communicatorHash;
-    std::vector<int32_t> rank;
+    std::vector<RankId> rank;
     std::vector<int32_t> nranks;
     std::vector<StringId> function;
     std::vector<int64_t> seqNumber;
@@ -224,7 +246,7 @@ struct CounterSamples {
 /// A device allocation that failed with out-of-memory.
 struct OomEvent {
     TimestampNs timestampNs = 0;
-    DeviceIndex device = 0;
+    DeviceIndex device{0};
     uint64_t stream = 0;
     uint64_t requestedBytes = 0;
     uint64_t freeBytes = 0;  ///< device free memory reported with the failure, 0 = unknown
@@ -249,7 +271,7 @@ struct Frame {
 
 /// A GPU the trace saw.
 struct DeviceInfo {
-    DeviceIndex index = 0;
+    DeviceIndex index{0};
     std::string uuid;
     std::string name;
     uint64_t totalMemoryBytes = 0;  ///< capacity, 0 = unknown
@@ -262,8 +284,8 @@ struct FileHeader {
     std::string producer;  ///< e.g. "vramscope-capture 0.1", "kineto-import"
     std::string host;
     int64_t pid = 0;
-    int32_t rank = kUnknownRank;
-    int32_t localRank = kUnknownRank;
+    RankId rank = kUnknownRank;
+    RankId localRank = kUnknownRank;
     int32_t worldSize = 0;  ///< 0 = unknown
     std::string jobId;
     std::string clockDomain;  ///< e.g. "CLOCK_REALTIME", "kineto-us", "pytorch-snapshot-us"

@@ -65,7 +65,7 @@ private:
     void relayout();
     analysis::GpuKey laneAt(double y) const;
     int64_t toJobNs(int rankIndex) const;
-    int laneOfRank(int32_t rank) const;
+    int laneOfRank(trace::RankId rank) const;
     void paintLane(QPainter& p, const Lane& lane) const;
     void paintCollectives(QPainter& p) const;
     void paintAxis(QPainter& p) const;
@@ -75,8 +75,9 @@ private:
     std::shared_ptr<const analysis::JobModel> m_job;
     std::vector<Lane> m_lanes;
     std::vector<RankRow> m_rankRows;
-    int m_plotLeft = 80;  // margin of the VRAM plots
-    int m_left = 110;     // used: the plots' margin or the widest label
+    std::vector<trace::RankId> m_collectiveRanks;  // per rank index: the rank its collectives carry
+    int m_plotLeft = 80;                           // margin of the VRAM plots
+    int m_left = 110;                              // used: the plots' margin or the widest label
     int m_right = 16;
     int m_rowHeight = 9;
     int m_contentHeight = 0;

@@ -21,8 +21,8 @@ namespace vramscope::widgets {
 /// One idle gap as the table shows it (job time).
 struct GapRow {
     analysis::GpuKey key;
-    int32_t rank = trace::kUnknownRank;
-    trace::DeviceIndex device = 0;
+    trace::RankId rank = trace::kUnknownRank;
+    trace::DeviceIndex device{0};
     int64_t startNs = 0;  ///< job time
     int64_t durationNs = 0;
     analysis::GapCause cause = analysis::GapCause::Other;
