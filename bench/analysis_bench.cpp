@@ -61,9 +61,9 @@ void BM_ViewerPipelineSeparateSteps(benchmark::State& state) {
             benchmark::DoNotOptimize(allocated);
             benchmark::DoNotOptimize(reserved);
         }
-        auto job = analyzeJob({{&d, 0, 0}});
-        FlameTreeBuilder flame(d, 0, detailLevel(d, 0));
-        KernelLaneIndex lanes(d, 0);
+        auto job = analyzeJob({{&d, trace::RankId{0}, 0}});
+        FlameTreeBuilder flame(d, trace::DeviceIndex{0}, detailLevel(d, trace::DeviceIndex{0}));
+        KernelLaneIndex lanes(d, trace::DeviceIndex{0});
         benchmark::DoNotOptimize(peakTime(d, flame.index()));
         benchmark::DoNotOptimize(job);
         benchmark::DoNotOptimize(lanes);

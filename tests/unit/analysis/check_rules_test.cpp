@@ -14,8 +14,8 @@ DeviceAnalysis device(int64_t peak, uint64_t capacity, size_t iterations = 5,
                       LeakVerdict verdict = LeakVerdict::Sawtooth) {
     DeviceAnalysis d;
     d.input = 1;
-    d.rank = 3;
-    d.device = 2;
+    d.rank = trace::RankId{3};
+    d.device = trace::DeviceIndex{2};
     d.memory.capacityBytes = capacity;
     d.memory.hasAllocated = true;
     d.memory.hasReserved = true;
@@ -87,8 +87,8 @@ TEST(Unit, OomRuleFailsPassesOrSkipsWhenTheDeviceHasOomsOrMemoryData) {
     EXPECT_EQ(r.outcome, RuleOutcome::Pass);
     EXPECT_EQ(r.detail, "no out-of-memory event");
     EXPECT_EQ(r.input, 1u);
-    EXPECT_EQ(r.rank, 3);
-    EXPECT_EQ(r.device, 2);
+    EXPECT_EQ(r.rank, trace::RankId{3});
+    EXPECT_EQ(r.device, trace::DeviceIndex{2});
 
     OomFacts o;
     o.sinceStartNs = 1500;
@@ -222,12 +222,12 @@ TEST(Unit, EvaluateRulesListsDevicesInOrderAndRulesInDocumentedOrder) {
     JobAnalysis job;
     DeviceAnalysis a = device(10 * kGiB, 80 * uint64_t(kGiB));
     a.input = 0;
-    a.rank = 0;
-    a.device = 0;
+    a.rank = trace::RankId{0};
+    a.device = trace::DeviceIndex{0};
     DeviceAnalysis b = a;
     b.input = 1;
-    b.rank = -1;
-    b.device = 1;
+    b.rank = trace::RankId{-1};
+    b.device = trace::DeviceIndex{1};
     b.breakdown = breakdown(10'000'000, 100, 0);
     job.devices = {a, b};
     const auto results = evaluateRules(job, CheckRules::defaults());
@@ -236,8 +236,8 @@ TEST(Unit, EvaluateRulesListsDevicesInOrderAndRulesInDocumentedOrder) {
     for (size_t i = 0; i < results.size(); ++i) {
         EXPECT_EQ(results[i].rule, order[i % 4]) << i;
         EXPECT_EQ(results[i].input, i / 4) << i;
-        EXPECT_EQ(results[i].device, int(i / 4)) << i;
-        EXPECT_EQ(results[i].rank, i < 4 ? 0 : -1) << i;
+        EXPECT_EQ(results[i].device, trace::DeviceIndex{int(i / 4)}) << i;
+        EXPECT_EQ(results[i].rank, trace::RankId{i < 4 ? 0 : -1}) << i;
     }
     EXPECT_EQ(results[3].outcome, RuleOutcome::Skip);  // a has no kernels
     EXPECT_EQ(results[7].outcome, RuleOutcome::Pass);
@@ -253,7 +253,7 @@ TEST(Unit, EvaluateRulesGivesOneSkipForTheJobWhenItHasNoDevices) {
     EXPECT_EQ(results[0].rule, "all rules");
     EXPECT_EQ(results[0].outcome, RuleOutcome::Skip);
     EXPECT_EQ(results[0].input, SIZE_MAX);
-    EXPECT_EQ(results[0].rank, -1);
+    EXPECT_EQ(results[0].rank, trace::kUnknownRank);
     EXPECT_EQ(results[0].device, trace::kHostDevice);
     EXPECT_FALSE(results[0].detail.empty());
 }

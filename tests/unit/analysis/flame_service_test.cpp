@@ -15,6 +15,7 @@
 namespace vramscope::analysis {
 namespace {
 
+using trace::DeviceIndex;
 using trace::MemoryLevel;
 using trace::TraceData;
 
@@ -38,36 +39,37 @@ struct Fixture {
         s.leakRank = 1;
         traces = generateSyntheticJob(s);
         for (int r = 0; r < 2; ++r) {
-            indexes.push_back(std::make_shared<const AllocationIndex>(traces[size_t(r)], r,
-                                                                      MemoryLevel::Allocated));
-            service.add(r, r, traces[size_t(r)], indexes.back());
+            indexes.push_back(std::make_shared<const AllocationIndex>(
+                traces[size_t(r)], DeviceIndex{r}, MemoryLevel::Allocated));
+            service.add(r, DeviceIndex{r}, traces[size_t(r)], indexes.back());
         }
     }
 };
 
 TEST(Unit, FlameServiceReturnsNullWhenTheGpuIsUnknown) {
     Fixture f;
-    EXPECT_TRUE(f.service.has(0, 0));
-    EXPECT_TRUE(f.service.has(1, 1));
-    EXPECT_FALSE(f.service.has(0, 1));
-    EXPECT_EQ(f.service.at(0, 1, 2'000'000, FlameGrouping::Stack), nullptr);
-    EXPECT_EQ(f.service.at(7, 0, 2'000'000, FlameGrouping::Stack), nullptr);
-    EXPECT_EQ(f.service.diff(2, 2, 0, 2'000'000, FlameGrouping::Stack), nullptr);
+    EXPECT_TRUE(f.service.has(0, DeviceIndex{0}));
+    EXPECT_TRUE(f.service.has(1, DeviceIndex{1}));
+    EXPECT_FALSE(f.service.has(0, DeviceIndex{1}));
+    EXPECT_EQ(f.service.at(0, DeviceIndex{1}, 2'000'000, FlameGrouping::Stack), nullptr);
+    EXPECT_EQ(f.service.at(7, DeviceIndex{0}, 2'000'000, FlameGrouping::Stack), nullptr);
+    EXPECT_EQ(f.service.diff(2, DeviceIndex{2}, 0, 2'000'000, FlameGrouping::Stack), nullptr);
     EXPECT_EQ(f.service.treesBuilt(), 0u);
 }
 
 TEST(Unit, FlameServiceReturnsTheCachedTreeWhenAskedTheSameAgain) {
     Fixture f;
-    const auto first = f.service.at(0, 0, 2'500'000, FlameGrouping::Stack);
+    const auto first = f.service.at(0, DeviceIndex{0}, 2'500'000, FlameGrouping::Stack);
     ASSERT_TRUE(first);
     EXPECT_EQ(f.service.treesBuilt(), 1u);
-    const auto again = f.service.at(0, 0, 2'500'000, FlameGrouping::Stack);
+    const auto again = f.service.at(0, DeviceIndex{0}, 2'500'000, FlameGrouping::Stack);
     EXPECT_EQ(again.get(), first.get());
     EXPECT_EQ(f.service.treesBuilt(), 1u);
     // Another grouping, GPU, or a diff over the same time is another tree.
-    EXPECT_NE(f.service.at(0, 0, 2'500'000, FlameGrouping::Category).get(), first.get());
-    EXPECT_NE(f.service.at(1, 1, 2'500'000, FlameGrouping::Stack).get(), first.get());
-    const auto same = f.service.diff(0, 0, 2'500'000, 2'500'000, FlameGrouping::Stack);
+    EXPECT_NE(f.service.at(0, DeviceIndex{0}, 2'500'000, FlameGrouping::Category).get(),
+              first.get());
+    EXPECT_NE(f.service.at(1, DeviceIndex{1}, 2'500'000, FlameGrouping::Stack).get(), first.get());
+    const auto same = f.service.diff(0, DeviceIndex{0}, 2'500'000, 2'500'000, FlameGrouping::Stack);
     ASSERT_TRUE(same);
     EXPECT_TRUE(same->isDiff);
     EXPECT_EQ(same->root().bytes, 0);
@@ -78,7 +80,7 @@ TEST(Unit, FlameServiceEvictsTheLeastRecentlyUsedTreeWhenTheCacheIsFull) {
     Fixture f;
     const size_t n = FlameService::kCacheSize;
     auto ask = [&](size_t i) {
-        return f.service.at(0, 0, int64_t(3'000'000 + i), FlameGrouping::Stack);
+        return f.service.at(0, DeviceIndex{0}, int64_t(3'000'000 + i), FlameGrouping::Stack);
     };
     for (size_t i = 0; i < n; ++i) {
         ask(i);
@@ -134,7 +136,7 @@ TEST(Unit, FlameServiceGivesTheSingleThreadedTreesWhenFourThreadsAskAtOnce) {
                 const int gpu = int(rng() % 2);
                 const size_t ti = rng() % times.size();
                 const int g = int(rng() % 3);
-                const auto tree = f.service.at(gpu, gpu, times[ti], kGroupings[g]);
+                const auto tree = f.service.at(gpu, DeviceIndex{gpu}, times[ti], kGroupings[g]);
                 Answer a;
                 a.key = {gpu, ti, g};
                 a.missing = !tree;
@@ -164,7 +166,7 @@ TEST(Unit, FlameServiceGivesTheSingleThreadedTreesWhenFourThreadsAskAtOnce) {
     for (int gpu = 0; gpu < 2; ++gpu) {
         for (size_t ti = 0; ti < times.size(); ti += 5) {
             EXPECT_EQ(expected.at({gpu, ti, 0}).first,
-                      test::replayAlive(f.traces[size_t(gpu)], gpu, times[ti]));
+                      test::replayAlive(f.traces[size_t(gpu)], DeviceIndex{gpu}, times[ti]));
         }
     }
 }
@@ -181,7 +183,8 @@ TEST(Unit, FlameServiceBuildsOneTreeWhenThreadsAskTheSameAtOnce) {
         for (int th = 0; th < kThreads; ++th) {
             threads.emplace_back([&, th] {
                 start.arrive_and_wait();  // all ask together, before any tree is cached
-                trees[size_t(th)] = f.service.at(round % 2, round % 2, t, FlameGrouping::Stack);
+                trees[size_t(th)] =
+                    f.service.at(round % 2, DeviceIndex{round % 2}, t, FlameGrouping::Stack);
             });
         }
         for (std::thread& th : threads) {
@@ -201,11 +204,11 @@ TEST(Unit, FlameServiceDiffRootIsAliveAtSecondMinusFirstWhenTwoTimesAreGiven) {
     for (int gpu = 0; gpu < 2; ++gpu) {
         const TraceData& d = f.traces[size_t(gpu)];
         for (const auto& [t1, t2] : spans) {
-            const auto tree = f.service.diff(gpu, gpu, t1, t2, FlameGrouping::Stack);
+            const auto tree = f.service.diff(gpu, DeviceIndex{gpu}, t1, t2, FlameGrouping::Stack);
             ASSERT_TRUE(tree);
             EXPECT_TRUE(tree->isDiff);
-            const int64_t before = test::replayAlive(d, gpu, t1);
-            const int64_t after = test::replayAlive(d, gpu, t2);
+            const int64_t before = test::replayAlive(d, DeviceIndex{gpu}, t1);
+            const int64_t after = test::replayAlive(d, DeviceIndex{gpu}, t2);
             EXPECT_EQ(tree->root().bytes, after - before) << gpu << " " << t1 << " " << t2;
             EXPECT_EQ(tree->root().beforeBytes, before);
             EXPECT_EQ(tree->root().afterBytes, after);

@@ -14,8 +14,8 @@ using trace::TraceData;
 /// 2500 and an iteration range over [1200, 2800).
 trace::Job handJob() {
     TraceData d;
-    d.header.rank = 0;
-    d.header.devices.push_back({0, "GPU-x", "Test GPU", 1000});
+    d.header.rank = trace::RankId{0};
+    d.header.devices.push_back({DeviceIndex{0}, "GPU-x", "Test GPU", 1000});
     trace::MemoryEvent e;
     e.timestampNs = 1000;
     e.address = 0xa;
@@ -87,7 +87,7 @@ TEST(Unit, EmptyJobGivesAModelWithoutGpusWhenNoRankWasLoaded) {
     EXPECT_EQ(m.originNs, 0);
     EXPECT_GE(m.durationNs, 1);
     ASSERT_TRUE(m.flames);
-    EXPECT_EQ(m.flames->at(0, 0, 0, FlameGrouping::Stack), nullptr);
+    EXPECT_EQ(m.flames->at(0, DeviceIndex{0}, 0, FlameGrouping::Stack), nullptr);
 }
 
 }  // namespace

@@ -138,7 +138,7 @@ TEST(Unit, JobTimeZeroIsTheEarliestEventOfAnyRankWhenClocksAreOffset) {
     EXPECT_EQ(m->ranks[0].toJobNs, -origin);
     EXPECT_EQ(m->ranks[1].toJobNs, kRank1OffsetNs - origin);
     EXPECT_EQ(m->toRankNs(1, 0), 1'000'000);
-    EXPECT_EQ(m->ranks[1].rank, 1);
+    EXPECT_EQ(m->ranks[1].rank, trace::RankId{1});
     EXPECT_TRUE(m->analysisProblem.empty());
 }
 
@@ -151,9 +151,9 @@ TEST(Unit, EveryGpuHasOneSeriesWithTheFormulaPeaksInJobTimeWhenBuilt) {
         const GpuSeries& g = m->gpus[size_t(r)];
         const Peaks p = peaksOf(s, r);
         const int64_t toJob = m->ranks[size_t(r)].toJobNs;
-        EXPECT_EQ(g.key, (GpuKey{r, r}));
-        EXPECT_EQ(m->gpu(GpuKey{r, r}), &g);
-        EXPECT_EQ(g.rank, r);
+        EXPECT_EQ(g.key, (GpuKey{r, DeviceIndex{r}}));
+        EXPECT_EQ(m->gpu(GpuKey{r, DeviceIndex{r}}), &g);
+        EXPECT_EQ(g.rank, trace::RankId{r});
         EXPECT_EQ(g.memory.capacityBytes, s.capacityBytes);
         EXPECT_EQ(g.memory.peakAllocatedBytes, p.allocated) << r;
         EXPECT_EQ(g.memory.peakAllocatedTimeNs, p.allocatedTime + toJob) << r;
@@ -163,7 +163,7 @@ TEST(Unit, EveryGpuHasOneSeriesWithTheFormulaPeaksInJobTimeWhenBuilt) {
         EXPECT_EQ(g.allocated.series().valueAt(p.allocatedTime + toJob), p.allocated) << r;
         EXPECT_EQ(g.bytesInUseAt(p.reservedTime + toJob), p.reserved) << r;
     }
-    EXPECT_EQ(m->gpu(GpuKey{0, 1}), nullptr);
+    EXPECT_EQ(m->gpu(GpuKey{0, DeviceIndex{1}}), nullptr);
 }
 
 TEST(Unit, MemoryAnalysisSharesTheOneIndexWithTheFlameServiceWhenBuilt) {
@@ -185,17 +185,17 @@ TEST(Unit, MemoryAnalysisSharesTheOneIndexWithTheFlameServiceWhenBuilt) {
         EXPECT_EQ(g.level, MemoryLevel::Allocated);
         EXPECT_EQ(g.peakTimeNs, peaksOf(spec(), r).allocatedTime);  // trace time
         const TraceData& data = m->job.ranks[size_t(r)].trace.data;
-        ASSERT_TRUE(m->flames->has(r, r));
+        ASSERT_TRUE(m->flames->has(r, DeviceIndex{r}));
         for (int64_t t : {int64_t(1'500'000), int64_t(2'500'000), g.peakTimeNs, g.peakTimeNs - 1,
                           int64_t(9'000'000)}) {
-            const auto tree = m->flames->at(r, r, t, FlameGrouping::Stack);
+            const auto tree = m->flames->at(r, DeviceIndex{r}, t, FlameGrouping::Stack);
             ASSERT_TRUE(tree);
-            EXPECT_EQ(tree->root().bytes, test::replayAlive(data, r, t))
+            EXPECT_EQ(tree->root().bytes, test::replayAlive(data, DeviceIndex{r}, t))
                 << "rank " << r << " t " << t;
         }
     }
     EXPECT_EQ(m->kernels.size(), 2u);
-    EXPECT_EQ(m->memoryOf(GpuKey{1, 1}), &m->memory[1]);
+    EXPECT_EQ(m->memoryOf(GpuKey{1, DeviceIndex{1}}), &m->memory[1]);
 }
 
 TEST(Unit, ProgressRisesWithoutGoingBackAndEndsAtOneWhenNotCancelled) {
@@ -247,7 +247,7 @@ TEST(Unit, InvalidIterationRegexKeepsTheTimelinesAndSaysWhyWhenBuilt) {
     }
     EXPECT_TRUE(m->memory.empty());
     ASSERT_TRUE(m->flames);
-    EXPECT_EQ(m->flames->at(0, 0, 2'000'000, FlameGrouping::Stack), nullptr);
+    EXPECT_EQ(m->flames->at(0, DeviceIndex{0}, 2'000'000, FlameGrouping::Stack), nullptr);
 }
 
 }  // namespace

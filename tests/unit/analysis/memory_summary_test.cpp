@@ -18,7 +18,7 @@ void mem(TraceData& d, TimestampNs t, uint64_t addr, uint64_t size, MemoryAction
     e.sizeBytes = size;
     e.action = action;
     e.level = level;
-    e.device = 0;
+    e.device = trace::DeviceIndex{0};
     e.kind = level == MemoryLevel::Reserved ? MemoryKind::Device : MemoryKind::Pool;
     d.memory.append(e);
 }
@@ -112,7 +112,7 @@ TEST(Unit, ShiftedMovesOnlyTheTimesOfKnownLevels) {
 
 TEST(Unit, SummarizeMemoryCopiesTheTimelinesPeaksWhenBuiltFromHandEvents) {
     TraceData d;
-    d.header.devices.push_back({0, "GPU-x", "Test GPU", 10000});
+    d.header.devices.push_back({trace::DeviceIndex{0}, "GPU-x", "Test GPU", 10000});
     // Allocated: 300 at 10, 800 at 20, 300 at 30, 700 at 40 -> peak 800 first at 20.
     mem(d, 10, 0xa, 300, MemoryAction::Alloc, MemoryLevel::Allocated);
     mem(d, 20, 0xb, 500, MemoryAction::Alloc, MemoryLevel::Allocated);
@@ -140,7 +140,7 @@ TEST(Unit, SummarizeMemoryCopiesTheTimelinesPeaksWhenBuiltFromHandEvents) {
 
 TEST(Unit, SummarizeMemoryReportsNoLevelWhenTheTimelineIsEmpty) {
     MemoryTimeline t;
-    t.device = 3;
+    t.device = trace::DeviceIndex{3};
     t.capacityBytes = 80;
     const MemorySummary s = summarizeMemory(t);
     EXPECT_FALSE(s.hasAllocated);

@@ -95,12 +95,12 @@ TEST(Unit, FormatPercentMultipliesByHundredWithTheGivenDecimals) {
 }
 
 TEST(Unit, RankAndDeviceLabelsSayQuestionMarkWhenTheRankIsUnknown) {
-    EXPECT_EQ(rankLabel(0), "rank 0");
-    EXPECT_EQ(rankLabel(3), "rank 3");
-    EXPECT_EQ(rankLabel(-1), "rank ?");
-    EXPECT_EQ(rankLabel(-7), "rank ?");
-    EXPECT_EQ(deviceLabel(3, 1), "rank 3 GPU 1");
-    EXPECT_EQ(deviceLabel(-1, 0), "rank ? GPU 0");
+    EXPECT_EQ(rankLabel(trace::RankId{0}), "rank 0");
+    EXPECT_EQ(rankLabel(trace::RankId{3}), "rank 3");
+    EXPECT_EQ(rankLabel(trace::RankId{-1}), "rank ?");
+    EXPECT_EQ(rankLabel(trace::RankId{-7}), "rank ?");
+    EXPECT_EQ(deviceLabel(trace::RankId{3}, trace::DeviceIndex{1}), "rank 3 GPU 1");
+    EXPECT_EQ(deviceLabel(trace::RankId{-1}, trace::DeviceIndex{0}), "rank ? GPU 0");
 }
 
 }  // namespace
