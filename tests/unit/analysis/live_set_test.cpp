@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "memory_events.h"
+
 #include "vramscope/analysis/memory_timeline.h"
 
 namespace vramscope::analysis {
@@ -12,39 +14,26 @@ using trace::MemoryKind;
 using trace::MemoryLevel;
 using trace::TraceData;
 
-void mem(TraceData& d, TimestampNs t, uint64_t addr, uint64_t size, MemoryAction action,
-         MemoryLevel level = MemoryLevel::Allocated,
-         trace::DeviceIndex device = trace::DeviceIndex{0},
-         trace::StackId stack = trace::StackId{0}, MemoryKind kind = MemoryKind::Pool) {
-    trace::MemoryEvent e;
-    e.timestampNs = t;
-    e.address = addr;
-    e.sizeBytes = size;
-    e.action = action;
-    e.level = level;
-    e.device = device;
-    e.stack = stack;
-    e.kind = kind;
-    d.memory.append(e);
-}
-
 constexpr auto kAlloc = MemoryAction::Alloc;
 constexpr auto kFree = MemoryAction::Free;
 
 TraceData sample() {
     TraceData d;
-    mem(d, 10, 0x100, 64, kAlloc, MemoryLevel::Allocated, trace::DeviceIndex{0}, trace::StackId{1});
-    mem(d, 20, 0x200, 256, kAlloc, MemoryLevel::Allocated, trace::DeviceIndex{0},
-        trace::StackId{2});
-    mem(d, 30, 0x300, 64, kAlloc, MemoryLevel::Allocated, trace::DeviceIndex{0}, trace::StackId{3});
-    mem(d, 40, 0x200, 256, kFree);
-    mem(d, 50, 0x200, 128, kAlloc, MemoryLevel::Allocated, trace::DeviceIndex{0},
-        trace::StackId{4});                                  // address reused
-    mem(d, 60, 0x999, 32, kFree);                            // never allocated: ignored
-    mem(d, 25, 0x400, 4096, kAlloc, MemoryLevel::Reserved);  // other level
-    mem(d, 25, 0x500, 4096, kAlloc, MemoryLevel::Allocated, trace::DeviceIndex{1});  // other device
-    mem(d, 5, 0x600, 15, kAlloc, MemoryLevel::Allocated, trace::DeviceIndex{0}, trace::StackId{0},
-        MemoryKind::DeviceStatic);
+    test::addMemory(d, 10, 0x100, 64, kAlloc, MemoryLevel::Allocated, trace::DeviceIndex{0},
+                    trace::StackId{1});
+    test::addMemory(d, 20, 0x200, 256, kAlloc, MemoryLevel::Allocated, trace::DeviceIndex{0},
+                    trace::StackId{2});
+    test::addMemory(d, 30, 0x300, 64, kAlloc, MemoryLevel::Allocated, trace::DeviceIndex{0},
+                    trace::StackId{3});
+    test::addMemory(d, 40, 0x200, 256, kFree);
+    test::addMemory(d, 50, 0x200, 128, kAlloc, MemoryLevel::Allocated, trace::DeviceIndex{0},
+                    trace::StackId{4});                                  // address reused
+    test::addMemory(d, 60, 0x999, 32, kFree);                            // never allocated: ignored
+    test::addMemory(d, 25, 0x400, 4096, kAlloc, MemoryLevel::Reserved);  // other level
+    test::addMemory(d, 25, 0x500, 4096, kAlloc, MemoryLevel::Allocated,
+                    trace::DeviceIndex{1});  // other device
+    test::addMemory(d, 5, 0x600, 15, kAlloc, MemoryLevel::Allocated, trace::DeviceIndex{0},
+                    trace::StackId{0}, MemoryKind::DeviceStatic);
     return d;
 }
 
@@ -110,8 +99,8 @@ TEST(LiveSet, SumsToTheTimelineValueAtAnyTime) {
 
 TEST(LiveSet, UnsortedEventsAreReplayedInTimeOrder) {
     TraceData d;
-    mem(d, 30, 0x1, 10, kFree);
-    mem(d, 10, 0x1, 10, kAlloc);
+    test::addMemory(d, 30, 0x1, 10, kFree);
+    test::addMemory(d, 10, 0x1, 10, kAlloc);
     EXPECT_EQ(liveSetAt(d, trace::DeviceIndex{0}, MemoryLevel::Allocated, 20).size(), 1u);
     EXPECT_TRUE(liveSetAt(d, trace::DeviceIndex{0}, MemoryLevel::Allocated, 30).empty());
 }

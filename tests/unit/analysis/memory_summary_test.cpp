@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "memory_events.h"
+
 namespace vramscope::analysis {
 namespace {
 
@@ -9,19 +11,6 @@ using trace::MemoryAction;
 using trace::MemoryKind;
 using trace::MemoryLevel;
 using trace::TraceData;
-
-void mem(TraceData& d, TimestampNs t, uint64_t addr, uint64_t size, MemoryAction action,
-         MemoryLevel level) {
-    trace::MemoryEvent e;
-    e.timestampNs = t;
-    e.address = addr;
-    e.sizeBytes = size;
-    e.action = action;
-    e.level = level;
-    e.device = trace::DeviceIndex{0};
-    e.kind = level == MemoryLevel::Reserved ? MemoryKind::Device : MemoryKind::Pool;
-    d.memory.append(e);
-}
 
 /// A summary with both levels known and the given peaks and capacity.
 MemorySummary both(int64_t allocated, int64_t reserved, uint64_t capacity) {
@@ -114,13 +103,15 @@ TEST(Unit, SummarizeMemoryCopiesTheTimelinesPeaksWhenBuiltFromHandEvents) {
     TraceData d;
     d.header.devices.push_back({trace::DeviceIndex{0}, "GPU-x", "Test GPU", 10000});
     // Allocated: 300 at 10, 800 at 20, 300 at 30, 700 at 40 -> peak 800 first at 20.
-    mem(d, 10, 0xa, 300, MemoryAction::Alloc, MemoryLevel::Allocated);
-    mem(d, 20, 0xb, 500, MemoryAction::Alloc, MemoryLevel::Allocated);
-    mem(d, 30, 0xb, 500, MemoryAction::Free, MemoryLevel::Allocated);
-    mem(d, 40, 0xc, 400, MemoryAction::Alloc, MemoryLevel::Allocated);
+    test::addMemory(d, 10, 0xa, 300, MemoryAction::Alloc, MemoryLevel::Allocated);
+    test::addMemory(d, 20, 0xb, 500, MemoryAction::Alloc, MemoryLevel::Allocated);
+    test::addMemory(d, 30, 0xb, 500, MemoryAction::Free, MemoryLevel::Allocated);
+    test::addMemory(d, 40, 0xc, 400, MemoryAction::Alloc, MemoryLevel::Allocated);
     // Reserved: 1024 at 5, 2048 at 25 -> peak 2048 at 25.
-    mem(d, 5, 0x100, 1024, MemoryAction::Alloc, MemoryLevel::Reserved);
-    mem(d, 25, 0x200, 1024, MemoryAction::Alloc, MemoryLevel::Reserved);
+    test::addMemory(d, 5, 0x100, 1024, MemoryAction::Alloc, MemoryLevel::Reserved,
+                    trace::DeviceIndex{0}, trace::StackId{0}, MemoryKind::Device);
+    test::addMemory(d, 25, 0x200, 1024, MemoryAction::Alloc, MemoryLevel::Reserved,
+                    trace::DeviceIndex{0}, trace::StackId{0}, MemoryKind::Device);
     const auto tls = buildMemoryTimelines(d);
     ASSERT_EQ(tls.size(), 1u);
     const MemorySummary s = summarizeMemory(tls[0]);

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "memory_events.h"
+
 namespace vramscope::analysis {
 namespace {
 
@@ -10,20 +12,6 @@ using trace::MemoryAction;
 using trace::MemoryKind;
 using trace::MemoryLevel;
 using trace::TraceData;
-
-void mem(TraceData& d, TimestampNs t, uint64_t addr, uint64_t size, MemoryAction action,
-         MemoryLevel level = MemoryLevel::Allocated, DeviceIndex device = DeviceIndex{0},
-         MemoryKind kind = MemoryKind::Pool) {
-    trace::MemoryEvent e;
-    e.timestampNs = t;
-    e.address = addr;
-    e.sizeBytes = size;
-    e.action = action;
-    e.level = level;
-    e.device = device;
-    e.kind = kind;
-    d.memory.append(e);
-}
 
 constexpr auto kAlloc = MemoryAction::Alloc;
 constexpr auto kFree = MemoryAction::Free;
@@ -42,11 +30,12 @@ TEST(StepSeries, ValueAtIsZeroBeforeFirstStepAndHoldsBetweenSteps) {
 TEST(MemoryTimeline, RunningSumGivesPeakAndItsFirstTime) {
     TraceData d;
     d.header.devices.push_back({trace::DeviceIndex{0}, "GPU-x", "Test GPU", 1000});
-    mem(d, 100, 0xa, 300, kAlloc);
-    mem(d, 200, 0xb, 200, kAlloc);  // 500 at 200
-    mem(d, 300, 0xa, 300, kFree);   // 200
-    mem(d, 400, 0xc, 300, kAlloc);  // 500 again at 400: the peak stays at the first time
-    mem(d, 500, 0xb, 200, kFree);   // 300
+    test::addMemory(d, 100, 0xa, 300, kAlloc);
+    test::addMemory(d, 200, 0xb, 200, kAlloc);  // 500 at 200
+    test::addMemory(d, 300, 0xa, 300, kFree);   // 200
+    test::addMemory(d, 400, 0xc, 300,
+                    kAlloc);                   // 500 again at 400: the peak stays at the first time
+    test::addMemory(d, 500, 0xb, 200, kFree);  // 300
     const auto tls = buildMemoryTimelines(d);
     ASSERT_EQ(tls.size(), 1u);
     const auto& tl = tls[0];
@@ -64,8 +53,8 @@ TEST(MemoryTimeline, RunningSumGivesPeakAndItsFirstTime) {
 
 TEST(MemoryTimeline, FreeSubtractsTheSizeRecordedAtAlloc) {
     TraceData d;
-    mem(d, 1, 0xa, 100, kAlloc);
-    mem(d, 2, 0xa, 0, kFree);  // a producer that does not repeat the size on free
+    test::addMemory(d, 1, 0xa, 100, kAlloc);
+    test::addMemory(d, 2, 0xa, 0, kFree);  // a producer that does not repeat the size on free
     const auto tls = buildMemoryTimelines(d);
     ASSERT_EQ(tls.size(), 1u);
     EXPECT_EQ(tls[0].allocated.bytes, (std::vector<int64_t>{100, 0}));
@@ -73,9 +62,9 @@ TEST(MemoryTimeline, FreeSubtractsTheSizeRecordedAtAlloc) {
 
 TEST(MemoryTimeline, FreeOfUnknownAddressLiftsTheCurveByTheDeficit) {
     TraceData d;
-    mem(d, 10, 0xa, 100, kAlloc);    // 100
-    mem(d, 20, 0xdead, 250, kFree);  // allocated before the trace: -150 -> lift by 150
-    mem(d, 30, 0xb, 50, kAlloc);     // -100
+    test::addMemory(d, 10, 0xa, 100, kAlloc);    // 100
+    test::addMemory(d, 20, 0xdead, 250, kFree);  // allocated before the trace: -150 -> lift by 150
+    test::addMemory(d, 30, 0xb, 50, kAlloc);     // -100
     const auto tls = buildMemoryTimelines(d);
     ASSERT_EQ(tls.size(), 1u);
     const auto& tl = tls[0];
@@ -88,10 +77,10 @@ TEST(MemoryTimeline, FreeOfUnknownAddressLiftsTheCurveByTheDeficit) {
 
 TEST(MemoryTimeline, EqualTimestampsGiveOneStepWithTheFinalValue) {
     TraceData d;
-    mem(d, 10, 0xa, 100, kAlloc);
-    mem(d, 10, 0xb, 900, kAlloc);  // 1000 only between two events of the same instant
-    mem(d, 10, 0xb, 900, kFree);
-    mem(d, 20, 0xc, 50, kAlloc);
+    test::addMemory(d, 10, 0xa, 100, kAlloc);
+    test::addMemory(d, 10, 0xb, 900, kAlloc);  // 1000 only between two events of the same instant
+    test::addMemory(d, 10, 0xb, 900, kFree);
+    test::addMemory(d, 20, 0xc, 50, kAlloc);
     const auto tls = buildMemoryTimelines(d);
     ASSERT_EQ(tls.size(), 1u);
     EXPECT_EQ(tls[0].allocated.timeNs, (std::vector<TimestampNs>{10, 20}));
@@ -102,11 +91,12 @@ TEST(MemoryTimeline, EqualTimestampsGiveOneStepWithTheFinalValue) {
 
 TEST(MemoryTimeline, UnsortedEventsAreOrderedByTimeKeepingFileOrderOnTies) {
     TraceData d;
-    mem(d, 30, 0xa, 100, kFree);
-    mem(d, 10, 0xa, 100, kAlloc);
-    mem(d, 20, 0xb, 40, kAlloc);
-    mem(d, 20, 0xb, 40, kFree);
-    mem(d, 20, 0xb, 60, kAlloc);  // same instant as the free before it, after it in the file
+    test::addMemory(d, 30, 0xa, 100, kFree);
+    test::addMemory(d, 10, 0xa, 100, kAlloc);
+    test::addMemory(d, 20, 0xb, 40, kAlloc);
+    test::addMemory(d, 20, 0xb, 40, kFree);
+    test::addMemory(d, 20, 0xb, 60,
+                    kAlloc);  // same instant as the free before it, after it in the file
     const auto tls = buildMemoryTimelines(d);
     ASSERT_EQ(tls.size(), 1u);
     EXPECT_EQ(tls[0].allocated.timeNs, (std::vector<TimestampNs>{10, 20, 30}));
@@ -117,12 +107,14 @@ TEST(MemoryTimeline, UnsortedEventsAreOrderedByTimeKeepingFileOrderOnTies) {
 TEST(MemoryTimeline, LevelsAndDevicesAreSeparateAndDeviceStaticIsLeftOut) {
     TraceData d;
     d.header.devices.push_back({trace::DeviceIndex{3}, "", "listed, no events", 7});
-    mem(d, 1, 0x1, 2048, kAlloc, MemoryLevel::Reserved, trace::DeviceIndex{1}, MemoryKind::Device);
-    mem(d, 2, 0x1, 512, kAlloc, MemoryLevel::Allocated, trace::DeviceIndex{1});
-    mem(d, 3, 0x9, 15, kAlloc, MemoryLevel::Reserved, trace::DeviceIndex{1},
-        MemoryKind::DeviceStatic);
-    mem(d, 4, 0x2, 64, kAlloc, MemoryLevel::Allocated, trace::DeviceIndex{2});
-    mem(d, 5, 0x3, 8, kAlloc, MemoryLevel::Allocated, trace::kHostDevice, MemoryKind::Pinned);
+    test::addMemory(d, 1, 0x1, 2048, kAlloc, MemoryLevel::Reserved, trace::DeviceIndex{1},
+                    trace::StackId{0}, MemoryKind::Device);
+    test::addMemory(d, 2, 0x1, 512, kAlloc, MemoryLevel::Allocated, trace::DeviceIndex{1});
+    test::addMemory(d, 3, 0x9, 15, kAlloc, MemoryLevel::Reserved, trace::DeviceIndex{1},
+                    trace::StackId{0}, MemoryKind::DeviceStatic);
+    test::addMemory(d, 4, 0x2, 64, kAlloc, MemoryLevel::Allocated, trace::DeviceIndex{2});
+    test::addMemory(d, 5, 0x3, 8, kAlloc, MemoryLevel::Allocated, trace::kHostDevice,
+                    trace::StackId{0}, MemoryKind::Pinned);
     const auto tls = buildMemoryTimelines(d);
     ASSERT_EQ(tls.size(), 3u);  // devices 1, 2, 3; host memory has no timeline
     EXPECT_EQ(tls[0].device, trace::DeviceIndex{1});
@@ -143,7 +135,7 @@ TEST(MemoryTimeline, LevelsAndDevicesAreSeparateAndDeviceStaticIsLeftOut) {
 
 TEST(MemoryTimeline, ProducerCountersOverrideTheEventSum) {
     TraceData d;
-    mem(d, 1, 0xa, 100, kAlloc, MemoryLevel::Allocated, trace::DeviceIndex{1});
+    test::addMemory(d, 1, 0xa, 100, kAlloc, MemoryLevel::Allocated, trace::DeviceIndex{1});
     const auto name = d.intern("Total Allocated");
     d.counters.append({5, name, trace::DeviceIndex{1}, CounterKind::AllocatedBytes, 1000.0});
     d.counters.append(
@@ -168,9 +160,9 @@ TEST(MemoryTimeline, ProducerCountersOverrideTheEventSum) {
 
 TEST(MemoryTimeline, MemoryEventSeriesMatchesTheTimelineLevel) {
     TraceData d;
-    mem(d, 1, 0xa, 10, kAlloc, MemoryLevel::Reserved);
-    mem(d, 2, 0xb, 20, kAlloc, MemoryLevel::Reserved);
-    mem(d, 3, 0xa, 10, kFree, MemoryLevel::Reserved);
+    test::addMemory(d, 1, 0xa, 10, kAlloc, MemoryLevel::Reserved);
+    test::addMemory(d, 2, 0xb, 20, kAlloc, MemoryLevel::Reserved);
+    test::addMemory(d, 3, 0xa, 10, kFree, MemoryLevel::Reserved);
     int64_t lift = -1;
     uint64_t unmatched = 9;
     const auto s =
