@@ -109,8 +109,8 @@ TEST(DetailLevel, IsAllocatedWhenTheDeviceHasAllocatedEventsElseReserved) {
     const TraceData d = sample();
     EXPECT_EQ(detailLevel(d, trace::DeviceIndex{0}), MemoryLevel::Allocated);
     TraceData r;
-    mem(r, 1, 0x1, 10, kAlloc, MemoryLevel::Reserved);
-    mem(r, 1, 0x1, 10, kAlloc, MemoryLevel::Allocated, trace::DeviceIndex{1});
+    test::addMemory(r, 1, 0x1, 10, kAlloc, MemoryLevel::Reserved);
+    test::addMemory(r, 1, 0x1, 10, kAlloc, MemoryLevel::Allocated, trace::DeviceIndex{1});
     EXPECT_EQ(detailLevel(r, trace::DeviceIndex{0}), MemoryLevel::Reserved);
     EXPECT_EQ(detailLevel(r, trace::DeviceIndex{1}), MemoryLevel::Allocated);
     EXPECT_EQ(detailLevel(TraceData{}, trace::DeviceIndex{0}), MemoryLevel::Reserved);
