@@ -7,6 +7,7 @@
 
 #include "vramscope/analysis/flame_service.h"
 #include "vramscope/analysis/flame_tree.h"
+#include "vramscope/analysis/text_format.h"
 
 namespace vramscope::analysis {
 
@@ -236,9 +237,12 @@ trace::Result<std::shared_ptr<const JobModel>> buildJobModel(trace::Job job, std
     AnalysisProgress analysisProgress;
     if (progress) {
         analysisProgress = [&](double done) {
-            const size_t rank = std::min(ranks - 1, static_cast<size_t>(done * double(ranks)));
-            return progress(0.9 * done, "Analysing " + std::string(ranks > 1 ? "rank " : "") +
-                                            (ranks > 1 ? std::to_string(rank) : "the trace"));
+            const size_t at = std::min(ranks - 1, static_cast<size_t>(done * double(ranks)));
+            const std::string stage = ranks > 1 ? "Analysing " + rankLabel(m->ranks[at].rank) +
+                                                      " (" + std::to_string(at + 1) + " of " +
+                                                      std::to_string(ranks) + ")"
+                                                : std::string("Analysing the trace");
+            return progress(0.9 * done, stage);
         };
     }
     options.gpuHourPrice = 0.0;  // the cost inputs; a view prices them

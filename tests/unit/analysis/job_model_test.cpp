@@ -212,8 +212,8 @@ TEST(Unit, ProgressRisesWithoutGoingBackAndEndsAtOneWhenNotCancelled) {
     EXPECT_GE(seen.front(), 0.0);
     EXPECT_EQ(seen.back(), 1.0);
     // Each rank is named while it is analysed.
-    EXPECT_NE(std::find(stages.begin(), stages.end(), "Analysing rank 0"), stages.end());
-    EXPECT_NE(std::find(stages.begin(), stages.end(), "Analysing rank 1"), stages.end());
+    EXPECT_NE(std::find(stages.begin(), stages.end(), "Analysing rank 0 (1 of 2)"), stages.end());
+    EXPECT_NE(std::find(stages.begin(), stages.end(), "Analysing rank 1 (2 of 2)"), stages.end());
 }
 
 TEST(Unit, BuildReturnsCancelledAndNoModelWhenProgressSaysStop) {
