@@ -18,7 +18,7 @@
 #include "vramscope/analysis/level_of_detail.h"
 #include "vramscope/analysis/memory_summary.h"
 #include "vramscope/analysis/memory_timeline.h"
-#include "vramscope/trace/open_trace.h"
+#include "vramscope/trace/job.h"
 
 namespace vramscope::analysis {
 

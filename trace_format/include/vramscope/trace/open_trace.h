@@ -8,11 +8,11 @@
 #include <vector>
 
 #include "vramscope/trace/error.h"
+#include "vramscope/trace/job.h"
 #include "vramscope/trace/trace_file.h"
 
 namespace vramscope::trace {
 
-enum class InputFormat { Unknown, Vscope, PytorchSnapshot, KinetoJson };
 const char* toString(InputFormat format);
 
 /// Guesses the format from the first bytes (after gzip decompression), then the file name:
@@ -32,28 +32,6 @@ Result<LoadedTrace> openTrace(const std::string& path, const ReadOptions& option
 /// is parsed without a copy.
 Result<LoadedTrace> openTraceBytes(const std::string& bytes, const std::string& name,
                                    const ReadOptions& options = {});
-
-/// One rank of a job: a loaded trace and where it came from.
-struct RankTrace {
-    std::string path;  ///< the file, or "ARCHIVE:MEMBER" for a trace read from an archive
-    InputFormat format = InputFormat::Unknown;
-    LoadedTrace trace;
-    /// Added to this rank's timestamps to put it on the job's common time axis (ns).
-    /// Rule: every supported producer stamps events with one host clock per rank that is already
-    /// shared by the ranks of a job (Kineto: microseconds of the host's clock, made absolute with
-    /// `baseTimeNanoseconds` where the file has one, so ranks on different hosts meet on the Unix
-    /// epoch; .vscope: its clock domain). openJob therefore sets 0 for every rank and keeps each
-    /// rank's own times; a caller that knows better (e.g. from matched collectives) may set it.
-    int64_t clockOffsetNs = 0;
-    std::string rankSource;  ///< where the rank came from: "header", "file name", "unknown"
-};
-
-/// A training job: one trace per rank, sorted by rank (unknown ranks last, in path order).
-struct Job {
-    std::vector<RankTrace> ranks;
-    std::vector<Error>
-        skipped;  ///< inputs that could not be opened at all (the job opens without them)
-};
 
 /// Opens files, directories and archives as one job. A directory contributes its supported files
 /// (.vscope, .json, .json.gz, .pickle, .pkl, .pickle.gz, .tar, .tar.gz, .tgz), not recursing; an
