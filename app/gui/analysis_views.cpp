@@ -21,11 +21,22 @@ namespace vramscope::app {
 
 namespace {
 
+/// A dock holding `panel`. Panels taller than their share of the window (the leak panel's chart
+/// and tables, the advice panel's cost form) scroll inside the dock instead of pushing the bottom
+/// dock area, and with it every tab in that area, above its share: the timeline keeps the room.
 QDockWidget* makeDock(MainWindow* window, QWidget* panel, const QString& title,
-                      const QString& objectName) {
+                      const QString& objectName, bool scrolls = false) {
     auto* dock = new QDockWidget(title, window);
     dock->setObjectName(objectName);
-    dock->setWidget(panel);
+    if (scrolls) {
+        auto* scroll = new QScrollArea;
+        scroll->setWidget(panel);
+        scroll->setWidgetResizable(true);
+        scroll->setFrameShape(QFrame::NoFrame);
+        dock->setWidget(scroll);
+    } else {
+        dock->setWidget(panel);
+    }
     return dock;
 }
 
@@ -42,8 +53,9 @@ AnalysisViews::AnalysisViews(MainWindow* window)
     m_flameDock =
         makeDock(window, m_flame, tr("Allocation flame view"), QStringLiteral("FlameDock"));
     m_gapsDock = makeDock(window, m_gaps, tr("Idle gaps"), QStringLiteral("GapsDock"));
-    m_leakDock = makeDock(window, m_leak, tr("Leak"), QStringLiteral("LeakDock"));
-    m_adviceDock = makeDock(window, m_advice, tr("Advice and cost"), QStringLiteral("AdviceDock"));
+    m_leakDock = makeDock(window, m_leak, tr("Leak"), QStringLiteral("LeakDock"), true);
+    m_adviceDock =
+        makeDock(window, m_advice, tr("Advice and cost"), QStringLiteral("AdviceDock"), true);
     window->addDockWidget(Qt::BottomDockWidgetArea, m_flameDock);
     window->splitDockWidget(m_flameDock, m_gapsDock, Qt::Horizontal);
     window->tabifyDockWidget(m_gapsDock, m_leakDock);
