@@ -2,6 +2,7 @@
 // to a replay of the events written here and to the sample's formulas, shared zoom, details equal
 // to an independent replay, screenshots.
 #include <QApplication>
+#include <QDockWidget>
 #include <QFileInfo>
 #include <QImage>
 #include <QProcess>
@@ -373,4 +374,21 @@ TEST(MainWindow, CompactLayoutShowsEveryGpuInTheHeatStrip) {
         visiblePlots += p->isVisible() ? 1 : 0;
     }
     EXPECT_EQ(visiblePlots, 1);
+}
+
+TEST(MainWindow, TheBottomDocksLeaveTheTimelineMostOfTheHeight) {
+    const auto job = sample();
+    ASSERT_TRUE(job);
+    app::MainWindow window;
+    window.setJob(job);
+    window.resize(1600, 1000);
+    window.show();
+    settle();
+    // The analysis docks start at 28 % of the window's height (AnalysisViews); none of the
+    // tabified panels may force the area taller, whatever its own minimum.
+    const auto* flame = window.findChild<QDockWidget*>(QStringLiteral("FlameDock"));
+    const auto* leak = window.findChild<QDockWidget*>(QStringLiteral("LeakDock"));
+    ASSERT_TRUE(flame && leak);
+    EXPECT_LE(flame->height(), window.height() * 30 / 100);
+    EXPECT_GE(window.timeline()->height(), window.height() / 2);
 }
