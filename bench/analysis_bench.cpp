@@ -90,6 +90,39 @@ void BM_ViewerJobModel(benchmark::State& state) {
 }
 BENCHMARK(BM_ViewerJobModel)->Unit(benchmark::kMillisecond)->Iterations(3);
 
+/// Four ranks of about 2.5 million events each.
+const std::vector<trace::TraceData>& job4x2M() {
+    static const std::vector<trace::TraceData> job = [] {
+        SyntheticJobSpec spec;
+        spec.ranks = 4;
+        spec.leakBytesPerIteration = 1ull << 20;
+        spec.iterations = int(2'500'000 / syntheticEventsPerIteration(spec, 0)) + 1;
+        return generateSyntheticJob(spec);
+    }();
+    return job;
+}
+
+// analyzeJob over four ranks with `threads` workers (1 = the serial baseline); results are the
+// same, only the wall time differs. The machine's hardware threads bound the gain.
+void BM_AnalyzeFourRanks(benchmark::State& state) {
+    const std::vector<trace::TraceData>& job = job4x2M();
+    std::vector<RankInput> inputs;
+    for (size_t r = 0; r < job.size(); ++r) {
+        inputs.push_back({&job[r], trace::RankId{int32_t(r)}, 0});
+    }
+    JobAnalysisOptions options;
+    options.threads = int(state.range(0));
+    for (auto _ : state) {
+        benchmark::DoNotOptimize(analyzeJob(inputs, options));
+    }
+}
+BENCHMARK(BM_AnalyzeFourRanks)
+    ->Arg(1)
+    ->Arg(4)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(3)
+    ->UseRealTime();
+
 void BM_Iterations(benchmark::State& state) {
     const trace::TraceData& d = trace10M();
     for (auto _ : state) {

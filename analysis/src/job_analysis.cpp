@@ -1,9 +1,14 @@
 #include "vramscope/analysis/job_analysis.h"
 
 #include <algorithm>
+#include <atomic>
+#include <functional>
 #include <limits>
 #include <map>
+#include <mutex>
+#include <new>
 #include <set>
+#include <thread>
 
 #include "vramscope/analysis/live_set.h"
 #include "vramscope/analysis/memory_timeline.h"
@@ -180,25 +185,28 @@ trace::Result<DeviceAnalysis> analyzeDevice(const RankInput& input, size_t input
     return d;
 }
 
-}  // namespace
+/// What one input gives: its devices' analyses and timelines, or the first error.
+struct InputAnalysis {
+    std::vector<DeviceAnalysis> devices;
+    std::vector<MemoryTimeline> timelines;
+    std::optional<trace::Error> error;
+};
 
-trace::Result<JobAnalysis> analyzeJob(const std::vector<RankInput>& inputs,
-                                      const JobAnalysisOptions& options,
-                                      const AnalysisProgress& progress,
-                                      std::vector<std::vector<MemoryTimeline>>* timelinesOut) {
-    JobAnalysis job;
-    if (timelinesOut) {
-        timelinesOut->assign(inputs.size(), {});
+/// Analyses every device of one input; `progress(share of this input done)` before each device.
+/// Runs on a worker thread: touches only its input, and catches what it cannot finish (an
+/// allocation failure on a huge trace) into `error` rather than ending the process.
+InputAnalysis analyzeInput(const RankInput& input, size_t index, const JobAnalysisOptions& options,
+                           const std::function<bool(double)>& progress) {
+    InputAnalysis out;
+    if (input.data == nullptr) {
+        return out;
     }
-    for (size_t i = 0; i < inputs.size(); ++i) {
-        const trace::TraceData* data = inputs[i].data;
-        if (data == nullptr) {
-            continue;
-        }
-        std::vector<MemoryTimeline> timelines = buildMemoryTimelines(*data);
-        std::vector<TimeBreakdown> breakdowns = computeTimeBreakdowns(*data, options.breakdown);
+    try {
+        out.timelines = buildMemoryTimelines(*input.data);
+        std::vector<TimeBreakdown> breakdowns =
+            computeTimeBreakdowns(*input.data, options.breakdown);
         std::set<trace::DeviceIndex> devices;
-        for (const MemoryTimeline& t : timelines) {
+        for (const MemoryTimeline& t : out.timelines) {
             devices.insert(t.device);
         }
         for (const TimeBreakdown& b : breakdowns) {
@@ -206,19 +214,84 @@ trace::Result<JobAnalysis> analyzeJob(const std::vector<RankInput>& inputs,
         }
         size_t done = 0;
         for (trace::DeviceIndex dev : devices) {
-            const double share =
-                (double(i) + double(done++) / double(devices.size())) / double(inputs.size());
-            if (progress && !progress(share)) {
-                return trace::Error::cancelled("");
+            if (!progress(double(done++) / double(devices.size()))) {
+                return out;
             }
-            auto d = analyzeDevice(inputs[i], i, dev, timelines, breakdowns, options);
+            auto d = analyzeDevice(input, index, dev, out.timelines, breakdowns, options);
             if (!d.ok()) {
-                return d.error();
+                out.error = d.error();
+                return out;
             }
-            job.devices.push_back(std::move(d).value());
+            out.devices.push_back(std::move(d).value());
+        }
+        progress(1.0);
+    } catch (const std::bad_alloc&) {
+        out.error =
+            trace::Error::make(trace::ErrorCode::Limit, "",
+                               "not enough memory to analyse input " + std::to_string(index + 1));
+    }
+    return out;
+}
+
+}  // namespace
+
+trace::Result<JobAnalysis> analyzeJob(const std::vector<RankInput>& inputs,
+                                      const JobAnalysisOptions& options,
+                                      const AnalysisProgress& progress,
+                                      std::vector<std::vector<MemoryTimeline>>* timelinesOut) {
+    const size_t n = inputs.size();
+    std::vector<InputAnalysis> perInput(n);
+    // Progress: each input's share done, summed under one lock (the callback need not be
+    // thread-safe); a false answer stops every worker at its next device.
+    std::mutex progressMutex;
+    std::vector<double> shares(n, 0.0);
+    std::atomic<bool> stop = false;
+    auto report = [&](size_t input, double share) {
+        std::lock_guard lock(progressMutex);
+        shares[input] = share;
+        double done = 0;
+        for (double v : shares) {
+            done += v;
+        }
+        if (progress && !stop && !progress(done / double(n))) {
+            stop = true;
+        }
+        return !stop.load();
+    };
+    std::atomic<size_t> next = 0;
+    auto work = [&] {
+        for (size_t i = next++; i < n && !stop; i = next++) {
+            perInput[i] =
+                analyzeInput(inputs[i], i, options, [&](double share) { return report(i, share); });
+        }
+    };
+    const size_t threads = std::min(
+        n, options.threads > 0 ? size_t(options.threads)
+                               : size_t(std::max(1u, std::thread::hardware_concurrency())));
+    std::vector<std::thread> pool;
+    for (size_t t = 1; t < threads; ++t) {
+        pool.emplace_back(work);
+    }
+    work();
+    for (std::thread& t : pool) {
+        t.join();
+    }
+    if (stop) {
+        return trace::Error::cancelled("");
+    }
+    JobAnalysis job;
+    if (timelinesOut) {
+        timelinesOut->assign(n, {});
+    }
+    for (size_t i = 0; i < n; ++i) {
+        if (perInput[i].error) {
+            return *perInput[i].error;
+        }
+        for (DeviceAnalysis& d : perInput[i].devices) {
+            job.devices.push_back(std::move(d));
         }
         if (timelinesOut) {
-            (*timelinesOut)[i] = std::move(timelines);
+            (*timelinesOut)[i] = std::move(perInput[i].timelines);
         }
     }
     // Inputs of unknown rank (-1) take a free number (their position where it is free) for

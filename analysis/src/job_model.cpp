@@ -237,10 +237,8 @@ trace::Result<std::shared_ptr<const JobModel>> buildJobModel(trace::Job job, std
     AnalysisProgress analysisProgress;
     if (progress) {
         analysisProgress = [&](double done) {
-            const size_t at = std::min(ranks - 1, static_cast<size_t>(done * double(ranks)));
-            const std::string stage = ranks > 1 ? "Analysing " + rankLabel(m->ranks[at].rank) +
-                                                      " (" + std::to_string(at + 1) + " of " +
-                                                      std::to_string(ranks) + ")"
+            // Ranks are analysed several at once, so the stage names the job, not one rank.
+            const std::string stage = ranks > 1 ? "Analysing " + std::to_string(ranks) + " ranks"
                                                 : std::string("Analysing the trace");
             return progress(0.9 * done, stage);
         };

@@ -95,6 +95,60 @@ TEST(JobAnalysis, AnUnknownRankIsNotMatchedAsAKnownRankThatHasItsPosition) {
     }
 }
 
+TEST(JobAnalysis, RanksAnalysedAtOnceGiveTheSameResultsInInputOrder) {
+    SyntheticJobSpec spec;
+    spec.ranks = 6;
+    spec.iterations = 6;
+    spec.leakBytesPerIteration = 32ull << 20;
+    spec.leakRank = 4;
+    const auto job = generateSyntheticJob(spec);
+    std::vector<RankInput> in;
+    for (int r = 0; r < spec.ranks; ++r) {
+        in.push_back({&job[size_t(r)], trace::RankId{r}, 0});
+    }
+    JobAnalysisOptions serial;
+    serial.threads = 1;
+    JobAnalysisOptions parallel;
+    parallel.threads = 4;
+    auto a = analyzeJob(in, serial);
+    auto b = analyzeJob(in, parallel);
+    ASSERT_TRUE(a.ok() && b.ok());
+    ASSERT_EQ(a->devices.size(), size_t(spec.ranks));
+    ASSERT_EQ(b->devices.size(), a->devices.size());
+    for (size_t i = 0; i < a->devices.size(); ++i) {
+        const DeviceAnalysis& x = a->devices[i];
+        const DeviceAnalysis& y = b->devices[i];
+        EXPECT_EQ(y.input, i);  // input order, whatever thread finished first
+        EXPECT_EQ(y.rank, x.rank);
+        EXPECT_EQ(y.device, x.device);
+        EXPECT_EQ(y.memory.peakAllocatedBytes, x.memory.peakAllocatedBytes);
+        EXPECT_EQ(y.memory.peakReservedBytes, x.memory.peakReservedBytes);
+        EXPECT_EQ(y.leak.verdict, x.leak.verdict);
+        EXPECT_EQ(y.leak.growthBytesPerIteration, x.leak.growthBytesPerIteration);
+        EXPECT_EQ(y.modelStateBytes, x.modelStateBytes);
+        ASSERT_TRUE(x.breakdown && y.breakdown);
+        EXPECT_EQ(y.breakdown->idleNs, x.breakdown->idleNs);
+    }
+    // Only the leaking rank climbs (synthetic_job.h: leakRank).
+    EXPECT_EQ(b->devices[4].leak.verdict, LeakVerdict::Staircase);
+    EXPECT_EQ(b->devices[4].leak.growthBytesPerIteration, int64_t(spec.leakBytesPerIteration));
+    EXPECT_EQ(b->collectives.collectives.size(), a->collectives.collectives.size());
+    EXPECT_EQ(b->advice.size(), a->advice.size());
+
+    // Progress from several workers is serialised, never goes back, and a "stop" stops them all.
+    double last = -1;
+    bool backwards = false;
+    int calls = 0;
+    auto stopped = analyzeJob(in, parallel, [&](double done) {
+        backwards = backwards || done < last;
+        last = done;
+        return ++calls < 3;
+    });
+    EXPECT_FALSE(backwards);
+    ASSERT_FALSE(stopped.ok());
+    EXPECT_EQ(stopped.error().code, trace::ErrorCode::Cancelled);
+}
+
 TEST(JobAnalysis, InvalidRegexIsAnError) {
     const auto job = generateSyntheticJob(SyntheticJobSpec{});
     JobAnalysisOptions o;

@@ -50,6 +50,9 @@ struct JobAnalysisOptions {
     AdviceOptions advice;
     std::optional<double> gpuHourPrice;  ///< cost only when set
     std::optional<int64_t> plannedSteps;
+    /// Inputs (ranks) analysed at once, each on its own thread; 0 = one per hardware thread,
+    /// 1 = on the calling thread only. Results do not depend on it.
+    int threads = 0;
 };
 
 struct JobAnalysis {
@@ -59,11 +62,13 @@ struct JobAnalysis {
     std::optional<CostEstimate> cost;
 };
 
-/// Called before each device with the share of the work done (0..1: inputs in order, devices
-/// within an input); returning false cancels.
+/// Called before each device with the share of the work done (0..1, summed over the inputs),
+/// never from two threads at once though possibly from a worker thread; returning false cancels.
 using AnalysisProgress = std::function<bool(double done)>;
 
-/// Analyses every device of every input (devices with memory events, kernels or a header entry).
+/// Analyses every device of every input (devices with memory events, kernels or a header entry),
+/// several inputs at once (JobAnalysisOptions::threads); results are in input order whatever the
+/// threads.
 /// Peaks come from buildMemoryTimelines; each OOM gets the allocated and reserved curves' values
 /// at its time and the three largest stack groups of the detail level's live set then. Model state:
 /// bytes of the detail level's allocations made by the end of the first iteration and not freed
