@@ -7,7 +7,9 @@
 #include "job_loader.h"
 #include "vramscope/analysis/job_model.h"
 #include "vramscope/widgets/device_tree_model.h"
+#include "vramscope/widgets/heat_strip.h"
 #include "vramscope/widgets/live_set_model.h"
+#include "vramscope/widgets/plot_style.h"
 #include "vramscope/widgets/units.h"
 #include "vramscope/widgets/zoom_state.h"
 
@@ -185,4 +187,27 @@ TEST(GpuLabel, UnknownRankReadsRankQuestionMark) {
               QStringLiteral("rank ? \u00b7 GPU 1"));
     EXPECT_EQ(widgets::gpuLabel(job, {1, trace::DeviceIndex{0}}),
               QStringLiteral("rank 3 \u00b7 GPU 0"));
+}
+
+TEST(HeatStrip, WarningColoursOnlyWhereTheCapacityIsKnown) {
+    // Rank 0 GPU 0 lists 8 GiB of capacity (twoRankJob); the copy without it has no capacity.
+    const auto job = twoRankJob();
+    widgets::ZoomState zoom;
+    widgets::HeatStrip strip(&zoom);
+    strip.setGpus(job, {job->gpus.at(0).key});
+    analysis::GpuSeries known = job->gpus.at(0);
+    analysis::GpuSeries unknown = known;
+    unknown.memory.capacityBytes = 0;
+    const bool dark = false;
+    // 7 GiB of 8 GiB = 87.5 %, past kCapacityWarningShare: the warning scale's red end.
+    const QColor warn = strip.cellColor(known, 7ll << 30);
+    EXPECT_EQ(warn, widgets::usageColor(7.0 / 8.0, dark));
+    EXPECT_LE(warn.hsvHueF(), 0.08);
+    // 6 GiB = 75 %, below it: not red.
+    EXPECT_GT(strip.cellColor(known, 6ll << 30).hsvHueF(), 0.08);
+    // Without a capacity the same bytes are never painted in a warning colour.
+    for (int64_t bytes : {int64_t{0}, int64_t{1} << 30, int64_t{7} << 30, int64_t{1} << 40}) {
+        const QColor c = strip.cellColor(unknown, bytes);
+        EXPECT_NEAR(c.hsvHueF(), 0.58, 0.01) << bytes;
+    }
 }

@@ -85,8 +85,12 @@ TimeMapper HeatStrip::mapper() const {
             static_cast<double>(width() - m_right)};
 }
 
-double HeatStrip::denominator(const analysis::GpuSeries& g) const {
-    return g.memory.capacityBytes > 0 ? static_cast<double>(g.memory.capacityBytes) : m_jobPeak;
+QColor HeatStrip::cellColor(const analysis::GpuSeries& g, int64_t bytes) const {
+    if (g.memory.capacityBytes > 0) {
+        return usageColor(static_cast<double>(bytes) / static_cast<double>(g.memory.capacityBytes),
+                          m_colors.dark);
+    }
+    return relativeUsageColor(static_cast<double>(bytes) / m_jobPeak, m_colors.dark);
 }
 
 std::optional<double> HeatStrip::peakShare(int row) const {
@@ -125,11 +129,9 @@ void HeatStrip::paintEvent(QPaintEvent*) {
         const analysis::LodSeries& lod = g->reserved.series().empty() ? g->allocated : g->reserved;
         const std::vector<analysis::LodBucket> buckets =
             lod.query(visible.startNs, visible.endNs, static_cast<size_t>(columns));
-        const double denom = denominator(*g);
         for (size_t i = 0; i < buckets.size(); ++i) {
-            const double fraction = static_cast<double>(buckets[i].maxBytes) / denom;
             p.fillRect(QRect(m_left + static_cast<int>(i), y, 1, kRowHeight),
-                       usageColor(fraction, m_colors.dark));
+                       cellColor(*g, buckets[i].maxBytes));
         }
         if (m_zoom->selectedGpu() == g->key) {
             p.setPen(QPen(m_colors.text, 1));

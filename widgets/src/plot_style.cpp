@@ -4,6 +4,8 @@
 #include <array>
 #include <cmath>
 
+#include "vramscope/analysis/memory_summary.h"
+
 #include "vramscope/widgets/units.h"
 
 namespace vramscope::widgets {
@@ -43,12 +45,20 @@ QColor usageColor(double fraction, bool dark) {
     if (f < 0.6) {
         // From a faint green (idle) to a full green.
         c = QColor::fromHsvF(0.33, 0.25 + 0.6 * f / 0.6, dark ? 0.75 : 0.8);
-    } else if (f < 0.8) {
-        c = QColor::fromHsvF(0.33 - 0.2 * (f - 0.6) / 0.2, 0.85, dark ? 0.9 : 0.9);
+    } else if (f < analysis::kCapacityWarningShare) {
+        c = QColor::fromHsvF(0.33 - 0.2 * (f - 0.6) / (analysis::kCapacityWarningShare - 0.6), 0.85,
+                             0.9);
     } else {
-        c = QColor::fromHsvF(0.08 - 0.08 * std::min(1.0, (f - 0.8) / 0.2), 0.9, 0.95);
+        c = QColor::fromHsvF(
+            0.08 - 0.08 * std::min(1.0, (f - analysis::kCapacityWarningShare) / 0.2), 0.9, 0.95);
     }
     return c;
+}
+
+QColor relativeUsageColor(double fraction, bool dark) {
+    // One blue, from faint to full: no green-to-red scale, which would read as a share of capacity.
+    const double f = std::clamp(fraction, 0.0, 1.0);
+    return QColor::fromHsvF(0.58, 0.15 + 0.65 * f, dark ? 0.85 : 0.8);
 }
 
 namespace {

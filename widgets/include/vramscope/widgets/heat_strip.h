@@ -42,8 +42,14 @@ protected:
 private:
     int rowHeight() const;
     int rowAt(int y) const;
-    double denominator(const analysis::GpuSeries& g) const;
 
+public:
+    /// The colour of a column of GPU `g` using `bytes`: the share of its capacity on the
+    /// green-to-red scale, or, with the capacity unknown, the share of the job's highest peak in
+    /// shades of blue (a warning colour would claim a nearness to capacity nobody knows).
+    QColor cellColor(const analysis::GpuSeries& g, int64_t bytes) const;
+
+private:
     ZoomState* m_zoom;
     std::shared_ptr<const analysis::JobModel> m_job;
     std::vector<analysis::GpuKey> m_gpus;

@@ -31,8 +31,13 @@ struct PlotColors {
 /// Colour of the GPU at `index` in the job (10 distinct hues, lighter on dark backgrounds).
 QColor gpuColor(int index, bool dark);
 
-/// Colour for a fraction of capacity in use: green below 60 %, yellow to 80 %, red above.
+/// Colour for a fraction of capacity in use: green below 60 %, yellow up to
+/// analysis::kCapacityWarningShare (80 %), red from there.
 QColor usageColor(double fraction, bool dark);
+
+/// Colour for a fraction of something other than capacity (e.g. of the job's highest peak when a
+/// GPU's capacity is unknown): shades of one blue, never the warning colours.
+QColor relativeUsageColor(double fraction, bool dark);
 
 /// Time axis ticker: axis coordinates are ns from the job start; labels use ns, us, ms or s as
 /// the visible span calls for ("12.5 ms").
