@@ -235,6 +235,10 @@ InputAnalysis analyzeInput(const RankInput& input, size_t index, const JobAnalys
 
 }  // namespace
 
+size_t gpusRecorded(const JobAnalysis& job) {
+    return size_t(std::count_if(job.devices.begin(), job.devices.end(), deviceRecorded));
+}
+
 trace::Result<JobAnalysis> analyzeJob(const std::vector<RankInput>& inputs,
                                       const JobAnalysisOptions& options,
                                       const AnalysisProgress& progress,

@@ -20,13 +20,11 @@ std::string signedBytes(int64_t v) {
     return formatBytes(double(v));
 }
 
+/// Bytes a kernel or frame name may take in a text line (full names are in the JSON).
+constexpr size_t kNameWidth = 60;
+
 std::string pct(double fraction) {
     return analysis::formatPercent(fraction);
-}
-
-/// `text` cut to `max` characters with "..." at the end when longer.
-std::string shorten(const std::string& text, size_t max) {
-    return text.size() <= max ? text : text.substr(0, max - 3) + "...";
 }
 
 }  // namespace
@@ -338,13 +336,19 @@ void writeDeviceAnalysisText(const DeviceAnalysis& d, std::ostream& os) {
            << formatDuration(b.gapNsByCause[int(c)]) << ")" << (c == GapCause::Other ? "" : ",");
     }
     os << "\n";
+    // The kernels ending the gaps shown, shortened together so that different ones read apart.
+    std::vector<std::string> enders;
     for (size_t i = 0; i < b.gaps.size() && i < 3; ++i) {
+        enders.push_back(i < d.gapKernelNames.size() ? d.gapKernelNames[i].second : "");
+    }
+    enders = shortenNames(enders, kNameWidth);
+    for (size_t i = 0; i < enders.size(); ++i) {
         const IdleGap& g = b.gaps[i];
-        const std::string after = i < d.gapKernelNames.size() ? d.gapKernelNames[i].second : "";
+        const std::string& after = enders[i];
         os << "    gap of " << formatDuration(g.durationNs) << " at "
            << formatDuration(g.startNs - b.firstStartNs)
            << " after the first kernel: " << toString(g.cause)
-           << (after.empty() ? "" : ", ended by " + shorten(after, 60)) << "\n";
+           << (after.empty() ? "" : ", ended by " + after) << "\n";
     }
 }
 

@@ -91,8 +91,6 @@ using analysis::formatDuration;
 using analysis::rankLabel;
 /// "12.3 %" of `whole`, or "" when whole is 0.
 std::string formatPercent(uint64_t part, uint64_t whole);
-/// Seconds with millisecond digits from ns, e.g. "1.234 s".
-std::string formatSeconds(int64_t ns);
 
 /// Opens `paths` (files, directories, archives) as one job with trace::openJob. Any input that
 /// cannot be opened is written to ctx.err ("vramscope-cli: cannot read FILE: byte N: why") and

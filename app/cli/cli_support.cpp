@@ -166,12 +166,6 @@ std::string formatPercent(uint64_t part, uint64_t whole) {
     return buf;
 }
 
-std::string formatSeconds(int64_t ns) {
-    char buf[40];
-    std::snprintf(buf, sizeof buf, "%.3f s", static_cast<double>(ns) / 1e9);
-    return buf;
-}
-
 std::optional<trace::Job> loadJob(CommandContext& ctx, const std::vector<std::string>& paths,
                                   bool keepGoing) {
     auto job = trace::openJob(paths);

@@ -66,7 +66,7 @@ int runCheck(CommandContext& ctx) {
             "A rule that cannot be checked on a GPU prints SKIP with the reason: no memory data\n"
             "(peak, leak, oom), capacity unknown (peak), too few iterations (leak), no kernels or\n"
             "a span under " +
-            formatDuration(double(evidence.minTimeSpanNs), 0) + " / fewer than " +
+            formatDuration(double(evidence.minTimeSpanNs)) + " / fewer than " +
             std::to_string(evidence.minTimeKernels) +
             " kernels (exposed communication). Data the reader or the producer lost is listed\n"
             "(DATA LOSS), and "
@@ -139,8 +139,8 @@ int runCheck(CommandContext& ctx) {
         ctx.out << toString(r.outcome) << " " << r.rule << ": " << where << r.detail;
         if (r.outcome == RuleOutcome::Skip) {
             ctx.out << "\n";
-            note(skipped,
-                 wholeJob ? r.rule + " (no GPU in the input)" : r.rule + " (" + r.detail + ")");
+            note(skipped, wholeJob ? r.rule + " (" + analysis::kNoGpuMessage + ")"
+                                   : r.rule + " (" + r.detail + ")");
             continue;
         }
         ctx.out << partial(r) << "\n";

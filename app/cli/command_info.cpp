@@ -170,7 +170,7 @@ void writeText(const Json& info, std::ostream& os) {
     } else {
         const auto& s = info["time_span"];
         os << "  time span:    " << s["first_ns"].dump() << " .. " << s["last_ns"].dump() << " ns ("
-           << formatSeconds(s["duration_ns"].get<int64_t>()) << ")\n";
+           << formatDuration(double(s["duration_ns"].get<int64_t>())) << ")\n";
     }
     const auto& read = info["read"];
     os << "  read:         " << read["file_bytes"].dump() << " bytes, "

@@ -2,9 +2,9 @@
 
 #include <QThread>
 
-#include <cstdio>
 #include <filesystem>
 
+#include "vramscope/analysis/text_format.h"
 #include "vramscope/bundled_sample.h"
 
 namespace vramscope::app {
@@ -28,12 +28,6 @@ ModelResult modelOf(trace::Result<trace::Job> job, std::string title,
     return analysis::buildJobModel(std::move(job).value(), std::move(title), stages);
 }
 
-std::string mib(uint64_t bytes) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.1f", static_cast<double>(bytes) / 1048576.0);
-    return buf;
-}
-
 }  // namespace
 
 ModelResult loadJob(const std::vector<std::string>& paths, const LoadProgress& progress) {
@@ -43,7 +37,8 @@ ModelResult loadJob(const std::vector<std::string>& paths, const LoadProgress& p
             const int permille = total > 0 ? static_cast<int>(1000.0 * static_cast<double>(done) /
                                                               static_cast<double>(total))
                                            : 0;
-            return progress(permille, "Reading " + mib(done) + " of " + mib(total) + " MiB");
+            return progress(permille, "Reading " + analysis::formatBytes(double(done)) + " of " +
+                                          analysis::formatBytes(double(total)));
         };
     }
     return modelOf(trace::openJob(paths, options), jobTitle(paths), progress);

@@ -60,7 +60,7 @@ TEST(Units, BytesUseBinaryUnits) {
     EXPECT_EQ(widgets::formatBytes(512), QStringLiteral("512 B"));
     EXPECT_EQ(widgets::formatBytes(1536), QStringLiteral("1.50 KiB"));
     EXPECT_EQ(widgets::formatBytes(3.0 * 1024 * 1024 * 1024), QStringLiteral("3.00 GiB"));
-    EXPECT_EQ(widgets::formatBytes(141.0 * (1ull << 30), 1), QStringLiteral("141.0 GiB"));
+    EXPECT_EQ(widgets::formatBytes(141.0 * (1ull << 30)), QStringLiteral("141 GiB"));
 }
 
 TEST(Units, TimeUnitFollowsTheSpan) {

@@ -196,8 +196,7 @@ void CommLanesView::paintEvent(QPaintEvent*) {
             if (r.width() > 30) {
                 p.setPen(palette().text().color());
                 p.drawText(r.adjusted(3, 0, -2, 0), Qt::AlignVCenter | Qt::AlignLeft,
-                           p.fontMetrics().elidedText(QString::fromStdString(s->name),
-                                                      Qt::ElideRight, int(r.width()) - 5));
+                           elideName(p.fontMetrics(), s->name, int(r.width()) - 5));
             }
         }
     }

@@ -174,7 +174,7 @@ QVariant DeviceTreeModel::data(const QModelIndex& index, int role) const {
                 return gpu.name;
             }
             if (index.column() == CapacityColumn) {
-                return m.capacityBytes > 0 ? formatBytes(static_cast<double>(m.capacityBytes), 1)
+                return m.capacityBytes > 0 ? formatBytes(static_cast<double>(m.capacityBytes))
                                            : tr("unknown");
             }
             if (!gpu.hasData) {

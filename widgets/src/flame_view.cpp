@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "vramscope/analysis/text_format.h"
 #include "vramscope/widgets/units.h"
 
 namespace vramscope::widgets {
@@ -29,17 +30,7 @@ QString percentOf(int64_t part, int64_t whole) {
 }  // namespace
 
 QString shortFrameLabel(const std::string& label) {
-    QString text = QString::fromStdString(label);
-    const qsizetype open = text.lastIndexOf(QStringLiteral(" ("));
-    if (open < 0 || !text.endsWith(QLatin1Char(')'))) {
-        return text;
-    }
-    const qsizetype slash =
-        std::max(text.lastIndexOf(QLatin1Char('/')), text.lastIndexOf(QLatin1Char('\\')));
-    if (slash <= open) {
-        return text;
-    }
-    return text.left(open + 2) + text.mid(slash + 1);
+    return QString::fromStdString(analysis::compactName(label));
 }
 
 FlameView::FlameView(QWidget* parent) : QWidget(parent) {
@@ -253,15 +244,19 @@ void FlameView::paintEvent(QPaintEvent*) {
         }
         if (b.rect.width() > 28) {
             const analysis::FlameNode& n = m_tree.nodes[b.node];
-            QString label = shortFrameLabel(n.name);
+            QString size;
             if (b.node == m_zoom || b.ancestor) {
-                label += QStringLiteral("  (") + formatBytes(double(widthBytes(b.node))) +
-                         QStringLiteral(")");
+                size = QStringLiteral("  (") + formatBytes(double(widthBytes(b.node))) +
+                       QStringLiteral(")");
             }
+            // The name's middle gives way first; the size goes when even that does not fit.
+            const int room = int(b.rect.width()) - 7;
+            QString label = elideName(fm, n.name, room - fm.horizontalAdvance(size));
+            label = label.isEmpty() ? fm.elidedText(size.trimmed(), Qt::ElideRight, room)
+                                    : label + size;
             const bool darkFill = fill.lightness() < 110;
             p.setPen(darkFill ? Qt::white : Qt::black);
-            p.drawText(b.rect.adjusted(4, 0, -3, 0), Qt::AlignVCenter | Qt::AlignLeft,
-                       fm.elidedText(label, Qt::ElideRight, int(b.rect.width()) - 7));
+            p.drawText(b.rect.adjusted(4, 0, -3, 0), Qt::AlignVCenter | Qt::AlignLeft, label);
         }
     }
     if (m_tree.nodes.size() <= 1 || widthBytes(0) == 0) {

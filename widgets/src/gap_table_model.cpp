@@ -12,11 +12,15 @@
 
 #include <algorithm>
 
+#include "vramscope/analysis/text_format.h"
 #include "vramscope/widgets/units.h"
 
 namespace vramscope::widgets {
 
 namespace {
+
+/// Bytes of a kernel name in the table (the tooltip has the whole name).
+constexpr size_t kKernelNameWidth = 60;
 
 QString kernelName(const trace::TraceData& data, size_t index) {
     if (index >= data.kernels.size()) {
@@ -60,6 +64,17 @@ std::vector<GapRow> gapRowsFrom(const analysis::JobModel& job) {
     }
     std::stable_sort(rows.begin(), rows.end(),
                      [](const GapRow& a, const GapRow& b) { return a.durationNs > b.durationNs; });
+    // Shortened as one set, so that two different kernels never read the same in the table.
+    std::vector<std::string> names;
+    for (const GapRow& r : rows) {
+        names.push_back(r.kernelBefore.toStdString());
+        names.push_back(r.kernelAfter.toStdString());
+    }
+    const std::vector<std::string> shown = analysis::shortenNames(names, kKernelNameWidth);
+    for (size_t i = 0; i < rows.size(); ++i) {
+        rows[i].kernelBeforeShort = QString::fromStdString(shown[2 * i]);
+        rows[i].kernelAfterShort = QString::fromStdString(shown[2 * i + 1]);
+    }
     return rows;
 }
 
@@ -121,9 +136,9 @@ QVariant GapTableModel::data(const QModelIndex& index, int role) const {
             case ClassColumn:
                 return causeText(g.cause);
             case BeforeColumn:
-                return g.kernelBefore;
+                return g.kernelBeforeShort;
             case AfterColumn:
-                return g.kernelAfter;
+                return g.kernelAfterShort;
         }
         return {};
     }
@@ -254,9 +269,10 @@ void GapsPanel::setJob(std::shared_ptr<const analysis::JobModel> job) {
         }
     }
     if (!m_job || m_job->kernels.empty()) {
-        m_summary->setText(m_job ? tr("This job has no kernel records (e.g. a memory "
-                                      "snapshot): no idle gaps to list.")
-                                 : QString());
+        m_summary->setText(m_job && hasNoGpu(*m_job) ? noGpuSentence()
+                           : m_job ? tr("This job has no kernel records (e.g. a memory "
+                                        "snapshot): no idle gaps to list.")
+                                   : QString());
         return;
     }
     m_summary->setText(

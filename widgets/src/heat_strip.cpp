@@ -123,7 +123,7 @@ void HeatStrip::paintEvent(QPaintEvent*) {
         p.setPen(warn ? m_colors.capacity : m_colors.text);
         const QString label = rowLabel(*g) + QStringLiteral(" ") +
                               (share ? QStringLiteral("%1%").arg(100.0 * *share, 0, 'f', 0)
-                                     : formatBytes(static_cast<double>(g->memory.peakBytes()), 0));
+                                     : formatBytes(static_cast<double>(g->memory.peakBytes())));
         p.drawText(QRect(2, y, m_left - 6, kRowHeight), Qt::AlignRight | Qt::AlignVCenter,
                    QFontMetrics(f).elidedText(label, Qt::ElideLeft, m_left - 6));
         const analysis::LodSeries& lod = g->reserved.series().empty() ? g->allocated : g->reserved;
@@ -156,7 +156,7 @@ void HeatStrip::mouseMoveEvent(QMouseEvent* event) {
         const QString of =
             share ? QStringLiteral("%1 % of %2")
                         .arg(100.0 * *share, 0, 'f', 1)
-                        .arg(formatBytes(static_cast<double>(g->memory.capacityBytes), 1))
+                        .arg(formatBytes(static_cast<double>(g->memory.capacityBytes)))
                   : QStringLiteral("capacity unknown; shaded against the job's highest peak");
         setToolTip(
             QStringLiteral("rank %1 · GPU %2: peak %3 (%4)\nclick to show its plot")

@@ -37,7 +37,7 @@ QString gpuTitle(const analysis::GpuSeries& g) {
     if (const std::optional<double> share = m.peakShare()) {
         title += QStringLiteral(" = %1 % of %2")
                      .arg(100.0 * *share, 0, 'f', 1)
-                     .arg(formatBytes(static_cast<double>(m.capacityBytes), 1));
+                     .arg(formatBytes(static_cast<double>(m.capacityBytes)));
     }
     return title;
 }
@@ -196,7 +196,7 @@ void MemoryPlot::buildItems() {
     m_warningLine->point2->setCoords(1, warning);
     m_capacityText->position->setCoords(0.995, static_cast<double>(g.memory.capacityBytes));
     m_capacityText->setText(QStringLiteral("capacity %1")
-                                .arg(formatBytes(static_cast<double>(g.memory.capacityBytes), 1)));
+                                .arg(formatBytes(static_cast<double>(g.memory.capacityBytes))));
     m_capacityText->setVisible(g.memory.capacityBytes > 0);
 
     m_title = new QCPItemText(this);

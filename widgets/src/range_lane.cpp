@@ -157,8 +157,7 @@ void RangeLane::paintEvent(QPaintEvent*) {
             if (box.width() > 24) {
                 p.setPen(s->kind == trace::RangeKind::Iteration ? Qt::white : Qt::black);
                 p.drawText(box.adjusted(3, 0, -2, 0), Qt::AlignLeft | Qt::AlignVCenter,
-                           fm.elidedText(QString::fromStdString(s->name), Qt::ElideRight,
-                                         static_cast<int>(box.width()) - 5));
+                           elideName(fm, s->name, static_cast<int>(box.width()) - 5));
             }
         }
         p.restore();

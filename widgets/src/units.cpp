@@ -8,8 +8,8 @@
 
 namespace vramscope::widgets {
 
-QString formatBytes(double bytes, int decimals) {
-    return QString::fromStdString(analysis::formatBytes(bytes, decimals));
+QString formatBytes(double bytes) {
+    return QString::fromStdString(analysis::formatBytes(bytes));
 }
 
 TimeUnit timeUnitFor(double spanNs) {
@@ -37,7 +37,22 @@ QString formatTime(double timeNs, TimeUnit unit, double resolutionNs) {
 }
 
 QString formatDuration(double ns) {
-    return QString::fromStdString(analysis::formatDuration(ns, -1));
+    return QString::fromStdString(analysis::formatDuration(ns));
+}
+
+QString elideName(const QFontMetrics& metrics, const std::string& name, int pixels) {
+    return metrics.elidedText(QString::fromStdString(analysis::compactName(name)), Qt::ElideMiddle,
+                              pixels);
+}
+
+bool hasNoGpu(const analysis::JobModel& job) {
+    return analysis::gpusRecorded(job.analysis) == 0;
+}
+
+QString noGpuSentence() {
+    QString s = QString::fromUtf8(analysis::kNoGpuMessage);
+    s[0] = s[0].toUpper();
+    return s + QStringLiteral(": no GPU memory and no GPU kernels were recorded.");
 }
 
 QString gpuLabel(const analysis::JobModel& job, const analysis::GpuKey& key) {

@@ -3,86 +3,140 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
+#include <vector>
 
 namespace vramscope::analysis {
 namespace {
 
-TEST(Unit, FormatBytesKeepsWholeBytesBelowOneKibibyte) {
+// Expected strings by hand: value / 1024^unit (or / 1000^unit for time), three significant
+// digits, the unit chosen so that the rounded number stays below 1000.
+
+TEST(Unit, FormatBytesKeepsWholeBytesBelowOneThousand) {
     EXPECT_EQ(formatBytes(0), "0 B");
     EXPECT_EQ(formatBytes(1), "1 B");
-    EXPECT_EQ(formatBytes(1023), "1023 B");
-    EXPECT_EQ(formatBytes(1023, 5), "1023 B");  // no decimals for bytes
+    EXPECT_EQ(formatBytes(512), "512 B");
+    EXPECT_EQ(formatBytes(999), "999 B");
 }
 
-TEST(Unit, FormatBytesUsesBinaryUnitsWithTwoDecimalsByDefault) {
+TEST(Unit, FormatBytesKeepsThreeSignificantDigitsInBinaryUnits) {
     EXPECT_EQ(formatBytes(1024), "1.00 KiB");
     EXPECT_EQ(formatBytes(1536), "1.50 KiB");
-    EXPECT_EQ(formatBytes(1024.0 * 1024), "1.00 MiB");
-    EXPECT_EQ(formatBytes(1.5 * 1024 * 1024 * 1024), "1.50 GiB");
+    EXPECT_EQ(formatBytes(10 * 1024), "10.0 KiB");
+    EXPECT_EQ(formatBytes(96.6 * 1024 * 1024), "96.6 MiB");
+    EXPECT_EQ(formatBytes(100.0 * 1024 * 1024), "100 MiB");
+    EXPECT_EQ(formatBytes(999.0 * 1024 * 1024), "999 MiB");
+    EXPECT_EQ(formatBytes(11.9 * 1024 * 1024 * 1024), "11.9 GiB");
+    EXPECT_EQ(formatBytes(2000.0 * 1024 * 1024), "1.95 GiB");  // 2000 / 1024 = 1.953
     EXPECT_EQ(formatBytes(std::ldexp(1.0, 40)), "1.00 TiB");
-    EXPECT_EQ(formatBytes(std::ldexp(1.0, 50)), "1.00 PiB");
     EXPECT_EQ(formatBytes(std::ldexp(1.0, 60)), "1.00 EiB");
-    // EiB is the largest unit: larger values stay in it.
-    EXPECT_EQ(formatBytes(std::ldexp(1.0, 70)), "1024.00 EiB");
+    // EiB is the largest unit: larger values stay in it, without decimals.
+    EXPECT_EQ(formatBytes(std::ldexp(1.0, 70)), "1024 EiB");
 }
 
-TEST(Unit, FormatBytesMovesToTheNextUnitWhenRoundingReachesIt) {
-    // 1 MiB - 1 = 1023.999 KiB reads "1.00 MiB", not "1024.00 KiB".
-    EXPECT_EQ(formatBytes(1024.0 * 1024 - 1), "1.00 MiB");
-    EXPECT_EQ(formatBytes(1024.0 * 1024 - 1, 4), "1023.9990 KiB");  // more digits: still KiB
+TEST(Unit, FormatBytesNeverPrintsFourDigitsOfAUnit) {
+    // 1000 .. 1023.x of a unit read in the next one.
+    EXPECT_EQ(formatBytes(1000), "0.98 KiB");  // 1000 / 1024 = 0.977
+    EXPECT_EQ(formatBytes(1023), "1.00 KiB");  // 0.999
+    EXPECT_EQ(formatBytes(1000.0 * 1024 * 1024), "0.98 GiB");
+    EXPECT_EQ(formatBytes(999.6 * 1024 * 1024), "0.98 GiB");  // would round to "1000 MiB"
+    EXPECT_EQ(formatBytes(1024.0 * 1024 - 1), "1.00 MiB");    // 1023.999 KiB
     EXPECT_EQ(formatBytes(1024.0 * 1024 * 1024 - 1), "1.00 GiB");
-    EXPECT_EQ(formatBytes(1023.5 * 1024, 0), "1 MiB");
+}
+
+TEST(Unit, FormatBytesJudgesTheDigitsOnTheRoundedValue) {
+    EXPECT_EQ(formatBytes(99.96 * 1024 * 1024), "100 MiB");  // not "100.0 MiB"
+    EXPECT_EQ(formatBytes(9.996 * 1024), "10.0 KiB");        // not "10.00 KiB"
+    EXPECT_EQ(formatBytes(9.99 * 1024), "9.99 KiB");
 }
 
 TEST(Unit, FormatBytesKeepsTheSignOfNegativeValues) {
     EXPECT_EQ(formatBytes(-1), "-1 B");
     EXPECT_EQ(formatBytes(-1536), "-1.50 KiB");
-    EXPECT_EQ(formatBytes(-12.25 * 1024 * 1024), "-12.25 MiB");
+    EXPECT_EQ(formatBytes(-12.3 * 1024 * 1024), "-12.3 MiB");
     EXPECT_EQ(formatBytes(-(1024.0 * 1024 - 1)), "-1.00 MiB");
 }
 
-TEST(Unit, FormatBytesHonoursTheDecimalsArgument) {
-    EXPECT_EQ(formatBytes(1536, 1), "1.5 KiB");
-    EXPECT_EQ(formatBytes(1536, 3), "1.500 KiB");
-    EXPECT_EQ(formatBytes(1024 + 256, 0), "1 KiB");  // 1.25 rounds down
-    EXPECT_EQ(formatBytes(13.92 * 1024 * 1024 * 1024, 2), "13.92 GiB");
-}
-
-TEST(Unit, FormatDurationUsesTheLargestUnitAtLeastOne) {
+TEST(Unit, FormatDurationKeepsThreeSignificantDigits) {
     EXPECT_EQ(formatDuration(0), "0 ns");
+    EXPECT_EQ(formatDuration(850), "850 ns");
     EXPECT_EQ(formatDuration(999), "999 ns");
-    EXPECT_EQ(formatDuration(1000), "1.000 us");
-    EXPECT_EQ(formatDuration(1500), "1.500 us");
-    EXPECT_EQ(formatDuration(12'500), "12.500 us");
-    EXPECT_EQ(formatDuration(1e6), "1.000 ms");
-    EXPECT_EQ(formatDuration(3.25e6), "3.250 ms");
-    EXPECT_EQ(formatDuration(2.5e9), "2.500 s");
-    EXPECT_EQ(formatDuration(3600e9), "3600.000 s");  // seconds are the largest unit
-}
-
-TEST(Unit, FormatDurationKeepsTheSignAndFixedDecimals) {
-    EXPECT_EQ(formatDuration(-1500), "-1.500 us");
-    EXPECT_EQ(formatDuration(-850), "-850 ns");
-    EXPECT_EQ(formatDuration(1500, 1), "1.5 us");
-    EXPECT_EQ(formatDuration(2.5e9, 0), "2 s");   // printf rounds half to even
-    EXPECT_EQ(formatDuration(850, 3), "850 ns");  // never decimals for ns
-}
-
-TEST(Unit, FormatDurationKeepsThreeSignificantDigitsWhenDecimalsIsNegative) {
-    EXPECT_EQ(formatDuration(1500, -1), "1.50 us");
-    EXPECT_EQ(formatDuration(15'000, -1), "15.0 us");
-    EXPECT_EQ(formatDuration(150'000, -1), "150 us");
-    EXPECT_EQ(formatDuration(2.5e9, -1), "2.50 s");
-    EXPECT_EQ(formatDuration(-15'000, -1), "-15.0 us");
-    EXPECT_EQ(formatDuration(999, -1), "999 ns");
+    EXPECT_EQ(formatDuration(1000), "1.00 us");
+    EXPECT_EQ(formatDuration(12'200), "12.2 us");
+    EXPECT_EQ(formatDuration(150'000), "150 us");
+    EXPECT_EQ(formatDuration(345.8e6), "346 ms");
+    EXPECT_EQ(formatDuration(1.73e9), "1.73 s");
+    EXPECT_EQ(formatDuration(3600e9), "3600 s");  // seconds are the largest unit
+    EXPECT_EQ(formatDuration(-15'000), "-15.0 us");
 }
 
 TEST(Unit, FormatDurationMovesToTheNextUnitWhenRoundingReachesIt) {
-    // 999.9996 us would print "1000.000 us"; 999.6 us with 3 significant digits "1000 us".
-    EXPECT_EQ(formatDuration(999'999.6), "1.000 ms");
-    EXPECT_EQ(formatDuration(999'600, -1), "1.00 ms");
-    EXPECT_EQ(formatDuration(999.6), "1.000 us");
-    EXPECT_EQ(formatDuration(999'400, -1), "999 us");
+    EXPECT_EQ(formatDuration(999.6), "1.00 us");    // would read "1000 ns"
+    EXPECT_EQ(formatDuration(999'600), "1.00 ms");  // would read "1000 us"
+    EXPECT_EQ(formatDuration(999'400), "999 us");
+    EXPECT_EQ(formatDuration(99'960), "100 us");  // not "100.0 us"
+}
+
+TEST(Unit, CompactNameDropsWhatTheRestRepeats) {
+    // A PyTorch kernel as Kineto names it.
+    EXPECT_EQ(compactName("void at::native::vectorized_elementwise_kernel<4, "
+                          "at::native::FillFunctor<float>, at::detail::Array<char*, 1> >(int, "
+                          "at::native::FillFunctor<float>, at::detail::Array<char*, 1>)"),
+              "vectorized_elementwise_kernel<4, FillFunctor<float>, Array<char*, 1>>");
+    EXPECT_EQ(compactName("void at::native::(anonymous namespace)::CatArrayBatchedCopy<float, "
+                          "unsigned int, 2, 128, 1>(float*, int)"),
+              "CatArrayBatchedCopy<float, unsigned int, 2, 128, 1>");
+    // A frame's location keeps its file name.
+    EXPECT_EQ(compactName("forward (/home/u/proj/model.py:12)"), "forward (model.py:12)");
+    // Names without template arguments keep their namespaces and parameters.
+    EXPECT_EQ(compactName("aten::add"), "aten::add");
+    EXPECT_EQ(compactName("ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)"),
+              "ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)");
+    EXPECT_EQ(compactName("<module> (train.py:3)"), "<module> (train.py:3)");
+    EXPECT_EQ(compactName("ProfilerStep#12"), "ProfilerStep#12");
+}
+
+TEST(Unit, ShortenNameElidesTheMiddle) {
+    // width 12: tail 12 / 5 = 2, head 12 - 3 - 2 = 7.
+    EXPECT_EQ(shortenName("abcdefghijklmnopqrstuvwxyz", 12), "abcdefg...yz");
+    EXPECT_EQ(shortenName("abcdefghijklmnopqrstuvwxyz", 26), "abcdefghijklmnopqrstuvwxyz");
+    EXPECT_EQ(shortenName("abcdefghijklmnopqrstuvwxyz", 5), "abcde");  // too narrow to elide
+    EXPECT_EQ(shortenName("void f<int>(int)", 40), "f<int>");
+    // A multi-byte character is never cut: "é" is bytes 5..6, and width 11 asks for a head of
+    // 11 - 3 - 2 = 6 bytes, which would end inside it.
+    EXPECT_EQ(shortenName("abcdeéfghijklmnopqrstuvwxyz", 11), "abcde...yz");
+}
+
+TEST(Unit, ShortenNamesKeepsTheDifferingMiddleVisible) {
+    const std::string p(40, 'p'), q(20, 's');
+    const std::vector<std::string> names = {p + "ALPHA" + q, p + "BRAVO" + q};
+    const std::vector<std::string> out = shortenNames(names, 30);
+    // Common prefix 40 and suffix 20 leave no room at the head or tail: a window around byte 40
+    // (head 30 / 4 = 7, tail 30 / 6 = 5, window 30 - 7 - 5 - 6 = 12 from 40 - 12 / 3 = 36).
+    EXPECT_EQ(out[0], "ppppppp...ppppALPHAsss...sssss");
+    EXPECT_EQ(out[1], "ppppppp...ppppBRAVOsss...sssss");
+}
+
+TEST(Unit, ShortenNamesKeepsADifferingTailVisible) {
+    const std::string p(50, 'p');
+    const std::vector<std::string> out = shortenNames({p + "one", p + "two", "short"}, 20);
+    EXPECT_NE(out[0], out[1]);
+    EXPECT_TRUE(out[0].ends_with("one")) << out[0];
+    EXPECT_TRUE(out[1].ends_with("two")) << out[1];
+    EXPECT_EQ(out[2], "short");
+    EXPECT_LE(out[0].size(), 20u);
+}
+
+TEST(Unit, ShortenNamesGivesEqualNamesEqualTextAndKeepsOrder) {
+    const std::vector<std::string> out = shortenNames({"b", "a", "b"}, 10);
+    EXPECT_EQ(out, (std::vector<std::string>{"b", "a", "b"}));
+}
+
+TEST(Unit, ShortenNamesKeepsNamesApartWhoseCompactFormsCoincide) {
+    // Both compact to "k<A>": the full names are kept, which differ.
+    const std::vector<std::string> out = shortenNames({"void x::k<x::A>", "void y::k<y::A>"}, 40);
+    EXPECT_EQ(out[0], "void x::k<x::A>");
+    EXPECT_EQ(out[1], "void y::k<y::A>");
 }
 
 TEST(Unit, FormatPercentMultipliesByHundredWithTheGivenDecimals) {

@@ -21,6 +21,11 @@
 
 namespace vramscope::analysis {
 
+/// What every surface (report, check, the GUI's views) says of a job in which no GPU recorded
+/// anything (gpusRecorded() == 0: a CPU-only profile, an empty trace, a trace whose header lists
+/// the machine's GPUs that the traced process never used), instead of an empty table.
+inline constexpr const char* kNoGpuMessage = "no GPU in this trace";
+
 /// The analyses of one device of one rank. Times are in the rank's own clock.
 struct DeviceAnalysis {
     size_t input = 0;  ///< index of the rank in the inputs given to analyzeJob
@@ -43,6 +48,12 @@ struct DeviceAnalysis {
     int64_t modelStateBytes = -1;
 };
 
+/// Whether the trace recorded anything on the device: memory (events or counters) or kernels. A
+/// GPU only listed in a header (deviceProperties of the machine) recorded nothing.
+inline bool deviceRecorded(const DeviceAnalysis& d) {
+    return d.memory.hasData() || d.breakdown.has_value();
+}
+
 struct JobAnalysisOptions {
     IterationOptions iterations;
     LeakOptions leak;
@@ -61,6 +72,9 @@ struct JobAnalysis {
     std::vector<Advice> advice;
     std::optional<CostEstimate> cost;
 };
+
+/// GPUs of the job with deviceRecorded(); 0 means the job is to be described as kNoGpuMessage.
+size_t gpusRecorded(const JobAnalysis& job);
 
 /// Called before each device with the share of the work done (0..1, summed over the inputs),
 /// never from two threads at once though possibly from a worker thread; returning false cancels.

@@ -11,8 +11,9 @@
 
 namespace vramscope::widgets {
 
-/// A frame label "function (/long/path/file.py:12)" as shown in narrow places: "function
-/// (file.py:12)" (directories dropped); other names unchanged.
+/// A frame label as shown in narrow places: analysis::compactName ("function
+/// (/long/path/file.py:12)" reads "function (file.py:12)", "void at::native::k<at::A>(...)"
+/// "k<A>").
 QString shortFrameLabel(const std::string& label);
 
 /// Draws one analysis::FlameTree (root at the top, each row one level deeper, width = bytes of
@@ -43,6 +44,7 @@ public:
     int64_t searchMatchBytes() const { return m_searchBytes; }
     /// Text shown instead of the chart when there is nothing to draw; empty = draw the tree.
     void setPlaceholder(const QString& text);
+    const QString& placeholder() const { return m_placeholder; }
     /// Marks the nodes along `path` (names from the root's child down), e.g. a survivor's stack.
     void setHighlightPath(const std::vector<std::string>& path);
 

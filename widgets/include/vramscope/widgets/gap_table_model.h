@@ -26,8 +26,10 @@ struct GapRow {
     int64_t startNs = 0;  ///< job time
     int64_t durationNs = 0;
     analysis::GapCause cause = analysis::GapCause::Other;
-    QString kernelBefore;
+    QString kernelBefore;  ///< full names (tooltips, sorting, filtering)
     QString kernelAfter;
+    QString kernelBeforeShort;  ///< as shown: analysis::shortenNames over the table's kernels
+    QString kernelAfterShort;
 };
 
 /// The gaps of `job` (each GPU's TimeBreakdown::gaps: the largest ones), largest first.

@@ -3,9 +3,11 @@
 // analysis/text_format.h writes them (one rule for the GUI, the CLI and the reason texts), as
 // QString; time-axis units; GPU labels.
 
+#include <QFontMetrics>
 #include <QString>
 
 #include <cstdint>
+#include <string>
 
 namespace vramscope::analysis {
 struct GpuKey;
@@ -14,9 +16,8 @@ struct JobModel;
 
 namespace vramscope::widgets {
 
-/// "0 B", "512 B", "3.21 GiB": the largest binary unit that keeps the number >= 1, `decimals`
-/// digits after the point (none for bytes).
-QString formatBytes(double bytes, int decimals = 2);
+/// "0 B", "512 B", "3.21 GiB": analysis::formatBytes (three significant digits, binary units).
+QString formatBytes(double bytes);
 
 /// A time unit for an axis or a read-out.
 struct TimeUnit {
@@ -31,8 +32,19 @@ TimeUnit timeUnitFor(double spanNs);
 /// `timeNs` in `unit`, e.g. "12.5 ms"; decimals chosen so that `resolutionNs` remains visible.
 QString formatTime(double timeNs, TimeUnit unit, double resolutionNs);
 
-/// A duration or instant in the unit that fits it, 3 significant digits: "1.23 s", "850 us".
+/// A duration or instant as analysis::formatDuration writes it: "1.23 s", "850 us".
 QString formatDuration(double ns);
+
+/// A kernel, frame or range name fitted into `pixels`: analysis::compactName, then the middle
+/// elided (the head and the tail, where names usually differ, "ProfilerStep#12", stay). Full
+/// names belong in the tooltip.
+QString elideName(const QFontMetrics& metrics, const std::string& name, int pixels);
+
+/// Whether no GPU of `job` recorded anything (analysis::gpusRecorded() == 0), and the sentence the
+/// views show then in place of empty plots and tables, analysis::kNoGpuMessage in words:
+/// "No GPU in this trace: no GPU memory and no GPU kernels were recorded."
+bool hasNoGpu(const analysis::JobModel& job);
+QString noGpuSentence();
 
 /// "rank 3 \u00b7 GPU 0", or "rank ? \u00b7 GPU 0" when the rank is unknown.
 QString gpuLabel(const analysis::JobModel& job, const analysis::GpuKey& key);
