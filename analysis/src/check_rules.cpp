@@ -170,7 +170,7 @@ std::vector<RuleResult> evaluateRules(const JobAnalysis& job, const CheckRules& 
     if (job.devices.empty()) {
         RuleResult r;
         r.rule = "all rules";
-        r.detail = "the input has no GPU (no memory data, no kernels)";
+        r.detail = std::string(kNoGpuMessage) + " (no GPU memory data, no GPU kernels)";
         results.push_back(std::move(r));
     }
     return results;

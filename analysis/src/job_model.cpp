@@ -205,6 +205,7 @@ void indexGpus(JobModel& m) {
                 g.device = &d;
                 g.level = d.index->level();
                 g.peakTimeNs = peakTime(data, *d.index);
+                g.liveSet = liveSetEvidence(data, d.device, g.level);
                 m.flames->add(key.rankIndex, key.device, data, d.index);
                 m.memory.push_back(g);
             }

@@ -4,6 +4,8 @@
 #include <map>
 #include <unordered_map>
 
+#include "vramscope/trace/importers.h"
+
 namespace vramscope::analysis {
 
 using trace::CounterKind;
@@ -35,6 +37,8 @@ const char* toString(SeriesSource source) {
             return "memory events";
         case SeriesSource::ProducerCounter:
             return "producer counter";
+        case SeriesSource::RebuiltFromBytes:
+            return "rebuilt from Bytes";
     }
     return "none";
 }
@@ -195,7 +199,12 @@ std::vector<MemoryTimeline> buildMemoryTimelines(const TraceData& data) {
         auto& reservedEvents = in.events[static_cast<int>(MemoryLevel::Reserved)];
         if (!in.counters[0].empty()) {
             tl.allocated = seriesFromCounters(data, in.counters[0]);
-            tl.allocatedSource = SeriesSource::ProducerCounter;
+            const bool rebuilt =
+                std::all_of(in.counters[0].begin(), in.counters[0].end(), [&](uint32_t i) {
+                    return data.string(c.name[i]) == trace::kRebuiltAllocatedCounterName;
+                });
+            tl.allocatedSource =
+                rebuilt ? SeriesSource::RebuiltFromBytes : SeriesSource::ProducerCounter;
         } else if (!allocEvents.empty()) {
             tl.allocated = seriesFromEvents(data, allocEvents, &tl.allocatedPreTraceBytes,
                                             &tl.allocatedUnmatchedFrees);

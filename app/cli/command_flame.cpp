@@ -11,6 +11,7 @@
 #include "device_report.h"
 #include "vramscope/analysis/flame_tree.h"
 #include "vramscope/analysis/leak.h"
+#include "vramscope/analysis/live_set.h"
 
 namespace vramscope::app {
 
@@ -104,7 +105,8 @@ int runFlame(CommandContext& ctx) {
         "event is a usage error that names the span.\n\n"
         "exit codes: 0 success (also for a trace without memory events: nothing to show, said\n"
         "on stderr), 2 usage (bad option, no such rank or GPU, a time outside the trace, a level\n"
-        "the GPU did not record), 3 unreadable input",
+        "the GPU did not record), 3 unreadable input, or a live set the input cannot give (its\n"
+        "allocations carry no address, so frees cannot be paired with them: said on stderr)",
         options);
     int done = kExitSuccess;
     auto args = parseCommand(ctx, options, help, done);
@@ -211,6 +213,11 @@ int runFlame(CommandContext& ctx) {
                               trace::toString(detailLevel(data, device)) + " ones); try --level " +
                               trace::toString(detailLevel(data, device)),
                           help);
+    }
+    if (const LiveSetEvidence evidence = liveSetEvidence(data, device, level); !evidence.known) {
+        ctx.err << "vramscope-cli flame: " << rt->path << ": no live set for GPU " << toInt(device)
+                << ": " << evidence.reason << "\n";
+        return kExitUnreadable;
     }
     // Times from the GPU's first memory event to the trace's last event.
     const trace::TimestampNs spanFirst = builder.index().timeAt(0);

@@ -7,6 +7,7 @@
 
 #include "analysis_report.h"
 #include "cli_command.h"
+#include "vramscope/analysis/live_set.h"
 
 namespace vramscope::app {
 
@@ -64,6 +65,8 @@ Json DeviceReport::toJson() const {
     j["peak_reserved_time_ns"] = orNull(peakReservedTimeNs);
     j["allocated_source"] = analysis::toString(allocatedSource);
     j["reserved_source"] = analysis::toString(reservedSource);
+    j["live_set_known"] = liveSetKnown;
+    j["live_set_reason"] = liveSetKnown ? Json(nullptr) : Json(liveSetReason);
     if (analysis) {
         addDeviceAnalysisJson(*analysis, clockOffsetNs, j);
     }
@@ -95,6 +98,8 @@ Json DataLossEntry::toJson() const {
 Json JobReport::toJson() const {
     Json j;
     j["source"] = sources;
+    j["gpus"] = gpusRecorded;
+    j["message"] = gpusRecorded == 0 ? Json(analysis::kNoGpuMessage) : Json(nullptr);
     j["devices"] = Json::array();
     for (const auto& d : devices) {
         j["devices"].push_back(d.toJson());
@@ -171,6 +176,10 @@ JobReport buildJobReport(const trace::Job& job,
                 d.peakTimeNs = m.detailPeakTimeNs() + rt.clockOffsetNs;
             }
             d.memoryEvents = tl.memoryEvents;
+            const analysis::LiveSetEvidence live =
+                analysis::liveSetEvidence(data, tl.device, analysis::detailLevel(data, tl.device));
+            d.liveSetKnown = live.known;
+            d.liveSetReason = live.reason;
             if (span) {
                 d.traceStartNs = span->firstNs + rt.clockOffsetNs;
             }
@@ -192,6 +201,9 @@ JobReport buildJobReport(const trace::Job& job,
                 d.file = rt.path;
                 d.rank = rank;
                 d.device = a.device;
+                d.liveSetReason =
+                    "it has no memory events, so what is alive at a time is not "
+                    "recorded";
                 d.analysis = analysisOf(input, a.device);
                 d.clockOffsetNs = rt.clockOffsetNs;
                 report.devices.push_back(std::move(d));
@@ -201,6 +213,13 @@ JobReport buildJobReport(const trace::Job& job,
             report.dataLoss.push_back(DataLossEntry{rt.path, rank, loss});
         }
     }
+    report.gpusRecorded =
+        report.analysis
+            ? analysis::gpusRecorded(*report.analysis)
+            : size_t(std::count_if(report.devices.begin(), report.devices.end(),
+                                   [](const DeviceReport& d) {
+                                       return d.peakAllocatedBytes || d.peakReservedBytes;
+                                   }));
     return report;
 }
 
@@ -240,13 +259,30 @@ std::string bytesCell(const std::optional<int64_t>& v, const std::optional<uint6
     return s;
 }
 
+/// Where each GPU's allocated series came from, and whether its live set is known, for the GPUs
+/// with memory events (a GPU without any has nothing to qualify).
+void writeSources(const JobReport& report, std::ostream& os) {
+    for (const auto& d : report.devices) {
+        if (d.memoryEvents == 0) {
+            continue;
+        }
+        const std::string gpu = analysis::deviceLabel(trace::RankId{d.rank.value_or(-1)}, d.device);
+        if (d.allocatedSource == analysis::SeriesSource::RebuiltFromBytes) {
+            os << gpu << ": allocated memory rebuilt from Bytes (the producer wrote no totals).\n";
+        }
+        if (!d.liveSetKnown) {
+            os << gpu << ": live set unknown: " << d.liveSetReason << ".\n";
+        }
+    }
+}
+
 }  // namespace
 
 void writeTextReport(const JobReport& report, std::ostream& os) {
     os << "vramscope report: " << report.sources.size()
        << (report.sources.size() == 1 ? " input, " : " inputs, ") << report.devices.size()
        << (report.devices.size() == 1 ? " device" : " devices") << "\n\n";
-    if (!report.devices.empty()) {
+    if (report.gpusRecorded > 0) {
         std::vector<std::vector<std::string>> rows = {{"rank", "device", "name", "capacity",
                                                        "peak allocated", "peak reserved", "peak at",
                                                        "memory events"}};
@@ -268,6 +304,14 @@ void writeTextReport(const JobReport& report, std::ostream& os) {
            << analysis::formatPercent(analysis::kCapacityWarningShare, 0)
            << " of capacity to leave\n"
               "room for fragmentation and spikes.\n";
+        writeSources(report, os);
+    } else {
+        os << analysis::kNoGpuMessage << ": no GPU memory and no GPU kernels were recorded";
+        if (!report.devices.empty()) {
+            os << " (the header lists " << report.devices.size()
+               << (report.devices.size() == 1 ? " GPU" : " GPUs") << " of the machine)";
+        }
+        os << ", so there is no memory or time per GPU to report.\n";
     }
     os << "\ndata loss:" << (report.dataLoss.empty() ? " none" : "") << "\n";
     for (const auto& l : report.dataLoss) {
@@ -275,8 +319,11 @@ void writeTextReport(const JobReport& report, std::ostream& os) {
     }
     if (report.analysis) {
         os << "\nanalyses (formulas in parentheses):\n";
+        // A job with no GPU has no per-GPU analyses to state (the line above says why).
         for (const auto& d : report.analysis->devices) {
-            writeDeviceAnalysisText(d, os);
+            if (report.gpusRecorded > 0) {
+                writeDeviceAnalysisText(d, os);
+            }
         }
         writeJobAnalysisText(*report.analysis, os);
     }

@@ -41,6 +41,10 @@ struct DeviceReport {
     std::optional<int64_t> traceStartNs;  ///< the rank's first event (job axis), for the text form
     analysis::SeriesSource allocatedSource = analysis::SeriesSource::None;
     analysis::SeriesSource reservedSource = analysis::SeriesSource::None;
+    /// Whether the allocations alive at a time can be rebuilt (analysis::liveSetEvidence at the
+    /// detail level), and why not.
+    bool liveSetKnown = false;
+    std::string liveSetReason;
     // Add further per-device analyses here (see the file comment).
     /// Iterations, leak, time breakdown, idle gaps and model state (written by
     /// analysis_report.h); null when the job was not analysed. Times inside are in the rank's
@@ -50,7 +54,8 @@ struct DeviceReport {
 
     /// {"rank", "device", "name", "capacity_bytes", "peak_allocated_bytes",
     /// "peak_reserved_bytes", "peak_time_ns", "memory_events", then "file",
-    /// "peak_reserved_time_ns", "allocated_source", "reserved_source"}; null when unknown.
+    /// "peak_reserved_time_ns", "allocated_source", "reserved_source", "live_set_known",
+    /// "live_set_reason" (null when known)}; null when unknown.
     Json toJson() const;
 };
 
@@ -72,12 +77,17 @@ struct JobReport {
     std::vector<std::string> sources;  ///< files read, in rank order
     std::vector<DeviceReport> devices;
     std::vector<DataLossEntry> dataLoss;
+    /// GPUs that recorded memory or kernels (analysis::gpusRecorded); devices may also list GPUs
+    /// a header names that recorded nothing. 0: the report says analysis::kNoGpuMessage.
+    size_t gpusRecorded = 0;
     // Add per-job analyses here (see the file comment).
     /// Every analysis of the job: collectives across ranks, advice and cost (and the devices'
     /// analyses the DeviceReports point into); null when not analysed.
     std::shared_ptr<const analysis::JobAnalysis> analysis;
 
-    /// {"source": [...], "devices": [...], "data_loss": [...]}.
+    /// {"source": [...], "gpus": gpusRecorded, "message": analysis::kNoGpuMessage when it is 0
+    /// (else null),
+    /// "devices": [...], "data_loss": [...]}.
     Json toJson() const;
 };
 

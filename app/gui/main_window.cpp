@@ -307,6 +307,9 @@ void MainWindow::updateBanner() {
         if (!hasEvents(m_job->job)) {
             lines.append(tr("%1: no events loaded.").arg(QString::fromStdString(m_job->title)));
         }
+        if (widgets::hasNoGpu(*m_job)) {
+            lines.append(widgets::noGpuSentence());
+        }
         for (const std::string& p : m_job->problems) {
             lines.append(QString::fromStdString(p));
         }
@@ -419,6 +422,11 @@ void MainWindow::updateDetails() {
     const int64_t rankT = m_job->toRankNs(key.rankIndex, jobT);
     // The index the analyses built for the GPU (none for a GPU with memory totals only).
     const analysis::GpuMemoryAnalysis* memory = m_job->memoryOf(key);
+    if (memory && !memory->liveSet.known) {
+        m_details->clear(tr("<b>%1</b>: no live set: %2.")
+                             .arg(gpuName(*g), QString::fromStdString(memory->liveSet.reason)));
+        return;
+    }
     const trace::MemoryLevel level =
         memory ? memory->level : analysis::detailLevel(data, key.device);
     const std::vector<analysis::LiveAllocation> live =

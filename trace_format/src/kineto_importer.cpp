@@ -340,7 +340,8 @@ void TraceBuilder::buildMemory() {
 ///  - with Total Allocated: first Total Allocated minus the first event's Bytes;
 ///  - without (old traces): the deepest the running sum of Bytes goes below zero.
 /// Counters: the producer's Total Allocated / Total Reserved; without them, AllocatedBytes is
-/// rebuilt as that PreExisting size plus the running sum of Bytes.
+/// rebuilt as that PreExisting size plus the running sum of Bytes, under
+/// kRebuiltAllocatedCounterName so that the analyses do not call it the producer's.
 void TraceBuilder::buildDeviceMemory(DeviceIndex device, const std::vector<size_t>& rows) {
     noteDevice(device);
     const auto& raw = m_raw.memory;
@@ -367,7 +368,8 @@ void TraceBuilder::buildDeviceMemory(DeviceIndex device, const std::vector<size_
         pre.device = device;
         m_data.memory.append(pre);
     }
-    const StringId allocatedName = m_data.intern("Total Allocated");
+    const StringId allocatedName =
+        m_data.intern(hasTotals ? "Total Allocated" : std::string(kRebuiltAllocatedCounterName));
     const StringId reservedName = m_data.intern("Total Reserved");
     int64_t running = std::max<int64_t>(preExisting, 0);
     for (size_t i : rows) {

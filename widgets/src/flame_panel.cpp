@@ -237,8 +237,20 @@ void FlamePanel::rebuildNow() {
             why = kernels ? tr("No GPU of this job has allocation events (a trace of kernels "
                                "only): no live set to show.")
                           : tr("This job has no allocation events: no live set to show.");
+            if (hasNoGpu(*m_job)) {
+                why = noGpuSentence();
+            }
         }
         m_view->setPlaceholder(why);
+        m_caption->clear();
+        return;
+    }
+    if (!g->liveSet.known) {
+        // The totals may be right while the live set is not: say why the tree stays empty.
+        m_view->setTree({});
+        m_view->setPlaceholder(
+            tr("No live set for %1: %2.")
+                .arg(gpuLabel(*m_job, g->key), QString::fromStdString(g->liveSet.reason)));
         m_caption->clear();
         return;
     }

@@ -10,6 +10,7 @@
 #include "vramscope/widgets/memory_plot.h"
 #include "vramscope/widgets/range_lane.h"
 #include "vramscope/widgets/time_axis_bar.h"
+#include "vramscope/widgets/units.h"
 
 namespace vramscope::widgets {
 
@@ -152,7 +153,8 @@ void TimelineView::rebuild() {
     updateLaneRank();
     const bool compact = isCompact();
     if (!m_job || m_shown.empty()) {
-        m_empty->setText(!m_job ? tr("Open a trace (File > Open) or drop files here.")
+        m_empty->setText(!m_job             ? tr("Open a trace (File > Open) or drop files here.")
+                         : hasNoGpu(*m_job) ? noGpuSentence()
                          : m_job->gpus.empty()
                              ? tr("This job has no GPU memory data: no memory events, memory "
                                   "counters or devices were recorded.")

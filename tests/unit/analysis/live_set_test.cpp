@@ -116,5 +116,43 @@ TEST(DetailLevel, IsAllocatedWhenTheDeviceHasAllocatedEventsElseReserved) {
     EXPECT_EQ(detailLevel(TraceData{}, trace::DeviceIndex{0}), MemoryLevel::Reserved);
 }
 
+TEST(LiveSetEvidence, IsKnownWhenEveryAllocationHasAnAddress) {
+    const TraceData d = sample();
+    // Device 0, allocated level: allocations at 0x100, 0x200, 0x300, 0x200 again and the
+    // DeviceStatic one at 0x600 (frees do not count).
+    const LiveSetEvidence e = liveSetEvidence(d, trace::DeviceIndex{0}, MemoryLevel::Allocated);
+    EXPECT_TRUE(e.known);
+    EXPECT_EQ(e.allocations, 5u);
+    EXPECT_EQ(e.allocationsWithoutAddress, 0u);
+    EXPECT_TRUE(e.reason.empty());
+    EXPECT_TRUE(liveSetEvidence(d, trace::DeviceIndex{0}, MemoryLevel::Reserved).known);
+}
+
+TEST(LiveSetEvidence, IsUnknownWhenAllocationsCarryNoAddress) {
+    TraceData d;
+    // As the Kineto importer writes an old trace: memory before the trace as PreExisting at
+    // address 0 (not counted), then allocations and frees without addresses.
+    test::addMemory(d, 1, 0, 1000, kAlloc, MemoryLevel::Allocated, trace::DeviceIndex{0},
+                    trace::StackId{0}, MemoryKind::PreExisting);
+    test::addMemory(d, 10, 0, 64, kAlloc);
+    test::addMemory(d, 20, 0, 32, kAlloc);
+    test::addMemory(d, 30, 0, 64, kFree);
+    test::addMemory(d, 40, 0x700, 16, kAlloc);
+    const LiveSetEvidence e = liveSetEvidence(d, trace::DeviceIndex{0}, MemoryLevel::Allocated);
+    EXPECT_FALSE(e.known);
+    EXPECT_EQ(e.allocations, 3u);
+    EXPECT_EQ(e.allocationsWithoutAddress, 2u);
+    EXPECT_NE(e.reason.find("2 of its 3 allocations carry no address"), std::string::npos)
+        << e.reason;
+}
+
+TEST(LiveSetEvidence, IsUnknownWithoutAllocationEvents) {
+    const TraceData d = sample();
+    const LiveSetEvidence e = liveSetEvidence(d, trace::DeviceIndex{2}, MemoryLevel::Allocated);
+    EXPECT_FALSE(e.known);
+    EXPECT_EQ(e.allocations, 0u);
+    EXPECT_NE(e.reason.find("no allocations"), std::string::npos) << e.reason;
+}
+
 }  // namespace
 }  // namespace vramscope::analysis

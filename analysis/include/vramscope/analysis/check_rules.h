@@ -49,7 +49,8 @@ struct RuleResult {
 /// where the data cannot support a verdict: no memory data (oom, peak, leak), capacity unknown
 /// (peak), fewer iterations with memory data than max(2, options.leak.minIterations) (leak), no
 /// kernels or less than AdviceOptions' minimum span and kernel count (exposed communication; see
-/// enoughTimeEvidence). A job without devices gives one Skip with rule "all rules". Pure; no I/O.
+/// enoughTimeEvidence). A job without devices gives one Skip with rule "all rules", its detail
+/// starting with kNoGpuMessage. Pure; no I/O.
 std::vector<RuleResult> evaluateRules(const JobAnalysis& job, const CheckRules& rules,
                                       const JobAnalysisOptions& options = {});
 

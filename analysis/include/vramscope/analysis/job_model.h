@@ -16,6 +16,7 @@
 #include "vramscope/analysis/job_analysis.h"
 #include "vramscope/analysis/kernel_lanes.h"
 #include "vramscope/analysis/level_of_detail.h"
+#include "vramscope/analysis/live_set.h"
 #include "vramscope/analysis/memory_summary.h"
 #include "vramscope/analysis/memory_timeline.h"
 #include "vramscope/trace/job.h"
@@ -79,6 +80,10 @@ struct GpuMemoryAnalysis {
     GpuKey key;
     trace::MemoryLevel level = trace::MemoryLevel::Allocated;  ///< the level with allocation detail
     int64_t peakTimeNs = 0;  ///< peak of `level` (analysis::peakTime), trace time
+    /// Whether the allocations alive at a time can be rebuilt at `level` (liveSetEvidence); when
+    /// not, flame trees and live sets of this GPU are empty for that reason, not for lack of
+    /// memory.
+    LiveSetEvidence liveSet;
     /// Iterations, leak verdict, model state and the allocation index of this GPU (points into
     /// JobModel::analysis; never null).
     const DeviceAnalysis* device = nullptr;

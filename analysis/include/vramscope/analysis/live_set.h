@@ -2,6 +2,7 @@
 // Live sets: the allocations alive on a device at a time.
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "vramscope/analysis/allocation_index.h"
@@ -38,6 +39,24 @@ std::vector<LiveAllocation> liveSetAt(const trace::TraceData& data, DeviceIndex 
 /// of the index; see allocation_index.h). `data` must be the trace the index was built from.
 std::vector<LiveAllocation> liveSetAt(const trace::TraceData& data, const AllocationIndex& index,
                                       TimestampNs t);
+
+/// Whether the allocations alive at a time can be rebuilt from a device's memory events.
+struct LiveSetEvidence {
+    bool known = false;
+    uint64_t allocations = 0;  ///< alloc events of the level (PreExisting excluded)
+    uint64_t allocationsWithoutAddress = 0;
+    std::string reason;  ///< why not, as a sentence without the GPU's name; empty when known
+};
+
+/// The rule: a live set pairs each free with its allocation by address, so it is known only when
+/// the device has allocation events of `level` and every one of them carries an address (0 is
+/// never a device pointer: importers write 0 when the producer gave none, e.g. PyTorch profiler
+/// traces from before Addr was recorded). Without addresses the totals may still be right (the
+/// running sum of sizes, or the producer's counters) while the live set is not: replaying would
+/// keep one allocation per address. PreExisting memory (synthetic, at address 0) does not count.
+/// DeviceStatic memory counts like any allocation. O(n) in the trace's memory events.
+LiveSetEvidence liveSetEvidence(const trace::TraceData& data, DeviceIndex device,
+                                trace::MemoryLevel level);
 
 /// The level with allocation-level detail on `device`: Allocated when it has allocated events,
 /// otherwise Reserved.

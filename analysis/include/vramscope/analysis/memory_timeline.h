@@ -28,9 +28,11 @@ struct StepSeries {
 
 /// Where a series' values came from.
 enum class SeriesSource {
-    None,            ///< nothing recorded at this level
-    MemoryEvents,    ///< running sum of alloc (+) and free (-) events, sorted by time
-    ProducerCounter  ///< the producer's own totals (CounterKind AllocatedBytes / ReservedBytes)
+    None,             ///< nothing recorded at this level
+    MemoryEvents,     ///< running sum of alloc (+) and free (-) events, sorted by time
+    ProducerCounter,  ///< the producer's own totals (CounterKind AllocatedBytes / ReservedBytes)
+    RebuiltFromBytes  ///< an importer's running sum of event sizes, written as a counter named
+                      ///< trace::kRebuiltAllocatedCounterName (no producer totals)
 };
 const char* toString(SeriesSource source);
 

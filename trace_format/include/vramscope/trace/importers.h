@@ -9,6 +9,12 @@
 
 namespace vramscope::trace {
 
+/// Name of an AllocatedBytes counter that an importer rebuilt by summing the sizes of memory
+/// events because the producer wrote no totals (Kineto traces before "Total Allocated"), so that
+/// readers can say the series is ours, not the producer's. A header-only fact, for the analyses.
+inline constexpr std::string_view kRebuiltAllocatedCounterName =
+    "Total Allocated (rebuilt from Bytes)";
+
 /// Imports a PyTorch CUDA memory snapshot (torch.cuda.memory._dump_snapshot: a pickle of plain
 /// data, already gunzipped). Never executes pickle code. `name` is used in messages.
 /// Per device: alloc / free_completed become Allocated-level events (free_requested is only

@@ -1,0 +1,276 @@
+// What vramscope-cli concludes on real traces from ../shared/realdata is held to what the files
+// support: a live set only where allocations carry addresses, "no GPU in this trace" where no GPU
+// recorded anything, kernel names that stay apart once shortened, and one byte and one duration
+// format in every text. Expectations are derived here from the raw JSON (zlib + nlohmann-json),
+// never from vramscope's own reading of it.
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_command.h"
+#include "realdata.h"
+#include "vramscope/analysis/text_format.h"
+
+namespace vramscope::app {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const std::string kRealData = VRAMSCOPE_REALDATA_DIR;
+const std::string kHta = kRealData + "/facebookresearch_HolisticTraceAnalysis/tests/data/";
+const std::string kResnet = kRealData +
+                            "/pytorch_kineto/tb_plugin/samples/resnet50_num_workers_0/"
+                            "worker0.1623143089861.pt.trace.json.gz";
+const std::string kBert =
+    kRealData +
+    "/AMD-AGI_TraceLens/tests/traces/h100/gaunernst_bert-small-uncased__1016001.json.gz";
+const std::string kDfIndex = kHta + "df_index_resolver/df_index_resolver.json.gz";
+const std::string kCpuOnly = kHta + "cpu_only/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz";
+const std::string kNoDistInfo =
+    kHta + "distributed_info_unavailable/distributed_info_not_found.json.gz";
+
+struct CliRun {
+    int code = -1;
+    std::string out;
+    std::string err;
+};
+
+CliRun run(std::vector<std::string> args) {
+    std::ostringstream out, err;
+    CliRun r;
+    r.code = runCli(args, out, err);
+    r.out = out.str();
+    r.err = err.str();
+    return r;
+}
+
+json loadJson(const std::string& path) {
+    std::unique_ptr<gzFile_s, int (*)(gzFile)> gz(gzopen(path.c_str(), "rb"), gzclose);
+    std::string text;
+    char buf[1 << 16];
+    for (int n; (n = gzread(gz.get(), buf, sizeof buf)) > 0;) {
+        text.append(buf, static_cast<size_t>(n));
+    }
+    return json::parse(text);
+}
+
+const json& eventsOf(const json& doc) {
+    return doc.is_array() ? doc : doc.at("traceEvents");
+}
+
+/// The `[memory]` events on CUDA devices (args "Device Type" 1 = c10::DeviceType::CUDA).
+std::vector<json> cudaMemoryEvents(const json& doc) {
+    std::vector<json> out;
+    for (const json& e : eventsOf(doc)) {
+        if (e.is_object() && e.value("name", "") == "[memory]" && e.contains("args") &&
+            e["args"].value("Device Type", -1) == 1) {
+            out.push_back(e);
+        }
+    }
+    return out;
+}
+
+/// Whether the file has anything on a GPU: a kernel, a copy, or CUDA memory.
+bool anythingOnAGpu(const json& doc) {
+    for (const json& e : eventsOf(doc)) {
+        const std::string cat = e.is_object() ? e.value("cat", "") : "";
+        if (cat == "kernel" || cat == "Kernel" || cat == "gpu_memcpy" || cat == "gpu_memset") {
+            return true;
+        }
+    }
+    return !cudaMemoryEvents(doc).empty();
+}
+
+TEST(ClaimsRealdata, NoLiveSetWhereKinetoAllocationsCarryNoAddress) {
+    VRAMSCOPE_REQUIRE_INPUT(kResnet);
+    const json doc = loadJson(kResnet);
+    const std::vector<json> memory = cudaMemoryEvents(doc);
+    ASSERT_FALSE(memory.empty());
+    size_t withAddress = 0, withTotals = 0;
+    for (const json& e : memory) {
+        withAddress += e["args"].contains("Addr") ? 1 : 0;
+        withTotals += e["args"].contains("Total Allocated") ? 1 : 0;
+    }
+    ASSERT_EQ(withAddress, 0u) << "the 2021 schema has no Addr";
+    ASSERT_EQ(withTotals, 0u) << "nor Total Allocated";
+
+    const CliRun flame = run({"flame", "--at", "peak", kResnet});
+    EXPECT_EQ(flame.code, kExitUnreadable) << flame.err;
+    EXPECT_TRUE(flame.out.empty()) << flame.out;
+    EXPECT_NE(flame.err.find(kResnet), std::string::npos) << flame.err;
+    EXPECT_NE(flame.err.find("carry no address"), std::string::npos) << flame.err;
+
+    const CliRun report = run({"report", "--json", kResnet});
+    ASSERT_EQ(report.code, kExitSuccess) << report.err;
+    const json j = json::parse(report.out);
+    ASSERT_EQ(j["devices"].size(), 1u);
+    const json& d = j["devices"][0];
+    EXPECT_EQ(d["live_set_known"], false);
+    EXPECT_NE(d["live_set_reason"].get<std::string>().find("carry no address"), std::string::npos);
+    EXPECT_EQ(d["allocated_source"], "rebuilt from Bytes");
+
+    const CliRun text = run({"report", kResnet});
+    EXPECT_NE(text.out.find("rank 0 GPU 0: live set unknown:"), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find("rebuilt from Bytes"), std::string::npos) << text.out;
+}
+
+TEST(ClaimsRealdata, LiveSetKnownWhereEveryAllocationHasAnAddress) {
+    VRAMSCOPE_REQUIRE_INPUT(kBert);
+    const json doc = loadJson(kBert);
+    const std::vector<json> memory = cudaMemoryEvents(doc);
+    ASSERT_FALSE(memory.empty());
+    for (const json& e : memory) {
+        ASSERT_TRUE(e["args"].contains("Addr"));
+        ASSERT_TRUE(e["args"].contains("Total Allocated"));
+    }
+    const CliRun report = run({"report", "--json", kBert});
+    ASSERT_EQ(report.code, kExitSuccess) << report.err;
+    const json j = json::parse(report.out);
+    ASSERT_FALSE(j["devices"].empty());
+    for (const json& d : j["devices"]) {
+        if (d["memory_events"].get<int64_t>() > 0) {
+            EXPECT_EQ(d["live_set_known"], true) << d.dump();
+            EXPECT_TRUE(d["live_set_reason"].is_null());
+            EXPECT_EQ(d["allocated_source"], "producer counter");
+        }
+    }
+    EXPECT_EQ(run({"flame", "--at", "peak", kBert}).code, kExitSuccess);
+}
+
+fs::path emptyArrayFile() {
+    const fs::path p = fs::temp_directory_path() /
+                       ("vramscope_claims_empty_" + std::to_string(::getpid()) + ".json");
+    std::ofstream(p) << "[]\n";
+    return p;
+}
+
+TEST(ClaimsRealdata, AJobWithNoGpuSaysSoInTheReportAndTheCheck) {
+    VRAMSCOPE_REQUIRE_INPUT(kCpuOnly);
+    VRAMSCOPE_REQUIRE_INPUT(kNoDistInfo);
+    const fs::path empty = emptyArrayFile();
+    for (const std::string& file : {kCpuOnly, kNoDistInfo, empty.string()}) {
+        SCOPED_TRACE(file);
+        const json doc = file == empty.string() ? json::array() : loadJson(file);
+        ASSERT_FALSE(anythingOnAGpu(doc));
+
+        const CliRun text = run({"report", file});
+        EXPECT_EQ(text.code, kExitSuccess) << text.err;
+        EXPECT_NE(text.out.find("no GPU in this trace"), std::string::npos) << text.out;
+        EXPECT_EQ(text.out.find("peak allocated"), std::string::npos) << "no empty table";
+
+        const CliRun report = run({"report", "--json", file});
+        ASSERT_EQ(report.code, kExitSuccess) << report.err;
+        const json j = json::parse(report.out);
+        EXPECT_EQ(j["gpus"], 0);
+        EXPECT_EQ(j["message"], "no GPU in this trace");
+
+        const CliRun check = run({"check", file});
+        EXPECT_NE(check.out.find("no GPU in this trace"), std::string::npos) << check.out;
+    }
+    fs::remove(empty);
+}
+
+TEST(ClaimsRealdata, DifferentKernelNamesStayDifferentWhenShortened) {
+    VRAMSCOPE_REQUIRE_INPUT(kDfIndex);
+    const json doc = loadJson(kDfIndex);
+    std::set<std::string> kernels;
+    for (const json& e : eventsOf(doc)) {
+        if (e.is_object() && e.value("cat", "") == "kernel") {
+            kernels.insert(e.value("name", ""));
+        }
+    }
+    ASSERT_GT(kernels.size(), 10u);
+    const std::vector<std::string> names(kernels.begin(), kernels.end());
+    const std::vector<std::string> shown = analysis::shortenNames(names, 60);
+    EXPECT_EQ(std::set<std::string>(shown.begin(), shown.end()).size(), names.size());
+    for (size_t i = 0; i < names.size(); ++i) {
+        EXPECT_LE(shown[i].size(), 60u) << names[i] << " -> " << shown[i];
+    }
+
+    // The report's gap lines: as many different names as the JSON has different full names.
+    const json j = json::parse(run({"report", "--json", kDfIndex}).out);
+    std::set<std::string> full;
+    for (const json& d : j["devices"]) {
+        const json& gaps = d["idle_gaps"];
+        for (size_t i = 0; gaps.is_array() && i < gaps.size() && i < 3; ++i) {
+            full.insert(gaps[i]["kernel_after_name"].get<std::string>() + "#" +
+                        std::to_string(d["device"].get<int>()));
+        }
+    }
+    const std::string text = run({"report", kDfIndex}).out;
+    std::set<std::string> printed;
+    std::string device;
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);) {
+        static const std::regex gpu(R"(^rank \S+ GPU (\d+):$)");
+        static const std::regex ended(R"(, ended by (.*)$)");
+        std::smatch m;
+        if (std::regex_match(line, m, gpu)) {
+            device = m[1];
+        } else if (std::regex_search(line, m, ended)) {
+            EXPECT_LE(m[1].length(), 60) << line;
+            printed.insert(m[1].str() + "#" + device);
+        }
+    }
+    EXPECT_FALSE(printed.empty());
+    EXPECT_EQ(printed.size(), full.size());
+}
+
+/// Every "<number> <byte unit>" and "<number> <time unit>" in `text` that does not read as the one
+/// format: three significant digits below 1000 of the unit, whole bytes and ns.
+std::vector<std::string> offFormat(const std::string& text) {
+    static const std::regex figure(R"((-?\d+(?:\.\d+)?) (B|KiB|MiB|GiB|TiB|PiB|EiB|ns|us|ms|s)\b)");
+    static const std::regex whole(R"(-?\d{1,3})");
+    static const std::regex scaled(R"(-?(\d\.\d\d|\d\d\.\d|\d{3}))");
+    std::vector<std::string> bad;
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), figure);
+         it != std::sregex_iterator(); ++it) {
+        const std::string number = (*it)[1], unit = (*it)[2];
+        const bool base = unit == "B" || unit == "ns";
+        const bool largest = unit == "EiB" || unit == "s";  // may exceed 999
+        const bool ok = std::regex_match(number, base ? whole : scaled) ||
+                        (largest && std::regex_match(number, std::regex(R"(-?\d{4,})")));
+        if (!ok) {
+            bad.push_back(it->str());
+        }
+    }
+    return bad;
+}
+
+TEST(ClaimsRealdata, EveryByteAndTimeFigureInTheTextHasTheOneFormat) {
+    // The format checker itself rejects what a second formatter would print.
+    EXPECT_EQ(offFormat("2000.0 MiB, 1000 MiB, 1.000 s, 12.50 us, 1.5 GiB").size(), 5u);
+    EXPECT_TRUE(offFormat("11.9 GiB, 96.6 MiB, 512 B, 1.95 GiB, 0.98 GiB, 346 ms, 850 ns").empty());
+    std::vector<std::vector<std::string>> commands = {{"report"}};  // the bundled sample
+    for (const std::string& f : {kResnet, kDfIndex, kBert}) {
+        if (!fs::exists(f)) {
+            VRAMSCOPE_REQUIRE_INPUT(f);
+        }
+        commands.push_back({"report", f});
+        commands.push_back({"check", f});
+    }
+    for (const auto& args : commands) {
+        const CliRun r = run(args);
+        SCOPED_TRACE(args.back());
+        EXPECT_FALSE(r.out.empty());
+        for (const std::string& bad : offFormat(r.out + r.err)) {
+            ADD_FAILURE() << "'" << bad << "' is not in the one format";
+        }
+    }
+}
+
+}  // namespace
+}  // namespace vramscope::app
