@@ -286,7 +286,9 @@ void MainWindow::setJob(std::shared_ptr<const analysis::JobModel> job, const QSt
     m_deviceModel->setJob(m_job, widgets::PlotColors::fromPalette(palette()).dark);
     m_deviceTree->expandAll();
     QTimer::singleShot(0, this, &MainWindow::fitDeviceNames);
-    m_details->clear(tr("Click a GPU's plot to list the allocations alive at that time."));
+    m_details->clear(m_job && widgets::hasNoGpu(*m_job)
+                         ? widgets::noGpuSentence()
+                         : tr("Click a GPU's plot to list the allocations alive at that time."));
     updateSelectionReadout();
     updateBanner();
     if (m_job) {
@@ -414,7 +416,10 @@ void MainWindow::updateDetails() {
     const analysis::GpuKey key = m_zoom->selectedGpu();
     const analysis::GpuSeries* g = m_job ? m_job->gpu(key) : nullptr;
     if (!g) {
-        m_details->clear(tr("Click a GPU's plot to list the allocations alive at that time."));
+        m_details->clear(
+            m_job && widgets::hasNoGpu(*m_job)
+                ? widgets::noGpuSentence()
+                : tr("Click a GPU's plot to list the allocations alive at that time."));
         return;
     }
     const trace::TraceData& data = m_job->job.ranks[static_cast<size_t>(key.rankIndex)].trace.data;
