@@ -126,9 +126,8 @@ void leakRule(const DeviceFacts& f, std::vector<Advice>& out) {
     msg += ".";
     if (!l.survivors.empty()) {
         const SurvivorGroup& g = l.survivors.front();
-        msg += " Largest survivors (allocated in an iteration, alive two iterations later): " +
-               formatBytes(double(g.bytes)) + " in " + std::to_string(g.count) +
-               " allocations from " + survivorLabel(g) + ".";
+        msg += " Largest survivor (allocated in an iteration, alive two iterations later): " +
+               describeSurvivor(g, l.survivorIterations) + ".";
     }
     msg +=
         " Look for tensors kept across iterations (lists of outputs or losses kept without "

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <random>
 #include <string_view>
 #include <unordered_map>
@@ -101,12 +102,33 @@ StepSeries deviceCurve(const trace::TraceData& data, trace::DeviceIndex device,
     return {};
 }
 
+/// A survivor group while it is being counted: the allocations seen in the current iteration.
+struct GroupTally {
+    SurvivorGroup group;
+    size_t iteration = SIZE_MAX;  ///< the iteration `inIteration` counts
+    uint64_t inIteration = 0;
+
+    /// Closes the iteration being counted into the group's per-iteration figures.
+    void fold() {
+        if (inIteration == 0) {
+            return;
+        }
+        SurvivorGroup& g = group;
+        g.minPerIteration =
+            g.iterations == 0 ? inIteration : std::min(g.minPerIteration, inIteration);
+        g.maxPerIteration = std::max(g.maxPerIteration, inIteration);
+        g.iterations += 1;
+        inIteration = 0;
+    }
+};
+
 std::vector<SurvivorGroup> survivorGroups(const trace::TraceData& data,
                                           const AllocationIndex& index,
                                           const IterationSet& iterations, int& examined) {
     const auto& its = iterations.iterations;
-    // Key: the stack, or for allocations without one, the name of their NVTX range (high bit set).
-    std::unordered_map<uint64_t, SurvivorGroup> groups;
+    // Key: (the stack, or for allocations without one the name of their NVTX range with the high
+    // bit set; the size).
+    std::map<std::pair<uint64_t, uint64_t>, GroupTally> groups;
     examined = 0;
     for (size_t k = 1; k + 2 < its.size(); ++k) {
         ++examined;
@@ -128,27 +150,38 @@ std::vector<SurvivorGroup> survivorGroups(const trace::TraceData& data,
                 toInt(stack) == 0 && range > 0 && range <= data.ranges.size()
                     ? data.ranges.name[range - 1]
                     : 0;
-            SurvivorGroup& g =
-                groups[toInt(stack) != 0 ? uint64_t(toInt(stack)) : (1ull << 63) | rangeName];
+            const uint64_t size = data.memory.sizeBytes[e];
+            GroupTally& t = groups[{
+                toInt(stack) != 0 ? uint64_t(toInt(stack)) : (1ull << 63) | rangeName, size}];
+            SurvivorGroup& g = t.group;
             g.stack = stack;
             if (rangeName != 0) {
                 g.nvtxRange = std::string(data.string(rangeName));
             }
-            g.bytes += data.memory.sizeBytes[e];
+            g.sizeBytes = g.largestBytes = size;
+            g.bytes += size;
             g.count += 1;
-            g.largestBytes = std::max(g.largestBytes, data.memory.sizeBytes[e]);
+            if (t.iteration != k) {
+                t.fold();
+                t.iteration = k;
+            }
+            t.inIteration += 1;
         }
     }
     std::vector<SurvivorGroup> out;
     out.reserve(groups.size());
-    for (auto& [stack, g] : groups) {
-        out.push_back(std::move(g));
+    for (auto& [key, t] : groups) {
+        t.fold();
+        out.push_back(std::move(t.group));
     }
     std::sort(out.begin(), out.end(), [](const SurvivorGroup& a, const SurvivorGroup& b) {
         if (a.bytes != b.bytes) {
             return a.bytes > b.bytes;
         }
-        return a.stack != b.stack ? a.stack < b.stack : a.nvtxRange < b.nvtxRange;
+        if (a.stack != b.stack) {
+            return a.stack < b.stack;
+        }
+        return a.nvtxRange != b.nvtxRange ? a.nvtxRange < b.nvtxRange : a.sizeBytes < b.sizeBytes;
     });
     return out;
 }
@@ -238,6 +271,30 @@ std::string survivorLabel(const SurvivorGroup& g) {
     return g.nvtxRange.empty() ? "(no stack)" : "NVTX range " + g.nvtxRange;
 }
 
+std::string survivorPattern(const SurvivorGroup& g) {
+    static const char* const kWords[] = {"no",  "one",   "two",   "three", "four", "five",
+                                         "six", "seven", "eight", "nine",  "ten"};
+    auto count = [](uint64_t n) { return n <= 10 ? std::string(kWords[n]) : std::to_string(n); };
+    const std::string size = formatBytes(double(g.sizeBytes));
+    if (g.minPerIteration == g.maxPerIteration) {
+        return count(g.maxPerIteration) + " " + size +
+               (g.maxPerIteration == 1 ? " allocation" : " allocations") + " per iteration";
+    }
+    return std::to_string(g.minPerIteration) + " to " + std::to_string(g.maxPerIteration) + " " +
+           size + " allocations per iteration";
+}
+
+std::string describeSurvivor(const SurvivorGroup& g, int examinedIterations) {
+    std::string s = survivorPattern(g) + " from " + survivorLabel(g) + ", ";
+    if (g.iterations < examinedIterations) {
+        s += "in " + std::to_string(g.iterations) + " of " + std::to_string(examinedIterations);
+    } else {
+        s += std::to_string(g.iterations);
+    }
+    s += g.iterations == 1 && g.iterations >= examinedIterations ? " iteration" : " iterations";
+    return s + ", " + formatBytes(double(g.bytes)) + " in all";
+}
+
 std::string stackLabel(const trace::TraceData& data, trace::StackId stack) {
     const uint32_t s = toInt(stack);
     if (s == 0 || s >= data.stacks.size() || data.stacks[s].empty()) {
@@ -312,6 +369,12 @@ LeakReport analyzeLeak(const trace::TraceData& data, trace::DeviceIndex device,
     r.iterationSource = iterations.source;
     if (const trace::DeviceInfo* info = data.device(device)) {
         r.capacityBytes = info->totalMemoryBytes;
+    }
+    if (iterations.source == IterationSource::None) {
+        // Nothing per iteration without iterations one can trust (see findIterations).
+        r.verdict = LeakVerdict::Inconclusive;
+        r.reason = iterations.reason.empty() ? "no iteration structure." : iterations.reason;
+        return r;
     }
     r.iterations = iterationMemory(deviceCurve(data, device, index.level()), iterations);
     decide(r, options);

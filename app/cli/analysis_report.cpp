@@ -32,8 +32,9 @@ std::string pct(double fraction) {
 std::vector<OptionSpec> analysisOptionSpecs() {
     return {
         {"--iteration-regex", true, "REGEX",
-         "iterations are the ranges whose name matches REGEX (ECMAScript), instead of "
-         "\"iteration N\" / \"ProfilerStep#N\""},
+         "an iteration runs from the start of one range whose name matches REGEX (ECMAScript) "
+         "to the start of the next (so 'Optimizer\\.step' gives the step period), instead of "
+         "the default markers (ProfilerStep#N, ranges named like steps, optimizer steps)"},
         {"--gpu-hour-price", true, "P", "estimate the cost at P per GPU-hour"},
         {"--planned-steps", true, "N",
          "with --gpu-hour-price: price N steps (default: the steps seen)"},
@@ -93,10 +94,14 @@ void addDeviceAnalysisJson(const DeviceAnalysis& d, int64_t offset, Json& j, siz
     Json its;
     its["count"] = d.iterations.count();
     its["source"] = toString(d.iterations.source);
+    its["confidence"] = d.iterations.confidence;
     its["median_duration_ns"] = d.iterations.medianDurationNs();
-    if (d.iterations.source == IterationSource::Detected) {
+    its["reason"] = d.iterations.reason;
+    if (d.iterations.periodAllocations > 0) {  // detection ran, trusted or not
         its["period_allocations"] = d.iterations.periodAllocations;
         its["period_score"] = d.iterations.periodScore;
+        its["whole_periods"] = d.iterations.wholePeriods;
+        its["period_duration_ns"] = d.iterations.periodDurationNs;
     }
     j["iterations"] = its;
 
@@ -108,8 +113,13 @@ void addDeviceAnalysisJson(const DeviceAnalysis& d, int64_t offset, Json& j, siz
     leak["survivors"] = Json::array();
     for (const SurvivorGroup& g : l.survivors) {
         Json s;
+        s["description"] = describeSurvivor(g, l.survivorIterations);
         s["bytes"] = g.bytes;
         s["count"] = g.count;
+        s["size_bytes"] = g.sizeBytes;
+        s["iterations"] = g.iterations;
+        s["min_per_iteration"] = g.minPerIteration;
+        s["max_per_iteration"] = g.maxPerIteration;
         s["largest_bytes"] = g.largestBytes;
         s["user_frame"] = g.userFrame.empty() ? Json(nullptr) : Json(g.userFrame);
         s["nvtx_range"] = g.nvtxRange.empty() ? Json(nullptr) : Json(g.nvtxRange);
@@ -118,6 +128,7 @@ void addDeviceAnalysisJson(const DeviceAnalysis& d, int64_t offset, Json& j, siz
         leak["survivors"].push_back(s);
     }
     leak["survivor_bytes"] = l.survivorBytes;
+    leak["survivor_iterations"] = l.survivorIterations;
     leak["level"] = trace::toString(l.level);
     leak["slope_bytes_per_iteration"] = l.slopeBytesPerIteration;
     leak["noise_bytes"] = l.noiseBytes;
@@ -252,6 +263,25 @@ Json collectivesJson(const CollectiveMatch& m, size_t maxCollectives) {
     return j;
 }
 
+void writeLeakText(const LeakReport& l, std::ostream& os) {
+    os << "  memory per iteration: " << toString(l.verdict);
+    if (l.verdict == LeakVerdict::Staircase) {
+        os << ", growing " << signedBytes(l.growthBytesPerIteration)
+           << " per iteration (Theil-Sen slope of the baselines, baseline = lowest "
+           << trace::toString(l.level) << " bytes in an iteration)";
+        if (l.iterationsToOom) {
+            os << ", " << fixed(*l.iterationsToOom, 1)
+               << " iterations until full (= (capacity - last peak) / growth)";
+        }
+    }
+    os << "\n    " << l.reason << "\n";
+    for (size_t i = 0; i < l.survivors.size() && i < 3; ++i) {
+        const SurvivorGroup& g = l.survivors[i];
+        os << "    survivor (made in one iteration, alive two later): "
+           << describeSurvivor(g, l.survivorIterations) << "\n";
+    }
+}
+
 void writeDeviceAnalysisText(const DeviceAnalysis& d, std::ostream& os) {
     os << rankLabel(d.rank) << " GPU " << toInt(d.device) << ":\n";
     for (const OomFacts& o : d.ooms) {
@@ -273,33 +303,19 @@ void writeDeviceAnalysisText(const DeviceAnalysis& d, std::ostream& os) {
                << (g.count == 1 ? " allocation" : " allocations") << " from " << g.label << "\n";
         }
     }
-    os << "  iterations: " << d.iterations.count() << " (source: " << toString(d.iterations.source);
-    if (d.iterations.source == IterationSource::Detected) {
-        os << ", period " << d.iterations.periodAllocations << " allocations, "
-           << pct(d.iterations.periodScore) << " of allocations repeat one period later";
-    }
-    os << ")";
+    os << "  iterations: " << d.iterations.count() << " (source: " << toString(d.iterations.source)
+       << ", confidence " << pct(d.iterations.confidence) << ")";
     if (d.iterations.count() > 0) {
         os << ", median " << formatDuration(d.iterations.medianDurationNs());
     }
-    os << "\n";
+    os << "\n    " << d.iterations.reason << "\n";
     const LeakReport& l = d.leak;
-    os << "  memory per iteration: " << toString(l.verdict);
-    if (l.verdict == LeakVerdict::Staircase) {
-        os << ", growing " << signedBytes(l.growthBytesPerIteration)
-           << " per iteration (Theil-Sen slope of the baselines, baseline = lowest "
-           << trace::toString(l.level) << " bytes in an iteration)";
-        if (l.iterationsToOom) {
-            os << ", " << fixed(*l.iterationsToOom, 1)
-               << " iterations until full (= (capacity - last peak) / growth)";
-        }
-    }
-    os << "\n    " << l.reason << "\n";
-    for (size_t i = 0; i < l.survivors.size() && i < 3; ++i) {
-        const SurvivorGroup& g = l.survivors[i];
-        os << "    survivor: " << formatBytes(g.bytes) << " in " << g.count
-           << " allocations made in one iteration and alive two later, from " << survivorLabel(g)
-           << "\n";
+    if (d.iterations.source == IterationSource::None) {
+        // The reason is the iterations' one, printed above.
+        os << "  memory per iteration: inconclusive: no iteration structure (no leak verdict, "
+              "survivors or model state)\n";
+    } else {
+        writeLeakText(l, os);
     }
     if (d.modelStateBytes >= 0 && (d.memory.peakBytes() > 0)) {
         os << "  model state: " << formatBytes(uint64_t(d.modelStateBytes))

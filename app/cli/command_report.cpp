@@ -37,12 +37,14 @@ int runReport(CommandContext& ctx) {
         "\"data_loss\": [...]};\nunknown values are null. peak_time_ns is the time of the "
         "allocated\n"
         "peak (of the reserved peak when allocated is unknown) in the trace's own clock.\n\n"
-        "Analyses: each device adds \"iterations\" {count, source}, \"leak\" {verdict,\n"
-        "growth_bytes_per_iteration, iterations_to_oom, survivors}, \"time_breakdown\" {span_ns,\n"
-        "busy_ns, idle_ns, compute_ns, communication_ns, memory_ns, overlap_ns,\n"
-        "exposed_communication_ns, overlap_pct}, \"idle_gaps\" (largest first) and\n"
-        "\"model_state_bytes\"; the job adds \"collectives\", \"advice\" [{rule, severity,\n"
-        "message, evidence}] and \"cost\" (null without --gpu-hour-price). The text form gives\n"
+        "Analyses: each device adds \"iterations\" {count, source, confidence, reason, and\n"
+        "period_* when a period was looked for}, \"leak\" {verdict, growth_bytes_per_iteration,\n"
+        "iterations_to_oom, survivors [{description, size_bytes, iterations, ...}]},\n"
+        "\"time_breakdown\" {span_ns, busy_ns, idle_ns, compute_ns, communication_ns, memory_ns,\n"
+        "overlap_ns, exposed_communication_ns, overlap_pct}, \"idle_gaps\" (largest first) and\n"
+        "\"model_state_bytes\"; without iteration structure (source none) nothing per iteration\n"
+        "is given. The job adds \"collectives\", \"advice\" [{rule, severity, message,\n"
+        "evidence}] and \"cost\" (null without --gpu-hour-price). The text form gives\n"
         "the same in words, with each formula.",
         options);
     int done = kExitSuccess;

@@ -18,6 +18,7 @@
 #include "panels_fixture.h"
 #include "vramscope/analysis/job_model.h"
 #include "vramscope/analysis/synthetic_job.h"
+#include "vramscope/analysis/text_format.h"
 #include "vramscope/widgets/advice_panel.h"
 #include "vramscope/widgets/comm_lanes_view.h"
 #include "vramscope/widgets/flame_panel.h"
@@ -308,6 +309,15 @@ TEST(LeakPanel, ShowsTheStaircaseAndSelectsTheSurvivorsAllocations) {
     ASSERT_EQ(panel.chart()->graphCount(), 3);
     EXPECT_EQ(panel.chart()->graph(1)->dataCount(), spec.iterations);
     ASSERT_GT(panel.survivorModel()->rowCount(), 0);
+    // The survivor is described by what it is: one leak of L per examined iteration (1 .. N - 3).
+    auto cell = [&](int column) {
+        return panel.survivorModel()->index(0, column).data(Qt::DisplayRole).toString();
+    };
+    EXPECT_EQ(cell(widgets::SurvivorModel::PatternColumn),
+              QStringLiteral("one %1 allocation per iteration")
+                  .arg(QString::fromStdString(
+                      analysis::formatBytes(double(spec.leakBytesPerIteration)))));
+    EXPECT_EQ(cell(widgets::SurvivorModel::IterationsColumn), QString::number(spec.iterations - 3));
     QSignalSpy spy(&panel, &widgets::LeakPanel::survivorSelected);
     panel.selectSurvivor(0);
     ASSERT_EQ(spy.count(), 1);

@@ -22,6 +22,9 @@ Output, one line per device:
   peak_allocated X peak_reserved Y final_allocated F min_allocated M
 and one line per oom entry: oom device D size S device_free F
 
+With --annotations, only the snapshot's external_annotations, one line each, in file order:
+  annotation device D stage START|END time_us T name NAME
+
 With --oom-state, each oom line is followed by what was alive when the allocation failed (after
 every entry before the oom in file order, before any after it):
   oom_state device D allocated A reserved R live_blocks N
@@ -182,10 +185,16 @@ def replay(entries, segments):
 def main():
     args = sys.argv[1:]
     oom_state = "--oom-state" in args
-    args = [a for a in args if a != "--oom-state"]
+    annotations = "--annotations" in args
+    args = [a for a in args if a not in ("--oom-state", "--annotations")]
     snap = load(args[0])
     if isinstance(snap, list):
         snap = {"segments": snap}
+    if annotations:
+        for a in snap.get("external_annotations", []):
+            print(f"annotation device {a.get('device')} stage {a.get('stage')} "
+                  f"time_us {a.get('time_us')} name {a.get('name')}")
+        return
     traces = snap.get("device_traces", [])
     segments = snap.get("segments", [])
     devices = sorted({d for d, t in enumerate(traces) if t} | {s["device"] for s in segments})

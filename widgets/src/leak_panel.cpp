@@ -88,7 +88,9 @@ QVariant LeakSummaryModel::data(const QModelIndex& index, int role) const {
             case GpuColumn:
                 return gpuLabel(*m_job, g.key);
             case VerdictColumn:
-                return verdictText(r.verdict);
+                return r.iterationSource == analysis::IterationSource::None
+                           ? tr("inconclusive: no iteration structure")
+                           : verdictText(r.verdict);
             case GrowthColumn:
                 return r.verdict == analysis::LeakVerdict::Staircase
                            ? QVariant(formatBytes(double(r.growthBytesPerIteration)))
@@ -175,10 +177,10 @@ QVariant SurvivorModel::data(const QModelIndex& index, int role) const {
         switch (index.column()) {
             case BytesColumn:
                 return qulonglong(g->bytes);
-            case CountColumn:
-                return qulonglong(g->count);
-            case LargestColumn:
-                return qulonglong(g->largestBytes);
+            case PatternColumn:
+                return qulonglong(g->sizeBytes);
+            case IterationsColumn:
+                return g->iterations;
             case WhereColumn:
                 return where;
         }
@@ -188,10 +190,12 @@ QVariant SurvivorModel::data(const QModelIndex& index, int role) const {
         switch (index.column()) {
             case BytesColumn:
                 return formatBytes(double(g->bytes));
-            case CountColumn:
-                return QLocale().toString(qulonglong(g->count));
-            case LargestColumn:
-                return formatBytes(double(g->largestBytes));
+            case PatternColumn:
+                return QString::fromStdString(analysis::survivorPattern(*g));
+            case IterationsColumn:
+                return g->iterations < m_report->survivorIterations
+                           ? tr("%1 of %2").arg(g->iterations).arg(m_report->survivorIterations)
+                           : QString::number(g->iterations);
             case WhereColumn:
                 return where;
         }
@@ -202,9 +206,14 @@ QVariant SurvivorModel::data(const QModelIndex& index, int role) const {
         for (const std::string& f : g->topFrames) {
             frames << QString::fromStdString(f).toHtmlEscaped();
         }
-        return tr("<b>Stack (innermost first)</b><br>%1").arg(frames.join(QStringLiteral("<br>")));
+        return tr("<b>%1</b><br><b>Stack (innermost first)</b><br>%2")
+            .arg(
+                QString::fromStdString(analysis::describeSurvivor(*g, m_report->survivorIterations))
+                    .toHtmlEscaped(),
+                frames.join(QStringLiteral("<br>")));
     }
-    if (role == Qt::TextAlignmentRole && index.column() != WhereColumn) {
+    if (role == Qt::TextAlignmentRole && index.column() != WhereColumn &&
+        index.column() != PatternColumn) {
         return int(Qt::AlignRight | Qt::AlignVCenter);
     }
     return {};
@@ -217,10 +226,10 @@ QVariant SurvivorModel::headerData(int section, Qt::Orientation orientation, int
     switch (section) {
         case BytesColumn:
             return tr("Surviving bytes");
-        case CountColumn:
-            return tr("Allocations");
-        case LargestColumn:
-            return tr("Largest");
+        case PatternColumn:
+            return tr("Kept per iteration");
+        case IterationsColumn:
+            return tr("Iterations");
         case WhereColumn:
             return tr("Allocated at");
     }
@@ -335,9 +344,12 @@ void LeakPanel::setGpu(analysis::GpuKey gpu) {
     QString text =
         gpuLabel(*m_job, gpu) + QStringLiteral(": ") + QString::fromStdString(g->leak().reason);
     if (!g->leak().survivors.empty()) {
-        text += tr(" Survivors: allocations made in one iteration and still alive two iterations "
-                   "later, %1 in all; select one to see where its allocations were made.")
-                    .arg(formatBytes(double(g->leak().survivorBytes)));
+        const analysis::LeakReport& l = g->leak();
+        text += tr(" Survivors (made in one iteration, still alive two later), %1 in all; the "
+                   "largest: %2. Select one to see where its allocations were made.")
+                    .arg(formatBytes(double(l.survivorBytes)),
+                         QString::fromStdString(analysis::describeSurvivor(l.survivors.front(),
+                                                                           l.survivorIterations)));
     }
     m_reason->setText(text);
     updateChart();

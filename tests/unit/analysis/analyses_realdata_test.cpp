@@ -278,7 +278,9 @@ TEST(H200Snapshot, LeakIsAStaircaseOfTheKeptLogits) {
     ASSERT_TRUE(t.ok()) << t.error().describe();
     auto its = findIterations(t->data, trace::DeviceIndex{0});
     ASSERT_TRUE(its.ok());
-    EXPECT_EQ(its->source, IterationSource::Detected);  // snapshots carry no iteration ranges
+    // The snapshot names no step, but its external_annotations carry PyTorch's
+    // Optimizer.step#AdamW.step: the iterations run from one to the next.
+    EXPECT_EQ(its->source, IterationSource::OptimizerSteps) << its->reason;
     const LeakReport r = analyzeLeak(t->data, trace::DeviceIndex{0}, *its);
     EXPECT_EQ(r.verdict, LeakVerdict::Staircase) << r.reason;
     EXPECT_NEAR(double(r.growthBytesPerIteration), double(kLeakPerIteration),

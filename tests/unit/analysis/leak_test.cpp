@@ -6,6 +6,7 @@
 #include <random>
 
 #include "vramscope/analysis/synthetic_job.h"
+#include "vramscope/analysis/text_format.h"
 
 namespace vramscope::analysis {
 namespace {
@@ -306,6 +307,71 @@ TEST(Leak, SurvivorsWithoutStacksAreGroupedByNvtxRange) {
     EXPECT_EQ(r.survivors[0].nvtxRange, "eval_cache");
     EXPECT_EQ(r.survivors[0].bytes, 3 * 700u);
     EXPECT_EQ(survivorLabel(r.survivors[0]), "NVTX range eval_cache");
+}
+
+TEST(Leak, SurvivorsAreGroupedByStackAndSizeAndCountedPerIteration) {
+    TraceData d;
+    const trace::StackId stack =
+        d.internStack({d.internFrame({d.intern("forward"), d.intern("train.py"), 42})});
+    uint64_t addr = 0x1000;
+    auto keep = [&](int64_t t, uint64_t size) {
+        d.memory.append(MemoryEvent{t, addr += 0x1000, size, MemoryAction::Alloc,
+                                    MemoryLevel::Allocated, trace::MemoryKind::Pool,
+                                    trace::DeviceIndex{0}, 0, stack, 0});
+    };
+    for (int i = 0; i < 8; ++i) {
+        const int64_t s = i * 1000;
+        trace::RangeEvent r;
+        r.startNs = s;
+        r.endNs = s + 1000;
+        r.name = d.intern("iteration " + std::to_string(i));
+        r.kind = trace::RangeKind::Iteration;
+        d.ranges.append(r);
+        keep(s + 10, 1000);  // one kept every iteration
+        keep(s + 20, 300);   // one or two (odd iterations) of another size, same stack
+        if (i % 2 == 1) {
+            keep(s + 30, 300);
+        }
+        if (i == 2 || i == 3) {
+            keep(s + 40, 50);  // only in two iterations
+        }
+    }
+    const LeakReport r = leakOf(d);
+    // Examined: iterations 1 .. n - 3 = 1 .. 5.
+    ASSERT_EQ(r.survivorIterations, 5);
+    ASSERT_EQ(r.survivors.size(), 3u);
+    const SurvivorGroup& big = r.survivors[0];  // 5 x 1000 B
+    EXPECT_EQ(big.sizeBytes, 1000u);
+    EXPECT_EQ(big.bytes, 5000u);
+    EXPECT_EQ(big.iterations, 5);
+    EXPECT_EQ(describeSurvivor(big, r.survivorIterations),
+              "one " + formatBytes(1000.0) + " allocation per iteration from forward " +
+                  "(train.py:42), 5 iterations, " + formatBytes(5000.0) + " in all");
+    const SurvivorGroup& mid = r.survivors[1];  // iterations 1, 3, 5 two each; 2, 4 one each
+    EXPECT_EQ(mid.sizeBytes, 300u);
+    EXPECT_EQ(mid.count, 8u);
+    EXPECT_EQ(mid.minPerIteration, 1u);
+    EXPECT_EQ(mid.maxPerIteration, 2u);
+    EXPECT_EQ(survivorPattern(mid), "1 to 2 " + formatBytes(300.0) + " allocations per iteration");
+    const SurvivorGroup& small = r.survivors[2];
+    EXPECT_EQ(small.sizeBytes, 50u);
+    EXPECT_EQ(small.iterations, 2);
+    EXPECT_NE(describeSurvivor(small, r.survivorIterations).find(", in 2 of 5 iterations, "),
+              std::string::npos)
+        << describeSurvivor(small, r.survivorIterations);
+}
+
+TEST(Leak, NothingPerIterationWithoutIterationStructure) {
+    SyntheticJobSpec spec = leakSpec(64ull << 20);
+    TraceData d = generateSyntheticRank(spec, 0);
+    IterationSet none;
+    none.reason = "no iteration structure: because the test says so.";
+    const LeakReport r = analyzeLeak(d, trace::DeviceIndex{0}, none);
+    EXPECT_EQ(r.verdict, LeakVerdict::Inconclusive);
+    EXPECT_EQ(r.reason, none.reason);
+    EXPECT_TRUE(r.iterations.empty());
+    EXPECT_TRUE(r.survivors.empty());
+    EXPECT_EQ(r.growthBytesPerIteration, 0);
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 
 #include "cli_command.h"
 #include "vramscope/analysis/synthetic_job.h"
+#include "vramscope/analysis/text_format.h"
 #include "vramscope/trace/trace_file.h"
 
 namespace vramscope::app {
@@ -153,6 +154,79 @@ TEST(AnalysisCli, CheckExitCodesNameTheFailedRule) {
     EXPECT_EQ(run({"check", (dir / "missing.vscope").string()}).code, kExitUnreadable);
     EXPECT_EQ(run({"check", ok, "--max-peak-fraction", "x"}).code, kExitUsage);
     EXPECT_EQ(run({"check"}).code, kExitUsage);
+    fs::remove_all(dir);
+}
+
+TEST(AnalysisCli, SurvivorsAreDescribedByWhatTheyAre) {
+    const fs::path dir = tempDir();
+    const std::string out = (dir / "leak").string();
+    CliRun r = run({"synth", "--ranks", "1", "--iterations", "20", "--leak-bytes-per-iteration",
+                    "64MiB", "-o", out});
+    ASSERT_EQ(r.code, 0) << r.err;
+    const std::string file = out + "/rank0.vscope";
+    // The generator keeps L = 64 MiB alive every iteration under the stack log_metrics
+    // (train.py:70) (synthetic_job.h); survivors are looked for in iterations 1 .. N - 3.
+    const uint64_t L = 64ull << 20;
+    const int examined = 20 - 3;
+    r = run({"report", "--json", file});
+    ASSERT_EQ(r.code, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    const auto& leak = j["devices"][0]["leak"];
+    ASSERT_EQ(leak["survivors"].size(), 1u);
+    const auto& s = leak["survivors"][0];
+    EXPECT_EQ(s["size_bytes"], L);
+    EXPECT_EQ(s["count"], examined);
+    EXPECT_EQ(s["iterations"], examined);
+    EXPECT_EQ(s["min_per_iteration"], 1);
+    EXPECT_EQ(s["max_per_iteration"], 1);
+    EXPECT_EQ(s["bytes"], examined * L);
+    EXPECT_EQ(leak["survivor_iterations"], examined);
+    const std::string described = "one " + analysis::formatBytes(double(L)) +
+                                  " allocation per iteration from log_metrics (train.py:70), " +
+                                  std::to_string(examined) + " iterations, " +
+                                  analysis::formatBytes(double(examined * L)) + " in all";
+    EXPECT_EQ(s["description"], described);
+    r = run({"report", file});
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find("survivor (made in one iteration, alive two later): " + described),
+              std::string::npos)
+        << r.out;
+    fs::remove_all(dir);
+}
+
+TEST(AnalysisCli, ReportSaysWhenThereIsNoIterationStructure) {
+    // Random sizes without stacks or ranges: no period to trust, so nothing per iteration.
+    analysis::SyntheticJobSpec spec;
+    spec.ranks = 1;
+    trace::TraceData noise;
+    noise.header = analysis::generateSyntheticRank(spec, 0).header;  // one 80 GiB device
+    uint64_t x = 12345;
+    for (int i = 0; i < 400; ++i) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        noise.memory.append(trace::MemoryEvent{
+            1'000'000 + int64_t(i) * 1'000'000, 0x100000ull * uint64_t(i + 1), 4096 + (x >> 50),
+            trace::MemoryAction::Alloc, trace::MemoryLevel::Allocated, trace::MemoryKind::Pool,
+            trace::DeviceIndex{0}, 7, trace::StackId{0}, 0});
+    }
+    const fs::path dir = tempDir();
+    const std::string file = (dir / "noise.vscope").string();
+    ASSERT_TRUE(trace::writeTraceFile(file, noise).ok());
+    CliRun r = run({"report", "--json", file});
+    ASSERT_EQ(r.code, 0) << r.err;
+    const auto dev = nlohmann::json::parse(r.out)["devices"][0];
+    EXPECT_EQ(dev["iterations"]["count"], 0);
+    EXPECT_EQ(dev["iterations"]["source"], "none");
+    EXPECT_EQ(dev["iterations"]["confidence"], 0.0);
+    EXPECT_LT(dev["iterations"]["period_score"].get<double>(), 0.9);
+    EXPECT_EQ(dev["leak"]["verdict"], "inconclusive");
+    EXPECT_TRUE(dev["leak"]["survivors"].empty());
+    EXPECT_TRUE(dev["leak"]["baselines_bytes"].empty());
+    EXPECT_TRUE(dev["model_state_bytes"].is_null());
+    r = run({"report", file});
+    EXPECT_NE(r.out.find("memory per iteration: inconclusive: no iteration structure"),
+              std::string::npos)
+        << r.out;
+    EXPECT_EQ(r.out.find("  model state: "), std::string::npos) << r.out;
     fs::remove_all(dir);
 }
 

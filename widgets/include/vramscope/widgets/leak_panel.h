@@ -46,12 +46,13 @@ private:
     std::shared_ptr<const analysis::JobModel> m_job;
 };
 
-/// The survivor groups of one GPU's LeakReport: bytes, allocations, largest, where (the user's
+/// The survivor groups of one GPU's LeakReport, each described by what it is: bytes in all, what
+/// survives per iteration (analysis::survivorPattern), in how many iterations, where (the user's
 /// frame, else the top frame). GUI thread only.
 class SurvivorModel : public QAbstractTableModel {
     Q_OBJECT
 public:
-    enum Column { BytesColumn = 0, CountColumn, LargestColumn, WhereColumn, ColumnCount };
+    enum Column { BytesColumn = 0, PatternColumn, IterationsColumn, WhereColumn, ColumnCount };
     static constexpr int RawValueRole = Qt::UserRole + 1;
 
     explicit SurvivorModel(QObject* parent = nullptr);

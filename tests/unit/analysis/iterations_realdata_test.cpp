@@ -1,0 +1,234 @@
+// Iterations and leak survivors on real inputs from ../shared/realdata. The expected steps come
+// from the files themselves: a snapshot's external_annotations as tests/tools/snapshot_replay.py
+// (which shares no code with the importer) prints them, a Kineto JSON parsed here with
+// nlohmann-json; the leak's sizes from the workload (../shared/device/gpt_train.py).
+#include <gtest/gtest.h>
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "realdata.h"
+#include "vramscope/analysis/job_analysis.h"
+#include "vramscope/analysis/text_format.h"
+#include "vramscope/trace/open_trace.h"
+
+#define REQUIRE_FILE(path) VRAMSCOPE_REQUIRE_INPUT(path)
+
+namespace vramscope::analysis {
+namespace {
+
+const std::string kRealdata = VRAMSCOPE_REALDATA_DIR;
+const std::string kDecomfl = kRealdata + "/ZidongLiu_DeComFL/memory.pickle";
+const std::string kLeak = kRealdata + "/vramscope_h200/gpt_h200_leak.snapshot.pickle.gz";
+const std::string kNccl = kRealdata +
+                          "/facebookresearch_HolisticTraceAnalysis/tests/data/nccl_parser_config/"
+                          "nccl_data.json.gz";
+
+// gpt_train.py: V = 32000, T = 1024, B = 8, two micro-batches per step, bf16 autocast; "leak"
+// keeps every micro-batch's logits, B x T x V x 2 bytes (bf16 from the autocast nn.Linear head).
+constexpr uint64_t kLogitsBytes = 8ull * 1024 * 32000 * 2;
+constexpr uint64_t kMicroBatchesPerStep = 2;
+
+/// START times (us) of the snapshot's external_annotations whose name starts with `prefix`, as
+/// snapshot_replay.py --annotations prints them.
+std::vector<int64_t> annotationStartsUs(const std::string& path, const std::string& prefix) {
+    const std::string cmd = "python3 '" VRAMSCOPE_SOURCE_DIR "/tests/tools/snapshot_replay.py' '" +
+                            path + "' --annotations 2>&1";
+    std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
+    std::string text;
+    char buf[4096];
+    for (size_t n; pipe && (n = fread(buf, 1, sizeof buf, pipe.get())) > 0;) {
+        text.append(buf, n);
+    }
+    std::vector<int64_t> out;
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);) {
+        std::istringstream ls(line);
+        std::string head, k, stage, name;
+        int64_t device = 0, t = 0;
+        ls >> head >> k >> device >> k >> stage >> k >> t >> k >> name;
+        if (head == "annotation" && stage == "START" && name.rfind(prefix, 0) == 0) {
+            out.push_back(t);
+        }
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+/// `data` without its ranges, as a trace that names no step would be.
+trace::TraceData withoutRanges(const trace::TraceData& data) {
+    trace::TraceData d = data;
+    d.ranges = trace::RangeEvents{};
+    return d;
+}
+
+DeviceAnalysis analyzeOne(const trace::TraceData& data) {
+    auto job = analyzeJob({RankInput{&data, data.header.rank, 0}});
+    EXPECT_TRUE(job.ok());
+    EXPECT_FALSE(job->devices.empty());
+    return job.ok() && !job->devices.empty() ? job->devices.front() : DeviceAnalysis{};
+}
+
+TEST(IterationsRealData, DecomflHasItsTwoStepsNotAPeriodInsideThem) {
+    REQUIRE_FILE(kDecomfl);
+    VRAMSCOPE_REQUIRE_PYTHON();
+    // DeComFL calls no optimizer step, but zero_grad once per step: two of them in the snapshot.
+    const std::vector<int64_t> zeroGrads = annotationStartsUs(kDecomfl, "Optimizer.zero_grad#");
+    ASSERT_EQ(zeroGrads.size(), 2u) << "snapshot_replay.py --annotations printed no zero_grad";
+    ASSERT_TRUE(annotationStartsUs(kDecomfl, "Optimizer.step#").empty());
+    auto t = trace::openTrace(kDecomfl);
+    ASSERT_TRUE(t.ok()) << t.error().describe();
+    auto its = findIterations(t->data, trace::DeviceIndex{0});
+    ASSERT_TRUE(its.ok());
+    EXPECT_EQ(its->source, IterationSource::OptimizerSteps) << its->reason;
+    ASSERT_EQ(its->count(), zeroGrads.size() - 1);  // start to start: one whole step
+    EXPECT_EQ(its->iterations[0].endNs - its->iterations[0].startNs,
+              (zeroGrads[1] - zeroGrads[0]) * 1000);
+    // One step is too few for anything per iteration.
+    const DeviceAnalysis d = analyzeOne(t->data);
+    EXPECT_EQ(d.leak.verdict, LeakVerdict::Inconclusive);
+    EXPECT_TRUE(d.leak.survivors.empty());
+    EXPECT_EQ(d.modelStateBytes, -1);
+}
+
+TEST(IterationsRealData, DecomflWithoutMarkersHasNoIterationStructure) {
+    REQUIRE_FILE(kDecomfl);
+    auto t = trace::openTrace(kDecomfl);
+    ASSERT_TRUE(t.ok()) << t.error().describe();
+    const trace::TraceData bare = withoutRanges(t->data);
+    auto its = findIterations(bare, trace::DeviceIndex{0});
+    ASSERT_TRUE(its.ok());
+    // The period the old detector took for 248 "iterations" of 1.2 ms (inside the 0.77 s
+    // between the two zero_grads) is not trusted any more: it repeats too little and too fast.
+    EXPECT_EQ(its->source, IterationSource::None) << its->reason;
+    const IterationOptions bar;
+    EXPECT_LT(its->periodScore, bar.minPeriodScore);
+    EXPECT_LT(its->periodDurationNs, bar.minPeriodNs);
+    EXPECT_GT(its->wholePeriods, 100);
+    EXPECT_EQ(its->count(), 0u);
+    EXPECT_NE(its->reason.find("no iteration structure"), std::string::npos);
+    // Nothing per iteration is built on it.
+    const DeviceAnalysis d = analyzeOne(bare);
+    EXPECT_EQ(d.leak.verdict, LeakVerdict::Inconclusive);
+    EXPECT_TRUE(d.leak.iterations.empty());
+    EXPECT_TRUE(d.leak.survivors.empty());
+    EXPECT_EQ(d.modelStateBytes, -1);
+    EXPECT_EQ(d.leak.reason, its->reason);
+}
+
+TEST(IterationsRealData, H200LeakStepsComeFromTheOptimizerAndTheSurvivorsAreTheLogits) {
+    REQUIRE_FILE(kLeak);
+    VRAMSCOPE_REQUIRE_PYTHON();
+    const std::vector<int64_t> steps = annotationStartsUs(kLeak, "Optimizer.step#");
+    ASSERT_GE(steps.size(), 5u) << "snapshot_replay.py --annotations printed too few steps";
+    auto t = trace::openTrace(kLeak);
+    ASSERT_TRUE(t.ok()) << t.error().describe();
+    auto its = findIterations(t->data, trace::DeviceIndex{0});
+    ASSERT_TRUE(its.ok());
+    EXPECT_EQ(its->source, IterationSource::OptimizerSteps) << its->reason;
+    EXPECT_DOUBLE_EQ(its->confidence, 1.0);
+    ASSERT_EQ(its->count(), steps.size() - 1);
+    for (size_t i = 0; i + 1 < steps.size(); ++i) {
+        EXPECT_EQ(its->iterations[i].endNs - its->iterations[i].startNs,
+                  (steps[i + 1] - steps[i]) * 1000);
+    }
+    const LeakReport r = analyzeLeak(t->data, trace::DeviceIndex{0}, *its);
+    EXPECT_EQ(r.verdict, LeakVerdict::Staircase) << r.reason;
+    // Every step keeps its two micro-batches' logits.
+    EXPECT_NEAR(double(r.growthBytesPerIteration), double(kMicroBatchesPerStep * kLogitsBytes),
+                0.05 * double(kLogitsBytes));
+    ASSERT_FALSE(r.survivors.empty());
+    const SurvivorGroup& top = r.survivors.front();
+    EXPECT_EQ(top.sizeBytes, kLogitsBytes);
+    EXPECT_EQ(top.minPerIteration, kMicroBatchesPerStep);
+    EXPECT_EQ(top.maxPerIteration, kMicroBatchesPerStep);
+    // Survivors are looked for in iterations 1 .. n - 3 (the first is warm-up).
+    EXPECT_EQ(r.survivorIterations, int(its->count()) - 3);
+    EXPECT_EQ(top.iterations, r.survivorIterations);
+    EXPECT_EQ(top.bytes, uint64_t(r.survivorIterations) * kMicroBatchesPerStep * kLogitsBytes);
+    const std::string text = describeSurvivor(top, r.survivorIterations);
+    EXPECT_EQ(text.rfind("two " + formatBytes(double(kLogitsBytes)) +
+                             " allocations per iteration from forward (",
+                         0),
+              0u)
+        << text;
+    EXPECT_NE(text.find("gpt_train.py:"), std::string::npos) << text;
+}
+
+TEST(IterationsRealData, H200LeakWithoutMarkersIsDetectedAsItsOptimizerSteps) {
+    REQUIRE_FILE(kLeak);
+    VRAMSCOPE_REQUIRE_PYTHON();
+    const std::vector<int64_t> steps = annotationStartsUs(kLeak, "Optimizer.step#");
+    ASSERT_GE(steps.size(), 5u);
+    std::vector<int64_t> periodsUs;
+    for (size_t i = 1; i + 1 < steps.size(); ++i) {  // the first step is warm-up
+        periodsUs.push_back(steps[i + 1] - steps[i]);
+    }
+    std::sort(periodsUs.begin(), periodsUs.end());
+    const double medianUs = double(periodsUs[periodsUs.size() / 2]);
+    auto t = trace::openTrace(kLeak);
+    ASSERT_TRUE(t.ok()) << t.error().describe();
+    const trace::TraceData bare = withoutRanges(t->data);
+    auto its = findIterations(bare, trace::DeviceIndex{0});
+    ASSERT_TRUE(its.ok());
+    // The real steps repeat exactly once the warm-up step is past: trusted, and as long as the
+    // optimizer's step-to-step period.
+    EXPECT_EQ(its->source, IterationSource::Detected) << its->reason;
+    EXPECT_GE(its->confidence, IterationOptions{}.minPeriodScore);
+    EXPECT_GE(its->count(), steps.size() - 2);
+    EXPECT_LE(its->count(), steps.size());
+    EXPECT_NEAR(double(its->medianDurationNs()), medianUs * 1000.0, 0.05 * medianUs * 1000.0);
+    const LeakReport r = analyzeLeak(bare, trace::DeviceIndex{0}, *its);
+    EXPECT_EQ(r.verdict, LeakVerdict::Staircase) << r.reason;
+}
+
+nlohmann::json loadGzJson(const std::string& path) {
+    std::unique_ptr<gzFile_s, int (*)(gzFile)> gz(gzopen(path.c_str(), "rb"), gzclose);
+    std::string text;
+    char buf[1 << 16];
+    for (int n; gz && (n = gzread(gz.get(), buf, sizeof buf)) > 0;) {
+        text.append(buf, size_t(n));
+    }
+    return nlohmann::json::parse(text);
+}
+
+TEST(IterationsRealData, RegexMeasuresKinetoOptimizerStepsStartToStart) {
+    REQUIRE_FILE(kNccl);
+    // From the JSON: host-side (user_annotation) Optimizer.step#... complete events, by start.
+    const nlohmann::json doc = loadGzJson(kNccl);
+    std::vector<double> startsUs;
+    double rangeUs = 0.0;
+    for (const auto& e : doc["traceEvents"]) {
+        if (e.value("ph", "") == "X" && e.value("cat", "") == "user_annotation" &&
+            e.value("name", "").rfind("Optimizer.step", 0) == 0) {
+            startsUs.push_back(e["ts"].get<double>());
+            rangeUs = e["dur"].get<double>();
+        }
+    }
+    std::sort(startsUs.begin(), startsUs.end());
+    ASSERT_GE(startsUs.size(), 3u);
+    auto t = trace::openTrace(kNccl);
+    ASSERT_TRUE(t.ok()) << t.error().describe();
+    IterationOptions o;
+    o.regex = "Optimizer\\.step";
+    auto its = findIterations(t->data, trace::DeviceIndex{0}, o);
+    ASSERT_TRUE(its.ok());
+    EXPECT_EQ(its->source, IterationSource::Regex) << its->reason;
+    ASSERT_EQ(its->count(), startsUs.size() - 1);
+    for (size_t i = 0; i + 1 < startsUs.size(); ++i) {
+        const double expectedNs = (startsUs[i + 1] - startsUs[i]) * 1000.0;
+        EXPECT_NEAR(double(its->iterations[i].endNs - its->iterations[i].startNs), expectedNs, 2.0);
+    }
+    // The step period, not the optimizer's own range (about 15 ms of a 220 ms step here).
+    EXPECT_GT(double(its->medianDurationNs()), 5.0 * rangeUs * 1000.0);
+}
+
+}  // namespace
+}  // namespace vramscope::analysis
