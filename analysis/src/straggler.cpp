@@ -170,7 +170,7 @@ std::optional<Advice> stragglerAdvice(const StragglerFinding& f, std::optional<d
                       " of their communication time; wait = last arrival - own arrival, within the "
                       "collective's kernel). Waiting costs " +
                       hours + " GPU-hours in this trace (= sum of the waits / 3.6e12 ns per hour)";
-    if (gpuHourPrice) {
+    if (gpuHourPrice && *gpuHourPrice > 0) {
         char cost[64];
         std::snprintf(cost, sizeof cost, "%.4g", f.waitGpuHours * *gpuHourPrice);
         msg += std::string(", ") + cost + " at the given price per GPU-hour";
@@ -187,7 +187,7 @@ std::optional<Advice> stragglerAdvice(const StragglerFinding& f, std::optional<d
                   {"wait_share_of_communication", f.waitShare, "fraction"},
                   {"steps", double(f.steps), "steps"},
                   {"wait_gpu_hours", f.waitGpuHours, "GPU-hours"}};
-    if (gpuHourPrice) {
+    if (gpuHourPrice && *gpuHourPrice > 0) {
         a.evidence.push_back({"wait_cost", f.waitGpuHours * *gpuHourPrice, "price"});
     }
     return a;
@@ -219,9 +219,7 @@ std::string stragglerSummary(const std::optional<StragglerFinding>& f, const Col
         std::to_string(f->collectives) + " collectives; the others wait " +
         formatDuration(double(f->waitPerStepPerRankNs)) + " each per step for it";
     if (coverage.partial()) {
-        return "last of the ranks present (" +
-               coverageText(coverage.ranksPresent, coverage.worldSize) + "): " + who +
-               "; not the job's straggler";
+        return "last of the ranks present: " + who + "; not the job's straggler";
     }
     if (f->meetsEvidence) {
         return "straggler: " + who;

@@ -92,8 +92,8 @@ std::optional<StragglerFinding> findStraggler(
 
 /// The "straggler" advice (Warning, Critical at criticalWaitShare) for a finding that meets the
 /// evidence, else nullopt. Cost as evidence of its own (not the job's cost estimate):
-/// wait_gpu_hours = waitCausedNs / 3.6e12; wait_cost = wait_gpu_hours x price when a price is
-/// given.
+/// wait_gpu_hours = waitCausedNs / 3.6e12; wait_cost = wait_gpu_hours x price when a price above
+/// 0 is given (the GUI prices it in its cost box instead).
 std::optional<Advice> stragglerAdvice(const StragglerFinding& finding,
                                       std::optional<double> gpuHourPrice,
                                       const StragglerOptions& options = {});
@@ -104,7 +104,7 @@ std::optional<Advice> stragglerAdvice(const StragglerFinding& finding,
 std::string communicationSplitText(const CommunicationSplit& split);
 
 /// One line on who arrived last, for the report and the GUI: "straggler: rank 7, last in 5 of 8
-/// collectives; ..." when the evidence holds; "last of the ranks present (2 of 128): rank 1, ...;
+/// collectives; ..." when the evidence holds; "last of the ranks present: rank 1, ...;
 /// not the job's straggler" for a partial job; "no straggler: <why>" otherwise; "" when no
 /// collective was matched.
 std::string stragglerSummary(const std::optional<StragglerFinding>& finding,
