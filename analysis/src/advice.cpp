@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "vramscope/analysis/straggler.h"
 #include "vramscope/analysis/text_format.h"
 
 namespace vramscope::analysis {
@@ -148,20 +149,38 @@ void communicationRules(const DeviceFacts& f, const AdviceOptions& o, std::vecto
         return;
     }
     const TimeBreakdown& b = *f.breakdown;
-    const double exposed = b.exposedCommunicationFraction();
+    const CommunicationSplit* split = f.communication;
+    const int64_t exposedWait = split != nullptr ? split->exposedWaitNs : 0;
+    const int64_t exposedTransfer = b.exposedCommunicationNs - exposedWait;
+    const double exposed = double(exposedTransfer) / double(b.spanNs);
     if (exposed > o.exposedCommunicationFraction) {
+        std::string seen =
+            split != nullptr
+                ? "exposed transfer " + formatDuration(double(exposedTransfer)) + " is " +
+                      formatPercent(exposed) + " of the span " + formatDuration(double(b.spanNs)) +
+                      " (exposed transfer = exposed communication " +
+                      formatDuration(double(b.exposedCommunicationNs)) +
+                      " - exposed waiting for the last rank " +
+                      formatDuration(double(exposedWait)) +
+                      (split->partial ? ", waits counted over the ranks present only" : "") +
+                      "; exposed = not overlapped by compute, overlap " +
+                      formatPercent(b.overlapPct / 100.0) + " of communication)"
+                : "exposed communication " + formatDuration(double(exposedTransfer)) + " is " +
+                      formatPercent(exposed) + " of the span " + formatDuration(double(b.spanNs)) +
+                      " (exposed = communication - overlap with compute; overlap " +
+                      formatPercent(b.overlapPct / 100.0) +
+                      " of communication; waiting for other ranks unknown: no collective was "
+                      "matched across ranks)";
         Advice a = make(
             f, "exposed-communication",
             exposed > 2 * o.exposedCommunicationFraction ? Severity::Critical : Severity::Warning,
-            where(f) + ": exposed communication " +
-                formatDuration(double(b.exposedCommunicationNs)) + " is " + formatPercent(exposed) +
-                " of the span " + formatDuration(double(b.spanNs)) +
-                " (exposed = communication - overlap with compute; overlap " +
-                formatPercent(b.overlapPct / 100.0) +
-                " of communication). Try gradient accumulation to sync gradients less often, "
+            where(f) + ": " + seen +
+                ". Try gradient accumulation to sync gradients less often, "
                 "overlapping communication with backward (DDP/FSDP prefetch), and tuning bucket "
                 "sizes.");
         a.evidence = {{"exposed_communication_ns", double(b.exposedCommunicationNs), "ns"},
+                      {"exposed_wait_ns", double(exposedWait), "ns"},
+                      {"exposed_transfer_ns", double(exposedTransfer), "ns"},
                       {"span_ns", double(b.spanNs), "ns"},
                       {"exposed_fraction", exposed, "fraction"},
                       {"overlap_pct", b.overlapPct, "percent"}};
@@ -225,13 +244,17 @@ std::vector<Advice> adviseOn(const std::vector<DeviceFacts>& devices,
         communicationRules(f, options, out);
         modelStateRule(f, options, out);
     }
-    std::stable_sort(out.begin(), out.end(), [](const Advice& a, const Advice& b) {
+    sortAdvice(out);
+    return out;
+}
+
+void sortAdvice(std::vector<Advice>& advice) {
+    std::stable_sort(advice.begin(), advice.end(), [](const Advice& a, const Advice& b) {
         if (a.severity != b.severity) {
             return int(a.severity) > int(b.severity);
         }
         return a.rank != b.rank ? a.rank < b.rank : a.device < b.device;
     });
-    return out;
 }
 
 CostEstimate estimateCost(const CostInput& input) {

@@ -1,6 +1,7 @@
 #include "vramscope/analysis/collectives.h"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <set>
 #include <tuple>
@@ -11,6 +12,7 @@ namespace {
 
 struct Seen {
     std::string function;
+    trace::DeviceIndex device{0};
     uint64_t comm = 0;
     int64_t seq = -1;
     uint64_t bytes = 0;
@@ -25,16 +27,16 @@ std::vector<Seen> collectivesOf(const RankInput& in, bool& fromEvents) {
     fromEvents = c.size() > 0;
     if (fromEvents) {
         for (size_t i = 0; i < c.size(); ++i) {
-            out.push_back(Seen{std::string(d.string(c.function[i])), c.communicatorHash[i],
-                               c.seqNumber[i], c.bytes[i], c.startNs[i] + in.clockOffsetNs,
-                               c.endNs[i] + in.clockOffsetNs});
+            out.push_back(Seen{std::string(d.string(c.function[i])), c.device[i],
+                               c.communicatorHash[i], c.seqNumber[i], c.bytes[i],
+                               c.startNs[i] + in.clockOffsetNs, c.endNs[i] + in.clockOffsetNs});
         }
     } else {
         const trace::KernelEvents& k = d.kernels;
         for (size_t i = 0; i < k.size(); ++i) {
             if (k.category[i] == trace::KernelCategory::Communication) {
-                out.push_back(Seen{collectiveFunctionFromKernel(d.string(k.name[i])), 0, -1,
-                                   k.bytes[i], k.startNs[i] + in.clockOffsetNs,
+                out.push_back(Seen{collectiveFunctionFromKernel(d.string(k.name[i])), k.device[i],
+                                   0, -1, k.bytes[i], k.startNs[i] + in.clockOffsetNs,
                                    k.endNs[i] + in.clockOffsetNs});
             }
         }
@@ -84,6 +86,14 @@ std::string collectiveFunctionFromKernel(std::string_view name) {
     return std::string(name);
 }
 
+bool isPointToPoint(std::string_view function) {
+    std::string f;
+    for (char c : function) {
+        f += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+    return f == "send" || f == "recv" || f == "sendrecv";
+}
+
 CollectiveMatch matchCollectives(const std::vector<RankInput>& ranks) {
     CollectiveMatch result;
     std::vector<std::pair<trace::RankId, std::vector<Seen>>> perRank;
@@ -94,6 +104,9 @@ CollectiveMatch matchCollectives(const std::vector<RankInput>& ranks) {
         }
         bool fromEvents = false;
         std::vector<Seen> seen = collectivesOf(in, fromEvents);
+        const size_t before = seen.size();
+        std::erase_if(seen, [](const Seen& s) { return isPointToPoint(s.function); });
+        result.pointToPoint += before - seen.size();
         if (seen.empty()) {
             continue;
         }
@@ -122,7 +135,7 @@ CollectiveMatch matchCollectives(const std::vector<RankInput>& ranks) {
                 m.seqNumber = seq;
                 m.bytes = s.bytes;
             }
-            m.participants.push_back(CollectiveParticipant{rank, s.startNs, s.endNs, 0});
+            m.participants.push_back(CollectiveParticipant{rank, s.device, s.startNs, s.endNs, 0});
         }
     }
     std::map<trace::RankId, RankWait> waits;
@@ -134,21 +147,23 @@ CollectiveMatch matchCollectives(const std::vector<RankInput>& ranks) {
         std::sort(m.participants.begin(), m.participants.end(),
                   [](const auto& a, const auto& b) { return a.rank < b.rank; });
         trace::TimestampNs first = INT64_MAX, last = INT64_MIN;
+        trace::RankId latest = trace::kUnknownRank;
         for (const CollectiveParticipant& p : m.participants) {
             first = std::min(first, p.startNs);
             if (p.startNs > last) {
                 last = p.startNs;
-                m.stragglerRank = p.rank;
+                latest = p.rank;
             }
         }
         m.skewNs = last - first;
+        m.stragglerRank = m.skewNs > 0 ? latest : trace::kUnknownRank;
         for (CollectiveParticipant& p : m.participants) {
             p.waitNs = last - p.startNs;
             RankWait& w = waits[p.rank];
             w.rank = p.rank;
             w.collectives += 1;
             w.totalWaitNs += p.waitNs;
-            w.timesStraggler += p.rank == m.stragglerRank;
+            w.timesStraggler += m.skewNs > 0 && p.rank == m.stragglerRank;
         }
         result.collectives.push_back(std::move(m));
     }

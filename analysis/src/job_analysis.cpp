@@ -233,6 +233,28 @@ InputAnalysis analyzeInput(const RankInput& input, size_t index, const JobAnalys
     return out;
 }
 
+/// The facts that need every rank at once: each GPU's communication split and the straggler.
+void crossRankFacts(JobAnalysis& job, const std::vector<RankInput>& inputs,
+                    const std::vector<trace::RankId>& matchedRanks,
+                    const JobAnalysisOptions& options) {
+    std::map<trace::RankId, int64_t> communication;
+    int64_t steps = 0;
+    for (DeviceAnalysis& d : job.devices) {
+        steps = std::max<int64_t>(steps, int64_t(d.iterations.count()));
+        if (!d.breakdown) {
+            continue;
+        }
+        const RankInput& in = inputs[d.input];
+        d.communication =
+            splitCommunication(*in.data, d.device, *d.breakdown, job.collectives,
+                               matchedRanks[d.input], in.clockOffsetNs, job.coverage.partial());
+        communication[matchedRanks[d.input]] += d.breakdown->communicationNs;
+    }
+    const std::vector<std::pair<trace::RankId, int64_t>> byRank(communication.begin(),
+                                                                communication.end());
+    job.straggler = findStraggler(job.collectives, byRank, steps, job.coverage, options.straggler);
+}
+
 }  // namespace
 
 size_t gpusRecorded(const JobAnalysis& job) {
@@ -310,6 +332,8 @@ trace::Result<JobAnalysis> analyzeJob(const std::vector<RankInput>& inputs,
         matched[i].rank = matchedRanks[i];
     }
     job.collectives = matchCollectives(matched);
+    job.coverage = jobCoverage(inputs);
+    crossRankFacts(job, inputs, matchedRanks, options);
     std::vector<DeviceFacts> facts;
     for (const DeviceAnalysis& d : job.devices) {
         DeviceFacts f;
@@ -321,9 +345,16 @@ trace::Result<JobAnalysis> analyzeJob(const std::vector<RankInput>& inputs,
         f.leak = &d.leak;
         f.breakdown = d.breakdown ? &*d.breakdown : nullptr;
         f.modelStateBytes = d.modelStateBytes;
+        f.communication = d.communication ? &*d.communication : nullptr;
         facts.push_back(f);
     }
     job.advice = adviseOn(facts, options.advice);
+    if (job.straggler) {
+        if (auto a = stragglerAdvice(*job.straggler, options.gpuHourPrice, options.straggler)) {
+            job.advice.push_back(std::move(*a));
+            sortAdvice(job.advice);
+        }
+    }
     if (options.gpuHourPrice) {
         costOf(job, options);
     }

@@ -95,6 +95,9 @@ void collectProblems(const trace::Job& job, JobModel& out) {
     for (const trace::Error& e : job.skipped) {
         out.problems.push_back("Not opened: " + e.describe());
     }
+    for (const std::string& w : job.warnings) {
+        out.problems.push_back(w + ".");
+    }
     for (const trace::RankTrace& r : job.ranks) {
         const trace::ReadReport& report = r.trace.report;
         if (!report.complete) {

@@ -309,4 +309,13 @@ std::string deviceLabel(trace::RankId rank, trace::DeviceIndex device) {
     return rankLabel(rank) + " GPU " + std::to_string(trace::toInt(device));
 }
 
+std::string coverageText(size_t ranksPresent, int32_t worldSize) {
+    const std::string present = std::to_string(ranksPresent);
+    if (worldSize <= 0) {
+        return present + (ranksPresent == 1 ? " rank" : " ranks") + " present (world size unknown)";
+    }
+    return present + " of " + std::to_string(worldSize) +
+           (worldSize == 1 ? " rank present" : " ranks present");
+}
+
 }  // namespace vramscope::analysis

@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <ostream>
 
+#include "vramscope/analysis/straggler.h"
+
 namespace vramscope::app {
 
 using Json = nlohmann::ordered_json;
@@ -161,6 +163,17 @@ void addDeviceAnalysisJson(const DeviceAnalysis& d, int64_t offset, Json& j, siz
                                    {"total_ns", b.gapNsByCause[int(c)]}};
         }
         t["gaps_by_cause"] = causes;
+        if (d.communication) {
+            const CommunicationSplit& c = *d.communication;
+            t["communication_split"] = {{"collectives", c.collectives},
+                                        {"wait_ns", c.waitNs},
+                                        {"transfer_ns", c.transferNs},
+                                        {"exposed_wait_ns", c.exposedWaitNs},
+                                        {"exposed_transfer_ns", c.exposedTransferNs},
+                                        {"partial", c.partial}};
+        } else {
+            t["communication_split"] = nullptr;
+        }
         j["time_breakdown"] = t;
         j["idle_gaps"] = Json::array();
         for (size_t i = 0; i < b.gaps.size() && i < maxGaps; ++i) {
@@ -236,12 +249,31 @@ Json costJson(const std::optional<CostEstimate>& cost) {
              "idle_fraction = sum of idle / sum of span over devices"}};
 }
 
-Json collectivesJson(const CollectiveMatch& m, size_t maxCollectives) {
+Json collectivesJson(const JobAnalysis& job, size_t maxCollectives) {
+    const CollectiveMatch& m = job.collectives;
     Json j;
     j["method"] = m.method;
     j["source"] = m.source;
     j["matched"] = m.collectives.size();
     j["unmatched"] = m.unmatched;
+    j["point_to_point"] = m.pointToPoint;
+    j["partial"] = job.coverage.partial();
+    if (job.straggler) {
+        const StragglerFinding& f = *job.straggler;
+        j["straggler"] = {{"rank", toInt(f.rank)},
+                          {"named", f.meetsEvidence},
+                          {"why_not", f.meetsEvidence ? Json(nullptr) : Json(f.whyNot)},
+                          {"times_last", f.timesLast},
+                          {"collectives", f.collectives},
+                          {"wait_caused_ns", f.waitCausedNs},
+                          {"wait_share_of_communication", f.waitShare},
+                          {"steps", f.steps},
+                          {"wait_per_step_per_rank_ns", f.waitPerStepPerRankNs},
+                          {"wait_gpu_hours", f.waitGpuHours},
+                          {"summary", stragglerSummary(job.straggler, m, job.coverage)}};
+    } else {
+        j["straggler"] = nullptr;
+    }
     j["ranks"] = Json::array();
     for (const RankWait& w : m.ranks) {
         j["ranks"].push_back({{"rank", toInt(w.rank)},
@@ -252,13 +284,15 @@ Json collectivesJson(const CollectiveMatch& m, size_t maxCollectives) {
     j["collectives"] = Json::array();
     for (size_t i = 0; i < m.collectives.size() && i < maxCollectives; ++i) {
         const MatchedCollective& c = m.collectives[i];
-        j["collectives"].push_back({{"function", c.function},
-                                    {"sequence", c.seqNumber},
-                                    {"communicator_hash", c.communicatorHash},
-                                    {"bytes", c.bytes},
-                                    {"ranks", c.participants.size()},
-                                    {"straggler_rank", toInt(c.stragglerRank)},
-                                    {"skew_ns", c.skewNs}});
+        j["collectives"].push_back(
+            {{"function", c.function},
+             {"sequence", c.seqNumber},
+             {"communicator_hash", c.communicatorHash},
+             {"bytes", c.bytes},
+             {"ranks", c.participants.size()},
+             {"straggler_rank",
+              toInt(c.stragglerRank) >= 0 ? Json(toInt(c.stragglerRank)) : Json(nullptr)},
+             {"skew_ns", c.skewNs}});
     }
     return j;
 }
@@ -339,6 +373,9 @@ void writeDeviceAnalysisText(const DeviceAnalysis& d, std::ostream& os) {
        << " % of communication; exposed communication " << formatDuration(b.exposedCommunicationNs)
        << " (communication - overlap) = " << pct(double(b.exposedCommunicationNs) / span)
        << " of span\n";
+    if (d.communication) {
+        os << "    " << communicationSplitText(*d.communication) << "\n";
+    }
     if (!enoughTimeEvidence(b)) {
         const AdviceOptions o;
         os << "    too little to judge time: the time advice needs a span of at least "
@@ -370,20 +407,33 @@ void writeDeviceAnalysisText(const DeviceAnalysis& d, std::ostream& os) {
 
 void writeJobAnalysisText(const JobAnalysis& job, std::ostream& os) {
     const CollectiveMatch& m = job.collectives;
+    const bool partial = job.coverage.partial();
+    os << "\njob: " << coverageText(job.coverage.ranksPresent, job.coverage.worldSize)
+       << (partial ? " (partial: cross-rank figures speak of the ranks present only)" : "") << "\n";
+    if (m.pointToPoint > 0) {
+        os << "  point-to-point operations (send/recv): " << m.pointToPoint
+           << ", not matched (a send waits for its peer, not for the last rank)\n";
+    }
     if (!m.collectives.empty()) {
         os << "\ncollectives across ranks: " << m.collectives.size() << " matched by " << m.method
            << " (from " << m.source << "), " << m.unmatched << " seen on one rank only\n";
-        os << "  straggler = the rank whose collective starts last; wait = last start - own "
-              "start\n";
+        os << "  " << stragglerSummary(job.straggler, m, job.coverage) << "\n";
+        os << "  last = the rank whose collective starts last"
+           << (partial ? " of those present" : "") << "; wait = last start - own start\n";
         for (const RankWait& w : m.ranks) {
             os << "  rank " << toInt(w.rank) << ": waited " << formatDuration(w.totalWaitNs)
-               << " in " << w.collectives << " collectives, last to arrive " << w.timesStraggler
-               << " times\n";
+               << (partial ? " for the ranks present" : "") << " in " << w.collectives
+               << " collectives, last to arrive " << w.timesStraggler << " times\n";
         }
         for (size_t i = 0; i < m.collectives.size() && i < 10; ++i) {
             const MatchedCollective& c = m.collectives[i];
-            os << "  " << c.function << " #" << c.seqNumber << ": straggler rank "
-               << toInt(c.stragglerRank) << ", skew " << formatDuration(c.skewNs) << "\n";
+            os << "  " << c.function << " #" << c.seqNumber << ": ";
+            if (toInt(c.stragglerRank) >= 0) {
+                os << (partial ? "last present " : "last ") << rankLabel(c.stragglerRank);
+            } else {
+                os << "all at once";
+            }
+            os << ", skew " << formatDuration(c.skewNs) << "\n";
         }
         if (m.collectives.size() > 10) {
             os << "  ... " << m.collectives.size() - 10 << " more (see --json)\n";

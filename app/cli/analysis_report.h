@@ -38,8 +38,10 @@ void addDeviceAnalysisJson(const analysis::DeviceAnalysis& d, int64_t clockOffse
 nlohmann::ordered_json adviceJson(const std::vector<analysis::Advice>& advice);
 /// {"gpu_hour_price", "gpus", "step_time_ns", ...} or null.
 nlohmann::ordered_json costJson(const std::optional<analysis::CostEstimate>& cost);
-/// {"method", "source", "matched", "unmatched", "ranks": [...], "collectives": [...]}.
-nlohmann::ordered_json collectivesJson(const analysis::CollectiveMatch& match,
+/// {"method", "source", "matched", "unmatched", "point_to_point", "partial", "straggler",
+/// "ranks": [...], "collectives": [...]} of the job's matched collectives; "partial": the waits
+/// and last arrivals count the ranks present only.
+nlohmann::ordered_json collectivesJson(const analysis::JobAnalysis& job,
                                        size_t maxCollectives = 100);
 
 /// One device's analyses in words, each number with its formula.

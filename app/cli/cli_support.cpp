@@ -178,6 +178,9 @@ std::optional<trace::Job> loadJob(CommandContext& ctx, const std::vector<std::st
         ctx.err << "vramscope-cli " << ctx.command << ": cannot read " << e.describe()
                 << (keepGoing ? " (skipped)" : "") << "\n";
     }
+    for (const std::string& w : job->warnings) {
+        ctx.err << "vramscope-cli " << ctx.command << ": warning: " << w << "\n";
+    }
     if (!job->skipped.empty() && !keepGoing) {
         return std::nullopt;
     }

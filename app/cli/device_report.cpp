@@ -109,7 +109,11 @@ Json JobReport::toJson() const {
         j["data_loss"].push_back(l.toJson());
     }
     if (analysis) {
-        j["collectives"] = collectivesJson(analysis->collectives);
+        const analysis::JobCoverage& c = analysis->coverage;
+        j["ranks_present"] = c.ranksPresent;
+        j["world_size"] = c.worldSize > 0 ? Json(c.worldSize) : Json(nullptr);
+        j["partial"] = c.partial();
+        j["collectives"] = collectivesJson(*analysis);
         j["advice"] = adviceJson(analysis->advice);
         j["cost"] = costJson(analysis->cost);
     }

@@ -98,7 +98,7 @@ private:
     void chooseTimeBase();
     void buildKernels();
     void buildCollectives();
-    const CollectiveArgs* matchComms(size_t kernelRow) const;
+    const CollectiveArgs* matchComms(size_t kernelRow, bool opName = false) const;
     void addCollective(size_t kernelRow, const CollectiveArgs* args, std::string_view kernelName);
     void buildMemory();
     void buildDeviceMemory(DeviceIndex device, const std::vector<size_t>& rows);
@@ -210,9 +210,9 @@ void TraceBuilder::buildCollectives() {
     }
 }
 
-/// The record_param_comms op that encloses the kernel's launch on the launching thread (the
-/// innermost one when they nest), or nullptr.
-const CollectiveArgs* TraceBuilder::matchComms(size_t kernelRow) const {
+/// The record_param_comms op (with `opName`: the "nccl:<collective>" op) that encloses the
+/// kernel's launch on the launching thread (the innermost one when they nest), or nullptr.
+const CollectiveArgs* TraceBuilder::matchComms(size_t kernelRow, bool opName) const {
     const auto& k = m_raw.kernels[m_kernelOrder[kernelRow]];
     if (k.correlation == 0) {
         return nullptr;
@@ -232,7 +232,7 @@ const CollectiveArgs* TraceBuilder::matchComms(size_t kernelRow) const {
     });
     for (int steps = 0; it != rows.begin() && steps < 16; ++steps) {
         --it;
-        if (m_raw.comms[*it].endNs >= t) {
+        if (m_raw.comms[*it].opName == opName && m_raw.comms[*it].endNs >= t) {
             return &m_raw.comms[*it].args;
         }
     }
@@ -255,6 +255,18 @@ void TraceBuilder::addCollective(size_t row, const CollectiveArgs* args,
         function = kineto::canonicalCollective(comms->collectiveName);
     } else {
         function = std::string(fromKernel);
+    }
+    // NOTE(nccl): NCCL runs all-to-all (and, in some versions, other collectives) as grouped
+    // sends and receives, so the kernel is named SendRecv, the same as true point-to-point
+    // traffic; only the PyTorch op that launched it ("nccl:all_to_all") tells a collective apart.
+    // Without such an op (nccl:send, nccl:recv, or none found) it stays SendRecv.
+    if (function == "SendRecv") {
+        const CollectiveArgs* op = matchComms(row, true);
+        const std::string named =
+            op != nullptr ? kineto::canonicalCollective(op->collectiveName) : std::string();
+        if (!named.empty() && named != "Send" && named != "Recv" && named != "SendRecv") {
+            function = named;
+        }
     }
     const CollectiveArgs* meta = args != nullptr && args->any() ? args : comms;
     CollectiveEvent c;

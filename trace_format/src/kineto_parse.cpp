@@ -82,6 +82,7 @@ Cat classify(std::string_view cat) {
 
 constexpr std::string_view kMemoryEventName = "[memory]";
 constexpr std::string_view kCommsOpName = "record_param_comms";
+constexpr std::string_view kNcclOpPrefix = "nccl:";  ///< ProcessGroupNCCL's op, "nccl:all_to_all"
 constexpr std::string_view kStepPrefix = "ProfilerStep#";
 
 bool isStep(std::string_view name) {
@@ -368,6 +369,8 @@ public:
 
 private:
     void commitGpuOp(const Fields& f, GpuOpKind kind);
+    /// Keeps a ProcessGroupNCCL op ("nccl:all_to_all") as RawComms with opName set.
+    void noteNcclOp(const Fields& f);
     void commitMemory(const Fields& f);
     void commitRange(const Fields& f, RangeKind kind, DeviceIndex device);
     void noteHostPid(const Fields& f) {
@@ -409,6 +412,7 @@ void EventReader::commit(const Fields& f) {
         }
         case Cat::UserAnnotation:
             noteHostPid(f);
+            noteNcclOp(f);  // newer PyTorch writes "nccl:<collective>" as a user annotation
             return commitRange(f, isStep(f.name) ? RangeKind::Iteration : RangeKind::UserAnnotation,
                                kHostDevice);
         case Cat::CpuOp:
@@ -424,8 +428,18 @@ void EventReader::commit(const Fields& f) {
             if (cat == Cat::CpuOp && f.name == kCommsOpName && f.tsNs) {
                 m_out.comms.push_back(
                     RawComms{*f.tsNs, *f.tsNs + f.durNs, f.tid.value_or(0), f.args.collective});
+            } else if (cat == Cat::CpuOp) {
+                noteNcclOp(f);
             }
             return;
+    }
+}
+
+void EventReader::noteNcclOp(const Fields& f) {
+    if (f.tsNs && f.name.rfind(kNcclOpPrefix, 0) == 0) {
+        CollectiveArgs named;
+        named.collectiveName = f.name.substr(kNcclOpPrefix.size());
+        m_out.comms.push_back(RawComms{*f.tsNs, *f.tsNs + f.durNs, f.tid.value_or(0), named, true});
     }
 }
 

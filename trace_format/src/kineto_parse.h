@@ -73,12 +73,14 @@ struct RawRange {
     RangeKind kind = RangeKind::UserAnnotation;
 };
 
-/// A record_param_comms CPU op (PyTorch's record of a collective call).
+/// A record_param_comms CPU op (PyTorch's record of a collective call), or a ProcessGroupNCCL op
+/// "nccl:<collective>" (opName set; args holds only collectiveName, the text after "nccl:").
 struct RawComms {
     int64_t startNs = 0;
     int64_t endNs = 0;
     uint64_t threadId = 0;
     CollectiveArgs args;
+    bool opName = false;
 };
 
 /// A runtime / driver call (cudaLaunchKernel, hipExtLaunchKernel, cudaMemcpyAsync, ...).

@@ -190,6 +190,83 @@ void openArchive(Job& job, const std::string& path, const ReadOptions& options) 
     }
 }
 
+/// First and last value of a time column, (0, 0) when empty.
+template <typename Column>
+std::pair<int64_t, int64_t> timeRange(const Column& column) {
+    if (column.empty()) {
+        return {0, 0};
+    }
+    const auto [lo, hi] = std::minmax_element(column.begin(), column.end());
+    return {static_cast<int64_t>(*lo), static_cast<int64_t>(*hi)};
+}
+
+bool sameHeader(const FileHeader& a, const FileHeader& b) {
+    if (a.rank != b.rank || a.producer != b.producer || a.host != b.host || a.pid != b.pid ||
+        a.worldSize != b.worldSize || a.jobId != b.jobId || a.clockDomain != b.clockDomain ||
+        a.devices.size() != b.devices.size()) {
+        return false;
+    }
+    for (size_t i = 0; i < a.devices.size(); ++i) {
+        const DeviceInfo& x = a.devices[i];
+        const DeviceInfo& y = b.devices[i];
+        if (x.index != y.index || x.uuid != y.uuid || x.name != y.name ||
+            x.totalMemoryBytes != y.totalMemoryBytes) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/// Whether two input paths name one file (or one member of one archive, "ARCHIVE:MEMBER").
+bool samePath(const std::string& a, const std::string& b) {
+    std::error_code ea, eb;
+    const fs::path ca = fs::weakly_canonical(a, ea);
+    const fs::path cb = fs::weakly_canonical(b, eb);
+    return ea || eb ? a == b : ca == cb;
+}
+
+/// Drops every rank that repeats an earlier one (sameRankContent), in input order, so the first
+/// source given is the one kept; warns about it, and about different traces claiming one rank.
+void dropRepeatedRanks(Job& job) {
+    std::vector<RankTrace> kept;
+    for (RankTrace& r : job.ranks) {
+        const RankTrace* same = nullptr;
+        const RankTrace* conflict = nullptr;
+        for (const RankTrace& k : kept) {
+            // An unranked trace is a repeat only when it is the same file: two unranked
+            // captures of a short run can agree on every count and time without being one.
+            const bool ranked = r.trace.data.header.rank != kUnknownRank;
+            if (sameRankContent(k.trace.data, r.trace.data) &&
+                (ranked || samePath(k.path, r.path))) {
+                same = &k;
+                break;
+            }
+            const RankId rank = k.trace.data.header.rank;
+            if (rank != kUnknownRank && rank == r.trace.data.header.rank && conflict == nullptr) {
+                conflict = &k;
+            }
+        }
+        const std::string rankName =
+            r.trace.data.header.rank == kUnknownRank
+                ? std::string("a trace of unknown rank")
+                : "rank " + std::to_string(static_cast<int32_t>(r.trace.data.header.rank));
+        if (same != nullptr) {
+            job.warnings.push_back(rankName + " was given twice (" + same->path + " and " + r.path +
+                                   ": same header, event counts and first and last times); "
+                                   "loaded once, from " +
+                                   same->path);
+            continue;
+        }
+        if (conflict != nullptr) {
+            job.warnings.push_back(rankName + " is claimed by two different traces (" +
+                                   conflict->path + " and " + r.path +
+                                   "); both are kept, but they are probably not one job");
+        }
+        kept.push_back(std::move(r));
+    }
+    job.ranks = std::move(kept);
+}
+
 void openOne(Job& job, const std::string& path, const ReadOptions& options) {
     if (isArchiveName(path)) {
         openArchive(job, path, options);
@@ -322,6 +399,7 @@ Result<Job> openJob(const std::vector<std::string>& paths, const ReadOptions& op
         }
         return Error::make(ErrorCode::Invalid, "", "no input to open");
     }
+    dropRepeatedRanks(job);
     std::stable_sort(job.ranks.begin(), job.ranks.end(),
                      [](const RankTrace& a, const RankTrace& b) {
                          const RankId ra = a.trace.data.header.rank;
@@ -337,6 +415,19 @@ Result<Job> openJob(const std::vector<std::string>& paths, const ReadOptions& op
                          return ra != rb ? ra < rb : a.path < b.path;
                      });
     return job;
+}
+
+bool sameRankContent(const TraceData& a, const TraceData& b) {
+    return sameHeader(a.header, b.header) && a.memory.size() == b.memory.size() &&
+           a.kernels.size() == b.kernels.size() && a.collectives.size() == b.collectives.size() &&
+           a.ranges.size() == b.ranges.size() && a.counters.size() == b.counters.size() &&
+           a.ooms.size() == b.ooms.size() &&
+           timeRange(a.memory.timestampNs) == timeRange(b.memory.timestampNs) &&
+           timeRange(a.kernels.startNs) == timeRange(b.kernels.startNs) &&
+           timeRange(a.kernels.endNs) == timeRange(b.kernels.endNs) &&
+           timeRange(a.collectives.startNs) == timeRange(b.collectives.startNs) &&
+           timeRange(a.ranges.startNs) == timeRange(b.ranges.startNs) &&
+           timeRange(a.counters.timestampNs) == timeRange(b.counters.timestampNs);
 }
 
 RankId rankFromFileName(std::string_view fileName) {

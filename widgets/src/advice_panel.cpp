@@ -15,8 +15,10 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
+#include "vramscope/analysis/straggler.h"
 #include "vramscope/analysis/text_format.h"
 #include "vramscope/widgets/units.h"
 
@@ -62,6 +64,23 @@ QString wallTime(double hours) {
         return QStringLiteral("%1 h").arg(QLocale().toString(hours, 'f', hours >= 100 ? 0 : 1));
     }
     return formatDuration(hours * 3.6e12);
+}
+
+/// "Job: 2 of 128 ranks present (partial: ...). last of the ranks present ...".
+std::string jobFactsText(const analysis::JobAnalysis& a) {
+    const analysis::JobCoverage& c = a.coverage;
+    std::string text = "Job: " + analysis::coverageText(c.ranksPresent, c.worldSize);
+    if (c.partial()) {
+        text +=
+            " (partial: last arrivals, waits and skew speak of the ranks present only; no "
+            "straggler is named)";
+    }
+    const std::string last = analysis::stragglerSummary(a.straggler, a.collectives, c);
+    if (last.empty()) {
+        return text + ".";
+    }
+    return text + ". " + char(std::toupper(static_cast<unsigned char>(last[0]))) + last.substr(1) +
+           ".";
 }
 
 }  // namespace
@@ -178,6 +197,7 @@ AdvicePanel::AdvicePanel(QWidget* parent)
     : QWidget(parent),
       m_model(new AdviceModel(this)),
       m_table(new QTableView),
+      m_jobFacts(new QLabel),
       m_details(new QTextBrowser),
       m_checks(new QTextBrowser),
       m_pages(new QTabWidget),
@@ -220,7 +240,11 @@ AdvicePanel::AdvicePanel(QWidget* parent)
     split->addWidget(m_pages);
     split->setStretchFactor(0, 1);
     split->setStretchFactor(1, 1);
+    m_jobFacts->setWordWrap(true);
+    m_jobFacts->setTextFormat(Qt::PlainText);
+    m_jobFacts->setTextInteractionFlags(Qt::TextSelectableByMouse);
     auto* layout = new QVBoxLayout(this);
+    layout->addWidget(m_jobFacts);
     layout->addWidget(split, 1);
     layout->addWidget(costBox);
 
@@ -241,6 +265,7 @@ void AdvicePanel::setJob(std::shared_ptr<const analysis::JobModel> job) {
     m_table->horizontalHeader()->setStretchLastSection(true);
     m_table->resizeRowsToContents();
     m_checks->setHtml(m_job ? checksHtml(*m_job) : QString());
+    m_jobFacts->setText(m_job ? QString::fromStdString(jobFactsText(m_job->analysis)) : QString());
     if (m_model->rowCount() > 0) {
         m_table->setCurrentIndex(m_model->index(0, 0));
         m_pages->setCurrentWidget(m_details);
@@ -316,6 +341,14 @@ void AdvicePanel::updateCost() {
                     .arg(money(e.idleCost));
     } else {
         text += tr("idle cost: unknown (the trace has no kernel records)");
+    }
+    if (m_job->analysis.straggler && m_job->analysis.straggler->meetsEvidence) {
+        const analysis::StragglerFinding& f = *m_job->analysis.straggler;
+        text +=
+            tr("<br>waiting for the straggler (rank %1) = %2 GPU-hours \u00d7 price = <b>%3</b> "
+               "in this trace")
+                .arg(toInt(f.rank))
+                .arg(fixedSignificant(f.waitGpuHours), money(f.waitGpuHours * input.gpuHourPrice));
     }
     m_cost->setText(text);
 }

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "vramscope/analysis/straggler.h"
+#include "vramscope/analysis/text_format.h"
 #include "vramscope/widgets/time_interaction.h"
 #include "vramscope/widgets/units.h"
 
@@ -359,13 +361,28 @@ void CommLanesView::paintLegend(QPainter& p) const {
         p.drawText(QPoint(x + 18, y + 2 + fm.ascent() - 1), text);
         x += 18 + fm.horizontalAdvance(text) + 16;
     };
+    // First the job-level fact that qualifies every arrival drawn here: how many ranks are open.
+    const analysis::JobCoverage& coverage = m_job->analysis.coverage;
+    const bool partial = coverage.partial();
+    const QString ranks =
+        QString::fromStdString(analysis::coverageText(coverage.ranksPresent, coverage.worldSize)) +
+        (partial ? tr(" (partial job):") : QStringLiteral(":"));
+    QFont bold = p.font();
+    bold.setBold(partial);
+    p.save();
+    p.setFont(bold);
+    p.setPen(partial ? QColor(160, 90, 0) : palette().text().color());
+    p.drawText(QPoint(x, y + 2 + fm.ascent() - 1), ranks);
+    x += QFontMetrics(bold).horizontalAdvance(ranks) + 12;
+    p.restore();
     item(kClassColor[0], tr("compute"));
     item(kClassColor[1], tr("communication"));
     item(kClassColor[2], tr("memcpy/memset"));
     item(idleBrush(), tr("idle"));
     if (!m_job->collectives().collectives.empty()) {
-        item(QBrush(kStraggler.lighter(130), Qt::Dense5Pattern), tr("waiting for straggler"));
-        item(kStraggler, tr("straggler arrives"));
+        item(QBrush(kStraggler.lighter(130), Qt::Dense5Pattern),
+             partial ? tr("waiting for the last present") : tr("waiting for the last rank"));
+        item(kStraggler, partial ? tr("last present arrives") : tr("last rank arrives"));
     }
     Q_UNUSED(kIdle);
 }
@@ -402,11 +419,16 @@ QString CommLanesView::describeAt(QPoint pos) const {
             const analysis::MatchedCollective& c = m_job->collectives().collectives[i];
             for (const analysis::CollectiveParticipant& part : c.participants) {
                 if (part.rank == rank && std::fabs(double(part.startNs - t)) <= 4 * pxNs) {
-                    text += tr("<b>%1 #%2</b>: straggler rank %3, skew %4; this rank waited %5<br>")
+                    const QString last =
+                        toInt(c.stragglerRank) < 0
+                            ? tr("all ranks at once")
+                            : (job.analysis.coverage.partial() ? tr("last present: rank %1")
+                                                               : tr("last: rank %1"))
+                                  .arg(toInt(c.stragglerRank));
+                    text += tr("<b>%1 #%2</b>: %3, skew %4; this rank waited %5<br>")
                                 .arg(QString::fromStdString(c.function))
                                 .arg(c.seqNumber)
-                                .arg(toInt(c.stragglerRank))
-                                .arg(formatDuration(double(c.skewNs)),
+                                .arg(last, formatDuration(double(c.skewNs)),
                                      formatDuration(double(part.waitNs)));
                 }
             }
@@ -423,7 +445,19 @@ QString CommLanesView::describeAt(QPoint pos) const {
                              QString::fromUtf8(analysis::toString(analysis::LaneClass(row))),
                              formatDuration(double(e.endNs - e.startNs)),
                              formatDuration(double(e.startNs + offset)));
-        } else if (text.isEmpty()) {
+        }
+        if (analysis::LaneClass(row) == analysis::LaneClass::Communication) {
+            for (const analysis::DeviceAnalysis& d : job.analysis.devices) {
+                if (int(d.input) == lane.key.rankIndex && d.device == lane.key.device &&
+                    d.communication) {
+                    text +=
+                        (text.isEmpty() ? QString() : QStringLiteral("<br>")) +
+                        QString::fromStdString(analysis::communicationSplitText(*d.communication))
+                            .toHtmlEscaped();
+                }
+            }
+        }
+        if (k < 0 && text.isEmpty()) {
             text = tr("%1: no %2 kernel here")
                        .arg(lane.label,
                             QString::fromUtf8(analysis::toString(analysis::LaneClass(row))));

@@ -52,6 +52,8 @@ struct OomFacts {
     std::vector<LiveGroup> topLive;  ///< largest groups of the live set, at most 3
 };
 
+struct CommunicationSplit;  // straggler.h
+
 /// What the advisor looks at for one device of one rank (filled from the analyses; plain data so
 /// tests and callers can build it by hand).
 struct DeviceFacts {
@@ -62,6 +64,9 @@ struct DeviceFacts {
     const std::vector<OomFacts>* ooms = nullptr;  ///< may be null
     const LeakReport* leak = nullptr;             ///< may be null
     const TimeBreakdown* breakdown = nullptr;     ///< may be null
+    /// Communication split into waiting for the last rank and transfer (straggler.h); null when
+    /// no collective of this GPU was matched across ranks.
+    const CommunicationSplit* communication = nullptr;
     /// Bytes alive across all iterations (allocated by the end of the first iteration and not freed
     /// before the end of the last: weights, optimizer state, persistent buffers); -1 = unknown.
     int64_t modelStateBytes = -1;
@@ -93,8 +98,11 @@ bool enoughTimeEvidence(const TimeBreakdown& breakdown, const AdviceOptions& opt
 ///   smaller micro-batch with gradient accumulation.
 /// - leak: a Staircase verdict (Critical): growth per iteration, iterations to OOM, top survivors.
 /// The time rules below fire only with enoughTimeEvidence().
-/// - exposed-communication: exposed communication / span > exposedCommunicationFraction:
-///   gradient accumulation to sync less often, overlap communication with backward, bucket sizes.
+/// - exposed-communication: exposed transfer / span > exposedCommunicationFraction, where exposed
+///   transfer = exposed communication - exposed waiting for the last rank (the whole exposed
+///   communication when no collective was matched across ranks): gradient accumulation to sync
+///   less often, overlap communication with backward, bucket sizes. Waiting for a late rank is
+///   the straggler rule's, since syncing less often does not make that rank earlier.
 /// - host-bound: host-bound gap time / span > hostBoundFraction: data loading (workers, pinned
 ///   memory, prefetch), launch overhead (CUDA graphs, larger kernels / fusion).
 /// - model-state: model state / capacity > modelStateFraction (Critical above 1): model
@@ -102,6 +110,9 @@ bool enoughTimeEvidence(const TimeBreakdown& breakdown, const AdviceOptions& opt
 /// Sorted by severity (Critical first), then rank, device.
 std::vector<Advice> adviseOn(const std::vector<DeviceFacts>& devices,
                              const AdviceOptions& options = {});
+
+/// Sorts advice as adviseOn returns it: severity (Critical first), then rank, device; stable.
+void sortAdvice(std::vector<Advice>& advice);
 
 /// Inputs of the cost estimate.
 struct CostInput {

@@ -2,6 +2,7 @@
 // Collectives matched across the ranks of a job: who arrived last (the straggler) and how long
 // every other rank waited for it.
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -13,9 +14,15 @@ namespace vramscope::analysis {
 /// One rank's part in a matched collective.
 struct CollectiveParticipant {
     trace::RankId rank{0};
+    trace::DeviceIndex device{0};    ///< the GPU its kernel ran on
     trace::TimestampNs startNs = 0;  ///< arrival: when its collective (kernel) began
     trace::TimestampNs endNs = 0;
     int64_t waitNs = 0;  ///< last arrival - own arrival (0 for the straggler)
+
+    /// The part of its own kernel spent waiting for the last rank: min(waitNs, end - start), ns.
+    int64_t waitInKernelNs() const {
+        return std::max<int64_t>(0, std::min(waitNs, endNs - startNs));
+    }
 };
 
 /// One collective as all ranks saw it.
@@ -25,8 +32,10 @@ struct MatchedCollective {
     int64_t seqNumber = -1;         ///< sequence number, or the order index when matched by order
     uint64_t bytes = 0;             ///< message size on the first participant, 0 = unknown
     std::vector<CollectiveParticipant> participants;  ///< sorted by rank
-    trace::RankId stragglerRank{0};                   ///< the rank that arrived last
-    int64_t skewNs = 0;                               ///< last arrival - first arrival
+    /// The rank that arrived last; kUnknownRank when all arrived at once (skewNs == 0): no one
+    /// is last then.
+    trace::RankId stragglerRank = trace::kUnknownRank;
+    int64_t skewNs = 0;  ///< last arrival - first arrival
 };
 
 /// Waiting totals of one rank over all matched collectives.
@@ -34,7 +43,7 @@ struct RankWait {
     trace::RankId rank{0};
     size_t collectives = 0;
     int64_t totalWaitNs = 0;
-    size_t timesStraggler = 0;
+    size_t timesStraggler = 0;  ///< collectives it arrived last in (skew > 0)
 };
 
 /// The result of matching. `method`: "communicator+sequence" (the cross-rank key of DESIGN.md's
@@ -47,6 +56,10 @@ struct CollectiveMatch {
     std::vector<MatchedCollective> collectives;  ///< in order of first arrival
     std::vector<RankWait> ranks;                 ///< sorted by rank
     size_t unmatched = 0;                        ///< collectives seen on fewer than two ranks
+    /// Point-to-point operations (isPointToPoint) seen, summed over ranks. They are not matched:
+    /// a send waits for its one peer, not for the last rank of a group, so they say nothing
+    /// about stragglers.
+    size_t pointToPoint = 0;
 };
 
 /// A rank's trace for matching, with its rank number and clock offset (ns added to its
@@ -57,11 +70,18 @@ struct RankInput {
     int64_t clockOffsetNs = 0;
 };
 
+/// Whether a collective function (as collectiveFunctionFromKernel or the importers name it) is
+/// point-to-point rather than a collective of a group: Send, Recv, SendRecv (any case). NCCL's
+/// SendRecv kernel also runs all-to-all; importers that can tell (Kineto: the "nccl:all_to_all"
+/// op that launched it) name those AllToAll.
+bool isPointToPoint(std::string_view function);
+
 /// Matches collectives across ranks. Per rank the collectives are its CollectiveEvents when it has
 /// any, else its Communication kernels with the function parsed from the NCCL/RCCL kernel name
 /// (ncclKernel_<Func>_..., ncclDevKernel_<Func>_...; DESIGN.md NCCL facts). Arrival is the start;
-/// the straggler is the rank with the latest start; each rank's wait is last start - own start.
-/// Ranks with no collectives are left out. Time ns, O(n log n).
+/// the straggler is the rank with the latest start (none when all start at once); each rank's
+/// wait is last start - own start. Point-to-point operations are counted, not matched. Ranks with
+/// no collectives are left out. Time ns, O(n log n).
 CollectiveMatch matchCollectives(const std::vector<RankInput>& ranks);
 
 /// The rank each input of a job takes part in collectives as, one entry per entry of `ranks`: a

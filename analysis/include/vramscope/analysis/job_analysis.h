@@ -15,6 +15,7 @@
 #include "vramscope/analysis/iterations.h"
 #include "vramscope/analysis/leak.h"
 #include "vramscope/analysis/memory_summary.h"
+#include "vramscope/analysis/straggler.h"
 #include "vramscope/analysis/time_breakdown.h"
 #include "vramscope/trace/error.h"
 #include "vramscope/trace/trace_data.h"
@@ -43,6 +44,9 @@ struct DeviceAnalysis {
     std::optional<TimeBreakdown> breakdown;  ///< nullopt without kernels on the device
     /// Names of the kernels before and after each of breakdown->gaps (same order).
     std::vector<std::pair<std::string, std::string>> gapKernelNames;
+    /// Communication split into waiting for the last rank and transfer; nullopt when none of this
+    /// GPU's collectives was matched across ranks.
+    std::optional<CommunicationSplit> communication;
     /// Bytes alive across all iterations (see DeviceFacts::modelStateBytes); -1 = unknown (fewer
     /// than two iterations).
     int64_t modelStateBytes = -1;
@@ -59,6 +63,7 @@ struct JobAnalysisOptions {
     LeakOptions leak;
     BreakdownOptions breakdown;
     AdviceOptions advice;
+    StragglerOptions straggler;
     std::optional<double> gpuHourPrice;  ///< cost only when set
     std::optional<int64_t> plannedSteps;
     /// Inputs (ranks) analysed at once, each on its own thread; 0 = one per hardware thread,
@@ -69,6 +74,13 @@ struct JobAnalysisOptions {
 struct JobAnalysis {
     std::vector<DeviceAnalysis> devices;  ///< input order, then device
     CollectiveMatch collectives;          ///< empty with fewer than two ranks with collectives
+    /// Ranks present against the world size the headers name; cross-rank facts of a partial job
+    /// speak of the ranks present only.
+    JobCoverage coverage;
+    /// The rank last most often in the matched collectives and its evidence (findStraggler);
+    /// nullopt when no collective had a last rank. Named in the advice only when
+    /// straggler->meetsEvidence.
+    std::optional<StragglerFinding> straggler;
     std::vector<Advice> advice;
     std::optional<CostEstimate> cost;
 };

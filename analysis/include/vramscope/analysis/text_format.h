@@ -59,4 +59,8 @@ std::string rankLabel(trace::RankId rank);
 /// "rank 3 GPU 0", or "rank ? GPU 0" for an unknown rank.
 std::string deviceLabel(trace::RankId rank, trace::DeviceIndex device);
 
+/// How much of a job is open: "2 of 128 ranks present" (a header names a larger world size),
+/// "8 of 8 ranks present", or "3 ranks present (world size unknown)" (worldSize <= 0).
+std::string coverageText(size_t ranksPresent, int32_t worldSize);
+
 }  // namespace vramscope::analysis

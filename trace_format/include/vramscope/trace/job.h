@@ -34,6 +34,9 @@ struct Job {
     std::vector<RankTrace> ranks;
     std::vector<Error>
         skipped;  ///< inputs that could not be opened at all (the job opens without them)
+    /// Sentences about inputs that opened but were not taken as they are: a rank given twice
+    /// (kept once, naming both sources) and two different traces claiming one rank (both kept).
+    std::vector<std::string> warnings;
 };
 
 }  // namespace vramscope::trace

@@ -40,7 +40,20 @@ Result<LoadedTrace> openTraceBytes(const std::string& bytes, const std::string& 
 /// from its header / distributedInfo ("header"), else from its file name ("file name": rank-N,
 /// rankN, rank_N, workerN), else stays kUnknownRank ("unknown"). Inputs that fail go into
 /// Job::skipped; fails only when no input could be opened (the Error lists the first failure).
+///
+/// One rank given twice (a .tar and its unpacked folder, one file named twice) is loaded once:
+/// two traces are the same rank when sameRankContent() holds and the rank is known (a trace of
+/// unknown rank only when it is also the same file); the later one is dropped and
+/// Job::warnings names both sources. Two traces that claim one known rank with different
+/// content are both kept, with a warning that they conflict (collectives then match them as
+/// two participants of one rank).
 Result<Job> openJob(const std::vector<std::string>& paths, const ReadOptions& options = {});
+
+/// Whether two loaded traces are one rank given twice: same rank number (unknown counts as a
+/// number), the same header (producer, host, pid, world size, job id, clock domain, devices), the
+/// same number of events of every kind, and the same first and last timestamp of every kind.
+/// Cheap (no event is compared one by one); two captures of one rank never share all of these.
+bool sameRankContent(const TraceData& a, const TraceData& b);
 
 /// Rank parsed from a file name ("rank-3", "rank3", "rank_3", "worker3", "worker-3", any case,
 /// directories ignored; the word must not follow a letter), or kUnknownRank.

@@ -68,6 +68,9 @@ public:
     QDoubleSpinBox* priceBox() const { return m_price; }
     QSpinBox* stepsBox() const { return m_steps; }
     QLabel* costLabel() const { return m_cost; }
+    /// The job-level line above the table: ranks present of the world size, and who arrived
+    /// last in the collectives (partial jobs say so).
+    QLabel* jobFactsLabel() const { return m_jobFacts; }
     QTextBrowser* checksView() const { return m_checks; }
     /// The Details / Checks tabs (Checks is in front when the job has no advice).
     QTabWidget* pages() const { return m_pages; }
@@ -78,6 +81,7 @@ private:
     std::shared_ptr<const analysis::JobModel> m_job;
     AdviceModel* m_model;
     QTableView* m_table;
+    QLabel* m_jobFacts;
     QTextBrowser* m_details;
     QTextBrowser* m_checks;
     QTabWidget* m_pages;  // Details, Checks

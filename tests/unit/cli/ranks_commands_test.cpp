@@ -1,0 +1,141 @@
+// vramscope-cli on jobs whose cross-rank conclusions need care, run in-process: a straggler job
+// and a job without one made by `synth` (synthetic_job.h: the straggler starts every iteration
+// stragglerDelayNs = 2 ms late, so each other rank waits 2 ms per iteration), one input given
+// twice, and 2 sampled ranks of a 128-rank job (world_size 128 in both files' distributedInfo).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <sstream>
+
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_command.h"
+#include "realdata.h"
+
+namespace vramscope::app {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CliRun {
+    int code = -1;
+    std::string out;
+    std::string err;
+};
+
+CliRun run(std::vector<std::string> args) {
+    std::ostringstream out, err;
+    CliRun r;
+    r.code = runCli(args, out, err);
+    r.out = out.str();
+    r.err = err.str();
+    return r;
+}
+
+fs::path tempDir() {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    fs::path p = fs::temp_directory_path() /
+                 ("vramscope_ranks_cli_" + std::to_string(::getpid()) + "_" + info->name());
+    fs::remove_all(p);
+    fs::create_directories(p);
+    return p;
+}
+
+/// The advice lines of a text report whose rule is `rule`.
+size_t adviceLines(const std::string& report, const std::string& rule) {
+    size_t n = 0;
+    for (size_t at = report.find("] " + rule + ": "); at != std::string::npos;
+         at = report.find("] " + rule + ": ", at + 1)) {
+        ++n;
+    }
+    return n;
+}
+
+TEST(RanksCli, SynthStragglerIsNamedWithTheWaitItCauses) {
+    const fs::path dir = tempDir();
+    ASSERT_EQ(run({"synth", "--ranks", "4", "--iterations", "8", "--straggler-rank", "2", "-o",
+                   dir.string()})
+                  .code,
+              0);
+    const CliRun text = run({"report", dir.string()});
+    ASSERT_EQ(text.code, 0) << text.err;
+    EXPECT_NE(text.out.find("straggler: rank 2, last in 8 of 8 collectives; the others wait "
+                            "2.000 ms each per step"),
+              std::string::npos)
+        << text.out;
+    EXPECT_EQ(adviceLines(text.out, "straggler"), 1u);
+    const CliRun json = run({"report", "--json", "--gpu-hour-price", "3", dir.string()});
+    ASSERT_EQ(json.code, 0) << json.err;
+    const auto j = nlohmann::json::parse(json.out);
+    EXPECT_EQ(j["ranks_present"], 4);
+    EXPECT_EQ(j["world_size"], 4);
+    EXPECT_EQ(j["partial"], false);
+    const auto& s = j["collectives"]["straggler"];
+    EXPECT_EQ(s["rank"], 2);
+    EXPECT_EQ(s["named"], true);
+    EXPECT_EQ(s["times_last"], 8);
+    EXPECT_EQ(s["wait_per_step_per_rank_ns"], 2'000'000);
+    EXPECT_EQ(s["wait_caused_ns"], 3 * 8 * 2'000'000);
+    for (const auto& a : j["advice"]) {
+        if (a["rule"] == "straggler") {
+            EXPECT_EQ(a["rank"], 2);
+            EXPECT_DOUBLE_EQ(a["evidence"]["wait_cost"].get<double>(), 48e6 / 3.6e12 * 3);
+        }
+    }
+    for (const auto& d : j["devices"]) {
+        const auto& c = d["time_breakdown"]["communication_split"];
+        EXPECT_EQ(c["wait_ns"], d["rank"] == 2 ? 0 : 8 * 2'000'000);
+    }
+    fs::remove_all(dir);
+}
+
+TEST(RanksCli, AJobWithoutAStragglerGetsNoStragglerAdvice) {
+    const fs::path dir = tempDir();
+    ASSERT_EQ(run({"synth", "--ranks", "4", "--iterations", "8", "-o", dir.string()}).code, 0);
+    const CliRun text = run({"report", dir.string()});
+    ASSERT_EQ(text.code, 0) << text.err;
+    EXPECT_EQ(adviceLines(text.out, "straggler"), 0u);
+    EXPECT_NE(text.out.find("no straggler: every matched collective started on all ranks at once"),
+              std::string::npos);
+    fs::remove_all(dir);
+}
+
+TEST(RanksCli, OneInputGivenTwiceIsReportedOnceWithAWarning) {
+    const fs::path dir = tempDir();
+    ASSERT_EQ(run({"synth", "--ranks", "1", "--iterations", "2", "-o", dir.string()}).code, 0);
+    const std::string file = (dir / "rank0.vscope").string();
+    ASSERT_TRUE(fs::exists(file));
+    const CliRun r = run({"report", file, file});
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.err.find("warning: rank 0 was given twice (" + file + " and " + file),
+              std::string::npos)
+        << r.err;
+    EXPECT_NE(r.out.find("vramscope report: 1 input, 1 device"), std::string::npos) << r.out;
+    fs::remove_all(dir);
+}
+
+TEST(RanksCli, TwoSampledRanksOf128AreAPartialJob) {
+    const std::string dir = std::string(VRAMSCOPE_REALDATA_DIR) +
+                            "/facebookresearch_HolisticTraceAnalysis/tests/data/trace_filter";
+    VRAMSCOPE_REQUIRE_INPUT(dir);
+    const CliRun text = run({"report", dir});
+    ASSERT_EQ(text.code, 0) << text.err;
+    EXPECT_NE(text.out.find("job: 2 of 128 ranks present (partial"), std::string::npos);
+    EXPECT_NE(text.out.find("last of the ranks present"), std::string::npos);
+    EXPECT_EQ(adviceLines(text.out, "straggler"), 0u);
+    const CliRun json = run({"report", "--json", dir});
+    ASSERT_EQ(json.code, 0) << json.err;
+    const auto j = nlohmann::json::parse(json.out);
+    EXPECT_EQ(j["ranks_present"], 2);
+    EXPECT_EQ(j["world_size"], 128);
+    EXPECT_EQ(j["partial"], true);
+    EXPECT_EQ(j["collectives"]["partial"], true);
+    if (!j["collectives"]["straggler"].is_null()) {
+        EXPECT_EQ(j["collectives"]["straggler"]["named"], false);
+    }
+}
+
+}  // namespace
+}  // namespace vramscope::app
