@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "vramscope/analysis/oom_diagnosis.h"
 #include "vramscope/analysis/straggler.h"
 #include "vramscope/analysis/text_format.h"
 
@@ -58,6 +59,8 @@ void oomRule(const DeviceFacts& f, std::vector<Advice>& out) {
         msg += " (" + formatBytes(double(o.freeBytes)) + " free on the device)";
     }
     msg += ".";
+    const OomDiagnosis why = diagnoseOom(o, f.memory.capacityBytes);
+    msg += " Cause: " + why.explanation;
     if (!o.topLive.empty()) {
         msg += " Largest live allocations then:";
         for (size_t i = 0; i < o.topLive.size(); ++i) {
@@ -68,16 +71,32 @@ void oomRule(const DeviceFacts& f, std::vector<Advice>& out) {
         }
         msg += ".";
     }
-    msg +=
-        " Free or shrink what is alive at that moment: activation checkpointing, a smaller "
-        "micro-batch, mixed precision; if reserved is far above allocated, fragmentation "
-        "(expandable_segments) may be the cause.";
+    msg += why.cause == OomCause::LimitBelowDevice
+               ? " Raise or remove that limit, or shrink what is alive at that moment: "
+                 "activation checkpointing, a smaller micro-batch, mixed precision."
+               : " Free or shrink what is alive at that moment: activation checkpointing, a "
+                 "smaller micro-batch, mixed precision.";
     Advice a = make(f, "oom", Severity::Critical, std::move(msg));
     a.evidence = {{"oom_count", double(f.ooms->size()), "events"},
                   {"time_ns", double(o.timeNs), "ns"},
                   {"requested_bytes", double(o.requestedBytes), "bytes"},
                   {"allocated_bytes", double(o.allocatedBytes), "bytes"},
                   {"reserved_bytes", double(o.reservedBytes), "bytes"}};
+    // The numbers the cause rests on, where known.
+    if (o.freeBytes > 0) {
+        a.evidence.push_back({"device_free_bytes", double(o.freeBytes), "bytes"});
+    }
+    if (f.memory.capacityBytes > 0) {
+        a.evidence.push_back({"capacity_bytes", double(f.memory.capacityBytes), "bytes"});
+    }
+    if (o.largestFreeBlockBytes >= 0) {
+        a.evidence.push_back(
+            {"largest_free_block_bytes", double(o.largestFreeBlockBytes), "bytes"});
+    }
+    if (o.reservedBytes >= 0 && o.allocatedBytes >= 0) {
+        a.evidence.push_back(
+            {"free_reserved_bytes", double(o.reservedBytes - o.allocatedBytes), "bytes"});
+    }
     out.push_back(std::move(a));
 }
 
@@ -261,8 +280,10 @@ CostEstimate estimateCost(const CostInput& input) {
     CostEstimate c;
     c.input = input;
     c.hours = double(input.stepTimeNs) * double(input.steps) / 3.6e12;
-    c.totalCost = double(input.gpus) * input.gpuHourPrice * c.hours;
-    c.idleFraction = input.spanNs > 0 ? double(input.idleNs) / double(input.spanNs) : 0.0;
+    c.gpuHours = double(input.gpus) * c.hours;
+    c.totalCost = c.gpuHours * input.gpuHourPrice;
+    c.idleKnown = input.spanNs > 0;
+    c.idleFraction = c.idleKnown ? double(input.idleNs) / double(input.spanNs) : 0.0;
     c.idleCost = c.totalCost * c.idleFraction;
     return c;
 }

@@ -1,7 +1,10 @@
 #include "vramscope/analysis/batch_fit.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <set>
+#include <utility>
 
 #include "vramscope/analysis/memory_summary.h"
 
@@ -22,6 +25,38 @@ std::optional<int64_t> largestBatchUnder(const BatchFit& fit, double limitBytes)
     }
     return batch >= 1 ? std::optional<int64_t>(batch) : std::nullopt;
 }
+
+namespace {
+
+std::string number(double v, const char* format) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, format, v);
+    return buf;
+}
+
+void addWarnings(BatchFit& fit) {
+    if (fit.rSquared < kBatchFitMinRSquared) {
+        fit.warnings.push_back(
+            "poor fit: R^2 = " + number(fit.rSquared, "%.3f") + " is below " +
+            number(kBatchFitMinRSquared, "%.2f") +
+            " (R^2 = 1 - SS_res / SS_tot), so peak memory does not grow along a line with the "
+            "batch in these runs; the largest batches are guesses");
+    }
+    const double limit = kBatchFitMaxExtrapolation * fit.largestMeasuredBatch;
+    for (const auto& [what, batch] : {std::pair{"80 %", fit.largestBatchUnder80},
+                                      std::pair{"100 %", fit.largestBatchUnder100}}) {
+        if (batch && double(*batch) > limit) {
+            fit.warnings.push_back("extrapolated: the largest batch under " + std::string(what) +
+                                   " of capacity, " + std::to_string(*batch) + ", is more than " +
+                                   number(kBatchFitMaxExtrapolation, "%g") +
+                                   " x the largest measured batch " +
+                                   number(fit.largestMeasuredBatch, "%g") +
+                                   "; measure a run near it before relying on it");
+        }
+    }
+}
+
+}  // namespace
 
 trace::Result<BatchFit> fitBatch(std::vector<BatchPoint> points, uint64_t capacityBytes) {
     if (points.size() < 2) {
@@ -74,6 +109,10 @@ trace::Result<BatchFit> fitBatch(std::vector<BatchPoint> points, uint64_t capaci
     fit.points = std::move(points);
     fit.largestBatchUnder80 = largestBatchUnder(fit, kCapacityWarningShare * double(capacityBytes));
     fit.largestBatchUnder100 = largestBatchUnder(fit, double(capacityBytes));
+    for (const BatchPoint& p : fit.points) {
+        fit.largestMeasuredBatch = std::max(fit.largestMeasuredBatch, p.batch);
+    }
+    addWarnings(fit);
     return fit;
 }
 

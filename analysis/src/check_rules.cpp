@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "vramscope/analysis/oom_diagnosis.h"
 #include "vramscope/analysis/text_format.h"
 
 namespace vramscope::analysis {
@@ -46,6 +47,15 @@ public:
 
 private:
     void add(const char* rule, RuleOutcome outcome, std::string detail) {
+        if (m_device->partialInput && outcome == RuleOutcome::Pass) {
+            outcome = RuleOutcome::NotChecked;
+            detail =
+                "partial input: the trace lost events, and the rule passed only on what was "
+                "kept (" +
+                detail + ")";
+        } else if (m_device->partialInput && outcome == RuleOutcome::Fail) {
+            detail += " (partial input: the trace lost events; what was kept already fails)";
+        }
         RuleResult r;
         r.rule = rule;
         r.outcome = outcome;
@@ -64,9 +74,10 @@ private:
                 std::to_string(d.ooms.size()) +
                     (d.ooms.size() == 1 ? " out-of-memory event" : " out-of-memory events") +
                     ", the first " + formatDuration(double(o.sinceStartNs)) +
-                    " after the first event, requesting " + formatBytes(double(o.requestedBytes)));
+                    " after the first event, requesting " + formatBytes(double(o.requestedBytes)) +
+                    "; cause: " + toString(diagnoseOom(o, d.memory.capacityBytes).cause));
         } else if (!d.memory.hasData()) {
-            add("oom", RuleOutcome::Skip, "no memory data");
+            add("oom", RuleOutcome::NotChecked, "no memory data");
         } else {
             add("oom", RuleOutcome::Pass, "no out-of-memory event");
         }
@@ -77,15 +88,17 @@ private:
         const double peak = double(m.peakBytes());
         const std::optional<double> share = m.peakShare();
         if (!m.hasData()) {
-            add("max-peak-fraction", RuleOutcome::Skip, "no memory data");
+            add("max-peak-fraction", RuleOutcome::NotChecked, "no memory data");
         } else if (!share) {
-            add("max-peak-fraction", RuleOutcome::Skip,
+            add("max-peak-fraction", RuleOutcome::NotChecked,
                 "capacity unknown (peak " + formatBytes(peak) + ")");
         } else {
             const auto [ok, text] = compare(*share, limit);
             add("max-peak-fraction", ok ? RuleOutcome::Pass : RuleOutcome::Fail,
                 "peak " + formatBytes(peak) + " / capacity " +
-                    formatBytes(double(m.capacityBytes)) + " = " + text);
+                    formatBytes(double(m.capacityBytes)) +
+                    (m_device->capacityGiven ? " (given; the trace names none)" : "") + " = " +
+                    text);
         }
     }
 
@@ -94,9 +107,9 @@ private:
         const LeakReport& l = d.leak;
         const size_t needed = size_t(std::max(2, m_options.leak.minIterations));
         if (!d.memory.hasData()) {
-            add("fail-on-leak", RuleOutcome::Skip, "no memory data");
+            add("fail-on-leak", RuleOutcome::NotChecked, "no memory data");
         } else if (l.iterations.size() < needed) {
-            add("fail-on-leak", RuleOutcome::Skip,
+            add("fail-on-leak", RuleOutcome::NotChecked,
                 "too few iterations with memory data (" + std::to_string(l.iterations.size()) +
                     ", at least " + std::to_string(needed) + " needed)");
         } else if (l.verdict == LeakVerdict::Staircase) {
@@ -115,9 +128,9 @@ private:
         const DeviceAnalysis& d = *m_device;
         const AdviceOptions& a = m_options.advice;
         if (!d.breakdown) {
-            add("max-exposed-communication", RuleOutcome::Skip, "no kernels");
+            add("max-exposed-communication", RuleOutcome::NotChecked, "no kernels");
         } else if (!enoughTimeEvidence(*d.breakdown, a)) {
-            add("max-exposed-communication", RuleOutcome::Skip,
+            add("max-exposed-communication", RuleOutcome::NotChecked,
                 "too little evidence (span " + formatDuration(double(d.breakdown->spanNs)) + ", " +
                     std::to_string(d.breakdown->kernels) + " kernels; at least " +
                     formatDuration(double(a.minTimeSpanNs)) + " and " +
@@ -154,10 +167,10 @@ const char* toString(RuleOutcome outcome) {
             return "PASS";
         case RuleOutcome::Fail:
             return "FAIL";
-        case RuleOutcome::Skip:
-            return "SKIP";
+        case RuleOutcome::NotChecked:
+            return "NOT CHECKED";
     }
-    return "SKIP";
+    return "NOT CHECKED";
 }
 
 std::vector<RuleResult> evaluateRules(const JobAnalysis& job, const CheckRules& rules,

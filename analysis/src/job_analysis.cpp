@@ -7,11 +7,13 @@
 #include <map>
 #include <mutex>
 #include <new>
+#include <optional>
 #include <set>
 #include <thread>
 
 #include "vramscope/analysis/live_set.h"
 #include "vramscope/analysis/memory_timeline.h"
+#include "vramscope/analysis/oom_diagnosis.h"
 
 namespace vramscope::analysis {
 
@@ -56,8 +58,11 @@ trace::TimestampNs firstEventNs(const trace::TraceData& d) {
     return t == std::numeric_limits<trace::TimestampNs>::max() ? 0 : t;
 }
 
+/// The facts of one OOM; `segments` (the Reserved-level index, may be null) gives the free space
+/// inside the segments when `index` is the Allocated level.
 OomFacts oomFacts(const trace::TraceData& data, const trace::OomEvent& o, const MemoryTimeline* tl,
-                  const AllocationIndex& index, trace::TimestampNs start) {
+                  const AllocationIndex& index, const AllocationIndex* segments,
+                  trace::TimestampNs start) {
     OomFacts f;
     f.timeNs = o.timestampNs;
     f.sinceStartNs = o.timestampNs - start;
@@ -68,6 +73,11 @@ OomFacts oomFacts(const trace::TraceData& data, const trace::OomEvent& o, const 
     }
     if (tl != nullptr && tl->reservedSource != SeriesSource::None) {
         f.reservedBytes = tl->reserved.valueAt(o.timestampNs);
+    }
+    if (segments != nullptr) {
+        const SegmentFreeSpace space = segmentFreeSpaceAt(data, *segments, index, o.timestampNs);
+        f.largestFreeBlockBytes = space.largestFreeBlockBytes;
+        f.segmentFreeBytes = space.freeBytes;
     }
     const std::vector<LiveAllocation> live = liveSetAt(data, index, o.timestampNs);
     f.liveAllocations = live.size();
@@ -155,6 +165,12 @@ trace::Result<DeviceAnalysis> analyzeDevice(const RankInput& input, size_t input
     }
     if (const trace::DeviceInfo* info = data.device(dev); info && info->totalMemoryBytes > 0) {
         d.memory.capacityBytes = info->totalMemoryBytes;
+    } else if (options.capacityBytes > 0) {
+        d.memory.capacityBytes = options.capacityBytes;
+        d.capacityGiven = true;
+    }
+    for (const trace::DataLoss& l : data.dataLoss) {
+        d.partialInput |= trace::lossCounterInfo(l.counter).severity != trace::LossSeverity::Info;
     }
     auto its = findIterations(data, dev, options.iterations);
     if (!its.ok()) {
@@ -164,10 +180,17 @@ trace::Result<DeviceAnalysis> analyzeDevice(const RankInput& input, size_t input
     d.index = std::make_shared<const AllocationIndex>(data, dev, detailLevel(data, dev));
     d.leak = analyzeLeak(data, dev, d.iterations, *d.index, options.leak);
     const trace::TimestampNs start = firstEventNs(data);
+    // The segments are indexed only for a device that ran out of memory and has blocks to place
+    // in them.
+    std::optional<AllocationIndex> segments;
     for (const trace::OomEvent& o : data.ooms) {
-        if (o.device == dev) {
-            d.ooms.push_back(oomFacts(data, o, tl, *d.index, start));
+        if (o.device != dev) {
+            continue;
         }
+        if (!segments && d.index->level() == trace::MemoryLevel::Allocated) {
+            segments.emplace(data, dev, trace::MemoryLevel::Reserved);
+        }
+        d.ooms.push_back(oomFacts(data, o, tl, *d.index, segments ? &*segments : nullptr, start));
     }
     std::stable_sort(d.ooms.begin(), d.ooms.end(),
                      [](const OomFacts& a, const OomFacts& b) { return a.timeNs < b.timeNs; });

@@ -1,7 +1,6 @@
 #include "vramscope/analysis/straggler.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <map>
 #include <set>
 
@@ -158,8 +157,7 @@ std::optional<Advice> stragglerAdvice(const StragglerFinding& f, std::optional<d
     a.severity = f.waitShare >= options.criticalWaitShare ? Severity::Critical : Severity::Warning;
     a.rank = f.rank;
     a.device = trace::kHostDevice;
-    char hours[64];
-    std::snprintf(hours, sizeof hours, "%.3g", f.waitGpuHours);
+    const std::string hours = formatAmount(f.waitGpuHours);
     std::string msg = rankLabel(f.rank) + " arrives last in " + std::to_string(f.timesLast) +
                       " of " + std::to_string(f.collectives) + " collectives; the other " +
                       std::to_string(f.otherRanks) + " ranks wait for it " +
@@ -171,9 +169,8 @@ std::optional<Advice> stragglerAdvice(const StragglerFinding& f, std::optional<d
                       "collective's kernel). Waiting costs " +
                       hours + " GPU-hours in this trace (= sum of the waits / 3.6e12 ns per hour)";
     if (gpuHourPrice && *gpuHourPrice > 0) {
-        char cost[64];
-        std::snprintf(cost, sizeof cost, "%.4g", f.waitGpuHours * *gpuHourPrice);
-        msg += std::string(", ") + cost + " at the given price per GPU-hour";
+        msg += ", " + formatAmount(f.waitGpuHours * *gpuHourPrice) +
+               " at the given price per GPU-hour";
     }
     msg += ". Gradient accumulation will not fix this: find why " + rankLabel(f.rank) +
            " is late (a slower GPU or host, more data to load, uneven work per rank, another job "

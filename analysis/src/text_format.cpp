@@ -300,6 +300,22 @@ std::vector<std::string> shortenNames(const std::vector<std::string>& names, siz
     return out;
 }
 
+std::string formatAmount(double value) {
+    const double a = std::fabs(value);
+    if (!std::isfinite(value)) {
+        return "unknown";
+    }
+    int decimals = 2;
+    if (a < 1e-12) {
+        value = 0.0;  // no "-0.00"
+    } else if (a < 1.0) {
+        decimals = 2 - int(std::floor(std::log10(a)));  // three significant digits
+    }
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*f", decimals, value);
+    return buf;
+}
+
 std::string rankLabel(trace::RankId rank) {
     return trace::toInt(rank) >= 0 ? "rank " + std::to_string(trace::toInt(rank))
                                    : std::string("rank ?");

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <ostream>
 
+#include "vramscope/analysis/oom_diagnosis.h"
 #include "vramscope/analysis/straggler.h"
 
 namespace vramscope::app {
@@ -208,6 +209,11 @@ void addDeviceAnalysisJson(const DeviceAnalysis& d, int64_t offset, Json& j, siz
              {"allocated_bytes", o.allocatedBytes >= 0 ? Json(o.allocatedBytes) : Json(nullptr)},
              {"reserved_bytes", o.reservedBytes >= 0 ? Json(o.reservedBytes) : Json(nullptr)},
              {"live_allocations", o.liveAllocations},
+             {"largest_free_block_bytes",
+              o.largestFreeBlockBytes >= 0 ? Json(o.largestFreeBlockBytes) : Json(nullptr)},
+             {"segment_free_bytes",
+              o.segmentFreeBytes >= 0 ? Json(o.segmentFreeBytes) : Json(nullptr)},
+             {"cause", toString(diagnoseOom(o, d.memory.capacityBytes).cause)},
              {"top_live", top}});
     }
 }
@@ -241,12 +247,14 @@ Json costJson(const std::optional<CostEstimate>& cost) {
             {"steps", in.steps},
             {"steps_source", in.stepsSource},
             {"hours", cost->hours},
+            {"gpu_hours", cost->gpuHours},
             {"total_cost", cost->totalCost},
-            {"idle_fraction", cost->idleFraction},
-            {"idle_cost", cost->idleCost},
+            {"idle_fraction", cost->idleKnown ? Json(cost->idleFraction) : Json(nullptr)},
+            {"idle_cost", cost->idleKnown ? Json(cost->idleCost) : Json(nullptr)},
             {"formula",
-             "total = gpus x gpu_hour_price x step_time x steps; idle = total x idle_fraction, "
-             "idle_fraction = sum of idle / sum of span over devices"}};
+             "gpu_hours = gpus x step_time x steps; total = gpu_hours x gpu_hour_price; idle = "
+             "total x idle_fraction, idle_fraction = sum of idle / sum of span over devices (null "
+             "without kernels)"}};
 }
 
 Json collectivesJson(const JobAnalysis& job, size_t maxCollectives) {
@@ -331,7 +339,12 @@ void writeDeviceAnalysisText(const DeviceAnalysis& d, std::ostream& os) {
             os << ", free " << formatBytes(o.freeBytes);
         }
         os << " (" << o.liveAllocations << (o.liveAllocations == 1 ? " allocation" : " allocations")
-           << " alive)\n";
+           << " alive)";
+        if (o.largestFreeBlockBytes >= 0) {
+            os << "; largest free block in the segments "
+               << formatBytes(double(o.largestFreeBlockBytes));
+        }
+        os << "; cause: " << toString(diagnoseOom(o, d.memory.capacityBytes).cause) << "\n";
         for (const LiveGroup& g : o.topLive) {
             os << "    live: " << formatBytes(g.bytes) << " in " << g.count
                << (g.count == 1 ? " allocation" : " allocations") << " from " << g.label << "\n";
@@ -445,12 +458,18 @@ void writeJobAnalysisText(const JobAnalysis& job, std::ostream& os) {
     }
     if (job.cost) {
         const CostEstimate& c = *job.cost;
-        os << "\ncost: " << fixed(c.totalCost, 2) << " = " << c.input.gpus << " GPUs x "
-           << fixed(c.input.gpuHourPrice, 2) << " per GPU-hour x step "
-           << formatDuration(c.input.stepTimeNs) << " (" << c.input.stepTimeSource << ") x "
-           << c.input.steps << " steps (" << c.input.stepsSource << ") = " << fixed(c.hours, 4)
-           << " h; idle part " << fixed(c.idleCost, 2) << " (" << pct(c.idleFraction)
-           << " = sum of idle / sum of span)\n";
+        os << "\ncost: " << formatAmount(c.totalCost) << " = " << formatAmount(c.gpuHours)
+           << " GPU-hours x " << formatAmount(c.input.gpuHourPrice)
+           << " per GPU-hour; GPU-hours = " << c.input.gpus << " GPUs x " << formatAmount(c.hours)
+           << " h of wall time (step " << formatDuration(c.input.stepTimeNs) << " ("
+           << c.input.stepTimeSource << ") x " << c.input.steps << " steps (" << c.input.stepsSource
+           << ")); idle part ";
+        if (c.idleKnown) {
+            os << formatAmount(c.idleCost) << " (" << pct(c.idleFraction)
+               << " = sum of idle / sum of span)\n";
+        } else {
+            os << "unknown (no kernel records: idle time needs kernels)\n";
+        }
     }
 }
 

@@ -82,6 +82,15 @@ int usageError(CommandContext& ctx, const std::string& message, const std::strin
 /// or decimal "KB", "MB", "GB", "TB" (powers of 1000, so 141GB = 141e9 bytes). Nullopt on
 /// anything else or overflow.
 std::optional<uint64_t> parseByteCount(std::string_view text);
+/// Parses a GPU capacity for --capacity (check, batch-fit): a byte count as parseByteCount (binary
+/// "141GiB"; decimal "80GB" is 80 x 10^9 B) or a GPU name of analysis::gpuCapacities()
+/// ("H200", case-insensitive). Nullopt for anything else and for 0.
+std::optional<uint64_t> parseCapacity(std::string_view text);
+/// What a --capacity value may be, for the options' help: the units and the GPU names.
+std::string capacityValueHelp();
+/// The message for a --capacity value parseCapacity refused.
+std::string capacityError(std::string_view text);
+
 /// Parses a decimal integer (optionally negative) that fits int64. Nullopt otherwise.
 std::optional<int64_t> parseInteger(std::string_view text);
 

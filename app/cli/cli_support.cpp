@@ -5,6 +5,7 @@
 #include <ostream>
 
 #include "cli_command.h"
+#include "vramscope/analysis/gpu_capacity.h"
 
 namespace vramscope::app {
 
@@ -144,6 +145,38 @@ std::optional<uint64_t> parseByteCount(std::string_view text) {
         return std::nullopt;
     }
     return value * scale;
+}
+
+std::optional<uint64_t> parseCapacity(std::string_view text) {
+    std::optional<uint64_t> bytes = parseByteCount(text);
+    if (!bytes) {
+        bytes = analysis::gpuCapacityByName(text);
+    }
+    return bytes && *bytes > 0 ? bytes : std::nullopt;
+}
+
+namespace {
+
+/// "H100-80GB, H200, ..." from the table.
+std::string gpuNames() {
+    std::string names;
+    for (const analysis::GpuCapacity& g : analysis::gpuCapacities()) {
+        names += (names.empty() ? "" : ", ") + std::string(g.name);
+    }
+    return names;
+}
+
+}  // namespace
+
+std::string capacityValueHelp() {
+    return "bytes with a binary unit (KiB/MiB/GiB/TiB, e.g. 141GiB; KB/MB/GB/TB are powers of "
+           "1000) or a GPU name: " +
+           gpuNames() + " (datasheet sizes, read as GiB)";
+}
+
+std::string capacityError(std::string_view text) {
+    return "--capacity needs a byte count such as 80GiB or a GPU name (" + gpuNames() + "), got '" +
+           std::string(text) + "'";
 }
 
 std::optional<int64_t> parseInteger(std::string_view text) {

@@ -1,5 +1,6 @@
 // vramscope-cli batch-fit: the largest batch that fits, from runs at several batch sizes.
 #include <algorithm>
+#include <cstdio>
 #include <ostream>
 
 #include <nlohmann/json.hpp>
@@ -7,24 +8,47 @@
 #include "analysis_report.h"
 #include "cli_command.h"
 #include "vramscope/analysis/batch_fit.h"
+#include "vramscope/analysis/job_analysis.h"
 #include "vramscope/analysis/memory_summary.h"
 
 namespace vramscope::app {
 
+namespace {
+
+/// "0.9", "2": a threshold as the help prints it.
+std::string formatFixed(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", v);
+    return buf;
+}
+
+}  // namespace
+
 int runBatchFit(CommandContext& ctx) {
+    // OptionSpec holds views: the text lives as long as the program.
+    static const std::string capacityHelp =
+        "GPU capacity, instead of the smallest one the traces name: " + capacityValueHelp();
     const std::vector<OptionSpec> options = {
-        {"--capacity", true, "BYTES",
-         "GPU capacity: B, KB/MB/GB/TB (powers of 1000) or KiB/MiB/GiB/TiB (of 1024), e.g. 141GB "
-         "or 80GiB; default: from the traces"},
+        {"--capacity", true, "BYTES|GPU", capacityHelp},
         {"--json", false, "", "write JSON instead of text"},
     };
     const std::string help = commandHelp(
-        ctx.command, "FILE:BATCH FILE:BATCH... [--capacity BYTES] [--json]",
+        ctx.command, "FILE:BATCH FILE:BATCH... [--capacity BYTES|GPU] [--json]",
         "Fits peak memory against batch size over runs of one job at different batch sizes\n"
         "(ordinary least squares: peak = intercept + slope x batch) and reports the largest\n"
         "batch whose predicted peak stays under 80 % and under 100 % of the GPU's capacity.\n"
         "A run's peak is the highest max(peak reserved, peak allocated) over its GPUs; the\n"
-        "capacity is the smallest one the traces name.",
+        "capacity is the smallest one the traces name, or --capacity (needed for PyTorch\n"
+        "snapshots, which name none).\n\n"
+        "Refuses runs whose memory climbs every iteration (a staircase: the peak then depends on\n"
+        "how long the run lasted). Warns when the fit is poor (R^2 = 1 - SS_res / SS_tot below " +
+            formatFixed(analysis::kBatchFitMinRSquared) +
+            ")\nor when a largest batch is more than " +
+            formatFixed(analysis::kBatchFitMaxExtrapolation) +
+            " x the largest measured batch (extrapolated).\n\n"
+            "exit codes: 0 a batch fits (or the peak does not grow), 1 no batch fits (batch 1 is\n"
+            "predicted above the capacity) or a run was refused, 2 usage or capacity unknown,\n"
+            "3 unreadable input",
         options);
     int done = kExitSuccess;
     auto args = parseCommand(ctx, options, help, done);
@@ -36,15 +60,14 @@ int runBatchFit(CommandContext& ctx) {
     }
     std::optional<uint64_t> capacity;
     if (auto c = args->value("--capacity")) {
-        capacity = parseByteCount(*c);
-        if (!capacity || *capacity == 0) {
-            return usageError(
-                ctx, "--capacity needs a byte count such as 80GiB or 141GB, got '" + *c + "'",
-                help);
+        capacity = parseCapacity(*c);
+        if (!capacity) {
+            return usageError(ctx, capacityError(*c), help);
         }
     }
     std::vector<analysis::BatchPoint> points;
     uint64_t headerCapacity = 0;
+    std::vector<std::string> refused;  // runs whose memory climbs every iteration
     for (const std::string& spec : args->positional) {
         const size_t colon = spec.rfind(':');
         if (colon == std::string::npos || colon == 0) {
@@ -56,30 +79,57 @@ int runBatchFit(CommandContext& ctx) {
         if (batchText.empty() || end != batchText.c_str() + batchText.size() || !(batch > 0)) {
             return usageError(ctx, "BATCH must be a positive number in '" + spec + "'", help);
         }
-        auto job = loadJob(ctx, {spec.substr(0, colon)});
+        const std::string file = spec.substr(0, colon);
+        auto job = loadJob(ctx, {file});
         if (!job) {
             return kExitUnreadable;
         }
+        auto analysed = analysis::analyzeJob(rankInputs(*job));
+        if (!analysed.ok()) {
+            ctx.err << "vramscope-cli batch-fit: " << file << ": " << analysed.error().message
+                    << "\n";
+            return kExitUnreadable;
+        }
         int64_t peak = 0;
-        for (const trace::RankTrace& rt : job->ranks) {
-            for (const analysis::MemoryTimeline& t :
-                 analysis::buildMemoryTimelines(rt.trace.data)) {
-                const analysis::MemorySummary m = analysis::summarizeMemory(t);
-                peak = std::max(peak, m.peakBytes());
-                if (m.capacityBytes > 0) {
-                    headerCapacity = headerCapacity == 0
-                                         ? m.capacityBytes
-                                         : std::min(headerCapacity, m.capacityBytes);
-                }
+        for (const analysis::DeviceAnalysis& d : analysed->devices) {
+            peak = std::max(peak, d.memory.peakBytes());
+            if (d.memory.capacityBytes > 0) {
+                headerCapacity = headerCapacity == 0
+                                     ? d.memory.capacityBytes
+                                     : std::min(headerCapacity, d.memory.capacityBytes);
+            }
+            if (d.leak.verdict == analysis::LeakVerdict::Staircase) {
+                refused.push_back(file + " (" + analysis::deviceLabel(d.rank, d.device) + ": +" +
+                                  formatBytes(double(d.leak.growthBytesPerIteration)) +
+                                  " per iteration)");
             }
         }
-        points.push_back({batch, double(peak), spec.substr(0, colon)});
+        points.push_back({batch, double(peak), file});
+    }
+    if (!refused.empty()) {
+        ctx.err << "vramscope-cli batch-fit: memory climbs every iteration (a staircase) in:";
+        for (const std::string& r : refused) {
+            ctx.err << "\n  " << r;
+        }
+        ctx.err << "\nsuch a run's peak depends on how long it ran, not on its batch: fix the "
+                   "leak (vramscope-cli report shows the survivors) or leave the run out\n";
+        return kExitCheckFailed;
+    }
+    if (!capacity && headerCapacity == 0) {
+        ctx.err << "vramscope-cli batch-fit: the device capacity is unknown: none of the traces "
+                   "names its GPU's total memory; give it with --capacity BYTES|GPU (e.g. "
+                   "--capacity 80GiB or --capacity H200)\n";
+        return kExitUsage;
     }
     auto fit = analysis::fitBatch(points, capacity.value_or(headerCapacity));
     if (!fit.ok()) {
         ctx.err << "vramscope-cli batch-fit: " << fit.error().message << "\n";
         return kExitUsage;
     }
+    // No batch fits: even batch 1 is predicted above the capacity (a flat or falling line
+    // derives no limit, which is not a failure).
+    const bool noneFits = !fit->largestBatchUnder100 && fit->slopeBytesPerSample > 0;
+    const int exitCode = noneFits ? kExitCheckFailed : kExitSuccess;
     auto orNull = [](const std::optional<int64_t>& v) {
         return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
     };
@@ -96,8 +146,11 @@ int runBatchFit(CommandContext& ctx) {
         j["capacity_bytes"] = fit->capacityBytes;
         j["largest_batch_under_80_pct"] = orNull(fit->largestBatchUnder80);
         j["largest_batch_under_100_pct"] = orNull(fit->largestBatchUnder100);
+        j["largest_measured_batch"] = fit->largestMeasuredBatch;
+        j["r_squared_threshold"] = analysis::kBatchFitMinRSquared;
+        j["warnings"] = fit->warnings;
         ctx.out << j.dump(2) << "\n";
-        return kExitSuccess;
+        return exitCode;
     }
     for (const auto& p : fit->points) {
         ctx.out << "  batch " << p.batch << ": peak " << formatBytes(uint64_t(p.peakBytes)) << "  ("
@@ -121,7 +174,10 @@ int runBatchFit(CommandContext& ctx) {
     };
     line(analysis::formatPercent(analysis::kCapacityWarningShare, 0), fit->largestBatchUnder80);
     line("100 %", fit->largestBatchUnder100);
-    return kExitSuccess;
+    for (const std::string& w : fit->warnings) {
+        ctx.out << "warning: " << w << "\n";
+    }
+    return exitCode;
 }
 
 }  // namespace vramscope::app

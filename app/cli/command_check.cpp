@@ -32,9 +32,80 @@ std::string limit(double v) {
     return buf;
 }
 
+/// What `check` prints after the rule lines, and its exit code: a failed rule fails; a rule the
+/// user named that could not be checked fails unless allowUnchecked; a default rule that could not
+/// be checked is listed without failing, unless nothing at all could be checked.
+int conclude(CommandContext& ctx, const std::vector<RuleResult>& results,
+             const std::vector<std::string>& asked, bool allowUnchecked) {
+    std::vector<std::string> failed, checked, unchecked, askedUnchecked;  // each entry once
+    auto note = [](std::vector<std::string>& v, const std::string& s) {
+        if (std::find(v.begin(), v.end(), s) == v.end()) {
+            v.push_back(s);
+        }
+    };
+    for (const RuleResult& r : results) {
+        if (r.outcome != RuleOutcome::NotChecked) {
+            note(checked, r.rule);
+            if (r.outcome == RuleOutcome::Fail) {
+                note(failed, r.rule);
+            }
+            continue;
+        }
+        const bool wholeJob = r.input == SIZE_MAX;
+        const std::string what =
+            r.rule + (wholeJob ? " (" + r.detail + ")"
+                               : " (" + deviceLabel(r.rank, r.device) + ": " + r.detail + ")");
+        note(unchecked, what);
+        const bool named = std::find(asked.begin(), asked.end(), r.rule) != asked.end() ||
+                           (wholeJob && !asked.empty());
+        if (named) {
+            note(askedUnchecked, what);
+        }
+    }
+    auto list = [](const std::vector<std::string>& v) {
+        std::string s;
+        for (const std::string& x : v) {
+            s += (s.empty() ? "" : "; ") + x;
+        }
+        return s;
+    };
+    if (!failed.empty()) {
+        ctx.out << "failed:";
+        for (const std::string& r : failed) {
+            ctx.out << " " << r;
+        }
+        ctx.out << "\n";
+        if (!unchecked.empty()) {
+            ctx.out << "NOT CHECKED: " << list(unchecked) << "\n";
+        }
+        return kExitCheckFailed;
+    }
+    if (!askedUnchecked.empty() && !allowUnchecked) {
+        ctx.out << "NOT CHECKED: " << list(askedUnchecked)
+                << "\nfailed: a rule asked for could not be checked (--allow-unchecked accepts "
+                   "that)\n";
+        return kExitCheckFailed;
+    }
+    if (checked.empty()) {
+        ctx.out << "nothing could be checked: " << list(unchecked) << "\n";
+        return allowUnchecked ? kExitSuccess : kExitCheckFailed;
+    }
+    if (unchecked.empty()) {
+        ctx.out << "all checks passed\n";
+    } else {
+        ctx.out << "all checked rules passed; NOT CHECKED: " << list(unchecked) << "\n";
+    }
+    return kExitSuccess;
+}
+
 }  // namespace
 
 int runCheck(CommandContext& ctx) {
+    // OptionSpec holds views: the text lives as long as the program.
+    static const std::string capacityHelp =
+        "capacity of the GPUs whose trace names none (PyTorch snapshots; a capacity the trace "
+        "names wins): " +
+        capacityValueHelp();
     std::vector<OptionSpec> options = {
         {"--max-peak-fraction", true, "F",
          "fail when max(peak reserved, peak allocated) / capacity > F on any GPU"},
@@ -42,6 +113,10 @@ int runCheck(CommandContext& ctx) {
         {"--max-exposed-communication", true, "F",
          "fail when exposed communication / span > F on any GPU"},
         {"--allow-oom", false, "", "do not fail when a GPU ran out of memory"},
+        {"--capacity", true, "BYTES|GPU", capacityHelp},
+        {"--allow-unchecked", false, "",
+         "do not fail when a rule named on the command line could not be checked (it still "
+         "prints NOT CHECKED)"},
     };
     for (const OptionSpec& o : analysisOptionSpecs()) {
         if (o.name == "--iteration-regex") {
@@ -53,28 +128,30 @@ int runCheck(CommandContext& ctx) {
     const std::string help = commandHelp(
         ctx.command,
         "FILE|DIR... [--max-peak-fraction F] [--fail-on-leak] [--max-exposed-communication F]\n"
-        "       [--allow-oom]",
+        "       [--allow-oom] [--capacity BYTES|GPU] [--allow-unchecked]",
         "Checks rules over every GPU of a job and prints one PASS/FAIL line per rule with the\n"
         "numbers behind it. With no rule given, checks all three with --max-peak-fraction " +
             limit(*defaults.maxPeakShare) + ",\n--fail-on-leak and --max-exposed-communication " +
             limit(*defaults.maxExposedCommunication) +
             ". The rule \"oom\" always runs (unless\n"
-            "--allow-oom): it fails when a GPU ran out of memory. Exposed communication =\n"
-            "communication kernels' time not overlapped by compute kernels, as a fraction of the "
-            "span\n"
-            "from the first kernel start to the last kernel end.\n\n"
-            "A rule that cannot be checked on a GPU prints SKIP with the reason: no memory data\n"
-            "(peak, leak, oom), capacity unknown (peak), too few iterations (leak), no kernels or\n"
-            "a span under " +
+            "--allow-oom): it fails when a GPU ran out of memory, and names the cause. Exposed\n"
+            "communication = communication kernels' time not overlapped by compute kernels, as a\n"
+            "fraction of the span from the first kernel start to the last kernel end.\n\n"
+            "A rule that cannot be checked on a GPU prints NOT CHECKED with the reason: no memory\n"
+            "data (peak, leak, oom), capacity unknown (peak; give --capacity), too few iterations\n"
+            "(leak), no kernels or a span under " +
             formatDuration(double(evidence.minTimeSpanNs)) + " / fewer than " +
             std::to_string(evidence.minTimeKernels) +
-            " kernels (exposed communication). Data the reader or the producer lost is listed\n"
-            "(DATA LOSS), and "
-            "a rule checked on such partial input says so.\n\n"
-            "exit codes: 0 every rule that could be checked passed, 1 a rule failed (named on "
-            "stdout)\n"
-            "or nothing could be checked (\"nothing could be checked\"), 2 usage, 3 unreadable "
-            "input",
+            " kernels (exposed communication).\n"
+            "A rule named on the command line that is NOT CHECKED fails the check (exit 1)\n"
+            "unless --allow-unchecked is given. With no rule named, a default rule that is NOT\n"
+            "CHECKED is listed and does not fail the check, unless nothing at all could be\n"
+            "checked (\"nothing could be checked\", exit 1).\n"
+            "Data the reader or the producer lost is listed (DATA LOSS). On such partial input a\n"
+            "rule that would pass is NOT CHECKED (the lost part may hold the OOM, a higher peak\n"
+            "or the climb), while a rule that fails still fails and says the input was partial.\n\n"
+            "exit codes: 0 every rule that had to be checked passed, 1 a rule failed or could\n"
+            "not be checked (named on stdout), 2 usage, 3 unreadable input",
         options);
     int done = kExitSuccess;
     auto args = parseCommand(ctx, options, help, done);
@@ -84,9 +161,13 @@ int runCheck(CommandContext& ctx) {
     if (args->positional.empty()) {
         return usageError(ctx, "no input given", help);
     }
-    const bool any = args->has("--max-peak-fraction") || args->has("--fail-on-leak") ||
-                     args->has("--max-exposed-communication");
-    CheckRules rules = any ? CheckRules{} : CheckRules::defaults();
+    std::vector<std::string> asked;  // the rules named on the command line
+    for (const char* rule : {"max-peak-fraction", "fail-on-leak", "max-exposed-communication"}) {
+        if (args->has(std::string("--") + rule)) {
+            asked.emplace_back(rule);
+        }
+    }
+    CheckRules rules = asked.empty() ? CheckRules::defaults() : CheckRules{};
     rules.failOnOom = !args->has("--allow-oom");
     rules.failOnLeak = rules.failOnLeak || args->has("--fail-on-leak");
     if (auto v = args->value("--max-peak-fraction")) {
@@ -104,6 +185,13 @@ int runCheck(CommandContext& ctx) {
         }
     }
     JobAnalysisOptions analysisOptions;
+    if (auto c = args->value("--capacity")) {
+        const std::optional<uint64_t> bytes = parseCapacity(*c);
+        if (!bytes) {
+            return usageError(ctx, capacityError(*c), help);
+        }
+        analysisOptions.capacityBytes = *bytes;
+    }
     if (!readAnalysisOptions(ctx, *args, help, analysisOptions)) {
         return kExitUsage;
     }
@@ -115,62 +203,19 @@ int runCheck(CommandContext& ctx) {
     if (!analysed.ok()) {
         return usageError(ctx, analysed.error().message, help);
     }
-    std::vector<std::string> failed;
-    std::vector<std::string> checked;
-    std::vector<std::string> skipped;  // "rule (why)", once each
-    auto note = [](std::vector<std::string>& v, const std::string& s) {
-        if (std::find(v.begin(), v.end(), s) == v.end()) {
-            v.push_back(s);
-        }
-    };
     for (size_t i = 0; i < job->ranks.size(); ++i) {
         for (const trace::DataLoss& l : job->ranks[i].trace.data.dataLoss) {
             ctx.out << "DATA LOSS " << job->ranks[i].path << ": " << trace::describe(l) << "\n";
         }
     }
-    auto partial = [&](const RuleResult& r) {
-        return r.input < job->ranks.size() && !job->ranks[r.input].trace.data.dataLoss.empty()
-                   ? std::string(" (partial input: data was lost, see DATA LOSS)")
-                   : std::string();
-    };
-    for (const RuleResult& r : evaluateRules(*analysed, rules, analysisOptions)) {
+    const std::vector<RuleResult> results = evaluateRules(*analysed, rules, analysisOptions);
+    for (const RuleResult& r : results) {
         const bool wholeJob = r.input == SIZE_MAX;
-        const std::string where = wholeJob ? std::string() : deviceLabel(r.rank, r.device) + ": ";
-        ctx.out << toString(r.outcome) << " " << r.rule << ": " << where << r.detail;
-        if (r.outcome == RuleOutcome::Skip) {
-            ctx.out << "\n";
-            note(skipped, wholeJob ? r.rule + " (" + analysis::kNoGpuMessage + ")"
-                                   : r.rule + " (" + r.detail + ")");
-            continue;
-        }
-        ctx.out << partial(r) << "\n";
-        note(checked, r.rule);
-        if (r.outcome == RuleOutcome::Fail) {
-            note(failed, r.rule);
-        }
+        ctx.out << toString(r.outcome) << " " << r.rule << ": "
+                << (wholeJob ? std::string() : deviceLabel(r.rank, r.device) + ": ") << r.detail
+                << "\n";
     }
-    if (!failed.empty()) {
-        ctx.out << "failed:";
-        for (const std::string& r : failed) {
-            ctx.out << " " << r;
-        }
-        ctx.out << "\n";
-        return kExitCheckFailed;
-    }
-    std::string notChecked;
-    for (const std::string& s : skipped) {
-        notChecked += (notChecked.empty() ? "" : "; ") + s;
-    }
-    if (checked.empty()) {
-        ctx.out << "nothing could be checked: " << notChecked << "\n";
-        return kExitCheckFailed;
-    }
-    if (skipped.empty()) {
-        ctx.out << "all checks passed\n";
-    } else {
-        ctx.out << "all checked rules passed; not checked: " << notChecked << "\n";
-    }
-    return kExitSuccess;
+    return conclude(ctx, results, asked, args->has("--allow-unchecked"));
 }
 
 }  // namespace vramscope::app

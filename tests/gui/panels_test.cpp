@@ -13,6 +13,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <functional>
 #include <optional>
 
 #include "panels_fixture.h"
@@ -69,8 +71,13 @@ struct Fixture {
     std::shared_ptr<const analysis::JobModel> job;
     int64_t toJob = 0;  ///< job time = trace time + toJob, from the traces' earliest event
     ZoomState zoom;
-    explicit Fixture(const analysis::SyntheticJobSpec& spec) {
+    /// `edit` may change the generated ranks before the job is made (e.g. drop the kernels).
+    explicit Fixture(const analysis::SyntheticJobSpec& spec,
+                     const std::function<void(std::vector<trace::TraceData>&)>& edit = {}) {
         std::vector<trace::TraceData> traces = analysis::generateSyntheticJob(spec);
+        if (edit) {
+            edit(traces);
+        }
         toJob = -panels_test::earliestTime(traces);
         job = makeJob(std::move(traces));
         zoom.setFullRange({0, job->durationNs});
@@ -367,7 +374,13 @@ TEST(AdvicePanel, CostFollowsThePriceAndThePlannedSteps) {
     // Step time = the median iteration, [S_i, E_i): C + D; 2 GPUs.
     const double hours = double(x.C + x.D) * 1000 / 3.6e12;
     EXPECT_NEAR(panel.estimate().totalCost, 2 * 3.0 * hours, 1e-9);
-    EXPECT_TRUE(panel.costLabel()->text().contains(QLocale().toString(2 * 3.0 * hours, 'f', 2)));
+    EXPECT_NEAR(panel.estimate().gpuHours, 2 * hours, 1e-12);
+    // The amounts as the CLI prints them (one formatter, analysis::formatAmount).
+    const QString label = panel.costLabel()->text();
+    EXPECT_TRUE(label.contains(QString::fromStdString(analysis::formatAmount(2 * 3.0 * hours))))
+        << label.toStdString();
+    EXPECT_TRUE(label.contains(QString::fromStdString(analysis::formatAmount(2 * hours))))
+        << label.toStdString();
     panel.setPlannedSteps(0);  // as observed: N iterations
     EXPECT_NEAR(panel.estimate().totalCost, 2 * 3.0 * double(x.C + x.D) * spec.iterations / 3.6e12,
                 1e-9);
@@ -389,9 +402,27 @@ TEST(AdvicePanel, SmallCostsAreWrittenInFixedNotation) {
     const QString text = panel.costLabel()->text();
     EXPECT_FALSE(text.contains(QRegularExpression(QStringLiteral("\\d[eE][-+]?\\d"))))
         << text.toStdString();
-    // Four significant digits: the leading ones of the cost, written out.
+    // Three significant digits, as the CLI writes them: "0.000" then the cost's leading digits.
     const int magnitude = int(std::floor(std::log10(cost)));
-    EXPECT_TRUE(text.contains(QLocale().toString(cost, 'f', 3 - magnitude))) << text.toStdString();
+    char expected[64];
+    std::snprintf(expected, sizeof expected, "%.*f", 2 - magnitude, cost);
+    EXPECT_TRUE(text.contains(QLatin1String(expected))) << text.toStdString() << " / " << expected;
+}
+
+TEST(AdvicePanel, IdleCostIsUnknownWithoutKernels) {
+    analysis::SyntheticJobSpec spec = leakSpec();
+    Fixture f(spec, [](std::vector<trace::TraceData>& ranks) {
+        for (trace::TraceData& d : ranks) {
+            d.kernels = {};
+            d.collectives = {};
+        }
+    });
+    widgets::AdvicePanel panel;
+    panel.setJob(f.job);
+    panel.setGpuHourPrice(2.0);
+    EXPECT_FALSE(panel.estimate().idleKnown);
+    EXPECT_TRUE(panel.costLabel()->text().contains(QStringLiteral("idle cost: unknown")))
+        << panel.costLabel()->text().toStdString();
 }
 
 TEST(CommLanesView, StacksLanesByRankAndMarksTheStraggler) {
@@ -445,7 +476,7 @@ TEST(AdvicePanel, ChecksNameTheLeakingGpuAndWhatCouldNotBeChecked) {
     EXPECT_EQ(panel.model()->rowCount(), 0);
     EXPECT_EQ(panel.pages()->currentWidget(), panel.checksView());  // what was not checked
     EXPECT_FALSE(panel.checksView()->toPlainText().contains(QStringLiteral("below 80")));
-    EXPECT_TRUE(panel.checksView()->toPlainText().contains(
-        QStringLiteral("SKIP max-peak-fraction: rank 0 GPU 0: capacity unknown (peak 300 B)")))
+    EXPECT_TRUE(panel.checksView()->toPlainText().contains(QStringLiteral(
+        "NOT CHECKED max-peak-fraction: rank 0 GPU 0: capacity unknown (peak 300 B)")))
         << panel.checksView()->toPlainText().toStdString();
 }

@@ -44,7 +44,7 @@ TEST(RanksPanels, AdvicePanelNamesTheStragglerOfAWholeJob) {
         << facts.toStdString();
     EXPECT_TRUE(
         facts.contains(QStringLiteral("Straggler: rank 2, last in 8 of 8 collectives; the "
-                                      "others wait 2.000 ms each per step")))
+                                      "others wait 2.00 ms each per step")))
         << facts.toStdString();
     EXPECT_TRUE(hasStragglerRow(*panel.model()));
     // The cost box prices the waiting: 3 ranks x 8 iterations x 2 ms, at the panel's price.

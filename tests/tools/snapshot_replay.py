@@ -29,8 +29,13 @@ With --oom-state, each oom line is followed by what was alive when the allocatio
 every entry before the oom in file order, before any after it):
   oom_state device D allocated A reserved R live_blocks N
   oom_live_size device D size S count C     (one line per block size alive, trace allocs only)
+  oom_segments device D segments N largest_free_block L segment_free F
 live_blocks counts blocks made by the trace's own allocs and still alive, plus blocks alive from
-the start that are freed after the oom or still alive at the dump.
+the start that are freed after the oom or still alive at the dump. oom_segments is rebuilt
+backwards, the other way round from the importer's forward replay: the dump's segments and live
+blocks (size: requested_size, else size), with every entry after the oom undone (a free brings its
+block back, an alloc removes it, segment frees and allocs likewise); L is the longest range inside
+one segment that no live block covers, F all such ranges together.
 """
 import gzip
 import io
@@ -182,6 +187,42 @@ def replay(entries, segments):
     }, states
 
 
+def free_space_at(entries, k, segments):
+    """Segments and free ranges when entry k happened, from the dump backwards (see above)."""
+    segs, blocks = {}, {}
+    for seg in segments:
+        segs[seg["address"]] = seg["total_size"]
+        offset = 0
+        for blk in seg.get("blocks", []):
+            addr = blk.get("address", seg["address"] + offset)
+            offset += blk["size"]
+            if blk["state"] in ("active_allocated", "active_pending_free"):
+                blocks[addr] = blk.get("requested_size", blk["size"])
+    for e in reversed(entries[k + 1:]):
+        act = e.get("action")
+        if act in ("free_completed", "free"):
+            blocks[e["addr"]] = e["size"]
+        elif act == "alloc":
+            blocks.pop(e["addr"], None)
+        elif act in ("segment_free", "segment_unmap"):
+            segs[e["addr"]] = e["size"]
+        elif act in ("segment_alloc", "segment_map"):
+            segs.pop(e["addr"], None)
+    largest = total = 0
+    ordered = sorted(blocks.items())
+    for base, size in segs.items():
+        cursor, end = base, base + size
+        for addr, bsize in ordered:
+            if addr + bsize <= base or addr >= end:
+                continue
+            if addr > cursor:
+                largest, total = max(largest, addr - cursor), total + addr - cursor
+            cursor = max(cursor, min(end, addr + bsize))
+        if end > cursor:
+            largest, total = max(largest, end - cursor), total + end - cursor
+    return len(segs), largest, total
+
+
 def main():
     args = sys.argv[1:]
     oom_state = "--oom-state" in args
@@ -202,8 +243,10 @@ def main():
         entries = traces[d] if d < len(traces) else []
         r, states = replay(entries, [s for s in segments if s["device"] == d])
         print(f"device {d} " + " ".join(f"{k} {v}" for k, v in r.items()))
-        oom_entries = [e for e in entries if e.get("action") == "oom"]
-        for e, st in zip(oom_entries, states):
+        oom_at = [k for k, e in enumerate(entries) if e.get("action") == "oom"]
+        dev_segments = [s for s in segments if s["device"] == d]
+        for k, st in zip(oom_at, states):
+            e = entries[k]
             print(f"oom device {d} size {e['size']} device_free {e.get('device_free', 0)}")
             if oom_state:
                 print(f"oom_state device {d} allocated {st['allocated']} "
@@ -213,6 +256,9 @@ def main():
                     sizes[size] = sizes.get(size, 0) + 1
                 for size in sorted(sizes):
                     print(f"oom_live_size device {d} size {size} count {sizes[size]}")
+                n, largest, total = free_space_at(entries, k, dev_segments)
+                print(f"oom_segments device {d} segments {n} largest_free_block {largest} "
+                      f"segment_free {total}")
 
 
 if __name__ == "__main__":

@@ -50,20 +50,9 @@ QString evidenceValue(const analysis::Evidence& e) {
            (e.unit.empty() ? QString() : QLatin1Char(' ') + QString::fromStdString(e.unit));
 }
 
-/// Two decimals, or four significant digits below one unit (a short trace costs little), never
-/// in scientific notation.
-QString money(double v) {
-    if (v != 0.0 && std::fabs(v) < 1.0) {
-        return fixedSignificant(v);
-    }
-    return QLocale().toString(v, 'f', 2);
-}
-
-QString wallTime(double hours) {
-    if (hours >= 1.0) {
-        return QStringLiteral("%1 h").arg(QLocale().toString(hours, 'f', hours >= 100 ? 0 : 1));
-    }
-    return formatDuration(hours * 3.6e12);
+/// A cost or GPU-hours as the CLI prints it (analysis::formatAmount).
+QString amount(double v) {
+    return QString::fromStdString(analysis::formatAmount(v));
 }
 
 /// "Job: 2 of 128 ranks present (partial: ...). last of the ranks present ...".
@@ -326,21 +315,22 @@ void AdvicePanel::updateCost() {
     m_estimate = analysis::estimateCost(input);
     const analysis::CostEstimate& e = m_estimate;
     QString text =
-        tr("cost = GPUs \u00d7 price \u00d7 step time \u00d7 steps = %1 \u00d7 %2 \u00d7 %3 (%4) "
-           "\u00d7 %5 (%6) = <b>%7</b> for %8 of wall time<br>")
+        tr("cost = GPU-hours \u00d7 price = %1 \u00d7 %2 = <b>%3</b>; GPU-hours = GPUs \u00d7 "
+           "step time \u00d7 steps = %4 \u00d7 %5 (%6) \u00d7 %7 (%8) = %4 \u00d7 %9 h of wall "
+           "time<br>")
+            .arg(amount(e.gpuHours), amount(input.gpuHourPrice), amount(e.totalCost))
             .arg(input.gpus)
-            .arg(money(input.gpuHourPrice), formatDuration(double(input.stepTimeNs)),
-                 QString::fromStdString(input.stepTimeSource),
-                 QLocale().toString(qlonglong(input.steps)),
-                 QString::fromStdString(input.stepsSource), money(e.totalCost), wallTime(e.hours));
-    if (input.spanNs > 0) {
-        text += tr("idle cost = cost \u00d7 idle / span = %1 \u00d7 %2 / %3 (%4 %) = <b>%5</b>")
-                    .arg(money(e.totalCost), formatDuration(double(input.idleNs)),
-                         formatDuration(double(input.spanNs)))
-                    .arg(e.idleFraction * 100.0, 0, 'f', 1)
-                    .arg(money(e.idleCost));
+            .arg(formatDuration(double(input.stepTimeNs)),
+                 QString::fromStdString(input.stepTimeSource), QString::number(input.steps),
+                 QString::fromStdString(input.stepsSource), amount(e.hours));
+    if (e.idleKnown) {
+        text += tr("idle cost = cost \u00d7 idle / span = %1 \u00d7 %2 / %3 (%4) = <b>%5</b>")
+                    .arg(amount(e.totalCost), formatDuration(double(input.idleNs)),
+                         formatDuration(double(input.spanNs)),
+                         QString::fromStdString(analysis::formatPercent(e.idleFraction)),
+                         amount(e.idleCost));
     } else {
-        text += tr("idle cost: unknown (the trace has no kernel records)");
+        text += tr("idle cost: unknown (no kernel records: idle time needs kernels)");
     }
     if (m_job->analysis.straggler && m_job->analysis.straggler->meetsEvidence) {
         const analysis::StragglerFinding& f = *m_job->analysis.straggler;
@@ -348,7 +338,7 @@ void AdvicePanel::updateCost() {
             tr("<br>waiting for the straggler (rank %1) = %2 GPU-hours \u00d7 price = <b>%3</b> "
                "in this trace")
                 .arg(toInt(f.rank))
-                .arg(fixedSignificant(f.waitGpuHours), money(f.waitGpuHours * input.gpuHourPrice));
+                .arg(amount(f.waitGpuHours), amount(f.waitGpuHours * input.gpuHourPrice));
     }
     m_cost->setText(text);
 }

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "vramscope/analysis/text_format.h"
+
 namespace vramscope::analysis {
 namespace {
 
@@ -188,9 +190,40 @@ TEST(Cost, GpusTimesPriceTimesHours) {
     in.spanNs = 1000;
     const CostEstimate c = estimateCost(in);
     EXPECT_DOUBLE_EQ(c.hours, 5.0);
+    EXPECT_DOUBLE_EQ(c.gpuHours, 40.0);
     EXPECT_DOUBLE_EQ(c.totalCost, 8 * 2.5 * 5.0);
+    EXPECT_TRUE(c.idleKnown);
     EXPECT_DOUBLE_EQ(c.idleFraction, 0.25);
     EXPECT_DOUBLE_EQ(c.idleCost, 25.0);
+}
+
+TEST(Cost, IsGpuHoursTimesPriceAndIdleIsUnknownWithoutKernels) {
+    // 8 GPUs for 0.495 h of wall time (1000 steps of 1.782 s) are 3.96 GPU-hours; at 2.5 per
+    // GPU-hour, 9.90.
+    CostInput in;
+    in.gpuHourPrice = 2.5;
+    in.gpus = 8;
+    in.stepTimeNs = 1'782'000'000;
+    in.steps = 1000;
+    const CostEstimate c = estimateCost(in);
+    EXPECT_NEAR(c.hours, 0.495, 1e-12);
+    EXPECT_NEAR(c.gpuHours, 3.96, 1e-12);
+    EXPECT_NEAR(c.totalCost, 9.9, 1e-12);
+    EXPECT_EQ(formatAmount(c.gpuHours), "3.96");
+    EXPECT_EQ(formatAmount(c.totalCost), "9.90");
+    // No kernels, no span: the idle part is unknown, not 0.
+    EXPECT_FALSE(c.idleKnown);
+}
+
+TEST(Cost, AmountsKeepThreeSignificantDigitsBelowOne) {
+    EXPECT_EQ(formatAmount(0.0001932), "0.000193");  // was "0.00" in the CLI
+    EXPECT_EQ(formatAmount(0.042), "0.0420");
+    EXPECT_EQ(formatAmount(0.5), "0.500");
+    EXPECT_EQ(formatAmount(-0.25), "-0.250");
+    EXPECT_EQ(formatAmount(1.0), "1.00");
+    EXPECT_EQ(formatAmount(1234.5), "1234.50");
+    EXPECT_EQ(formatAmount(0.0), "0.00");
+    EXPECT_EQ(formatAmount(1e-13), "0.00");
 }
 
 }  // namespace

@@ -19,7 +19,10 @@
 
 #include "realdata.h"
 #include "vramscope/analysis/flame_tree.h"
+#include "vramscope/analysis/gpu_capacity.h"
 #include "vramscope/analysis/job_analysis.h"
+#include "vramscope/analysis/oom_diagnosis.h"
+#include "vramscope/analysis/text_format.h"
 #include "vramscope/trace/open_trace.h"
 
 namespace vramscope::analysis {
@@ -233,6 +236,10 @@ struct OomReplay {
     int64_t reservedBytes = -1;
     int64_t liveBlocks = -1;
     std::map<uint64_t, int64_t> liveBySize;  ///< blocks the trace allocated, alive at the OOM
+    uint64_t deviceFreeBytes = 0;            ///< the oom entry's own device_free
+    int64_t segments = -1;                   ///< segments alive at the OOM (rebuilt from the dump)
+    int64_t largestFreeBlockBytes = -1;      ///< longest range in one segment no block covers
+    int64_t segmentFreeBytes = -1;           ///< all such ranges
 };
 
 OomReplay replayOom(const std::string& path) {
@@ -259,8 +266,10 @@ OomReplay replayOom(const std::string& path) {
             continue;
         }
         if (head == "oom" && !seenOom) {
-            ls >> k >> out.requestedBytes;
+            ls >> k >> out.requestedBytes >> k >> out.deviceFreeBytes;
             seenOom = out.ran = true;
+        } else if (head == "oom_segments" && out.segments < 0) {
+            ls >> k >> out.segments >> k >> out.largestFreeBlockBytes >> k >> out.segmentFreeBytes;
         } else if (head == "oom_state" && out.allocatedBytes < 0) {
             ls >> k >> out.allocatedBytes >> k >> out.reservedBytes >> k >> out.liveBlocks;
         } else if (head == "oom_live_size" && out.liveBlocks >= 0 && seenOom) {
@@ -497,6 +506,80 @@ TEST(H200Snapshot, OomIsAdvisedWithTheMemoryAtThatMoment) {
     // Memory existed before the first iteration's first event: its baseline is not 0.
     ASSERT_FALSE(d.leak.iterations.empty());
     EXPECT_GT(d.leak.iterations[0].baselineBytes, int64_t(1) << 30);
+}
+
+// The capacity table against what CUDA / ROCm reported on real GPUs: each Kineto trace's own
+// deviceProperties totalGlobalMem, and the H200 of ../shared/device/README.md (143,771 MiB). A
+// datasheet size read as GiB is at most 2 % above the usable memory, never below it.
+TEST(GpuCapacityTable, DatasheetSizesSitJustAboveWhatTheDevicesReport) {
+    const std::pair<const char*, const char*> traces[] = {
+        {"H100-80GB",
+         "/AMD-AGI_TraceLens/tests/traces/h100/"
+         "gaunernst_bert-small-uncased__1016001.json.gz"},
+        {"B200", "/AMD-AGI_TraceLens/tests/traces/b200/eager_trace.json.gz"},
+        {"MI300X", "/AMD-AGI_TraceLens/tests/traces/mi300/resnet_act_checkpoint.json.gz"},
+    };
+    auto near = [](const char* name, double reported) {
+        const std::optional<uint64_t> table = gpuCapacityByName(name);
+        ASSERT_TRUE(table.has_value()) << name;
+        EXPECT_GE(double(*table), reported) << name;
+        EXPECT_LT((double(*table) - reported) / double(*table), 0.02) << name;
+    };
+    near("H200", 143771.0 * 1024 * 1024);
+    for (const auto& [name, file] : traces) {
+        const std::string path = kRealdata + file;
+        REQUIRE_FILE(path);
+        auto t = trace::openTrace(path);
+        ASSERT_TRUE(t.ok()) << t.error().describe();
+        ASSERT_FALSE(t->data.header.devices.empty()) << path;
+        near(name, double(t->data.header.devices.front().totalMemoryBytes));
+    }
+}
+
+TEST(H200Snapshot, OomCauseIsTheLimitBelowTheDeviceNotAFullDevice) {
+    REQUIRE_FILE(kOom);
+    VRAMSCOPE_REQUIRE_PYTHON();
+    auto t = trace::openTrace(kOom);
+    ASSERT_TRUE(t.ok()) << t.error().describe();
+    auto job = analyzeJob({{&t->data, trace::kUnknownRank, 0}});
+    ASSERT_TRUE(job.ok());
+    ASSERT_EQ(job->devices.size(), 1u);
+    const DeviceAnalysis& d = job->devices[0];
+    ASSERT_EQ(d.ooms.size(), 1u);
+    const OomFacts& o = d.ooms[0];
+    // The free space inside the segments when the allocation failed, rebuilt by the Python replay
+    // backwards from the dump (the importer and segmentFreeSpaceAt go forwards).
+    const OomReplay py = replayOom(kOom);
+    ASSERT_TRUE(py.ran) << "snapshot_replay.py printed no OOM";
+    ASSERT_GE(py.largestFreeBlockBytes, 0) << "snapshot_replay.py printed no oom_segments";
+    EXPECT_EQ(o.largestFreeBlockBytes, py.largestFreeBlockBytes);
+    EXPECT_EQ(o.segmentFreeBytes, py.segmentFreeBytes);
+    // The producer's own numbers: the device reported far more free than was requested (the job
+    // ran under set_per_process_memory_fraction, ../shared/device/gpt_train.py), so the verdict is
+    // a limit below the device, whatever the fragmentation.
+    ASSERT_GT(py.deviceFreeBytes, py.requestedBytes);
+    EXPECT_EQ(o.freeBytes, py.deviceFreeBytes);
+    const OomDiagnosis why = diagnoseOom(o, d.memory.capacityBytes);
+    EXPECT_EQ(why.cause, OomCause::LimitBelowDevice) << why.explanation;
+    // Fragmentation as the replay's numbers say: the largest free block below the request while
+    // reserved - allocated is at least the request.
+    const bool fragmented = py.largestFreeBlockBytes < int64_t(py.requestedBytes) &&
+                            py.reservedBytes - py.allocatedBytes >= int64_t(py.requestedBytes);
+    EXPECT_EQ(why.fragmented, fragmented);
+    EXPECT_NE(why.explanation.find(formatBytes(double(py.deviceFreeBytes))), std::string::npos)
+        << why.explanation;
+    if (fragmented) {
+        EXPECT_NE(why.explanation.find(formatBytes(double(py.largestFreeBlockBytes))),
+                  std::string::npos)
+            << why.explanation;
+    }
+    // The advice says so, and no longer blames fragmentation for the whole failure.
+    ASSERT_FALSE(job->advice.empty());
+    const Advice& a = job->advice[0];
+    ASSERT_EQ(a.rule, "oom");
+    EXPECT_NE(a.message.find("A limit below the device was hit"), std::string::npos) << a.message;
+    EXPECT_NE(a.message.find("set_per_process_memory_fraction"), std::string::npos) << a.message;
+    EXPECT_EQ(a.message.find("may be the cause"), std::string::npos) << a.message;
 }
 
 }  // namespace

@@ -32,6 +32,44 @@ TEST(BatchFit, LeastSquaresOnNoisyPoints) {
     EXPECT_EQ(fit->largestBatchUnder100, 6);
 }
 
+TEST(BatchFit, RSquaredIsOneMinusResidualOverTotalSumOfSquares) {
+    // x = 1, 2, 3; y = 2, 4, 5 (GiB): slope 1.5, intercept 2/3; residuals -1/6, 1/3, -1/6:
+    // SS_res = 1/6, SS_tot = 42/9, R^2 = 1 - (1/6) / (42/9) = 27/28, above 0.9: no warning.
+    // Capacity 8 GiB: 2/3 + 1.5 b <= 6.4 -> b = 3, <= 8 -> b = 4, both within 2 x 3.
+    auto fit = fitBatch({{1, 2 * kGiB, ""}, {2, 4 * kGiB, ""}, {3, 5 * kGiB, ""}}, 8ull << 30);
+    ASSERT_TRUE(fit.ok());
+    EXPECT_NEAR(fit->rSquared, 27.0 / 28.0, 1e-12);
+    EXPECT_EQ(fit->largestBatchUnder80, 3);
+    EXPECT_EQ(fit->largestBatchUnder100, 4);
+    EXPECT_TRUE(fit->warnings.empty()) << fit->warnings.front();
+}
+
+TEST(BatchFit, WarnsWhenTheFitIsPoor) {
+    // The noisy points above: R^2 = 0.25, below 0.9.
+    auto fit = fitBatch({{1, 1 * kGiB, ""}, {2, 3 * kGiB, ""}, {3, 2 * kGiB, ""}}, 4ull << 30);
+    ASSERT_TRUE(fit.ok());
+    ASSERT_FALSE(fit->warnings.empty());
+    EXPECT_NE(fit->warnings[0].find("poor fit"), std::string::npos) << fit->warnings[0];
+    EXPECT_NE(fit->warnings[0].find("0.250"), std::string::npos) << fit->warnings[0];
+}
+
+TEST(BatchFit, WarnsWhenTheLargestBatchIsMoreThanTwiceTheLargestMeasured) {
+    // peak = 2 GiB + 1 GiB x batch measured up to batch 16: on 80 GiB the answers 62 and 78 are
+    // beyond 2 x 16 = 32.
+    auto far = fitBatch({{4, 6 * kGiB, ""}, {8, 10 * kGiB, ""}, {16, 18 * kGiB, ""}}, 80ull << 30);
+    ASSERT_TRUE(far.ok());
+    EXPECT_EQ(far->largestMeasuredBatch, 16.0);
+    ASSERT_EQ(far->warnings.size(), 2u);
+    EXPECT_NE(far->warnings[0].find("extrapolated"), std::string::npos) << far->warnings[0];
+    EXPECT_NE(far->warnings[0].find("62"), std::string::npos) << far->warnings[0];
+    EXPECT_NE(far->warnings[1].find("78"), std::string::npos) << far->warnings[1];
+    // On 30 GiB: 2 + b <= 24 -> 22 and 2 + b <= 30 -> 28, both within 32: no warning.
+    auto near = fitBatch({{4, 6 * kGiB, ""}, {8, 10 * kGiB, ""}, {16, 18 * kGiB, ""}}, 30ull << 30);
+    ASSERT_TRUE(near.ok());
+    EXPECT_EQ(near->largestBatchUnder100, 28);
+    EXPECT_TRUE(near->warnings.empty());
+}
+
 TEST(BatchFit, NothingFitsOrNoLimit) {
     auto big = fitBatch({{1, 90 * kGiB, ""}, {2, 100 * kGiB, ""}}, 80ull << 30);
     ASSERT_TRUE(big.ok());

@@ -76,7 +76,7 @@ TEST(Unit, DefaultsCheckEveryRuleWithTheDocumentedLimitsWhenNoneIsNamed) {
     EXPECT_TRUE(d.failOnOom);
     EXPECT_STREQ(toString(RuleOutcome::Pass), "PASS");
     EXPECT_STREQ(toString(RuleOutcome::Fail), "FAIL");
-    EXPECT_STREQ(toString(RuleOutcome::Skip), "SKIP");
+    EXPECT_STREQ(toString(RuleOutcome::NotChecked), "NOT CHECKED");
 }
 
 TEST(Unit, OomRuleFailsPassesOrSkipsWhenTheDeviceHasOomsOrMemoryData) {
@@ -98,15 +98,15 @@ TEST(Unit, OomRuleFailsPassesOrSkipsWhenTheDeviceHasOomsOrMemoryData) {
     EXPECT_EQ(r.outcome, RuleOutcome::Fail);
     EXPECT_EQ(r.detail,
               "1 out-of-memory event, the first 1.50 us after the first event, requesting "
-              "1.50 KiB");
+              "1.50 KiB; cause: unknown");
     d.ooms.push_back(OomFacts{});
     EXPECT_EQ(only(d, rules).detail,
               "2 out-of-memory events, the first 1.50 us after the first event, requesting "
-              "1.50 KiB");
+              "1.50 KiB; cause: unknown");
 
     DeviceAnalysis empty;
     r = only(empty, rules);
-    EXPECT_EQ(r.outcome, RuleOutcome::Skip);
+    EXPECT_EQ(r.outcome, RuleOutcome::NotChecked);
     EXPECT_EQ(r.detail, "no memory data");
 }
 
@@ -123,12 +123,34 @@ TEST(Unit, PeakRuleComparesPeakShareWithTheLimitWhenCapacityIsKnown) {
               RuleOutcome::Pass);
 }
 
+TEST(Unit, OnPartialInputAPassIsNotCheckedAndAFailStaysAFail) {
+    DeviceAnalysis d = device(40 * kGiB, 80 * uint64_t(kGiB));
+    d.partialInput = true;
+    RuleResult r = only(d, peakRule(0.8));
+    EXPECT_EQ(r.outcome, RuleOutcome::NotChecked);
+    EXPECT_EQ(r.detail,
+              "partial input: the trace lost events, and the rule passed only on what was kept "
+              "(peak 40.0 GiB / capacity 80.0 GiB = 0.500 <= 0.800)");
+    d = device(70 * kGiB, 80 * uint64_t(kGiB));
+    d.partialInput = true;
+    r = only(d, peakRule(0.8));
+    EXPECT_EQ(r.outcome, RuleOutcome::Fail);
+    EXPECT_EQ(r.detail,
+              "peak 70.0 GiB / capacity 80.0 GiB = 0.875 > 0.800 (partial input: the trace "
+              "lost events; what was kept already fails)");
+    // A capacity given for a trace that names none says so.
+    d = device(40 * kGiB, 80 * uint64_t(kGiB));
+    d.capacityGiven = true;
+    EXPECT_EQ(only(d, peakRule(0.8)).detail,
+              "peak 40.0 GiB / capacity 80.0 GiB (given; the trace names none) = 0.500 <= 0.800");
+}
+
 TEST(Unit, PeakRuleSkipsWhenThereIsNoMemoryDataOrNoCapacity) {
     RuleResult r = only(DeviceAnalysis{}, peakRule(0.8));
-    EXPECT_EQ(r.outcome, RuleOutcome::Skip);
+    EXPECT_EQ(r.outcome, RuleOutcome::NotChecked);
     EXPECT_EQ(r.detail, "no memory data");
     r = only(device(kGiB, 0), peakRule(0.8));
-    EXPECT_EQ(r.outcome, RuleOutcome::Skip);
+    EXPECT_EQ(r.outcome, RuleOutcome::NotChecked);
     EXPECT_EQ(r.detail, "capacity unknown (peak 1.00 GiB)");
 }
 
@@ -153,20 +175,20 @@ TEST(Unit, LeakRuleSkipsWhenThereIsNoMemoryData) {
     d.memory.hasAllocated = false;
     d.memory.hasReserved = false;
     const RuleResult r = only(d, leakRule());
-    EXPECT_EQ(r.outcome, RuleOutcome::Skip);
+    EXPECT_EQ(r.outcome, RuleOutcome::NotChecked);
     EXPECT_EQ(r.detail, "no memory data");
 }
 
 TEST(Unit, LeakRuleSkipsWithTheNeededCountFromLeakOptionsWhenTooFewIterations) {
     const DeviceAnalysis three = device(kGiB, 0, 3, LeakVerdict::Staircase);
     RuleResult r = only(three, leakRule());  // default minIterations 4
-    EXPECT_EQ(r.outcome, RuleOutcome::Skip);
+    EXPECT_EQ(r.outcome, RuleOutcome::NotChecked);
     EXPECT_EQ(r.detail, "too few iterations with memory data (3, at least 4 needed)");
 
     JobAnalysisOptions options;
     options.leak.minIterations = 6;
     r = only(device(kGiB, 0, 5), leakRule(), options);
-    EXPECT_EQ(r.outcome, RuleOutcome::Skip);
+    EXPECT_EQ(r.outcome, RuleOutcome::NotChecked);
     EXPECT_EQ(r.detail, "too few iterations with memory data (5, at least 6 needed)");
 
     // Never fewer than two, whatever the options say.
@@ -192,7 +214,7 @@ TEST(Unit, ExposedRuleComparesTheFractionWhenThereIsEnoughEvidence) {
 
 TEST(Unit, ExposedRuleSkipsWhenThereAreNoKernels) {
     const RuleResult r = only(device(kGiB, 0), exposedRule(0.3));
-    EXPECT_EQ(r.outcome, RuleOutcome::Skip);
+    EXPECT_EQ(r.outcome, RuleOutcome::NotChecked);
     EXPECT_EQ(r.detail, "no kernels");
 }
 
@@ -200,7 +222,7 @@ TEST(Unit, ExposedRuleSkipsWithTheMinimaFromAdviceOptionsWhenEvidenceIsThin) {
     DeviceAnalysis d = device(kGiB, 0);
     d.breakdown = breakdown(500'000, 10, 400'000);  // half a millisecond
     RuleResult r = only(d, exposedRule(0.3));
-    EXPECT_EQ(r.outcome, RuleOutcome::Skip);
+    EXPECT_EQ(r.outcome, RuleOutcome::NotChecked);
     EXPECT_EQ(r.detail,
               "too little evidence (span 500 us, 10 kernels; at least 1.00 ms and 2 kernels "
               "needed)");
@@ -209,7 +231,7 @@ TEST(Unit, ExposedRuleSkipsWithTheMinimaFromAdviceOptionsWhenEvidenceIsThin) {
     options.advice.minTimeSpanNs = 100'000;
     options.advice.minTimeKernels = 20;
     r = only(d, exposedRule(0.3), options);
-    EXPECT_EQ(r.outcome, RuleOutcome::Skip);
+    EXPECT_EQ(r.outcome, RuleOutcome::NotChecked);
     EXPECT_EQ(r.detail,
               "too little evidence (span 500 us, 10 kernels; at least 100 us and 20 "
               "kernels needed)");
@@ -239,7 +261,7 @@ TEST(Unit, EvaluateRulesListsDevicesInOrderAndRulesInDocumentedOrder) {
         EXPECT_EQ(results[i].device, trace::DeviceIndex{int(i / 4)}) << i;
         EXPECT_EQ(results[i].rank, trace::RankId{i < 4 ? 0 : -1}) << i;
     }
-    EXPECT_EQ(results[3].outcome, RuleOutcome::Skip);  // a has no kernels
+    EXPECT_EQ(results[3].outcome, RuleOutcome::NotChecked);  // a has no kernels
     EXPECT_EQ(results[7].outcome, RuleOutcome::Pass);
 
     CheckRules none;
@@ -251,7 +273,7 @@ TEST(Unit, EvaluateRulesGivesOneSkipForTheJobWhenItHasNoDevices) {
     const auto results = evaluateRules(JobAnalysis{}, CheckRules::defaults());
     ASSERT_EQ(results.size(), 1u);
     EXPECT_EQ(results[0].rule, "all rules");
-    EXPECT_EQ(results[0].outcome, RuleOutcome::Skip);
+    EXPECT_EQ(results[0].outcome, RuleOutcome::NotChecked);
     EXPECT_EQ(results[0].input, SIZE_MAX);
     EXPECT_EQ(results[0].rank, trace::kUnknownRank);
     EXPECT_EQ(results[0].device, trace::kHostDevice);

@@ -5,8 +5,12 @@
 // starts every iteration 2 ms late, other parameters at their defaults).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
+#include <functional>
+#include <memory>
 #include <sstream>
 
 #include <unistd.h>
@@ -14,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_command.h"
+#include "realdata.h"
 #include "vramscope/analysis/synthetic_job.h"
 #include "vramscope/analysis/text_format.h"
 #include "vramscope/trace/trace_file.h"
@@ -293,8 +298,78 @@ TEST(AnalysisCli, BatchFitFindsTheLargestBatch) {
     // 12 + 1.5 b <= 64 -> b = 34; <= 80 -> b = 45.
     EXPECT_EQ(j["largest_batch_under_80_pct"], 34);
     EXPECT_EQ(j["largest_batch_under_100_pct"], 45);
+    // Both answers are beyond 2 x 16 = 32, the largest measured batch doubled.
+    EXPECT_EQ(j["largest_measured_batch"], 16.0);
+    EXPECT_EQ(j["r_squared_threshold"], 0.9);
+    ASSERT_EQ(j["warnings"].size(), 2u);
+    EXPECT_NE(j["warnings"][0].get<std::string>().find("extrapolated"), std::string::npos);
     EXPECT_EQ(run({"batch-fit", args[2]}).code, kExitUsage);
     EXPECT_EQ(run({"batch-fit", args[2], "nofile.vscope"}).code, kExitUsage);
+    fs::remove_all(dir);
+}
+
+/// FILE:BATCH of synthetic one-rank runs at batches 4, 8, 16 (1.5 GiB of activations per sample,
+/// `iterations` iterations); the batch-8 run leaks `leakAt8` bytes per iteration.
+std::vector<std::string> batchRuns(const fs::path& dir, int iterations, uint64_t leakAt8,
+                                   bool capacity) {
+    std::vector<std::string> args;
+    for (int batch : {4, 8, 16}) {
+        analysis::SyntheticJobSpec spec;
+        spec.ranks = 1;
+        spec.iterations = iterations;
+        spec.activationBytes = uint64_t(batch) * (64ull << 20);
+        spec.leakBytesPerIteration = batch == 8 ? leakAt8 : 0;
+        auto job = analysis::generateSyntheticJob(spec);
+        if (!capacity) {
+            for (auto& dev : job[0].header.devices) {
+                dev.totalMemoryBytes = 0;
+            }
+        }
+        const std::string file = (dir / ("b" + std::to_string(batch) + ".vscope")).string();
+        EXPECT_TRUE(trace::writeTraceFile(file, job[0]).ok());
+        args.push_back(file + ":" + std::to_string(batch));
+    }
+    return args;
+}
+
+TEST(AnalysisCli, BatchFitRefusesAStaircaseRun) {
+    const fs::path dir = tempDir();
+    std::vector<std::string> args = batchRuns(dir, 8, 256ull << 20, true);
+    args.insert(args.begin(), "batch-fit");
+    const CliRun r = run(args);
+    EXPECT_EQ(r.code, kExitCheckFailed) << r.out;
+    EXPECT_NE(r.err.find("staircase"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("b8.vscope (rank 0 GPU 0: +" + formatBytes(double(256ull << 20))),
+              std::string::npos)
+        << r.err;
+    EXPECT_EQ(r.err.find("b4.vscope"), std::string::npos) << r.err;
+    fs::remove_all(dir);
+}
+
+TEST(AnalysisCli, BatchFitAsksForTheCapacityAndFailsWhenNoBatchFits) {
+    const fs::path dir = tempDir();
+    std::vector<std::string> args = batchRuns(dir, 2, 0, false);
+    args.insert(args.begin(), "batch-fit");
+    CliRun r = run(args);
+    EXPECT_EQ(r.code, kExitUsage);
+    EXPECT_NE(r.err.find("--capacity"), std::string::npos) << r.err;
+    // peak = 12 GiB + 1.5 GiB x batch (see BatchFitFindsTheLargestBatch); on an A100-40GB
+    // (40 GiB): 12 + 1.5 b <= 32 -> b = 13; <= 40 -> b = 18.
+    std::vector<std::string> a100 = args;
+    a100.insert(a100.end(), {"--capacity", "A100-40GB", "--json"});
+    r = run(a100);
+    ASSERT_EQ(r.code, kExitSuccess) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["capacity_bytes"], 40ull << 30);
+    EXPECT_EQ(j["largest_batch_under_80_pct"], 13);
+    EXPECT_EQ(j["largest_batch_under_100_pct"], 18);
+    EXPECT_TRUE(j["warnings"].empty()) << j["warnings"].dump();
+    // On 12 GiB even batch 1 (13.5 GiB) does not fit: exit 1.
+    std::vector<std::string> small = args;
+    small.insert(small.end(), {"--capacity", "12GiB"});
+    r = run(small);
+    EXPECT_EQ(r.code, kExitCheckFailed) << r.out;
+    EXPECT_NE(r.out.find("of capacity: none (batch 1 does not fit)"), std::string::npos) << r.out;
     fs::remove_all(dir);
 }
 
@@ -330,6 +405,9 @@ TEST(AnalysisCli, OomIsReportedAdvisedAndFailsCheck) {
     EXPECT_EQ(ooms[0]["requested_bytes"], 3ull << 30);
     EXPECT_EQ(ooms[0]["time_ns"], 200'000'000);
     EXPECT_EQ(ooms[0]["allocated_bytes"], allocated);
+    // Reserved is at most 20 GiB (18 GiB + 5 x 32 MiB in 2 GiB segments): + 3 GiB is far below
+    // 90 % of the 80 GiB GPU, so something below the device refused the request.
+    EXPECT_EQ(ooms[0]["cause"], "limit-below-device");
     ASSERT_FALSE(ooms[0]["top_live"].empty());
     ASSERT_FALSE(j["advice"].empty());
     EXPECT_EQ(j["advice"][0]["rule"], "oom");
@@ -373,8 +451,11 @@ TEST(AnalysisCli, CheckSaysWhatCouldNotBeChecked) {
     const std::string noCap = (dir / "nocap.vscope").string();
     ASSERT_TRUE(trace::writeTraceFile(noCap, job[0]).ok());
     r = run({"check", noCap, "--max-peak-fraction", "0.8"});
-    EXPECT_NE(r.out.find("SKIP max-peak-fraction"), std::string::npos) << r.out;
-    EXPECT_NE(r.out.find("capacity unknown"), std::string::npos) << r.out;
+    EXPECT_EQ(r.code, kExitCheckFailed) << r.out;  // a rule asked for could not be checked
+    EXPECT_NE(r.out.find("NOT CHECKED max-peak-fraction"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("NOT CHECKED: max-peak-fraction (rank 0 GPU 0: capacity unknown"),
+              std::string::npos)
+        << r.out;
     EXPECT_EQ(r.out.find("all checks passed"), std::string::npos) << r.out;
     // Data lost: listed, and a rule checked on it says so.
     job[0].dataLoss.push_back(
@@ -382,6 +463,9 @@ TEST(AnalysisCli, CheckSaysWhatCouldNotBeChecked) {
     const std::string lossy = (dir / "lossy.vscope").string();
     ASSERT_TRUE(trace::writeTraceFile(lossy, job[0]).ok());
     r = run({"check", lossy, "--fail-on-leak"});
+    // The sawtooth would pass, but on partial input a pass proves nothing.
+    EXPECT_EQ(r.code, kExitCheckFailed) << r.out;
+    EXPECT_NE(r.out.find("NOT CHECKED fail-on-leak"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("DATA LOSS"), std::string::npos) << r.out;
     // name, value, kind and description of the registry's counter, then the producer's detail
     EXPECT_NE(r.out.find("writer_queue_overflow = 12 [data_loss]: records dropped because the "
@@ -391,6 +475,156 @@ TEST(AnalysisCli, CheckSaysWhatCouldNotBeChecked) {
     EXPECT_NE(r.out.find("(kernel records)"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("partial input"), std::string::npos) << r.out;
     EXPECT_NE(run({"check", "--help"}).out.find("nothing could be checked"), std::string::npos);
+    fs::remove_all(dir);
+}
+
+/// A trace file of one synthetic rank (5 iterations) with the changes `edit` makes.
+std::string writeEdited(const fs::path& dir, const std::string& name, uint64_t leakBytes,
+                        const std::function<void(trace::TraceData&)>& edit) {
+    analysis::SyntheticJobSpec spec;
+    spec.ranks = 1;
+    spec.iterations = 5;
+    spec.leakBytesPerIteration = leakBytes;
+    auto job = analysis::generateSyntheticJob(spec);
+    edit(job[0]);
+    const std::string file = (dir / name).string();
+    EXPECT_TRUE(trace::writeTraceFile(file, job[0]).ok());
+    return file;
+}
+
+void dropCapacity(trace::TraceData& d) {
+    for (auto& dev : d.header.devices) {
+        dev.totalMemoryBytes = 0;
+    }
+}
+
+void loseEvents(trace::TraceData& d) {
+    d.dataLoss.push_back({trace::LossCounter::WriterQueueOverflow, 12, "kernel records", 0, 0});
+}
+
+TEST(AnalysisCli, CheckTakesTheCapacityAsBytesOrAGpuName) {
+    EXPECT_EQ(parseCapacity("H200"), 141ull << 30);
+    EXPECT_EQ(parseCapacity("h100-80gb"), 80ull << 30);
+    EXPECT_EQ(parseCapacity("A100-40GB"), 40ull << 30);
+    EXPECT_EQ(parseCapacity("MI300X"), 192ull << 30);
+    EXPECT_EQ(parseCapacity("141GiB"), 141ull << 30);
+    EXPECT_EQ(parseCapacity("80GB"), 80'000'000'000ull);  // decimal units stay decimal
+    EXPECT_FALSE(parseCapacity("0").has_value());
+    EXPECT_FALSE(parseCapacity("H300").has_value());
+    const fs::path dir = tempDir();
+    const std::string noCap = writeEdited(dir, "nocap.vscope", 0, dropCapacity);
+    // Peak 18 GiB with the synthetic defaults (W 4 GiB + O 8 GiB + 24 x 256 MiB of activations,
+    // reserved in 2 GiB segments); on an H200 (141 GiB) 18 / 141 = 0.128.
+    CliRun r = run({"check", noCap, "--max-peak-fraction", "0.13", "--capacity", "H200"});
+    EXPECT_EQ(r.code, kExitSuccess) << r.out;
+    EXPECT_NE(r.out.find("PASS max-peak-fraction"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("0.128 <= 0.130"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("(given; the trace names none)"), std::string::npos) << r.out;
+    r = run({"check", noCap, "--max-peak-fraction", "0.12", "--capacity", "141GiB"});
+    EXPECT_EQ(r.code, kExitCheckFailed) << r.out;
+    EXPECT_NE(r.out.find("FAIL max-peak-fraction"), std::string::npos) << r.out;
+    // A capacity the trace names wins: 18 / 80 = 0.225.
+    const std::string withCap = writeEdited(dir, "cap.vscope", 0, [](trace::TraceData&) {});
+    r = run({"check", withCap, "--max-peak-fraction", "0.3", "--capacity", "H200"});
+    EXPECT_NE(r.out.find("0.225 <= 0.300"), std::string::npos) << r.out;
+    r = run({"check", noCap, "--capacity", "H300"});
+    EXPECT_EQ(r.code, kExitUsage);
+    EXPECT_NE(r.err.find("H100-80GB, H200, A100-40GB, A100-80GB, B200, MI300X"), std::string::npos)
+        << r.err;
+    fs::remove_all(dir);
+}
+
+TEST(AnalysisCli, CheckFailsWhenARuleAskedForCannotBeCheckedOnARealSnapshot) {
+    const std::string path = std::string(VRAMSCOPE_REALDATA_DIR) +
+                             "/silmont2000_assignment2-systems/mem_snapshot.pickle";
+    VRAMSCOPE_REQUIRE_INPUT(path);
+    VRAMSCOPE_REQUIRE_PYTHON();
+    // A PyTorch snapshot names no capacity: the peak rule cannot be checked.
+    CliRun r = run({"check", "--max-peak-fraction", "0.01", path});
+    EXPECT_EQ(r.code, kExitCheckFailed) << r.out;
+    EXPECT_NE(r.out.find("NOT CHECKED: max-peak-fraction"), std::string::npos) << r.out;
+    r = run({"check", "--max-peak-fraction", "0.01", "--allow-unchecked", path});
+    EXPECT_EQ(r.code, kExitSuccess) << r.out;
+    EXPECT_NE(r.out.find("NOT CHECKED"), std::string::npos) << r.out;
+    // With the capacity given, the peak is checked: peak = max(peak allocated, peak reserved) of
+    // the independent Python replay of the snapshot (tests/tools/snapshot_replay.py).
+    const std::string cmd =
+        "python3 '" VRAMSCOPE_SOURCE_DIR "/tests/tools/snapshot_replay.py' '" + path + "'";
+    std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
+    ASSERT_TRUE(pipe);
+    char line[4096] = {};
+    ASSERT_NE(fgets(line, sizeof line, pipe.get()), nullptr);
+    std::istringstream words(line);
+    double peakAllocated = -1, peakReserved = -1;
+    for (std::string w; words >> w;) {
+        if (w == "peak_allocated") {
+            words >> peakAllocated;
+        } else if (w == "peak_reserved") {
+            words >> peakReserved;
+        }
+    }
+    ASSERT_GT(peakAllocated, 0) << line;
+    const double share = std::max(peakAllocated, peakReserved) / double(80ull << 30);
+    char expected[64];
+    std::snprintf(expected, sizeof expected, "%.3f %s 0.010", share, share <= 0.01 ? "<=" : ">");
+    r = run({"check", "--max-peak-fraction", "0.01", "--capacity", "80GiB", path});
+    EXPECT_EQ(r.code, share <= 0.01 ? kExitSuccess : kExitCheckFailed) << r.out;
+    EXPECT_NE(r.out.find(expected), std::string::npos) << r.out << " / " << expected;
+}
+
+TEST(AnalysisCli, CheckListsDefaultRulesThatCannotBeCheckedWithoutFailing) {
+    const fs::path dir = tempDir();
+    // No rule named: the peak rule cannot be checked without a capacity; the others pass.
+    const std::string noCap = writeEdited(dir, "nocap.vscope", 0, dropCapacity);
+    CliRun r = run({"check", noCap});
+    EXPECT_EQ(r.code, kExitSuccess) << r.out;
+    EXPECT_NE(r.out.find("NOT CHECKED max-peak-fraction"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("all checked rules passed; NOT CHECKED: max-peak-fraction"),
+              std::string::npos)
+        << r.out;
+    // On partial input every passing default rule is NOT CHECKED: nothing was checked.
+    const std::string lossy = writeEdited(dir, "lossy.vscope", 0, loseEvents);
+    r = run({"check", lossy});
+    EXPECT_EQ(r.code, kExitCheckFailed) << r.out;
+    EXPECT_EQ(r.out.find("PASS"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("NOT CHECKED oom: rank 0 GPU 0: partial input"), std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("nothing could be checked"), std::string::npos) << r.out;
+    // A rule that fails on what was kept still fails, and says the input was partial.
+    const std::string lossyLeak = writeEdited(dir, "lossyleak.vscope", 64ull << 20, loseEvents);
+    r = run({"check", lossyLeak, "--fail-on-leak"});
+    EXPECT_EQ(r.code, kExitCheckFailed) << r.out;
+    EXPECT_NE(r.out.find("FAIL fail-on-leak"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("what was kept already fails"), std::string::npos) << r.out;
+    fs::remove_all(dir);
+}
+
+TEST(AnalysisCli, CostIsGpuHoursTimesPriceAndIdleIsUnknownWithoutKernels) {
+    const fs::path dir = tempDir();
+    // No kernels: the step time comes from the iteration ranges, the idle time is unknown.
+    const std::string file = writeEdited(dir, "nokernels.vscope", 0, [](trace::TraceData& d) {
+        d.kernels = {};
+        d.collectives = {};
+    });
+    CliRun r = run({"report", "--json", "--gpu-hour-price", "0.01", file});
+    ASSERT_EQ(r.code, 0) << r.err;
+    const auto cost = nlohmann::json::parse(r.out)["cost"];
+    const double hours = double(cost["step_time_ns"].get<int64_t>()) * 5 / 3.6e12;
+    EXPECT_EQ(cost["steps"], 5);
+    EXPECT_DOUBLE_EQ(cost["hours"].get<double>(), hours);
+    EXPECT_DOUBLE_EQ(cost["gpu_hours"].get<double>(), 1 * hours);
+    EXPECT_DOUBLE_EQ(cost["total_cost"].get<double>(), 1 * hours * 0.01);
+    EXPECT_TRUE(cost["idle_cost"].is_null());
+    EXPECT_TRUE(cost["idle_fraction"].is_null());
+    // The text writes the same amounts with the shared formatter: a cost far below one unit is
+    // not "0.00".
+    r = run({"report", "--gpu-hour-price", "0.01", file});
+    const std::string total = analysis::formatAmount(hours * 0.01);
+    EXPECT_NE(total, "0.00");
+    EXPECT_NE(r.out.find("cost: " + total + " = " + analysis::formatAmount(hours) + " GPU-hours"),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("idle part unknown"), std::string::npos) << r.out;
     fs::remove_all(dir);
 }
 

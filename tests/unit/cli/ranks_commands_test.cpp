@@ -62,7 +62,7 @@ TEST(RanksCli, SynthStragglerIsNamedWithTheWaitItCauses) {
     const CliRun text = run({"report", dir.string()});
     ASSERT_EQ(text.code, 0) << text.err;
     EXPECT_NE(text.out.find("straggler: rank 2, last in 8 of 8 collectives; the others wait "
-                            "2.000 ms each per step"),
+                            "2.00 ms each per step"),
               std::string::npos)
         << text.out;
     EXPECT_EQ(adviceLines(text.out, "straggler"), 1u);

@@ -45,10 +45,14 @@ struct OomFacts {
     trace::TimestampNs timeNs = 0;        ///< the rank's own clock
     trace::TimestampNs sinceStartNs = 0;  ///< from the rank's first event
     uint64_t requestedBytes = 0;
-    uint64_t freeBytes = 0;          ///< reported by the producer, 0 = unknown
-    int64_t allocatedBytes = -1;     ///< allocated curve's value at the OOM, -1 = unknown
-    int64_t reservedBytes = -1;      ///< reserved curve's value at the OOM, -1 = unknown
-    uint64_t liveAllocations = 0;    ///< allocations alive at the OOM (detail level)
+    uint64_t freeBytes = 0;        ///< reported by the producer, 0 = unknown
+    int64_t allocatedBytes = -1;   ///< allocated curve's value at the OOM, -1 = unknown
+    int64_t reservedBytes = -1;    ///< reserved curve's value at the OOM, -1 = unknown
+    uint64_t liveAllocations = 0;  ///< allocations alive at the OOM (detail level)
+    /// Largest free range inside the reserved segments alive at the OOM, and all such ranges
+    /// together (segmentFreeSpaceAt, oom_diagnosis.h); -1 = unknown (no segment or block events).
+    int64_t largestFreeBlockBytes = -1;
+    int64_t segmentFreeBytes = -1;
     std::vector<LiveGroup> topLive;  ///< largest groups of the live set, at most 3
 };
 
@@ -92,7 +96,8 @@ bool enoughTimeEvidence(const TimeBreakdown& breakdown, const AdviceOptions& opt
 
 /// Applies the rules to every device:
 /// - oom (Critical): the device ran out of memory: the first OOM's request, time, allocated and
-///   reserved bytes then, and the largest groups of allocations alive then.
+///   reserved bytes then, its cause (diagnoseOom: a limit below the device, fragmentation, a full
+///   device, or unknown, with the numbers), and the largest groups of allocations alive then.
 /// - peak-near-capacity: max(peak reserved, peak allocated) / capacity > peakFraction (Critical
 ///   at >= criticalPeakFraction or after an OOM): activation checkpointing, mixed precision, a
 ///   smaller micro-batch with gradient accumulation.
@@ -126,12 +131,16 @@ struct CostInput {
     int64_t spanNs = 0;          ///< summed over devices
 };
 
-/// cost = gpus x price x stepTime[h] x steps; idle cost = cost x (sum idle / sum span).
+/// GPU-hours = gpus x stepTime[h] x steps; cost = GPU-hours x price; idle cost = cost x (sum idle
+/// / sum span), known only with kernels (sum span > 0). Print the amounts with formatAmount
+/// (text_format.h) so the CLI and the GUI agree.
 struct CostEstimate {
     CostInput input;
-    double hours = 0.0;  ///< stepTime x steps, wall hours
+    double hours = 0.0;     ///< stepTime x steps, wall hours
+    double gpuHours = 0.0;  ///< gpus x hours
     double totalCost = 0.0;
-    double idleFraction = 0.0;
+    bool idleKnown = false;     ///< input.spanNs > 0; idleFraction and idleCost are 0 otherwise
+    double idleFraction = 0.0;  ///< sum idle / sum span
     double idleCost = 0.0;
 };
 CostEstimate estimateCost(const CostInput& input);

@@ -17,17 +17,31 @@ struct BatchPoint {
     std::string label;  ///< e.g. the file it came from
 };
 
+/// Below this R² the line explains too little of the measured peaks to extrapolate from.
+inline constexpr double kBatchFitMinRSquared = 0.9;
+/// A largest batch beyond this multiple of the largest measured batch is an extrapolation too far
+/// to trust without a run near it (activations, workspaces and allocator rounding need not stay
+/// linear).
+inline constexpr double kBatchFitMaxExtrapolation = 2.0;
+
 /// peak(batch) = interceptBytes + slopeBytesPerSample x batch, fitted by ordinary least squares.
 struct BatchFit {
     std::vector<BatchPoint> points;
     double slopeBytesPerSample = 0.0;
     double interceptBytes = 0.0;
-    double rSquared = 0.0;  ///< 1 - SS_res / SS_tot; 1 when all peaks are equal
+    /// 1 - SS_res / SS_tot (SS_res = sum of (peak - predicted)^2, SS_tot = sum of (peak - mean
+    /// peak)^2); 1 when all peaks are equal.
+    double rSquared = 0.0;
+    double largestMeasuredBatch = 0.0;
     uint64_t capacityBytes = 0;
     /// Largest integer batch b >= 1 with intercept + slope x b <= fraction x capacity; nullopt when
     /// even batch 1 does not fit, or when the slope is <= 0 (no limit can be derived).
     std::optional<int64_t> largestBatchUnder80;  ///< fraction = kCapacityWarningShare
     std::optional<int64_t> largestBatchUnder100;
+    /// Why the answer may not hold, one sentence each with its numbers: R² below
+    /// kBatchFitMinRSquared; a largest batch above kBatchFitMaxExtrapolation x the largest
+    /// measured batch.
+    std::vector<std::string> warnings;
     /// Predicted peak at a batch (bytes).
     double predict(double batch) const { return interceptBytes + slopeBytesPerSample * batch; }
 };

@@ -27,30 +27,34 @@ struct CheckRules {
     static CheckRules defaults();
 };
 
-enum class RuleOutcome { Pass, Fail, Skip };
-const char* toString(RuleOutcome outcome);  ///< "PASS", "FAIL", "SKIP"
+/// NotChecked: the data cannot support a verdict (see evaluateRules); never a silent pass.
+enum class RuleOutcome { Pass, Fail, NotChecked };
+const char* toString(RuleOutcome outcome);  ///< "PASS", "FAIL", "NOT CHECKED"
 
 /// The result of one rule on one GPU (or on the whole job, with device = -1 and input = SIZE_MAX
 /// when the job has no GPU at all).
 struct RuleResult {
     std::string rule;  ///< "oom", "max-peak-fraction", "fail-on-leak", "max-exposed-communication"
-    RuleOutcome outcome = RuleOutcome::Skip;
+    RuleOutcome outcome = RuleOutcome::NotChecked;
     size_t input = SIZE_MAX;                   ///< DeviceAnalysis::input
     trace::RankId rank = trace::kUnknownRank;  ///< -1 = unknown
     trace::DeviceIndex device = trace::kHostDevice;
     /// For Pass / Fail the numbers and the formula behind the outcome ("peak 70.00 GiB / capacity
-    /// 80.00 GiB = 0.875 > 0.800"); for Skip why the rule could not be checked ("no memory
+    /// 80.00 GiB = 0.875 > 0.800"); for NotChecked why the rule could not be checked ("no memory
     /// data", "capacity unknown (peak 1.00 GiB)", ...). The GPU is named by rank and device.
     std::string detail;
 };
 
 /// Evaluates `rules` on every device of `job`, in device order, rules in the order oom,
-/// max-peak-fraction, fail-on-leak, max-exposed-communication. A rule is skipped, with the reason,
-/// where the data cannot support a verdict: no memory data (oom, peak, leak), capacity unknown
-/// (peak), fewer iterations with memory data than max(2, options.leak.minIterations) (leak), no
-/// kernels or less than AdviceOptions' minimum span and kernel count (exposed communication; see
-/// enoughTimeEvidence). A job without devices gives one Skip with rule "all rules", its detail
-/// starting with kNoGpuMessage. Pure; no I/O.
+/// max-peak-fraction, fail-on-leak, max-exposed-communication. A rule is NotChecked, with the
+/// reason, where the data cannot support a verdict: no memory data (oom, peak, leak), capacity
+/// unknown (peak), fewer iterations with memory data than max(2, options.leak.minIterations)
+/// (leak), no kernels or less than AdviceOptions' minimum span and kernel count (exposed
+/// communication; see enoughTimeEvidence). On a partial input (DeviceAnalysis::partialInput: the
+/// trace lost events) a rule that would pass is NotChecked too, since the lost part may hold the
+/// OOM, the higher peak or the climbing iterations; a rule that fails still fails (what was kept
+/// already breaks it) and says the input was partial. A job without devices gives one NotChecked
+/// with rule "all rules", its detail starting with kNoGpuMessage. The oom rule names the cause (diagnoseOom). Pure; no I/O.
 std::vector<RuleResult> evaluateRules(const JobAnalysis& job, const CheckRules& rules,
                                       const JobAnalysisOptions& options = {});
 

@@ -34,6 +34,11 @@ struct DeviceAnalysis {
     trace::DeviceIndex device{0};
     /// Capacity and peaks (rank trace time); memory.hasData() = memory events or counters.
     MemorySummary memory;
+    /// memory.capacityBytes is JobAnalysisOptions::capacityBytes: the trace names none.
+    bool capacityGiven = false;
+    /// The input lost events (a DataLoss of severity data_loss or error): what was kept may miss
+    /// an OOM, a higher peak or iterations, so a rule that passes on it proves nothing.
+    bool partialInput = false;
     /// Allocations of the detail level (detailLevel) paired with their frees; shared with the
     /// flame trees and live sets so that it is built once per device. Never null.
     std::shared_ptr<const AllocationIndex> index;
@@ -66,6 +71,9 @@ struct JobAnalysisOptions {
     StragglerOptions straggler;
     std::optional<double> gpuHourPrice;  ///< cost only when set
     std::optional<int64_t> plannedSteps;
+    /// Capacity of every GPU whose trace names none (PyTorch snapshots carry no capacity), bytes;
+    /// 0 = none. A capacity the trace names wins.
+    uint64_t capacityBytes = 0;
     /// Inputs (ranks) analysed at once, each on its own thread; 0 = one per hardware thread,
     /// 1 = on the calling thread only. Results do not depend on it.
     int threads = 0;

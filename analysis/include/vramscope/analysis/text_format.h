@@ -53,6 +53,12 @@ std::string shortenName(std::string_view name, size_t width);
 /// equal inputs give equal outputs. O(n^2 x length) for n names: meant for tens to hundreds.
 std::vector<std::string> shortenNames(const std::vector<std::string>& names, size_t width);
 
+/// A cost or a number of GPU-hours: two decimals from 1 up ("3.96", "1234.50"), three
+/// significant digits below 1 ("0.500", "0.0420", "0.000193"), so that a short trace's cost is
+/// never "0.00"; fixed notation, never an exponent; "0.00" for 0 and below 1e-12 in magnitude.
+/// One spelling for the CLI's text, the GUI and the analyses' sentences (JSON keeps raw numbers).
+std::string formatAmount(double value);
+
 /// "rank 3", or "rank ?" for an unknown rank (< 0).
 std::string rankLabel(trace::RankId rank);
 

@@ -43,7 +43,7 @@ private:
 QString adviceDetailsHtml(const analysis::Advice& advice);
 
 /// HTML of the CI rule results (JobModel::checks): one line per rule and GPU, PASS / FAIL /
-/// SKIP with the numbers or the reason, as `vramscope-cli check` prints them.
+/// NOT CHECKED with the numbers or the reason, as `vramscope-cli check` prints them.
 QString checksHtml(const analysis::JobModel& job);
 
 /// The Advice dock: the advice table, the selected advice's details, the CI checks, and the cost
