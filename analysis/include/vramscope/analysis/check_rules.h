@@ -54,7 +54,8 @@ struct RuleResult {
 /// trace lost events) a rule that would pass is NotChecked too, since the lost part may hold the
 /// OOM, the higher peak or the climbing iterations; a rule that fails still fails (what was kept
 /// already breaks it) and says the input was partial. A job without devices gives one NotChecked
-/// with rule "all rules", its detail starting with kNoGpuMessage. The oom rule names the cause (diagnoseOom). Pure; no I/O.
+/// with rule "all rules", its detail starting with kNoGpuMessage. The oom rule names the cause
+/// (diagnoseOom). Pure; no I/O.
 std::vector<RuleResult> evaluateRules(const JobAnalysis& job, const CheckRules& rules,
                                       const JobAnalysisOptions& options = {});
 
