@@ -178,7 +178,17 @@ trace::Result<DeviceAnalysis> analyzeDevice(const RankInput& input, size_t input
     }
     d.iterations = std::move(its).value();
     d.index = std::make_shared<const AllocationIndex>(data, dev, detailLevel(data, dev));
-    d.leak = analyzeLeak(data, dev, d.iterations, *d.index, options.leak);
+    LeakOptions leakOptions = options.leak;
+    if (leakOptions.capacityBytes == 0) {
+        leakOptions.capacityBytes = options.capacityBytes;
+    }
+    d.leak = analyzeLeak(data, dev, d.iterations, *d.index, leakOptions);
+    d.liveSet = liveSetEvidence(data, dev, d.index->level());
+    if (!d.liveSet.known) {
+        // Survivors pair frees with allocations by address: without addresses they are invented.
+        d.leak.survivors.clear();
+        d.leak.survivorBytes = 0;
+    }
     const trace::TimestampNs start = firstEventNs(data);
     // The segments are indexed only for a device that ran out of memory and has blocks to place
     // in them.
@@ -195,7 +205,7 @@ trace::Result<DeviceAnalysis> analyzeDevice(const RankInput& input, size_t input
     std::stable_sort(d.ooms.begin(), d.ooms.end(),
                      [](const OomFacts& a, const OomFacts& b) { return a.timeNs < b.timeNs; });
     d.hadOom = !d.ooms.empty();
-    d.modelStateBytes = modelStateBytes(data, *d.index, d.iterations);
+    d.modelStateBytes = d.liveSet.known ? modelStateBytes(data, *d.index, d.iterations) : -1;
     for (TimeBreakdown& b : breakdowns) {
         if (b.device == dev) {
             for (const IdleGap& g : b.gaps) {

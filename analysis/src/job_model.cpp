@@ -208,7 +208,7 @@ void indexGpus(JobModel& m) {
                 g.device = &d;
                 g.level = d.index->level();
                 g.peakTimeNs = peakTime(data, *d.index);
-                g.liveSet = liveSetEvidence(data, d.device, g.level);
+                g.liveSet = d.liveSet;
                 m.flames->add(key.rankIndex, key.device, data, d.index);
                 m.memory.push_back(g);
             }

@@ -370,6 +370,9 @@ LeakReport analyzeLeak(const trace::TraceData& data, trace::DeviceIndex device,
     if (const trace::DeviceInfo* info = data.device(device)) {
         r.capacityBytes = info->totalMemoryBytes;
     }
+    if (r.capacityBytes == 0) {
+        r.capacityBytes = options.capacityBytes;
+    }
     if (iterations.source == IterationSource::None) {
         // Nothing per iteration without iterations one can trust (see findIterations).
         r.verdict = LeakVerdict::Inconclusive;

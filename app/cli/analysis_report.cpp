@@ -33,11 +33,17 @@ std::string pct(double fraction) {
 }  // namespace
 
 std::vector<OptionSpec> analysisOptionSpecs() {
+    // OptionSpec holds views: the composed text must outlive every caller.
+    static const std::string capacityHelp =
+        "capacity of the GPUs whose trace names none (PyTorch snapshots; a capacity the trace "
+        "names wins): " +
+        capacityValueHelp();
     return {
         {"--iteration-regex", true, "REGEX",
          "an iteration runs from the start of one range whose name matches REGEX (ECMAScript) "
          "to the start of the next (so 'Optimizer\\.step' gives the step period), instead of "
          "the default markers (ProfilerStep#N, ranges named like steps, optimizer steps)"},
+        {"--capacity", true, "BYTES|GPU", capacityHelp},
         {"--gpu-hour-price", true, "P", "estimate the cost at P per GPU-hour"},
         {"--planned-steps", true, "N",
          "with --gpu-hour-price: price N steps (default: the steps seen)"},
@@ -58,6 +64,14 @@ bool readAnalysisOptions(CommandContext& ctx, const ParsedArgs& args, const std:
             usageError(ctx, probe.error().message, help);
             return false;
         }
+    }
+    if (auto c = args.value("--capacity")) {
+        const std::optional<uint64_t> bytes = parseCapacity(*c);
+        if (!bytes) {
+            usageError(ctx, capacityError(*c), help);
+            return false;
+        }
+        options.capacityBytes = *bytes;
     }
     if (auto price = args.value("--gpu-hour-price")) {
         char* end = nullptr;
@@ -363,6 +377,10 @@ void writeDeviceAnalysisText(const DeviceAnalysis& d, std::ostream& os) {
               "survivors or model state)\n";
     } else {
         writeLeakText(l, os);
+    }
+    if (!d.liveSet.known && d.memory.peakBytes() > 0 &&
+        d.iterations.source != IterationSource::None) {
+        os << "  model state: unknown (the live set cannot be rebuilt; see above)\n";
     }
     if (d.modelStateBytes >= 0 && (d.memory.peakBytes() > 0)) {
         os << "  model state: " << formatBytes(uint64_t(d.modelStateBytes))

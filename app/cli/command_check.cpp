@@ -102,10 +102,6 @@ int conclude(CommandContext& ctx, const std::vector<RuleResult>& results,
 
 int runCheck(CommandContext& ctx) {
     // OptionSpec holds views: the text lives as long as the program.
-    static const std::string capacityHelp =
-        "capacity of the GPUs whose trace names none (PyTorch snapshots; a capacity the trace "
-        "names wins): " +
-        capacityValueHelp();
     std::vector<OptionSpec> options = {
         {"--max-peak-fraction", true, "F",
          "fail when max(peak reserved, peak allocated) / capacity > F on any GPU"},
@@ -113,13 +109,12 @@ int runCheck(CommandContext& ctx) {
         {"--max-exposed-communication", true, "F",
          "fail when exposed communication / span > F on any GPU"},
         {"--allow-oom", false, "", "do not fail when a GPU ran out of memory"},
-        {"--capacity", true, "BYTES|GPU", capacityHelp},
         {"--allow-unchecked", false, "",
          "do not fail when a rule named on the command line could not be checked (it still "
          "prints NOT CHECKED)"},
     };
     for (const OptionSpec& o : analysisOptionSpecs()) {
-        if (o.name == "--iteration-regex") {
+        if (o.name == "--iteration-regex" || o.name == "--capacity") {
             options.push_back(o);
         }
     }
@@ -185,13 +180,6 @@ int runCheck(CommandContext& ctx) {
         }
     }
     JobAnalysisOptions analysisOptions;
-    if (auto c = args->value("--capacity")) {
-        const std::optional<uint64_t> bytes = parseCapacity(*c);
-        if (!bytes) {
-            return usageError(ctx, capacityError(*c), help);
-        }
-        analysisOptions.capacityBytes = *bytes;
-    }
     if (!readAnalysisOptions(ctx, *args, help, analysisOptions)) {
         return kExitUsage;
     }

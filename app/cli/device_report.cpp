@@ -67,6 +67,7 @@ Json DeviceReport::toJson() const {
     j["reserved_source"] = analysis::toString(reservedSource);
     j["live_set_known"] = liveSetKnown;
     j["live_set_reason"] = liveSetKnown ? Json(nullptr) : Json(liveSetReason);
+    j["capacity_given"] = capacityGiven;
     if (analysis) {
         addDeviceAnalysisJson(*analysis, clockOffsetNs, j);
     }
@@ -189,6 +190,10 @@ JobReport buildJobReport(const trace::Job& job,
             }
             // Add analyses here: fill the new DeviceReport fields from `data` and `tl`.
             d.analysis = analysisOf(size_t(&rt - job.ranks.data()), tl.device);
+            if (d.analysis && d.analysis->capacityGiven) {
+                d.capacityBytes = d.analysis->memory.capacityBytes;
+                d.capacityGiven = true;
+            }
             d.clockOffsetNs = rt.clockOffsetNs;
             report.devices.push_back(std::move(d));
         }
@@ -297,7 +302,9 @@ void writeTextReport(const JobReport& report, std::ostream& os) {
             }
             rows.push_back({d.rank ? std::to_string(*d.rank) : "?", std::to_string(toInt(d.device)),
                             d.name.value_or("?"),
-                            d.capacityBytes ? formatBytes(*d.capacityBytes) : "unknown",
+                            d.capacityBytes ? formatBytes(*d.capacityBytes) +
+                                                  (d.capacityGiven ? " (given)" : "")
+                                            : "unknown",
                             bytesCell(d.peakAllocatedBytes, d.capacityBytes),
                             bytesCell(d.peakReservedBytes, d.capacityBytes), at,
                             std::to_string(d.memoryEvents)});

@@ -31,6 +31,7 @@ struct DeviceReport {
     trace::DeviceIndex device{0};     ///< CUDA ordinal as the producer numbered it
     std::optional<std::string> name;  ///< GPU name from the header
     std::optional<uint64_t> capacityBytes;
+    bool capacityGiven = false;  ///< capacityBytes is --capacity's: the trace names none
     std::optional<int64_t> peakAllocatedBytes;
     std::optional<int64_t> peakReservedBytes;
     /// Time of the allocated peak, or of the reserved peak when allocated is unknown (ns, the
@@ -55,7 +56,7 @@ struct DeviceReport {
     /// {"rank", "device", "name", "capacity_bytes", "peak_allocated_bytes",
     /// "peak_reserved_bytes", "peak_time_ns", "memory_events", then "file",
     /// "peak_reserved_time_ns", "allocated_source", "reserved_source", "live_set_known",
-    /// "live_set_reason" (null when known)}; null when unknown.
+    /// "live_set_reason" (null when known), "capacity_given"}; null when unknown.
     Json toJson() const;
 };
 

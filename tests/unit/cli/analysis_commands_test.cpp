@@ -534,6 +534,30 @@ TEST(AnalysisCli, CheckTakesTheCapacityAsBytesOrAGpuName) {
     fs::remove_all(dir);
 }
 
+TEST(AnalysisCli, ReportTakesTheCapacityForTracesThatNameNone) {
+    const fs::path dir = tempDir();
+    const Sample x;
+    const std::string noCap = writeEdited(dir, "leaknocap.vscope", uint64_t(x.L), dropCapacity);
+    CliRun r = run({"report", "--json", noCap});
+    ASSERT_EQ(r.code, kExitSuccess) << r.err;
+    auto d = nlohmann::json::parse(r.out)["devices"][0];
+    EXPECT_TRUE(d["capacity_bytes"].is_null());
+    EXPECT_TRUE(d["leak"]["iterations_to_oom"].is_null()) << "no capacity, no time to OOM";
+    r = run({"report", "--json", "--capacity", "H200", noCap});
+    ASSERT_EQ(r.code, kExitSuccess) << r.err;
+    d = nlohmann::json::parse(r.out)["devices"][0];
+    EXPECT_EQ(d["capacity_bytes"], 141ll << 30);  // the H200 datasheet's 141 GB, read as GiB
+    EXPECT_EQ(d["capacity_given"], true);
+    // The synthetic job's last peak over 5 iterations: W + O + 24 activations + 5 leaks.
+    const int64_t lastPeak = x.WO + 24 * (256ll << 20) + 5 * x.L;
+    EXPECT_EQ(d["leak"]["verdict"], "staircase");
+    EXPECT_DOUBLE_EQ(d["leak"]["iterations_to_oom"].get<double>(),
+                     double((141ll << 30) - lastPeak) / double(x.L));
+    r = run({"report", "--capacity", "H200", noCap});
+    EXPECT_NE(r.out.find("141 GiB (given)"), std::string::npos) << r.out;
+    fs::remove_all(dir);
+}
+
 TEST(AnalysisCli, CheckFailsWhenARuleAskedForCannotBeCheckedOnARealSnapshot) {
     const std::string path = std::string(VRAMSCOPE_REALDATA_DIR) +
                              "/silmont2000_assignment2-systems/mem_snapshot.pickle";

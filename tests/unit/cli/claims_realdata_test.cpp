@@ -121,8 +121,12 @@ TEST(ClaimsRealdata, NoLiveSetWhereKinetoAllocationsCarryNoAddress) {
     EXPECT_EQ(d["live_set_known"], false);
     EXPECT_NE(d["live_set_reason"].get<std::string>().find("carry no address"), std::string::npos);
     EXPECT_EQ(d["allocated_source"], "rebuilt from Bytes");
+    // What pairs frees with allocations is not built: no model state, no survivors.
+    EXPECT_TRUE(d["model_state_bytes"].is_null()) << d["model_state_bytes"];
+    EXPECT_TRUE(d["leak"]["survivors"].empty()) << d["leak"]["survivors"];
 
     const CliRun text = run({"report", kResnet});
+    EXPECT_NE(text.out.find("model state: unknown"), std::string::npos) << text.out;
     EXPECT_NE(text.out.find("rank 0 GPU 0: live set unknown:"), std::string::npos) << text.out;
     EXPECT_NE(text.out.find("rebuilt from Bytes"), std::string::npos) << text.out;
 }

@@ -14,6 +14,7 @@
 #include "vramscope/analysis/collectives.h"
 #include "vramscope/analysis/iterations.h"
 #include "vramscope/analysis/leak.h"
+#include "vramscope/analysis/live_set.h"
 #include "vramscope/analysis/memory_summary.h"
 #include "vramscope/analysis/straggler.h"
 #include "vramscope/analysis/time_breakdown.h"
@@ -52,8 +53,12 @@ struct DeviceAnalysis {
     /// Communication split into waiting for the last rank and transfer; nullopt when none of this
     /// GPU's collectives was matched across ranks.
     std::optional<CommunicationSplit> communication;
+    /// Whether the live set can be rebuilt (liveSetEvidence at the detail level). When it cannot,
+    /// nothing that pairs frees with allocations is built: model state is -1 and the leak report
+    /// has no survivors (its verdict, from the memory curve, stands).
+    LiveSetEvidence liveSet;
     /// Bytes alive across all iterations (see DeviceFacts::modelStateBytes); -1 = unknown (fewer
-    /// than two iterations).
+    /// than two iterations, or the live set unknown).
     int64_t modelStateBytes = -1;
 };
 

@@ -61,6 +61,8 @@ struct LeakOptions {
     /// ... and at least this fraction of consecutive baseline differences must be positive.
     double minRisingFraction = 0.6;
     size_t maxSurvivorGroups = 20;
+    /// Capacity for iterationsToOom when the trace names none (e.g. check --capacity); 0 = none.
+    uint64_t capacityBytes = 0;
 };
 
 /// The leak verdict of one device.
@@ -78,7 +80,7 @@ struct LeakReport {
     double risingFraction = 0.0;  ///< share of consecutive baseline differences > 0
     /// round(slope) when Staircase, else 0.
     int64_t growthBytesPerIteration = 0;
-    uint64_t capacityBytes = 0;  ///< from the header, 0 = unknown
+    uint64_t capacityBytes = 0;  ///< from the header, else LeakOptions::capacityBytes; 0 = unknown
     /// (capacity - last iteration's peak) / growth, when Staircase and capacity is known.
     std::optional<double> iterationsToOom;
     std::vector<SurvivorGroup> survivors;  ///< largest first
