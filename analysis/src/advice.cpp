@@ -190,9 +190,18 @@ void communicationRules(const DeviceFacts& f, const AdviceOptions& o, std::vecto
                       formatPercent(b.overlapPct / 100.0) +
                       " of communication; waiting for other ranks unknown: no collective was "
                       "matched across ranks)";
+        // Waiting for ranks outside the trace cannot be told from transfer: such a finding is
+        // never critical, and says what would settle it.
+        const bool waitsUnknown = split == nullptr || split->partial;
+        if (waitsUnknown) {
+            seen +=
+                ". Part of it may be waiting for ranks not in this trace (a straggler); open "
+                "every rank's trace to tell waiting from transfer";
+        }
         Advice a = make(
             f, "exposed-communication",
-            exposed > 2 * o.exposedCommunicationFraction ? Severity::Critical : Severity::Warning,
+            exposed > 2 * o.exposedCommunicationFraction && !waitsUnknown ? Severity::Critical
+                                                                          : Severity::Warning,
             where(f) + ": " + seen +
                 ". Try gradient accumulation to sync gradients less often, "
                 "overlapping communication with backward (DDP/FSDP prefetch), and tuning bucket "
@@ -279,6 +288,12 @@ void sortAdvice(std::vector<Advice>& advice) {
 CostEstimate estimateCost(const CostInput& input) {
     CostEstimate c;
     c.input = input;
+    c.known = input.gpus > 0 && input.stepTimeNs > 0;
+    if (input.gpus <= 0) {
+        c.unknownReason = "no GPU in this trace";
+    } else if (input.stepTimeNs <= 0) {
+        c.unknownReason = "no step time: the trace has neither iterations nor kernels";
+    }
     c.hours = double(input.stepTimeNs) * double(input.steps) / 3.6e12;
     c.gpuHours = double(input.gpus) * c.hours;
     c.totalCost = c.gpuHours * input.gpuHourPrice;

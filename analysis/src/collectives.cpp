@@ -162,7 +162,7 @@ CollectiveMatch matchCollectives(const std::vector<RankInput>& ranks) {
             RankWait& w = waits[p.rank];
             w.rank = p.rank;
             w.collectives += 1;
-            w.totalWaitNs += p.waitNs;
+            w.totalWaitNs += p.waitInKernelNs();
             w.timesStraggler += m.skewNs > 0 && p.rank == m.stragglerRank;
         }
         result.collectives.push_back(std::move(m));

@@ -254,7 +254,15 @@ Json costJson(const std::optional<CostEstimate>& cost) {
         return nullptr;
     }
     const CostInput& in = cost->input;
+    if (!cost->known) {
+        return {{"gpu_hour_price", in.gpuHourPrice},
+                {"known", false},
+                {"reason", cost->unknownReason},
+                {"total_cost", nullptr},
+                {"gpu_hours", nullptr}};
+    }
     return {{"gpu_hour_price", in.gpuHourPrice},
+            {"known", true},
             {"gpus", in.gpus},
             {"step_time_ns", in.stepTimeNs},
             {"step_time_source", in.stepTimeSource},
@@ -474,11 +482,14 @@ void writeJobAnalysisText(const JobAnalysis& job, std::ostream& os) {
     for (const Advice& a : job.advice) {
         os << "  [" << toString(a.severity) << "] " << a.rule << ": " << a.message << "\n";
     }
-    if (job.cost) {
+    if (job.cost && !job.cost->known) {
+        os << "\ncost: unknown (" << job.cost->unknownReason << ")\n";
+    } else if (job.cost) {
         const CostEstimate& c = *job.cost;
         os << "\ncost: " << formatAmount(c.totalCost) << " = " << formatAmount(c.gpuHours)
            << " GPU-hours x " << formatAmount(c.input.gpuHourPrice)
-           << " per GPU-hour; GPU-hours = " << c.input.gpus << " GPUs x " << formatAmount(c.hours)
+           << " per GPU-hour; GPU-hours = " << c.input.gpus
+           << (c.input.gpus == 1 ? " GPU" : " GPUs") << " x " << formatAmount(c.hours)
            << " h of wall time (step " << formatDuration(c.input.stepTimeNs) << " ("
            << c.input.stepTimeSource << ") x " << c.input.steps << " steps (" << c.input.stepsSource
            << ")); idle part ";

@@ -314,6 +314,10 @@ void AdvicePanel::updateCost() {
     }
     m_estimate = analysis::estimateCost(input);
     const analysis::CostEstimate& e = m_estimate;
+    if (!e.known) {
+        m_cost->setText(tr("cost: unknown (%1)").arg(QString::fromStdString(e.unknownReason)));
+        return;
+    }
     QString text =
         tr("cost = GPU-hours \u00d7 price = %1 \u00d7 %2 = <b>%3</b>; GPU-hours = GPUs \u00d7 "
            "step time \u00d7 steps = %4 \u00d7 %5 (%6) \u00d7 %7 (%8) = %4 \u00d7 %9 h of wall "

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "vramscope/analysis/text_format.h"
+#include "vramscope/analysis/straggler.h"
 
 namespace vramscope::analysis {
 namespace {
@@ -101,6 +102,38 @@ TEST(Advice, ExposedCommunicationAndHostBoundGaps) {
     b.exposedCommunicationNs = 200'000;  // exactly the threshold: not above it
     b.gapNsByCause[int(GapCause::HostBound)] = 100'000;
     EXPECT_TRUE(adviseOn({f}).empty());
+}
+
+TEST(Advice, ExposedCommunicationIsCriticalOnlyWhenTheWaitsAreKnown) {
+    // 60 % of the span exposed: above twice the 20 % threshold.
+    TimeBreakdown b;
+    b.spanNs = 1'000'000;
+    b.communicationNs = 600'000;
+    b.exposedCommunicationNs = 600'000;
+    b.kernels = 40;
+    DeviceFacts f;
+    f.rank = trace::RankId{0};
+    f.breakdown = &b;
+    // No collective matched across ranks: part of it may be waiting for an absent rank.
+    const Advice* unknown = find(adviseOn({f}), "exposed-communication");
+    ASSERT_NE(unknown, nullptr);
+    EXPECT_EQ(unknown->severity, Severity::Warning);
+    EXPECT_NE(unknown->message.find("may be waiting for ranks not in this trace"),
+              std::string::npos)
+        << unknown->message;
+    // Waits known for the whole job, none of it waiting: critical.
+    CommunicationSplit split;
+    split.collectives = 8;
+    split.communicationNs = 600'000;
+    split.transferNs = 600'000;
+    split.exposedTransferNs = 600'000;
+    f.communication = &split;
+    const auto whole = adviseOn({f});
+    ASSERT_NE(find(whole, "exposed-communication"), nullptr);
+    EXPECT_EQ(find(whole, "exposed-communication")->severity, Severity::Critical);
+    // The same split over a partial job: a warning again.
+    split.partial = true;
+    EXPECT_EQ(find(adviseOn({f}), "exposed-communication")->severity, Severity::Warning);
 }
 
 TEST(Advice, ModelStateAboveOneGpu) {
@@ -213,6 +246,23 @@ TEST(Cost, IsGpuHoursTimesPriceAndIdleIsUnknownWithoutKernels) {
     EXPECT_EQ(formatAmount(c.totalCost), "9.90");
     // No kernels, no span: the idle part is unknown, not 0.
     EXPECT_FALSE(c.idleKnown);
+    EXPECT_TRUE(c.known);
+}
+
+TEST(Cost, IsUnknownWithoutAStepTimeOrAGpu) {
+    CostInput in;
+    in.gpuHourPrice = 2.5;
+    in.gpus = 1;
+    in.steps = 1;
+    // A snapshot without iterations or kernels: no step to price.
+    CostEstimate c = estimateCost(in);
+    EXPECT_FALSE(c.known);
+    EXPECT_NE(c.unknownReason.find("no step time"), std::string::npos) << c.unknownReason;
+    in.gpus = 0;
+    in.stepTimeNs = 1'000'000;
+    c = estimateCost(in);
+    EXPECT_FALSE(c.known);
+    EXPECT_EQ(c.unknownReason, "no GPU in this trace");
 }
 
 TEST(Cost, AmountsKeepThreeSignificantDigitsBelowOne) {

@@ -84,7 +84,9 @@ TEST(Collectives, MatchesCommunicationKernelsByOrderPerFunction) {
     EXPECT_EQ(m.collectives[2].participants.size(), 2u);
     EXPECT_EQ(m.ranks[0].totalWaitNs, 30 + 0 + 0);
     EXPECT_EQ(m.ranks[1].totalWaitNs, 0 + 10 + 20);
-    EXPECT_EQ(m.ranks[2].totalWaitNs, 120);
+    // Arrived 120 ns before the last rank, but its kernel lasted 50 ns: 50 ns of it waited.
+    EXPECT_EQ(m.collectives[0].participants[2].waitNs, 120);
+    EXPECT_EQ(m.ranks[2].totalWaitNs, 50);
 }
 
 TEST(Collectives, FunctionFromKernelName) {

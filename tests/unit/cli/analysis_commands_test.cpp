@@ -558,6 +558,23 @@ TEST(AnalysisCli, ReportTakesTheCapacityForTracesThatNameNone) {
     fs::remove_all(dir);
 }
 
+TEST(AnalysisCli, CostIsUnknownForASnapshotWithoutIterationsOrKernels) {
+    // A memory snapshot records no kernels (the format has none), and this one no iteration
+    // markers: there is no step time to price.
+    const std::string path = std::string(VRAMSCOPE_REALDATA_DIR) +
+                             "/silmont2000_assignment2-systems/mem_snapshot.pickle";
+    VRAMSCOPE_REQUIRE_INPUT(path);
+    CliRun r = run({"report", "--json", "--gpu-hour-price", "2", path});
+    ASSERT_EQ(r.code, kExitSuccess) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    ASSERT_EQ(j["devices"][0]["iterations"]["count"], 0);
+    EXPECT_EQ(j["cost"]["known"], false);
+    EXPECT_TRUE(j["cost"]["total_cost"].is_null());
+    r = run({"report", "--gpu-hour-price", "2", path});
+    EXPECT_NE(r.out.find("cost: unknown (no step time"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("cost: 0.00"), std::string::npos) << r.out;
+}
+
 TEST(AnalysisCli, CheckFailsWhenARuleAskedForCannotBeCheckedOnARealSnapshot) {
     const std::string path = std::string(VRAMSCOPE_REALDATA_DIR) +
                              "/silmont2000_assignment2-systems/mem_snapshot.pickle";

@@ -107,7 +107,9 @@ bool enoughTimeEvidence(const TimeBreakdown& breakdown, const AdviceOptions& opt
 ///   transfer = exposed communication - exposed waiting for the last rank (the whole exposed
 ///   communication when no collective was matched across ranks): gradient accumulation to sync
 ///   less often, overlap communication with backward, bucket sizes. Waiting for a late rank is
-///   the straggler rule's, since syncing less often does not make that rank earlier.
+///   the straggler rule's, since syncing less often does not make that rank earlier. Critical
+///   above twice the threshold, but only when the waits are known for the whole job: with no
+///   collective matched, or a partial job, it stays a Warning and says that part may be waiting.
 /// - host-bound: host-bound gap time / span > hostBoundFraction: data loading (workers, pinned
 ///   memory, prefetch), launch overhead (CUDA graphs, larger kernels / fusion).
 /// - model-state: model state / capacity > modelStateFraction (Critical above 1): model
@@ -136,6 +138,11 @@ struct CostInput {
 /// (text_format.h) so the CLI and the GUI agree.
 struct CostEstimate {
     CostInput input;
+    /// Whether there is anything to price: GPUs > 0 and a step time > 0 (a snapshot without
+    /// iterations or kernels has neither a step nor a kernel span). When false the amounts are
+    /// 0 and must be shown as unknown, with unknownReason.
+    bool known = false;
+    std::string unknownReason;
     double hours = 0.0;     ///< stepTime x steps, wall hours
     double gpuHours = 0.0;  ///< gpus x hours
     double totalCost = 0.0;

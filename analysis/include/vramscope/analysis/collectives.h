@@ -42,6 +42,8 @@ struct MatchedCollective {
 struct RankWait {
     trace::RankId rank{0};
     size_t collectives = 0;
+    /// Sum of CollectiveParticipant::waitInKernelNs: the waiting inside its own kernels (what the
+    /// communication split counts as waiting), ns.
     int64_t totalWaitNs = 0;
     size_t timesStraggler = 0;  ///< collectives it arrived last in (skew > 0)
 };
