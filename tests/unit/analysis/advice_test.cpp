@@ -2,8 +2,8 @@
 
 #include <gtest/gtest.h>
 
-#include "vramscope/analysis/text_format.h"
 #include "vramscope/analysis/straggler.h"
+#include "vramscope/analysis/text_format.h"
 
 namespace vramscope::analysis {
 namespace {
