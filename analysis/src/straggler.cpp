@@ -176,7 +176,7 @@ std::optional<Advice> stragglerAdvice(const StragglerFinding& f, std::optional<d
            " is late (a slower GPU or host, more data to load, uneven work per rank, another job "
            "on its node) and balance it.";
     a.message = std::move(msg);
-    a.evidence = {{"straggler_rank", double(toInt(f.rank)), "rank"},
+    a.evidence = {{"straggler_rank", double(toInt(f.rank)), ""},
                   {"times_last", double(f.timesLast), "collectives"},
                   {"collectives", double(f.collectives), "collectives"},
                   {"wait_caused_ns", double(f.waitCausedNs), "ns"},
