@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_command.h"
+#include "cli_run.h"
 #include "realdata.h"
 #include "vramscope/analysis/synthetic_job.h"
 #include "vramscope/analysis/text_format.h"
@@ -26,31 +27,11 @@
 namespace vramscope::app {
 namespace {
 
+using test::CliRun;
+using test::run;
+using test::tempDir;
+
 namespace fs = std::filesystem;
-
-struct CliRun {
-    int code = -1;
-    std::string out;
-    std::string err;
-};
-
-CliRun run(std::vector<std::string> args) {
-    std::ostringstream out, err;
-    CliRun r;
-    r.code = runCli(args, out, err);
-    r.out = out.str();
-    r.err = err.str();
-    return r;
-}
-
-fs::path tempDir() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    fs::path p = fs::temp_directory_path() /
-                 ("vramscope_analysis_cli_" + std::to_string(::getpid()) + "_" + info->name());
-    fs::remove_all(p);
-    fs::create_directories(p);
-    return p;
-}
 
 /// The sample's figures, from the synthetic job's formulas with its default parameters.
 struct Sample {

@@ -20,11 +20,16 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_command.h"
+#include "cli_run.h"
 #include "realdata.h"
 #include "vramscope/analysis/text_format.h"
 
 namespace vramscope::app {
 namespace {
+
+using test::CliRun;
+using test::run;
+using test::tempDir;
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -41,21 +46,6 @@ const std::string kDfIndex = kHta + "df_index_resolver/df_index_resolver.json.gz
 const std::string kCpuOnly = kHta + "cpu_only/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz";
 const std::string kNoDistInfo =
     kHta + "distributed_info_unavailable/distributed_info_not_found.json.gz";
-
-struct CliRun {
-    int code = -1;
-    std::string out;
-    std::string err;
-};
-
-CliRun run(std::vector<std::string> args) {
-    std::ostringstream out, err;
-    CliRun r;
-    r.code = runCli(args, out, err);
-    r.out = out.str();
-    r.err = err.str();
-    return r;
-}
 
 json loadJson(const std::string& path) {
     std::unique_ptr<gzFile_s, int (*)(gzFile)> gz(gzopen(path.c_str(), "rb"), gzclose);

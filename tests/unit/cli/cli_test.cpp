@@ -10,28 +10,17 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_command.h"
+#include "cli_run.h"
 #include "vramscope/bundled_sample.h"
 
 namespace vramscope::app {
 namespace {
 
+using test::CliRun;
+using test::run;
+using test::tempDir;
+
 namespace fs = std::filesystem;
-
-struct CliRun {
-    int code = -1;
-    std::string out;
-    std::string err;
-};
-
-CliRun run(std::vector<std::string> args) {
-    std::ostringstream out;
-    std::ostringstream err;
-    CliRun r;
-    r.code = runCli(args, out, err);
-    r.out = out.str();
-    r.err = err.str();
-    return r;
-}
 
 /// A fresh directory under the test temp dir, removed at the end of the test.
 class TempDir {

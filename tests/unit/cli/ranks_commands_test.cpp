@@ -12,36 +12,17 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_command.h"
+#include "cli_run.h"
 #include "realdata.h"
 
 namespace vramscope::app {
 namespace {
 
+using test::CliRun;
+using test::run;
+using test::tempDir;
+
 namespace fs = std::filesystem;
-
-struct CliRun {
-    int code = -1;
-    std::string out;
-    std::string err;
-};
-
-CliRun run(std::vector<std::string> args) {
-    std::ostringstream out, err;
-    CliRun r;
-    r.code = runCli(args, out, err);
-    r.out = out.str();
-    r.err = err.str();
-    return r;
-}
-
-fs::path tempDir() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    fs::path p = fs::temp_directory_path() /
-                 ("vramscope_ranks_cli_" + std::to_string(::getpid()) + "_" + info->name());
-    fs::remove_all(p);
-    fs::create_directories(p);
-    return p;
-}
 
 /// The advice lines of a text report whose rule is `rule`.
 size_t adviceLines(const std::string& report, const std::string& rule) {
