@@ -18,6 +18,7 @@
 #include <sstream>
 
 #include "realdata.h"
+#include "realdata_json.h"
 #include "vramscope/analysis/flame_tree.h"
 #include "vramscope/analysis/gpu_capacity.h"
 #include "vramscope/analysis/job_analysis.h"
@@ -27,6 +28,8 @@
 
 namespace vramscope::analysis {
 namespace {
+
+using testdata::loadGzJson;
 
 const std::string kRealdata = VRAMSCOPE_REALDATA_DIR;
 const std::string kDlrm =
@@ -389,16 +392,6 @@ TEST(H200Snapshot, LiveSetAtTheOomIsLedByTheLeakedLogits) {
 }
 
 // --- df_index_resolver's memory, from its JSON --------------------------------------------
-
-nlohmann::json loadGzJson(const std::string& path) {
-    std::unique_ptr<gzFile_s, int (*)(gzFile)> gz(gzopen(path.c_str(), "rb"), gzclose);
-    std::string text;
-    char buf[1 << 16];
-    for (int n; gz && (n = gzread(gz.get(), buf, sizeof buf)) > 0;) {
-        text.append(buf, size_t(n));
-    }
-    return nlohmann::json::parse(text);
-}
 
 /// [ts, ts + dur) in us of every "ProfilerStep#N" complete event, by start.
 std::vector<std::pair<double, double>> profilerSteps(const nlohmann::json& doc) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "realdata.h"
+#include "realdata_json.h"
 #include "vramscope/analysis/job_analysis.h"
 #include "vramscope/analysis/text_format.h"
 #include "vramscope/trace/open_trace.h"
@@ -23,6 +24,8 @@
 
 namespace vramscope::analysis {
 namespace {
+
+using testdata::loadGzJson;
 
 const std::string kRealdata = VRAMSCOPE_REALDATA_DIR;
 const std::string kDecomfl = kRealdata + "/ZidongLiu_DeComFL/memory.pickle";
@@ -187,16 +190,6 @@ TEST(IterationsRealData, H200LeakWithoutMarkersIsDetectedAsItsOptimizerSteps) {
     EXPECT_NEAR(double(its->medianDurationNs()), medianUs * 1000.0, 0.05 * medianUs * 1000.0);
     const LeakReport r = analyzeLeak(bare, trace::DeviceIndex{0}, *its);
     EXPECT_EQ(r.verdict, LeakVerdict::Staircase) << r.reason;
-}
-
-nlohmann::json loadGzJson(const std::string& path) {
-    std::unique_ptr<gzFile_s, int (*)(gzFile)> gz(gzopen(path.c_str(), "rb"), gzclose);
-    std::string text;
-    char buf[1 << 16];
-    for (int n; gz && (n = gzread(gz.get(), buf, sizeof buf)) > 0;) {
-        text.append(buf, size_t(n));
-    }
-    return nlohmann::json::parse(text);
 }
 
 TEST(IterationsRealData, RegexMeasuresKinetoOptimizerStepsStartToStart) {

@@ -17,11 +17,14 @@
 #include <vector>
 
 #include "realdata.h"
+#include "realdata_json.h"
 #include "vramscope/analysis/job_analysis.h"
 #include "vramscope/trace/open_trace.h"
 
 namespace vramscope::analysis {
 namespace {
+
+using testdata::loadGzJson;
 
 const std::string kRealdata = VRAMSCOPE_REALDATA_DIR;
 const std::string kDlrm =
@@ -256,22 +259,6 @@ TEST(DlrmStraggler, RankSevenIsLastInFiveOfEightAndRankOneMostlyWaits) {
         << "exposed transfer share " << exposedTransferShare;
 }
 
-/// Reads a .json.gz whole.
-nlohmann::json readGz(const std::string& path) {
-    std::string text;
-    gzFile f = gzopen(path.c_str(), "rb");
-    if (f == nullptr) {
-        return {};
-    }
-    char buf[1 << 16];
-    int n = 0;
-    while ((n = gzread(f, buf, sizeof buf)) > 0) {
-        text.append(buf, size_t(n));
-    }
-    gzclose(f);
-    return nlohmann::json::parse(text);
-}
-
 /// SendRecv kernels of one file that no PyTorch collective op ("nccl:<collective>", not
 /// nccl:send / nccl:recv) launched: found through the kernel's correlation id, its launch call,
 /// and the ops enclosing the launch on the launch's thread.
@@ -314,7 +301,7 @@ TEST(SampledRanks, TwoOf128RanksArePartialAndNameNoStraggler) {
     int p2p = 0;
     for (int r = 0; r < 2; ++r) {
         p2p += pointToPointKernels(
-            readGz(kSampled + "/sampled_rank-" + std::to_string(r) + ".json.gz"));
+            loadGzJson(kSampled + "/sampled_rank-" + std::to_string(r) + ".json.gz"));
     }
     auto job = trace::openJob({kSampled});
     ASSERT_TRUE(job.ok()) << job.error().describe();

@@ -22,10 +22,14 @@
 #include "cli_command.h"
 #include "cli_run.h"
 #include "realdata.h"
+#include "realdata_json.h"
 #include "vramscope/analysis/text_format.h"
 
 namespace vramscope::app {
 namespace {
+
+using testdata::eventsOf;
+using testdata::loadGzJson;
 
 using test::CliRun;
 using test::run;
@@ -46,20 +50,6 @@ const std::string kDfIndex = kHta + "df_index_resolver/df_index_resolver.json.gz
 const std::string kCpuOnly = kHta + "cpu_only/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz";
 const std::string kNoDistInfo =
     kHta + "distributed_info_unavailable/distributed_info_not_found.json.gz";
-
-json loadJson(const std::string& path) {
-    std::unique_ptr<gzFile_s, int (*)(gzFile)> gz(gzopen(path.c_str(), "rb"), gzclose);
-    std::string text;
-    char buf[1 << 16];
-    for (int n; (n = gzread(gz.get(), buf, sizeof buf)) > 0;) {
-        text.append(buf, static_cast<size_t>(n));
-    }
-    return json::parse(text);
-}
-
-const json& eventsOf(const json& doc) {
-    return doc.is_array() ? doc : doc.at("traceEvents");
-}
 
 /// The `[memory]` events on CUDA devices (args "Device Type" 1 = c10::DeviceType::CUDA).
 std::vector<json> cudaMemoryEvents(const json& doc) {
@@ -86,7 +76,7 @@ bool anythingOnAGpu(const json& doc) {
 
 TEST(ClaimsRealdata, NoLiveSetWhereKinetoAllocationsCarryNoAddress) {
     VRAMSCOPE_REQUIRE_INPUT(kResnet);
-    const json doc = loadJson(kResnet);
+    const json doc = loadGzJson(kResnet);
     const std::vector<json> memory = cudaMemoryEvents(doc);
     ASSERT_FALSE(memory.empty());
     size_t withAddress = 0, withTotals = 0;
@@ -123,7 +113,7 @@ TEST(ClaimsRealdata, NoLiveSetWhereKinetoAllocationsCarryNoAddress) {
 
 TEST(ClaimsRealdata, LiveSetKnownWhereEveryAllocationHasAnAddress) {
     VRAMSCOPE_REQUIRE_INPUT(kBert);
-    const json doc = loadJson(kBert);
+    const json doc = loadGzJson(kBert);
     const std::vector<json> memory = cudaMemoryEvents(doc);
     ASSERT_FALSE(memory.empty());
     for (const json& e : memory) {
@@ -157,7 +147,7 @@ TEST(ClaimsRealdata, AJobWithNoGpuSaysSoInTheReportAndTheCheck) {
     const fs::path empty = emptyArrayFile();
     for (const std::string& file : {kCpuOnly, kNoDistInfo, empty.string()}) {
         SCOPED_TRACE(file);
-        const json doc = file == empty.string() ? json::array() : loadJson(file);
+        const json doc = file == empty.string() ? json::array() : loadGzJson(file);
         ASSERT_FALSE(anythingOnAGpu(doc));
 
         const CliRun text = run({"report", file});
@@ -179,7 +169,7 @@ TEST(ClaimsRealdata, AJobWithNoGpuSaysSoInTheReportAndTheCheck) {
 
 TEST(ClaimsRealdata, DifferentKernelNamesStayDifferentWhenShortened) {
     VRAMSCOPE_REQUIRE_INPUT(kDfIndex);
-    const json doc = loadJson(kDfIndex);
+    const json doc = loadGzJson(kDfIndex);
     std::set<std::string> kernels;
     for (const json& e : eventsOf(doc)) {
         if (e.is_object() && e.value("cat", "") == "kernel") {

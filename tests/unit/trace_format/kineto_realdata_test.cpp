@@ -14,10 +14,14 @@
 #include <vector>
 
 #include "realdata.h"
+#include "realdata_json.h"
 #include "vramscope/trace/open_trace.h"
 
 namespace vramscope::trace {
 namespace {
+
+using testdata::eventsOf;
+using testdata::loadGzJson;
 
 using nlohmann::json;
 
@@ -39,22 +43,6 @@ const std::string kLargeInt =
 const std::string kCpuOnly = kHta + "cpu_only/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz";
 const std::string kNccl = kHta + "nccl_parser_config/nccl_data.json.gz";
 const std::string kSampled0 = kHta + "trace_filter/sampled_rank-0.json.gz";
-
-/// The file gunzipped with zlib's gz* API and parsed with nlohmann-json. nlohmann keeps
-/// integers above INT64_MAX as unsigned, so the large-integer trace parses too.
-json loadJson(const std::string& path) {
-    std::unique_ptr<gzFile_s, int (*)(gzFile)> gz(gzopen(path.c_str(), "rb"), gzclose);
-    std::string text;
-    char buf[1 << 16];
-    for (int n; (n = gzread(gz.get(), buf, sizeof buf)) > 0;) {
-        text.append(buf, static_cast<size_t>(n));
-    }
-    return json::parse(text);
-}
-
-const json& eventsOf(const json& doc) {
-    return doc.is_array() ? doc : doc.at("traceEvents");
-}
 
 std::string lower(std::string s) {
     std::transform(s.begin(), s.end(), s.begin(),
@@ -122,7 +110,7 @@ std::map<DeviceIndex, double> counterMax(const TraceData& d, CounterKind kind) {
 TEST(KinetoRealData, MemoryPeaksEqualTheFilesOwnTotals) {
     for (const std::string& path : {kDfIndex, kBert}) {
         SKIP_IF_MISSING(path);
-        const json doc = loadJson(path);
+        const json doc = loadGzJson(path);
         std::map<DeviceIndex, double> allocated;
         std::map<DeviceIndex, double> reserved;
         for (const auto& e : eventsOf(doc)) {
@@ -159,7 +147,7 @@ TEST(KinetoRealData, DfIndexResolverMemoryIsOnDeviceOneAndReplaysToTheTotals) {
     }
     EXPECT_EQ(static_cast<double>(peak), peaks.at(DeviceIndex{1}));
     // 26,770 CUDA events in the file (README), plus the one PreExisting allocation.
-    const json doc = loadJson(kDfIndex);
+    const json doc = loadGzJson(kDfIndex);
     size_t cuda = 0;
     for (const auto& e : eventsOf(doc)) {
         cuda += e.value("name", "") == "[memory]" && e["args"].value("Device Type", -1) == 1;
@@ -177,7 +165,7 @@ TEST(KinetoRealData, BertPeakIsAbout96MiB) {
 
 TEST(KinetoRealData, OldSchemaRebuildsTheAllocatedCounterFromBytes) {
     SKIP_IF_MISSING(kResnet);
-    const json doc = loadJson(kResnet);
+    const json doc = loadGzJson(kResnet);
     std::vector<std::pair<double, int64_t>> bytes;  // (ts, Bytes) of CUDA events
     for (const auto& e : eventsOf(doc)) {
         if (e.value("name", "") == "[memory]" && e["args"].value("Device Type", -1) == 1) {
@@ -207,7 +195,7 @@ TEST(KinetoRealData, KernelCountsMatchTheJson) {
     for (const std::string& path :
          {kResnet, kB200, kMi300, kMi210, kMi250, kLargeInt, kNccl, kSampled0, kDfIndex}) {
         SKIP_IF_MISSING(path);
-        const json doc = loadJson(path);
+        const json doc = loadGzJson(path);
         const KernelCounts expected = countKernels(doc);
         const auto t = open(path);
         const KernelCounts got = countImported(t.data);
@@ -221,7 +209,7 @@ TEST(KinetoRealData, KernelCountsMatchTheJson) {
 
 TEST(KinetoRealData, CollectiveSizesComeFromKernelArgs) {
     SKIP_IF_MISSING(kNccl);
-    const json doc = loadJson(kNccl);
+    const json doc = loadGzJson(kNccl);
     // Element sizes of the dtypes this file uses (PyTorch: Float 4 bytes, Long 8 bytes).
     const std::map<std::string, uint64_t> width{{"Float", 4}, {"Long", 8}};
     std::multiset<std::pair<int64_t, uint64_t>> expected;  // (start ns, bytes)
@@ -254,7 +242,7 @@ TEST(KinetoRealData, CollectiveSizesComeFromKernelArgs) {
 
 TEST(KinetoRealData, Mi300CollectivesAreTypedDespiteGenericKernelNames) {
     SKIP_IF_MISSING(kMi300);
-    const json doc = loadJson(kMi300);
+    const json doc = loadGzJson(kMi300);
     size_t named = 0;
     for (const auto& e : eventsOf(doc)) {
         if (e.value("cat", "") == "kernel" && hasNccl(e.value("name", "")) &&
@@ -274,7 +262,7 @@ TEST(KinetoRealData, Mi300CollectivesAreTypedDespiteGenericKernelNames) {
 
 TEST(KinetoRealData, B200UsesRelativeTimestampsAndNewNcclNames) {
     SKIP_IF_MISSING(kB200);
-    const json doc = loadJson(kB200);
+    const json doc = loadGzJson(kB200);
     const int64_t base = doc.at("baseTimeNanoseconds").get<int64_t>();
     int64_t first = INT64_MAX;
     for (const auto& e : eventsOf(doc)) {
