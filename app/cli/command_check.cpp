@@ -107,7 +107,8 @@ int runCheck(CommandContext& ctx) {
          "fail when max(peak reserved, peak allocated) / capacity > F on any GPU"},
         {"--fail-on-leak", false, "", "fail when any GPU's memory climbs every iteration"},
         {"--max-exposed-communication", true, "F",
-         "fail when exposed communication / span > F on any GPU"},
+         "fail when exposed transfer (exposed communication less waiting for the last rank) / "
+         "span > F on any GPU"},
         {"--allow-oom", false, "", "do not fail when a GPU ran out of memory"},
         {"--allow-unchecked", false, "",
          "do not fail when a rule named on the command line could not be checked (it still "
@@ -131,7 +132,9 @@ int runCheck(CommandContext& ctx) {
             ". The rule \"oom\" always runs (unless\n"
             "--allow-oom): it fails when a GPU ran out of memory, and names the cause. Exposed\n"
             "communication = communication kernels' time not overlapped by compute kernels, as a\n"
-            "fraction of the span from the first kernel start to the last kernel end.\n\n"
+            "fraction of the span from the first kernel start to the last kernel end, less the\n"
+            "part spent waiting for the last rank of a collective matched across ranks (that\n"
+            "is the straggler's; `report` names it).\n\n"
             "A rule that cannot be checked on a GPU prints NOT CHECKED with the reason: no memory\n"
             "data (peak, leak, oom), capacity unknown (peak; give --capacity), too few iterations\n"
             "(leak), no kernels or a span under " +

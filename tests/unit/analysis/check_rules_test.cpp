@@ -114,10 +114,10 @@ TEST(Unit, PeakRuleComparesPeakShareWithTheLimitWhenCapacityIsKnown) {
     RuleResult r = only(device(70 * kGiB, 80 * uint64_t(kGiB)), peakRule(0.8));
     EXPECT_EQ(r.rule, "max-peak-fraction");
     EXPECT_EQ(r.outcome, RuleOutcome::Fail);
-    EXPECT_EQ(r.detail, "peak 70.0 GiB / capacity 80.0 GiB = 0.875 > 0.800");
+    EXPECT_EQ(r.detail, "peak reserved 70.0 GiB / capacity 80.0 GiB = 0.875 > 0.800");
     r = only(device(40 * kGiB, 80 * uint64_t(kGiB)), peakRule(0.8));
     EXPECT_EQ(r.outcome, RuleOutcome::Pass);
-    EXPECT_EQ(r.detail, "peak 40.0 GiB / capacity 80.0 GiB = 0.500 <= 0.800");
+    EXPECT_EQ(r.detail, "peak reserved 40.0 GiB / capacity 80.0 GiB = 0.500 <= 0.800");
     // A share equal to the limit is within it.
     EXPECT_EQ(only(device(64 * kGiB, 80 * uint64_t(kGiB)), peakRule(0.8)).outcome,
               RuleOutcome::Pass);
@@ -130,19 +130,21 @@ TEST(Unit, OnPartialInputAPassIsNotCheckedAndAFailStaysAFail) {
     EXPECT_EQ(r.outcome, RuleOutcome::NotChecked);
     EXPECT_EQ(r.detail,
               "partial input: the trace lost events, and the rule passed only on what was kept "
-              "(peak 40.0 GiB / capacity 80.0 GiB = 0.500 <= 0.800)");
+              "(peak reserved 40.0 GiB / capacity 80.0 GiB = 0.500 <= 0.800)");
     d = device(70 * kGiB, 80 * uint64_t(kGiB));
     d.partialInput = true;
     r = only(d, peakRule(0.8));
     EXPECT_EQ(r.outcome, RuleOutcome::Fail);
-    EXPECT_EQ(r.detail,
-              "peak 70.0 GiB / capacity 80.0 GiB = 0.875 > 0.800 (partial input: the trace "
-              "lost events; what was kept already fails)");
+    EXPECT_EQ(
+        r.detail,
+        "peak reserved 70.0 GiB / capacity 80.0 GiB = 0.875 > 0.800 (partial input: the trace "
+        "lost events; what was kept already fails)");
     // A capacity given for a trace that names none says so.
     d = device(40 * kGiB, 80 * uint64_t(kGiB));
     d.capacityGiven = true;
     EXPECT_EQ(only(d, peakRule(0.8)).detail,
-              "peak 40.0 GiB / capacity 80.0 GiB (given; the trace names none) = 0.500 <= 0.800");
+              "peak reserved 40.0 GiB / capacity 80.0 GiB (given; the trace names none) = 0.500 <= "
+              "0.800");
 }
 
 TEST(Unit, PeakRuleSkipsWhenThereIsNoMemoryDataOrNoCapacity) {
@@ -205,11 +207,25 @@ TEST(Unit, ExposedRuleComparesTheFractionWhenThereIsEnoughEvidence) {
     RuleResult r = only(d, exposedRule(0.3));
     EXPECT_EQ(r.rule, "max-exposed-communication");
     EXPECT_EQ(r.outcome, RuleOutcome::Pass);
-    EXPECT_EQ(r.detail, "exposed communication 2.00 ms / span 10.0 ms = 0.200 <= 0.300");
+    EXPECT_EQ(r.detail,
+              "exposed communication 2.00 ms (waiting for other ranks unknown: no collective "
+              "matched across ranks) / span 10.0 ms = 0.200 <= 0.300");
     d.breakdown = breakdown(10'000'000, 100, 5'000'000);
     r = only(d, exposedRule(0.3));
     EXPECT_EQ(r.outcome, RuleOutcome::Fail);
-    EXPECT_EQ(r.detail, "exposed communication 5.00 ms / span 10.0 ms = 0.500 > 0.300");
+    EXPECT_EQ(r.detail,
+              "exposed communication 5.00 ms (waiting for other ranks unknown: no collective "
+              "matched across ranks) / span 10.0 ms = 0.500 > 0.300");
+    // With collectives matched, 3 of those 5 ms waited for the last rank: exposed transfer
+    // 5 - 3 = 2 ms, 0.2 of the span, passes.
+    CommunicationSplit split;
+    split.exposedWaitNs = 3'000'000;
+    d.communication = split;
+    r = only(d, exposedRule(0.3));
+    EXPECT_EQ(r.outcome, RuleOutcome::Pass);
+    EXPECT_EQ(r.detail,
+              "exposed transfer 2.00 ms (exposed communication 5.00 ms - exposed waiting for the "
+              "last rank 3.00 ms) / span 10.0 ms = 0.200 <= 0.300");
 }
 
 TEST(Unit, ExposedRuleSkipsWhenThereAreNoKernels) {

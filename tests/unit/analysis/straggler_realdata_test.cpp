@@ -18,6 +18,7 @@
 
 #include "realdata.h"
 #include "realdata_json.h"
+#include "vramscope/analysis/check_rules.h"
 #include "vramscope/analysis/job_analysis.h"
 #include "vramscope/trace/open_trace.h"
 
@@ -257,6 +258,17 @@ TEST(DlrmStraggler, RankSevenIsLastInFiveOfEightAndRankOneMostlyWaits) {
     const bool fires = exposedTransferShare > AdviceOptions{}.exposedCommunicationFraction;
     EXPECT_EQ(adviceFor(a, "exposed-communication", 1) != nullptr, fires)
         << "exposed transfer share " << exposedTransferShare;
+    // check's max-exposed-communication weighs the same exposed transfer: a limit between the
+    // transfer share and the whole exposed share passes on rank 1.
+    const double exposedShare = exposedComm / (last - first);
+    ASSERT_LT(exposedTransferShare + 0.01, exposedShare);
+    CheckRules rules;
+    rules.maxExposedCommunication = (exposedTransferShare + exposedShare) / 2;
+    for (const RuleResult& r : evaluateRules(a, rules)) {
+        if (r.rule == "max-exposed-communication" && r.rank == trace::RankId{1}) {
+            EXPECT_EQ(r.outcome, RuleOutcome::Pass) << r.detail;
+        }
+    }
 }
 
 /// SendRecv kernels of one file that no PyTorch collective op ("nccl:<collective>", not

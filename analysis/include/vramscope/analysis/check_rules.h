@@ -13,11 +13,14 @@ namespace vramscope::analysis {
 
 /// Which rules to evaluate and their limits. A rule left unset is not evaluated.
 struct CheckRules {
-    /// Fail when peak / capacity exceeds this on a GPU (peak = MemorySummary::peakBytes()).
+    /// Fail when peak / capacity exceeds this on a GPU (peak = MemorySummary::peakBytes(), named
+    /// "peak reserved" or "peak allocated" after the series it comes from).
     std::optional<double> maxPeakShare;
     /// Fail when a GPU's memory climbs every iteration (LeakVerdict::Staircase).
     bool failOnLeak = false;
-    /// Fail when exposed communication / span exceeds this on a GPU (TimeBreakdown).
+    /// Fail when exposed transfer / span exceeds this on a GPU: exposed communication
+    /// (TimeBreakdown) less the exposed waiting for the last rank (CommunicationSplit), as the
+    /// exposed-communication advice weighs it.
     std::optional<double> maxExposedCommunication;
     /// Fail when a GPU ran out of memory.
     bool failOnOom = true;
