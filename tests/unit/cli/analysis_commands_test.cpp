@@ -508,6 +508,9 @@ TEST(AnalysisCli, CheckTakesTheCapacityAsBytesOrAGpuName) {
     const std::string withCap = writeEdited(dir, "cap.vscope", 0, [](trace::TraceData&) {});
     r = run({"check", withCap, "--max-peak-fraction", "0.3", "--capacity", "H200"});
     EXPECT_NE(r.out.find("0.225 <= 0.300"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("--capacity 141 GiB is only used where the trace names none"),
+              std::string::npos)
+        << r.out;
     r = run({"check", noCap, "--capacity", "H300"});
     EXPECT_EQ(r.code, kExitUsage);
     EXPECT_NE(r.err.find("H100-80GB, H200, A100-40GB, A100-80GB, B200, MI300X"), std::string::npos)
