@@ -364,8 +364,12 @@ trace::Result<JobAnalysis> analyzeJob(const std::vector<RankInput>& inputs,
     for (size_t i = 0; i < matched.size(); ++i) {
         matched[i].rank = matchedRanks[i];
     }
-    job.collectives = matchCollectives(matched);
     job.coverage = jobCoverage(inputs);
+    if (job.coverage.notOneJob.empty()) {
+        job.collectives = matchCollectives(matched);
+    } else {
+        job.collectives.method = "none";
+    }
     crossRankFacts(job, inputs, matchedRanks, options);
     std::vector<DeviceFacts> facts;
     for (const DeviceAnalysis& d : job.devices) {

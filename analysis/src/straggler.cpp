@@ -11,17 +11,28 @@ namespace vramscope::analysis {
 JobCoverage jobCoverage(const std::vector<RankInput>& inputs) {
     JobCoverage c;
     std::set<trace::RankId> known;
+    std::set<int32_t> worldSizes;
     size_t unknown = 0;
     for (const RankInput& in : inputs) {
         if (in.data == nullptr) {
             continue;
         }
         c.worldSize = std::max(c.worldSize, in.data->header.worldSize);
-        if (toInt(in.rank) >= 0) {
-            known.insert(in.rank);
-        } else {
-            ++unknown;
+        if (in.data->header.worldSize > 0) {
+            worldSizes.insert(in.data->header.worldSize);
         }
+        if (toInt(in.rank) < 0) {
+            ++unknown;
+        } else if (!known.insert(in.rank).second && c.notOneJob.empty()) {
+            c.notOneJob = "two inputs claim " + rankLabel(in.rank);
+        }
+    }
+    if (worldSizes.size() > 1 && c.notOneJob.empty()) {
+        c.notOneJob = "the inputs name different world sizes (";
+        for (int32_t w : worldSizes) {
+            c.notOneJob += (w == *worldSizes.begin() ? "" : ", ") + std::to_string(w);
+        }
+        c.notOneJob += ")";
     }
     c.ranksPresent = known.size() + unknown;
     return c;

@@ -288,6 +288,8 @@ Json collectivesJson(const JobAnalysis& job, size_t maxCollectives) {
     j["unmatched"] = m.unmatched;
     j["point_to_point"] = m.pointToPoint;
     j["partial"] = job.coverage.partial();
+    j["not_one_job"] =
+        job.coverage.notOneJob.empty() ? Json(nullptr) : Json(job.coverage.notOneJob);
     if (job.straggler) {
         const StragglerFinding& f = *job.straggler;
         j["straggler"] = {{"rank", toInt(f.rank)},
@@ -447,8 +449,14 @@ void writeDeviceAnalysisText(const DeviceAnalysis& d, std::ostream& os) {
 void writeJobAnalysisText(const JobAnalysis& job, std::ostream& os) {
     const CollectiveMatch& m = job.collectives;
     const bool partial = job.coverage.partial();
-    os << "\njob: " << coverageText(job.coverage.ranksPresent, job.coverage.worldSize)
-       << (partial ? " (partial: cross-rank figures speak of the ranks present only)" : "") << "\n";
+    if (!job.coverage.notOneJob.empty()) {
+        os << "\njob: the inputs are not one job (" << job.coverage.notOneJob
+           << "): collectives are not matched across them\n";
+    } else {
+        os << "\njob: " << coverageText(job.coverage.ranksPresent, job.coverage.worldSize)
+           << (partial ? " (partial: cross-rank figures speak of the ranks present only)" : "")
+           << "\n";
+    }
     if (m.pointToPoint > 0) {
         os << "  point-to-point operations (send/recv): " << m.pointToPoint
            << ", not matched (a send waits for its peer, not for the last rank)\n";
@@ -462,7 +470,8 @@ void writeJobAnalysisText(const JobAnalysis& job, std::ostream& os) {
         for (const RankWait& w : m.ranks) {
             os << "  rank " << toInt(w.rank) << ": waited " << formatDuration(w.totalWaitNs)
                << (partial ? " for the ranks present" : "") << " in " << w.collectives
-               << " collectives, last to arrive " << w.timesStraggler << " times\n";
+               << " collectives, last to arrive " << w.timesStraggler
+               << (w.timesStraggler == 1 ? " time\n" : " times\n");
         }
         for (size_t i = 0; i < m.collectives.size() && i < 10; ++i) {
             const MatchedCollective& c = m.collectives[i];

@@ -58,6 +58,10 @@ QString amount(double v) {
 /// "Job: 2 of 128 ranks present (partial: ...). last of the ranks present ...".
 std::string jobFactsText(const analysis::JobAnalysis& a) {
     const analysis::JobCoverage& c = a.coverage;
+    if (!c.notOneJob.empty()) {
+        return "Job: the inputs are not one job (" + c.notOneJob +
+               "): collectives are not matched across them.";
+    }
     std::string text = "Job: " + analysis::coverageText(c.ranksPresent, c.worldSize);
     if (c.partial()) {
         text +=

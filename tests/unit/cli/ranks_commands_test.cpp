@@ -14,6 +14,7 @@
 #include "cli_command.h"
 #include "cli_run.h"
 #include "realdata.h"
+#include "realdata_json.h"
 
 namespace vramscope::app {
 namespace {
@@ -116,6 +117,34 @@ TEST(RanksCli, TwoSampledRanksOf128AreAPartialJob) {
     if (!j["collectives"]["straggler"].is_null()) {
         EXPECT_EQ(j["collectives"]["straggler"]["named"], false);
     }
+}
+
+TEST(RanksCli, TracesOfTwoJobsAreNotMatchedAsOne) {
+    // Rank 0 of a 2-rank job and rank 0 of a 128-rank job (their distributedInfo says so).
+    const std::string hta =
+        std::string(VRAMSCOPE_REALDATA_DIR) + "/facebookresearch_HolisticTraceAnalysis/tests/data/";
+    const std::string a = hta + "nccl_parser_config/nccl_data.json.gz";
+    const std::string b = hta + "trace_filter/sampled_rank-0.json.gz";
+    VRAMSCOPE_REQUIRE_INPUT(a);
+    VRAMSCOPE_REQUIRE_INPUT(b);
+    for (const std::string& f : {a, b}) {
+        const auto info = testdata::loadGzJson(f)["distributedInfo"];
+        ASSERT_EQ(info["rank"], 0) << f;
+    }
+    ASSERT_NE(testdata::loadGzJson(a)["distributedInfo"]["world_size"],
+              testdata::loadGzJson(b)["distributedInfo"]["world_size"]);
+    const CliRun json = run({"report", "--json", a, b});
+    ASSERT_EQ(json.code, 0) << json.err;
+    const auto j = nlohmann::json::parse(json.out);
+    EXPECT_EQ(j["collectives"]["matched"], 0);
+    EXPECT_NE(j["collectives"]["not_one_job"].get<std::string>().find("two inputs claim rank 0"),
+              std::string::npos);
+    const CliRun text = run({"report", a, b});
+    EXPECT_NE(text.out.find("job: the inputs are not one job (two inputs claim rank 0)"),
+              std::string::npos)
+        << text.out;
+    EXPECT_EQ(text.out.find("waited"), std::string::npos) << text.out;
+    EXPECT_EQ(adviceLines(text.out, "straggler"), 0u);
 }
 
 }  // namespace

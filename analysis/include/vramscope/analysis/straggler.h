@@ -20,11 +20,15 @@ namespace vramscope::analysis {
 struct JobCoverage {
     size_t ranksPresent = 0;  ///< distinct ranks among the inputs (each unknown rank counts once)
     int32_t worldSize = 0;    ///< the largest world size a header names; 0 = unknown
+    /// Why the inputs cannot be one job, empty when they can: two inputs claim the same rank, or
+    /// the headers name different world sizes. Collectives are then not matched across them
+    /// (their clocks and sequences are unrelated: waits would be nonsense).
+    std::string notOneJob;
     /// True when a header names more ranks than the inputs hold.
     bool partial() const { return worldSize > 0 && size_t(worldSize) > ranksPresent; }
 };
 
-/// The coverage of `inputs` (null data is skipped).
+/// The coverage of `inputs` (null data is skipped), with notOneJob filled.
 JobCoverage jobCoverage(const std::vector<RankInput>& inputs);
 
 /// One GPU's communication time by what it was spent on, from the collectives matched across
