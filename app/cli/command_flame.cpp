@@ -103,10 +103,10 @@ int runFlame(CommandContext& ctx) {
         "without a unit is a timestamp in ns in the trace's own clock (as report --json's\n"
         "peak_time_ns). A time before the GPU's first memory event or after the trace's last\n"
         "event is a usage error that names the span.\n\n"
-        "exit codes: 0 success (also for a trace without memory events: nothing to show, said\n"
-        "on stderr), 2 usage (bad option, no such rank or GPU, a time outside the trace, a level\n"
-        "the GPU did not record), 3 unreadable input, or a live set the input cannot give (its\n"
-        "allocations carry no address, so frees cannot be paired with them: said on stderr)",
+        "exit codes: 0 success, 2 usage (bad option, no such rank or GPU, a time outside the\n"
+        "trace, a level the GPU did not record), 3 unreadable input, or a live set the input\n"
+        "cannot give (no GPU memory events, or allocations without an address so that frees\n"
+        "cannot be paired with them: said on stderr)",
         options);
     int done = kExitSuccess;
     auto args = parseCommand(ctx, options, help, done);
@@ -185,7 +185,7 @@ int runFlame(CommandContext& ctx) {
         ctx.err << "vramscope-cli flame: " << rt->path
                 << " has no GPU memory events (memory was not recorded), so there is no live "
                    "set to show\n";
-        return kExitSuccess;
+        return kExitUnreadable;
     }
     trace::DeviceIndex device = gpus.front();
     if (wantDevice) {

@@ -96,11 +96,26 @@ Json DataLossEntry::toJson() const {
     return j;
 }
 
+namespace {
+
+/// kNoGpuMessage, or kNoGpuInReadPartMessage when an input lost events or bytes (a loss above
+/// the informational severity).
+const char* noGpuMessage(const JobReport& report) {
+    for (const auto& l : report.dataLoss) {
+        if (trace::lossCounterInfo(l.loss.counter).severity != trace::LossSeverity::Info) {
+            return analysis::kNoGpuInReadPartMessage;
+        }
+    }
+    return analysis::kNoGpuMessage;
+}
+
+}  // namespace
+
 Json JobReport::toJson() const {
     Json j;
     j["source"] = sources;
     j["gpus"] = gpusRecorded;
-    j["message"] = gpusRecorded == 0 ? Json(analysis::kNoGpuMessage) : Json(nullptr);
+    j["message"] = gpusRecorded == 0 ? Json(noGpuMessage(*this)) : Json(nullptr);
     j["devices"] = Json::array();
     for (const auto& d : devices) {
         j["devices"].push_back(d.toJson());
@@ -317,7 +332,7 @@ void writeTextReport(const JobReport& report, std::ostream& os) {
               "room for fragmentation and spikes.\n";
         writeSources(report, os);
     } else {
-        os << analysis::kNoGpuMessage << ": no GPU memory and no GPU kernels were recorded";
+        os << noGpuMessage(report) << ": no GPU memory and no GPU kernels were recorded";
         if (!report.devices.empty()) {
             os << " (the header lists " << report.devices.size()
                << (report.devices.size() == 1 ? " GPU" : " GPUs") << " of the machine)";

@@ -167,6 +167,30 @@ TEST(ClaimsRealdata, AJobWithNoGpuSaysSoInTheReportAndTheCheck) {
     fs::remove(empty);
 }
 
+TEST(ClaimsRealdata, ACutTraceDoesNotClaimThereIsNoGpu) {
+    // The first 20,000 compressed bytes of the BERT trace (which has GPU kernels and memory):
+    // what is left holds no GPU event, but the rest was cut, not absent.
+    VRAMSCOPE_REQUIRE_INPUT(kBert);
+    ASSERT_TRUE(anythingOnAGpu(loadGzJson(kBert)));
+    const fs::path cut =
+        fs::temp_directory_path() / ("vramscope_cut_" + std::to_string(::getpid()) + ".json.gz");
+    {
+        std::ifstream in(kBert, std::ios::binary);
+        std::string head(20000, '\0');
+        in.read(head.data(), std::streamsize(head.size()));
+        std::ofstream(cut, std::ios::binary).write(head.data(), in.gcount());
+    }
+    const CliRun text = run({"report", cut.string()});
+    EXPECT_EQ(text.code, kExitSuccess) << text.err;
+    EXPECT_NE(text.out.find("no GPU in the part of the trace that could be read"),
+              std::string::npos)
+        << text.out;
+    EXPECT_EQ(text.out.find("no GPU in this trace"), std::string::npos) << text.out;
+    const json j = json::parse(run({"report", "--json", cut.string()}).out);
+    EXPECT_EQ(j["message"], "no GPU in the part of the trace that could be read");
+    fs::remove(cut);
+}
+
 TEST(ClaimsRealdata, DifferentKernelNamesStayDifferentWhenShortened) {
     VRAMSCOPE_REQUIRE_INPUT(kDfIndex);
     const json doc = loadGzJson(kDfIndex);

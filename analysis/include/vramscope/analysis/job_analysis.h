@@ -27,6 +27,10 @@ namespace vramscope::analysis {
 /// anything (gpusRecorded() == 0: a CPU-only profile, an empty trace, a trace whose header lists
 /// the machine's GPUs that the traced process never used), instead of an empty table.
 inline constexpr const char* kNoGpuMessage = "no GPU in this trace";
+/// The same when the reader lost part of the input (a cut or corrupt file): the GPU events may be
+/// in the part that could not be read, so absence is not shown.
+inline constexpr const char* kNoGpuInReadPartMessage =
+    "no GPU in the part of the trace that could be read";
 
 /// The analyses of one device of one rank. Times are in the rank's own clock.
 struct DeviceAnalysis {
