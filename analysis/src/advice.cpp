@@ -138,10 +138,8 @@ void leakRule(const DeviceFacts& f, std::vector<Advice>& out) {
                       " per iteration (Theil-Sen slope of per-iteration baselines over " +
                       std::to_string(l.iterations.size()) + " iterations)";
     if (l.iterationsToOom) {
-        char buf[96];
-        std::snprintf(buf, sizeof buf, "; about %.1f iterations until the device is full",
-                      *l.iterationsToOom);
-        msg += buf;
+        msg +=
+            "; about " + formatCount(*l.iterationsToOom) + " iterations until the device is full";
     }
     msg += ".";
     if (!l.survivors.empty()) {

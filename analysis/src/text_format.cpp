@@ -20,10 +20,11 @@ std::string fixed(double v, int decimals, const char* unit) {
 constexpr double kNextUnitAt = 999.5;
 
 /// Digits after the point that keep three significant digits of `v` once rounded: 99.96 rounds
-/// to "100" (0 decimals), not "100.0".
+/// to "100" (0 decimals), not "100.0"; below 1 (1000 to 1023 of the unit before) three decimals,
+/// "0.977".
 int significantDecimals(double v) {
     const double a = std::fabs(v);
-    return a >= 99.95 ? 0 : (a >= 9.995 ? 1 : 2);
+    return a >= 99.95 ? 0 : (a >= 9.995 ? 1 : (a >= 0.9995 ? 2 : 3));
 }
 
 /// `value` in the first of `units` (scales ascending, the first 1) whose rounded number stays
@@ -63,6 +64,25 @@ std::string formatBytes(double bytes) {
 std::string formatDuration(double ns) {
     static constexpr Unit kUnits[] = {{1.0, "ns"}, {1e3, "us"}, {1e6, "ms"}, {1e9, "s"}};
     return threeSignificant(ns, kUnits);
+}
+
+std::string formatCount(double value) {
+    if (!std::isfinite(value)) {
+        return "unknown";
+    }
+    const double a = std::fabs(value);
+    int decimals = 0;
+    if (a > 0 && a < 99.95) {
+        decimals = std::min(9, 2 - int(std::floor(std::log10(a))));
+        // 9.996 rounds to "10.0", not "10.00": one decimal fewer once rounding reaches the next
+        // power of ten.
+        if (std::fabs(std::round(value * std::pow(10.0, decimals))) >= 1000.0 && decimals > 0) {
+            --decimals;
+        }
+    }
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*f", std::max(0, decimals), value);
+    return buf;
 }
 
 std::string formatPercent(double fraction, int decimals) {

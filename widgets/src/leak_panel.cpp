@@ -15,6 +15,7 @@
 #include <cmath>
 
 #include "vramscope/analysis/leak_fit.h"
+#include "vramscope/analysis/text_format.h"
 #include "vramscope/widgets/flame_view.h"
 #include "vramscope/widgets/plot_style.h"
 #include "vramscope/widgets/units.h"
@@ -97,7 +98,7 @@ QVariant LeakSummaryModel::data(const QModelIndex& index, int role) const {
                            : QVariant(QStringLiteral("-"));
             case ToOomColumn:
                 if (r.iterationsToOom) {
-                    return QString::number(*r.iterationsToOom, 'f', 1);
+                    return QString::fromStdString(analysis::formatCount(*r.iterationsToOom));
                 }
                 if (r.verdict == analysis::LeakVerdict::Staircase && r.capacityBytes == 0) {
                     return tr("? (capacity unknown)");

@@ -36,11 +36,11 @@ TEST(Unit, FormatBytesKeepsThreeSignificantDigitsInBinaryUnits) {
 
 TEST(Unit, FormatBytesNeverPrintsFourDigitsOfAUnit) {
     // 1000 .. 1023.x of a unit read in the next one.
-    EXPECT_EQ(formatBytes(1000), "0.98 KiB");  // 1000 / 1024 = 0.977
-    EXPECT_EQ(formatBytes(1023), "1.00 KiB");  // 0.999
-    EXPECT_EQ(formatBytes(1000.0 * 1024 * 1024), "0.98 GiB");
-    EXPECT_EQ(formatBytes(999.6 * 1024 * 1024), "0.98 GiB");  // would round to "1000 MiB"
-    EXPECT_EQ(formatBytes(1024.0 * 1024 - 1), "1.00 MiB");    // 1023.999 KiB
+    EXPECT_EQ(formatBytes(1000), "0.977 KiB");  // 1000 / 1024 = 0.9766
+    EXPECT_EQ(formatBytes(1023), "0.999 KiB");  // 0.999
+    EXPECT_EQ(formatBytes(1000.0 * 1024 * 1024), "0.977 GiB");
+    EXPECT_EQ(formatBytes(999.6 * 1024 * 1024), "0.976 GiB");  // would round to "1000 MiB"
+    EXPECT_EQ(formatBytes(1024.0 * 1024 - 1), "1.00 MiB");     // 1023.999 KiB
     EXPECT_EQ(formatBytes(1024.0 * 1024 * 1024 - 1), "1.00 GiB");
 }
 
@@ -155,6 +155,18 @@ TEST(Unit, RankAndDeviceLabelsSayQuestionMarkWhenTheRankIsUnknown) {
     EXPECT_EQ(rankLabel(trace::RankId{-7}), "rank ?");
     EXPECT_EQ(deviceLabel(trace::RankId{3}, trace::DeviceIndex{1}), "rank 3 GPU 1");
     EXPECT_EQ(deviceLabel(trace::RankId{-1}, trace::DeviceIndex{0}), "rank ? GPU 0");
+}
+
+TEST(Unit, FormatCountKeepsThreeSignificantDigits) {
+    EXPECT_EQ(formatCount(131.75), "132");
+    EXPECT_EQ(formatCount(972.0), "972");
+    EXPECT_EQ(formatCount(12345.6), "12346");
+    EXPECT_EQ(formatCount(13.24), "13.2");
+    EXPECT_EQ(formatCount(1.324), "1.32");
+    EXPECT_EQ(formatCount(0.1324), "0.132");
+    EXPECT_EQ(formatCount(9.996), "10.0");  // rounds up: still three digits
+    EXPECT_EQ(formatCount(0), "0");
+    EXPECT_EQ(formatCount(-2.5), "-2.50");
 }
 
 }  // namespace

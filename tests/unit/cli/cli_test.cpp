@@ -194,7 +194,7 @@ TEST(Cli, ParsesByteCountsWithBinaryUnits) {
 TEST(Cli, FormatsBytesInBinaryUnits) {
     EXPECT_EQ(formatBytes(0), "0 B");
     EXPECT_EQ(formatBytes(999), "999 B");
-    EXPECT_EQ(formatBytes(1023), "1.00 KiB");  // never four digits of a unit
+    EXPECT_EQ(formatBytes(1023), "0.999 KiB");  // never four digits of a unit
     EXPECT_EQ(formatBytes(1024), "1.00 KiB");
     EXPECT_EQ(formatBytes(3ull << 29), "1.50 GiB");
     EXPECT_EQ(formatBytes(80ull << 30), "80.0 GiB");

@@ -16,7 +16,7 @@ namespace vramscope::analysis {
 /// IEC 80000-13) with three significant digits, the one byte format of every text surface (CLI,
 /// GUI, reason texts; JSON keeps raw integers). Whole bytes below 1000 B; above, the unit is the
 /// one that keeps the number below 1000 once rounded, so a number never has four digits: 1000 to
-/// 1023.x of a unit reads in the next one (1000 MiB is "0.98 GiB", 1 MiB - 1 B is "1.00 MiB").
+/// 1023.x of a unit reads in the next one (1000 MiB is "0.977 GiB", 1 MiB - 1 B is "1.00 MiB").
 /// Digits after the point: 2 below 10, 1 below 100, 0 from 100 (judged on the rounded value, so
 /// 99.96 MiB is "100 MiB"). EiB is the largest unit. Negative values keep their sign (growth).
 std::string formatBytes(double bytes);
@@ -26,6 +26,11 @@ std::string formatBytes(double bytes);
 /// value that would round to 1000 of its unit reads in the next one (999.6 us is "1.00 ms"), and
 /// seconds, the largest unit, keep no decimals from 100 s ("3600 s").
 std::string formatDuration(double ns);
+
+/// A count that may be fractional (iterations until a device is full, a mean): three
+/// significant digits and never an exponent, "132", "13.2", "1.32", "0.132"; whole from 100 up
+/// ("972", "12345").
+std::string formatCount(double value);
 
 /// "42.5 %": fraction x 100 with `decimals` digits.
 std::string formatPercent(double fraction, int decimals = 1);
