@@ -17,10 +17,10 @@
 
 namespace vramscope::analysis {
 
-int64_t modelStateBytes(const trace::TraceData& data, const AllocationIndex& index,
-                        const IterationSet& iterations) {
+ModelState modelState(const trace::TraceData& data, const AllocationIndex& index,
+                      const IterationSet& iterations, const LeakReport& leak) {
     if (iterations.count() < 2) {
-        return -1;
+        return {};
     }
     const trace::TimestampNs firstEnd = iterations.iterations.front().endNs;
     const trace::TimestampNs lastEnd = iterations.iterations.back().endNs;
@@ -35,7 +35,10 @@ int64_t modelStateBytes(const trace::TraceData& data, const AllocationIndex& ind
             bytes += allocationBytes(data.memory.sizeBytes[index.eventAt(p)]);
         }
     }
-    return bytes;
+    // The leak's bytes are a subset of `bytes` (same window, same index); the clamp only guards
+    // a report built on another index.
+    const int64_t leakBytes = std::min(bytes, int64_t(leak.firstIterationLeakBytes));
+    return {bytes - leakBytes, leakBytes};
 }
 
 namespace {
@@ -188,6 +191,7 @@ trace::Result<DeviceAnalysis> analyzeDevice(const RankInput& input, size_t input
         // Survivors pair frees with allocations by address: without addresses they are invented.
         d.leak.survivors.clear();
         d.leak.survivorBytes = 0;
+        d.leak.firstIterationLeakBytes = 0;
     }
     const trace::TimestampNs start = firstEventNs(data);
     // The segments are indexed only for a device that ran out of memory and has blocks to place
@@ -205,7 +209,11 @@ trace::Result<DeviceAnalysis> analyzeDevice(const RankInput& input, size_t input
     std::stable_sort(d.ooms.begin(), d.ooms.end(),
                      [](const OomFacts& a, const OomFacts& b) { return a.timeNs < b.timeNs; });
     d.hadOom = !d.ooms.empty();
-    d.modelStateBytes = d.liveSet.known ? modelStateBytes(data, *d.index, d.iterations) : -1;
+    if (d.liveSet.known) {
+        const ModelState state = modelState(data, *d.index, d.iterations, d.leak);
+        d.modelStateBytes = state.bytes;
+        d.modelStateExcludedLeakBytes = state.excludedLeakBytes;
+    }
     for (TimeBreakdown& b : breakdowns) {
         if (b.device == dev) {
             for (const IdleGap& g : b.gaps) {

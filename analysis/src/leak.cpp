@@ -122,13 +122,62 @@ struct GroupTally {
     }
 };
 
+/// A survivor group's key: (the stack, or for an allocation without one the name of its NVTX
+/// range with the high bit set; the size).
+using GroupKey = std::pair<uint64_t, uint64_t>;
+
+/// The key of the allocation at event `e`; `rangeName` receives its range's name when grouped by
+/// range, else 0.
+GroupKey groupKey(const trace::TraceData& data, uint32_t e, trace::StringId& rangeName) {
+    const trace::StackId stack = data.memory.stack[e];
+    const uint32_t range = data.memory.nvtxRange[e];
+    rangeName = toInt(stack) == 0 && range > 0 && range <= data.ranges.size()
+                    ? data.ranges.name[range - 1]
+                    : 0;
+    return {toInt(stack) != 0 ? uint64_t(toInt(stack)) : (1ull << 63) | rangeName,
+            data.memory.sizeBytes[e]};
+}
+
+/// Counts, for every group, its allocations alive at the end of the last iteration (aliveAtEnd),
+/// and the bytes of those made by the end of the first (`firstIterationBytes`).
+void countKeptToTheEnd(const trace::TraceData& data, const AllocationIndex& index,
+                       const IterationSet& iterations, std::map<GroupKey, GroupTally>& groups,
+                       uint64_t& firstIterationBytes) {
+    firstIterationBytes = 0;
+    if (groups.empty()) {
+        return;
+    }
+    const TimestampNs firstEnd = iterations.iterations.front().endNs;
+    const TimestampNs lastEnd = iterations.iterations.back().endNs;
+    const size_t firstUntil = index.positionAfter(firstEnd - 1);
+    const size_t until = index.positionAfter(lastEnd - 1);
+    for (size_t p = 0; p < until; ++p) {
+        if (!index.isAlloc(p)) {
+            continue;
+        }
+        const uint32_t f = index.freePosition(p);
+        if (f != AllocationIndex::kNever && index.timeAt(f) < lastEnd) {
+            continue;
+        }
+        trace::StringId rangeName = 0;
+        const uint32_t e = index.eventAt(p);
+        const auto g = groups.find(groupKey(data, e, rangeName));
+        if (g == groups.end()) {
+            continue;
+        }
+        g->second.group.aliveAtEnd += 1;
+        if (p < firstUntil) {
+            firstIterationBytes += uint64_t(allocationBytes(data.memory.sizeBytes[e]));
+        }
+    }
+}
+
 std::vector<SurvivorGroup> survivorGroups(const trace::TraceData& data,
                                           const AllocationIndex& index,
-                                          const IterationSet& iterations, int& examined) {
+                                          const IterationSet& iterations, int& examined,
+                                          uint64_t& firstIterationBytes) {
     const auto& its = iterations.iterations;
-    // Key: (the stack, or for allocations without one the name of their NVTX range with the high
-    // bit set; the size).
-    std::map<std::pair<uint64_t, uint64_t>, GroupTally> groups;
+    std::map<GroupKey, GroupTally> groups;
     examined = 0;
     for (size_t k = 1; k + 2 < its.size(); ++k) {
         ++examined;
@@ -144,17 +193,11 @@ std::vector<SurvivorGroup> survivorGroups(const trace::TraceData& data,
                 continue;
             }
             const uint32_t e = index.eventAt(p);
-            const trace::StackId stack = data.memory.stack[e];
-            const uint32_t range = data.memory.nvtxRange[e];
-            const trace::StringId rangeName =
-                toInt(stack) == 0 && range > 0 && range <= data.ranges.size()
-                    ? data.ranges.name[range - 1]
-                    : 0;
+            trace::StringId rangeName = 0;
+            GroupTally& t = groups[groupKey(data, e, rangeName)];
             const uint64_t size = data.memory.sizeBytes[e];
-            GroupTally& t = groups[{
-                toInt(stack) != 0 ? uint64_t(toInt(stack)) : (1ull << 63) | rangeName, size}];
             SurvivorGroup& g = t.group;
-            g.stack = stack;
+            g.stack = data.memory.stack[e];
             if (rangeName != 0) {
                 g.nvtxRange = std::string(data.string(rangeName));
             }
@@ -168,6 +211,7 @@ std::vector<SurvivorGroup> survivorGroups(const trace::TraceData& data,
             t.inIteration += 1;
         }
     }
+    countKeptToTheEnd(data, index, iterations, groups, firstIterationBytes);
     std::vector<SurvivorGroup> out;
     out.reserve(groups.size());
     for (auto& [key, t] : groups) {
@@ -292,7 +336,14 @@ std::string describeSurvivor(const SurvivorGroup& g, int examinedIterations) {
         s += std::to_string(g.iterations);
     }
     s += g.iterations == 1 && g.iterations >= examinedIterations ? " iteration" : " iterations";
-    return s + ", " + formatBytes(double(g.bytes)) + " in all";
+    s += ", " + formatBytes(double(g.bytes)) + " in all";
+    if (g.aliveAtEnd > g.count) {
+        // The first and the last two iterations are not examined, yet a group kept every
+        // iteration holds its allocations of those too.
+        s += "; " + std::to_string(g.aliveAtEnd) + " alive at the end of the last iteration (" +
+             formatBytes(double(g.aliveAtEnd) * double(g.sizeBytes)) + ")";
+    }
+    return s;
 }
 
 std::string stackLabel(const trace::TraceData& data, trace::StackId stack) {
@@ -382,7 +433,7 @@ LeakReport analyzeLeak(const trace::TraceData& data, trace::DeviceIndex device,
     r.iterations = iterationMemory(deviceCurve(data, device, index.level()), iterations);
     decide(r, options);
     std::vector<SurvivorGroup> groups =
-        survivorGroups(data, index, iterations, r.survivorIterations);
+        survivorGroups(data, index, iterations, r.survivorIterations, r.firstIterationLeakBytes);
     for (const SurvivorGroup& g : groups) {
         r.survivorBytes += g.bytes;
     }

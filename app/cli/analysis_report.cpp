@@ -137,6 +137,7 @@ void addDeviceAnalysisJson(const DeviceAnalysis& d, int64_t offset, Json& j, siz
         s["iterations"] = g.iterations;
         s["min_per_iteration"] = g.minPerIteration;
         s["max_per_iteration"] = g.maxPerIteration;
+        s["alive_at_end"] = g.aliveAtEnd;
         s["largest_bytes"] = g.largestBytes;
         s["user_frame"] = g.userFrame.empty() ? Json(nullptr) : Json(g.userFrame);
         s["nvtx_range"] = g.nvtxRange.empty() ? Json(nullptr) : Json(g.nvtxRange);
@@ -210,6 +211,8 @@ void addDeviceAnalysisJson(const DeviceAnalysis& d, int64_t offset, Json& j, siz
         j["idle_gaps"] = Json::array();
     }
     j["model_state_bytes"] = d.modelStateBytes >= 0 ? Json(d.modelStateBytes) : Json(nullptr);
+    j["model_state_excluded_leak_bytes"] =
+        d.modelStateBytes >= 0 ? Json(d.modelStateExcludedLeakBytes) : Json(nullptr);
     j["ooms"] = Json::array();
     for (const OomFacts& o : d.ooms) {
         Json top = Json::array();
@@ -394,7 +397,12 @@ void writeDeviceAnalysisText(const DeviceAnalysis& d, std::ostream& os) {
     }
     if (d.modelStateBytes >= 0 && (d.memory.peakBytes() > 0)) {
         os << "  model state: " << formatBytes(uint64_t(d.modelStateBytes))
-           << " (alive from the end of the first iteration to the end of the last)\n";
+           << " (alive from the end of the first iteration to the end of the last";
+        if (d.modelStateExcludedLeakBytes > 0) {
+            os << "; excludes the leak's " << formatBytes(uint64_t(d.modelStateExcludedLeakBytes))
+               << ", the survivors' allocations of the first iteration";
+        }
+        os << ")\n";
     }
     if (!d.breakdown) {
         os << "  time: no kernels on this GPU\n";

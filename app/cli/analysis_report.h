@@ -28,10 +28,11 @@ bool readAnalysisOptions(CommandContext& ctx, const ParsedArgs& args, const std:
 std::vector<analysis::RankInput> rankInputs(const trace::Job& job);
 
 /// Adds "iterations", "leak", "time_breakdown", "idle_gaps" (largest first, at most `maxGaps`),
-/// "model_state_bytes" and "ooms" [{time_ns, requested_bytes, free_bytes, allocated_bytes,
-/// reserved_bytes, live_allocations, largest_free_block_bytes, segment_free_bytes, cause (toString
-/// of diagnoseOom's OomCause), top_live: [{label, bytes, count}]}] to a device's JSON object.
-/// Times are put on the job's axis with `clockOffsetNs`.
+/// "model_state_bytes" and "model_state_excluded_leak_bytes" (DeviceAnalysis) and "ooms" [{time_ns,
+/// requested_bytes, free_bytes, allocated_bytes, reserved_bytes, live_allocations,
+/// largest_free_block_bytes, segment_free_bytes, cause (toString of diagnoseOom's OomCause),
+/// top_live: [{label, bytes, count}]}] to a device's JSON object. Times are put on the job's axis
+/// with `clockOffsetNs`.
 void addDeviceAnalysisJson(const analysis::DeviceAnalysis& d, int64_t clockOffsetNs,
                            nlohmann::ordered_json& j, size_t maxGaps = 20);
 

@@ -42,7 +42,9 @@ int runReport(CommandContext& ctx) {
         "iterations_to_oom, survivors [{description, size_bytes, iterations, ...}]},\n"
         "\"time_breakdown\" {span_ns, busy_ns, idle_ns, compute_ns, communication_ns, memory_ns,\n"
         "overlap_ns, exposed_communication_ns, overlap_pct}, \"idle_gaps\" (largest first) and\n"
-        "\"model_state_bytes\"; without iteration structure (source none) nothing per iteration\n"
+        "\"model_state_bytes\" (alive across all iterations, less the leak's survivors of the\n"
+        "first iteration: \"model_state_excluded_leak_bytes\"); without iteration structure\n"
+        "(source none) nothing per iteration\n"
         "is given. The job adds \"collectives\", \"advice\" [{rule, severity, message,\n"
         "evidence}] and \"cost\" (null without --gpu-hour-price). The text form gives\n"
         "the same in words, with each formula.",

@@ -25,6 +25,11 @@ and one line per oom entry: oom device D size S device_free F
 With --annotations, only the snapshot's external_annotations, one line each, in file order:
   annotation device D stage START|END time_us T name NAME
 
+With --alive-across A B (Unix microseconds, the snapshot's clock), per device the blocks made
+before A (trace allocs with time_us < A, and blocks alive from the start) and not freed before B
+(freed at time_us >= B, or never), one line per block size:
+  alive_across device D size S count C
+
 With --oom-state, each oom line is followed by what was alive when the allocation failed (after
 every entry before the oom in file order, before any after it):
   oom_state device D allocated A reserved R live_blocks N
@@ -223,10 +228,49 @@ def free_space_at(entries, k, segments):
     return len(segs), largest, total
 
 
+def alive_across(entries, segments, a_us, b_us):
+    """Block sizes made before a_us and alive at b_us (see the module docstring)."""
+    live = {}  # addr -> (size, alloc time_us, or None when alive from the start)
+    seen, kept = set(), {}
+
+    def close(size, made, freed):
+        if (made is None or made < a_us) and (freed is None or freed >= b_us):
+            kept[size] = kept.get(size, 0) + 1
+
+    for e in entries:
+        act, t = e.get("action"), e.get("time_us")
+        if act == "alloc":
+            seen.add(e["addr"])
+            if e["addr"] in live:
+                close(*live.pop(e["addr"]), t)
+            live[e["addr"]] = (e["size"], t)
+        elif act in ("free_completed", "free"):
+            if e["addr"] in live:
+                close(*live.pop(e["addr"]), t)
+            elif e["addr"] not in seen:
+                seen.add(e["addr"])
+                close(e["size"], None, t)
+    for size, made in live.values():
+        close(size, made, None)
+    for seg in segments:
+        offset = 0
+        for blk in seg.get("blocks", []):
+            addr = blk.get("address", seg["address"] + offset)
+            offset += blk["size"]
+            if blk["state"] in ("active_allocated", "active_pending_free") and addr not in live:
+                close(blk.get("requested_size", blk["size"]), None, None)
+    return kept
+
+
 def main():
     args = sys.argv[1:]
     oom_state = "--oom-state" in args
     annotations = "--annotations" in args
+    across = None
+    if "--alive-across" in args:
+        k = args.index("--alive-across")
+        across = (int(args[k + 1]), int(args[k + 2]))
+        del args[k:k + 3]
     args = [a for a in args if a not in ("--oom-state", "--annotations")]
     snap = load(args[0])
     if isinstance(snap, list):
@@ -241,6 +285,11 @@ def main():
     devices = sorted({d for d, t in enumerate(traces) if t} | {s["device"] for s in segments})
     for d in devices:
         entries = traces[d] if d < len(traces) else []
+        if across:
+            kept = alive_across(entries, [s for s in segments if s["device"] == d], *across)
+            for size in sorted(kept):
+                print(f"alive_across device {d} size {size} count {kept[size]}")
+            continue
         r, states = replay(entries, [s for s in segments if s["device"] == d])
         print(f"device {d} " + " ".join(f"{k} {v}" for k, v in r.items()))
         oom_at = [k for k, e in enumerate(entries) if e.get("action") == "oom"]

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -39,19 +40,43 @@ const std::string kNccl = kRealdata +
 constexpr uint64_t kLogitsBytes = 8ull * 1024 * 32000 * 2;
 constexpr uint64_t kMicroBatchesPerStep = 2;
 
-/// START times (us) of the snapshot's external_annotations whose name starts with `prefix`, as
-/// snapshot_replay.py --annotations prints them.
-std::vector<int64_t> annotationStartsUs(const std::string& path, const std::string& prefix) {
+/// What tests/tools/snapshot_replay.py prints for `path` with `options`.
+std::string replayOutput(const std::string& path, const std::string& options) {
     const std::string cmd = "python3 '" VRAMSCOPE_SOURCE_DIR "/tests/tools/snapshot_replay.py' '" +
-                            path + "' --annotations 2>&1";
+                            path + "' " + options + " 2>&1";
     std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
     std::string text;
     char buf[4096];
     for (size_t n; pipe && (n = fread(buf, 1, sizeof buf, pipe.get())) > 0;) {
         text.append(buf, n);
     }
+    return text;
+}
+
+/// Block size -> count of device 0's blocks made before `aUs` and not freed before `bUs`, as
+/// snapshot_replay.py --alive-across prints them.
+std::map<uint64_t, uint64_t> aliveAcross(const std::string& path, int64_t aUs, int64_t bUs) {
+    std::map<uint64_t, uint64_t> out;
+    std::istringstream lines(
+        replayOutput(path, "--alive-across " + std::to_string(aUs) + " " + std::to_string(bUs)));
+    for (std::string line; std::getline(lines, line);) {
+        std::istringstream ls(line);
+        std::string head, k;
+        int device = -1;
+        uint64_t size = 0, count = 0;
+        ls >> head >> k >> device >> k >> size >> k >> count;
+        if (head == "alive_across" && device == 0) {
+            out[size] += count;
+        }
+    }
+    return out;
+}
+
+/// START times (us) of the snapshot's external_annotations whose name starts with `prefix`, as
+/// snapshot_replay.py --annotations prints them.
+std::vector<int64_t> annotationStartsUs(const std::string& path, const std::string& prefix) {
     std::vector<int64_t> out;
-    std::istringstream lines(text);
+    std::istringstream lines(replayOutput(path, "--annotations"));
     for (std::string line; std::getline(lines, line);) {
         std::istringstream ls(line);
         std::string head, k, stage, name;
@@ -163,6 +188,60 @@ TEST(IterationsRealData, H200LeakStepsComeFromTheOptimizerAndTheSurvivorsAreTheL
               0u)
         << text;
     EXPECT_NE(text.find("gpt_train.py:"), std::string::npos) << text;
+}
+
+TEST(IterationsRealData, H200LeakModelStateIsParametersAndAdamWWithoutTheKeptLogits) {
+    REQUIRE_FILE(kLeak);
+    VRAMSCOPE_REQUIRE_PYTHON();
+    const std::vector<int64_t> steps = annotationStartsUs(kLeak, "Optimizer.step#");
+    ASSERT_GE(steps.size(), 5u);
+    auto t = trace::openTrace(kLeak);
+    ASSERT_TRUE(t.ok()) << t.error().describe();
+    const DeviceAnalysis d = analyzeOne(t->data);
+    ASSERT_EQ(d.iterations.source, IterationSource::OptimizerSteps);
+    ASSERT_EQ(d.iterations.count(), steps.size() - 1);
+    // The window, on the snapshot's own clock: iteration i runs from step i to step i + 1, so the
+    // first ends at step 1 and the last at the last step.
+    const std::map<uint64_t, uint64_t> across = aliveAcross(kLeak, steps[1], steps.back());
+    ASSERT_FALSE(across.empty()) << "snapshot_replay.py --alive-across printed nothing";
+    uint64_t alive = 0;
+    for (const auto& [size, count] : across) {
+        alive += size * count;
+    }
+    // The leak: the logits of the micro-batches before the first iteration ends, kept for good.
+    const uint64_t logits = across.count(kLogitsBytes) ? across.at(kLogitsBytes) : 0;
+    EXPECT_GE(logits, kMicroBatchesPerStep);
+    EXPECT_EQ(d.modelStateExcludedLeakBytes, int64_t(logits * kLogitsBytes));
+    EXPECT_EQ(d.modelStateBytes, int64_t(alive - logits * kLogitsBytes));
+
+    // gpt_train.py's parameters (fp32): embeddings V x D and T x D, head V x D (no bias), final
+    // LayerNorm 2D; per block two LayerNorms (2D each), attention in_proj 3D x D + 3D, out_proj
+    // D x D + D, MLP D x 4D + 4D and 4D x D + D. AdamW keeps two more of each (exp_avg,
+    // exp_avg_sq); what is left are small buffers (the batch, workspaces).
+    constexpr uint64_t V = 32000, D = 768, L = 8, T = 1024;
+    constexpr uint64_t block =
+        2 * D + 2 * D + (3 * D * D + 3 * D) + (D * D + D) + (D * 4 * D + 4 * D) + (4 * D * D + D);
+    constexpr uint64_t parameterBytes = 4 * (V * D + T * D + L * block + 2 * D + V * D);
+    EXPECT_GE(d.modelStateBytes, int64_t(3 * parameterBytes));
+    EXPECT_LE(d.modelStateBytes, int64_t(3 * parameterBytes + (128ull << 20)));
+    // Every weight matrix is there three times: the parameter and AdamW's two moments.
+    EXPECT_GE(across.count(4 * V * D) ? across.at(4 * V * D) : 0, 3u * 2u);  // emb, head
+    EXPECT_GE(across.count(4 * 3 * D * D) ? across.at(4 * 3 * D * D) : 0, 3u * L);
+
+    // The survivor line counts the logits alive at the end, not only the examined iterations'.
+    ASSERT_FALSE(d.leak.survivors.empty());
+    const SurvivorGroup& top = d.leak.survivors.front();
+    ASSERT_EQ(top.sizeBytes, kLogitsBytes);
+    const std::map<uint64_t, uint64_t> atEnd = aliveAcross(kLeak, steps.back(), steps.back());
+    ASSERT_TRUE(atEnd.count(kLogitsBytes));
+    EXPECT_EQ(top.aliveAtEnd, atEnd.at(kLogitsBytes));
+    EXPECT_GT(top.aliveAtEnd, top.count);
+    const std::string text = describeSurvivor(top, d.leak.survivorIterations);
+    EXPECT_NE(text.find("; " + std::to_string(top.aliveAtEnd) +
+                        " alive at the end of the last iteration (" +
+                        formatBytes(double(top.aliveAtEnd * kLogitsBytes)) + ")"),
+              std::string::npos)
+        << text;
 }
 
 TEST(IterationsRealData, H200LeakWithoutMarkersIsDetectedAsItsOptimizerSteps) {

@@ -344,9 +344,15 @@ TEST(Leak, SurvivorsAreGroupedByStackAndSizeAndCountedPerIteration) {
     EXPECT_EQ(big.sizeBytes, 1000u);
     EXPECT_EQ(big.bytes, 5000u);
     EXPECT_EQ(big.iterations, 5);
+    // Kept in all 8 iterations, never freed: 8 alive at the end, though only 1 .. 5 are examined.
+    EXPECT_EQ(big.aliveAtEnd, 8u);
     EXPECT_EQ(describeSurvivor(big, r.survivorIterations),
               "one " + formatBytes(1000.0) + " allocation per iteration from forward " +
-                  "(train.py:42), 5 iterations, " + formatBytes(5000.0) + " in all");
+                  "(train.py:42), 5 iterations, " + formatBytes(5000.0) + " in all; 8 alive " +
+                  "at the end of the last iteration (" + formatBytes(8000.0) + ")");
+    // Of those alive across all iterations, the first iteration's survivors of each group are
+    // the leak: 1000 + 300 (iteration 0 is even: one 300 only; no 50) = 1300 B.
+    EXPECT_EQ(r.firstIterationLeakBytes, 1000u + 300u);
     const SurvivorGroup& mid = r.survivors[1];  // iterations 1, 3, 5 two each; 2, 4 one each
     EXPECT_EQ(mid.sizeBytes, 300u);
     EXPECT_EQ(mid.count, 8u);

@@ -170,11 +170,26 @@ TEST(AnalysisCli, SurvivorsAreDescribedByWhatTheyAre) {
     const std::string described = "one " + analysis::formatBytes(double(L)) +
                                   " allocation per iteration from log_metrics (train.py:70), " +
                                   std::to_string(examined) + " iterations, " +
-                                  analysis::formatBytes(double(examined * L)) + " in all";
+                                  analysis::formatBytes(double(examined * L)) +
+                                  " in all; 20 alive at the end of the last iteration (" +
+                                  analysis::formatBytes(double(20 * L)) + ")";
+    EXPECT_EQ(s["alive_at_end"], 20);  // never freed, one per iteration, also 0 and 18, 19
     EXPECT_EQ(s["description"], described);
+    // Model state: weights and optimizer state (the generator's W + O); the first iteration's
+    // L is alive across all iterations too, but it is the leak's and is named as such.
+    const analysis::SyntheticJobSpec spec;
+    const uint64_t WO = spec.weightBytes + spec.optimizerBytes;
+    EXPECT_EQ(j["devices"][0]["model_state_bytes"], WO);
+    EXPECT_EQ(j["devices"][0]["model_state_excluded_leak_bytes"], L);
     r = run({"report", file});
     ASSERT_EQ(r.code, 0) << r.err;
     EXPECT_NE(r.out.find("survivor (made in one iteration, alive two later): " + described),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("  model state: " + analysis::formatBytes(double(WO)) +
+                         " (alive from the end of the first iteration to the end of the last; "
+                         "excludes the leak's " +
+                         analysis::formatBytes(double(L)) + ","),
               std::string::npos)
         << r.out;
     fs::remove_all(dir);

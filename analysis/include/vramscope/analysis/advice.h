@@ -72,7 +72,8 @@ struct DeviceFacts {
     /// no collective of this GPU was matched across ranks.
     const CommunicationSplit* communication = nullptr;
     /// Bytes alive across all iterations (allocated by the end of the first iteration and not freed
-    /// before the end of the last: weights, optimizer state, persistent buffers); -1 = unknown.
+    /// before the end of the last: weights, optimizer state, persistent buffers), less the leak's
+    /// survivors among them (analysis::modelState); -1 = unknown.
     int64_t modelStateBytes = -1;
 };
 

@@ -61,9 +61,13 @@ struct DeviceAnalysis {
     /// nothing that pairs frees with allocations is built: model state is -1 and the leak report
     /// has no survivors (its verdict, from the memory curve, stands).
     LiveSetEvidence liveSet;
-    /// Bytes alive across all iterations (see DeviceFacts::modelStateBytes); -1 = unknown (fewer
-    /// than two iterations, or the live set unknown).
+    /// Bytes alive across all iterations less the leak's part (see modelState and
+    /// DeviceFacts::modelStateBytes); -1 = unknown (fewer than two iterations, or the live set
+    /// unknown).
     int64_t modelStateBytes = -1;
+    /// What of the bytes alive across all iterations is the leak and was left out of
+    /// modelStateBytes (LeakReport::firstIterationLeakBytes); 0 when modelStateBytes is -1.
+    int64_t modelStateExcludedLeakBytes = 0;
 };
 
 /// Whether the trace recorded anything on the device: memory (events or counters) or kernels. A
@@ -114,8 +118,7 @@ using AnalysisProgress = std::function<bool(double done)>;
 /// threads.
 /// Peaks come from buildMemoryTimelines; each OOM gets the allocated and reserved curves' values
 /// at its time and the three largest stack groups of the detail level's live set then. Model state:
-/// bytes of the detail level's allocations made by the end of the first iteration and not freed
-/// before the end of the last. Cost (when a price is given): GPUs = devices with kernels or memory
+/// as modelState. Cost (when a price is given): GPUs = devices with kernels or memory
 /// events; step time = median of the devices' median iteration durations, else the longest kernel
 /// span ("trace span"); steps = planned, else the most iterations seen on a device, else 1; idle
 /// and span summed over devices. Errors: an invalid iteration regex; cancellation when
@@ -128,8 +131,20 @@ trace::Result<JobAnalysis> analyzeJob(
     const AnalysisProgress& progress = {},
     std::vector<std::vector<MemoryTimeline>>* timelines = nullptr);
 
-/// Bytes alive across all iterations; -1 when there are fewer than two iterations.
-int64_t modelStateBytes(const trace::TraceData& data, const AllocationIndex& index,
-                        const IterationSet& iterations);
+/// Memory the job holds for good (weights, optimizer state, buffers), in bytes.
+struct ModelState {
+    int64_t bytes = -1;             ///< -1 = unknown (fewer than two iterations)
+    int64_t excludedLeakBytes = 0;  ///< the leak's part, left out of `bytes`
+};
+
+/// Model state: the bytes of the detail level's allocations made by the end of the first
+/// iteration and not freed before the end of the last, less those that the leak analysis
+/// identifies as the leak (`leak.firstIterationLeakBytes`: of these allocations, the ones with the
+/// stack and size of a survivor group, i.e. the same tensor kept every iteration). A leak that
+/// keeps tensors from the first iteration on is no model state, whatever the leak verdict says of
+/// the curve. `index` is the AllocationIndex `leak` was built on. {-1, 0} with fewer than two
+/// iterations.
+ModelState modelState(const trace::TraceData& data, const AllocationIndex& index,
+                      const IterationSet& iterations, const LeakReport& leak);
 
 }  // namespace vramscope::analysis

@@ -41,6 +41,11 @@ struct SurvivorGroup {
     int iterations = 0;
     uint64_t minPerIteration = 0;
     uint64_t maxPerIteration = 0;
+    /// Allocations with the group's stack (range) and size made before the end of the last
+    /// iteration, in any iteration (also the first and the last two, which are not examined), and
+    /// not freed before that end: what of the group is alive at the end. >= count when the group
+    /// is kept for good; less when some of the examined ones are freed later.
+    uint64_t aliveAtEnd = 0;
     /// Up to 8 frames, leaf (innermost) first, as "function (file:line)"; empty without a stack.
     std::vector<std::string> topFrames;
     /// The innermost frame outside library code (torch/, site-packages, C/C++ sources), as
@@ -86,6 +91,11 @@ struct LeakReport {
     std::vector<SurvivorGroup> survivors;  ///< largest first
     uint64_t survivorBytes = 0;            ///< total over all groups
     int survivorIterations = 0;            ///< iterations examined for survivors
+    /// Bytes of the allocations made by the end of the first iteration and alive at the end of
+    /// the last (the window of model state, see analysis::modelState) that have the stack (range)
+    /// and size of a survivor group, over all groups (also those beyond maxSurvivorGroups): the
+    /// leak's part of what lives across all iterations.
+    uint64_t firstIterationLeakBytes = 0;
 };
 
 /// Per-iteration baseline and peak of the device's memory curve at the detail level (Allocated,
@@ -103,7 +113,8 @@ struct LeakReport {
 /// Survivors: allocations made in iteration k (1 <= k <= n-3; the first iteration is warm-up,
 /// where optimizer state and caches are created) still alive at the end of iteration k + 2,
 /// grouped by stack (allocations without a stack by the name of their NVTX range) and size,
-/// largest first.
+/// largest first. Each group's aliveAtEnd and the report's firstIterationLeakBytes count the
+/// allocations of every iteration with a group's stack (range) and size.
 /// Without iteration structure (iterations.source None) the verdict is Inconclusive with the
 /// IterationSet's reason, and nothing per iteration is built (no iterations, no survivors).
 /// `index` must be the AllocationIndex of (device, level); pass an empty one to build it here.
@@ -135,7 +146,10 @@ std::string survivorPattern(const SurvivorGroup& group);
 /// One line for a survivor group, what the CLI, the advice and the GUI print: "one 64.00 MiB
 /// allocation per iteration from train (train.py:12), 17 iterations, 1.06 GiB in all"; with
 /// "in 5 of 17 iterations" when the group did not survive every examined iteration
-/// (`examinedIterations` = LeakReport::survivorIterations).
+/// (`examinedIterations` = LeakReport::survivorIterations); and, when more of the group are alive
+/// at the end than were counted in the examined iterations (the first and last two are not
+/// examined), "; 30 alive at the end of the last iteration (14.65 GiB)" so that the line does not
+/// understate what the job holds.
 std::string describeSurvivor(const SurvivorGroup& group, int examinedIterations);
 
 /// "function (file:line)" for a frame id; "function" when file is empty.
