@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "vramscope/analysis/memory_summary.h"
+#include "vramscope/analysis/text_format.h"
 
 namespace vramscope::analysis {
 
@@ -34,11 +35,52 @@ std::string number(double v, const char* format) {
     return buf;
 }
 
+/// The line's equation as the warnings print it: "-6.16 GiB + 1.21 GiB x batch".
+std::string lineText(const BatchFit& fit) {
+    return "peak = " + formatBytes(fit.interceptBytes) + " + " +
+           formatBytes(fit.slopeBytesPerSample) + " x batch";
+}
+
+/// Found, or why not, for one answer; clears the batch when it cannot be trusted.
+BatchLimit classify(const BatchFit& fit, std::optional<int64_t>& batch) {
+    if (fit.slopeBytesPerSample <= 0.0) {
+        batch.reset();
+        return BatchLimit::NoLimit;
+    }
+    // A line with a negative intercept reaches 0 B at a positive batch: below the measured runs
+    // it predicts less than the fixed part (weights, optimizer state) any run holds.
+    if (fit.interceptBytes < 0.0 && (!batch || double(*batch) < fit.smallestMeasuredBatch)) {
+        batch.reset();
+        return BatchLimit::BelowMeasured;
+    }
+    return batch ? BatchLimit::Found : BatchLimit::NoneFits;
+}
+
 void addWarnings(BatchFit& fit) {
-    if (fit.rSquared < kBatchFitMinRSquared) {
+    if (fit.distinctBatchSizes < kBatchFitMinBatchSizes) {
+        fit.warnings.push_back("only " + std::to_string(fit.distinctBatchSizes) +
+                               " batch sizes: a line through two points fits them exactly (R^2 = "
+                               "1 by construction), so whether peak memory grows along a line "
+                               "cannot be judged; measure at least " +
+                               std::to_string(kBatchFitMinBatchSizes) + " batch sizes");
+    }
+    if (fit.slopeBytesPerSample <= 0.0) {
         fit.warnings.push_back(
-            "poor fit: R^2 = " + number(fit.rSquared, "%.3f") + " is below " +
-            number(kBatchFitMinRSquared, "%.2f") +
+            "the peak does not grow with the batch (" + lineText(fit) +
+            "): the batch does not drive the peak in these runs (or one run was given twice), "
+            "so no largest batch can be derived");
+    } else if (fit.interceptBytes < 0.0) {
+        fit.warnings.push_back(
+            "negative intercept: " + lineText(fit) + " reaches 0 B at batch " +
+            formatSignificant(-fit.interceptBytes / fit.slopeBytesPerSample) +
+            ", so peak memory does not grow along a line from a fixed base in these runs (are they "
+            "one job at different batch sizes?); no batch below the smallest measured one, " +
+            number(fit.smallestMeasuredBatch, "%g") + ", is predicted");
+    }
+    if (fit.distinctBatchSizes >= kBatchFitMinBatchSizes && fit.rSquared < kBatchFitMinRSquared) {
+        fit.warnings.push_back(
+            "poor fit: R^2 = " + formatSignificant(fit.rSquared) + " is below " +
+            formatSignificant(kBatchFitMinRSquared) +
             " (R^2 = 1 - SS_res / SS_tot), so peak memory does not grow along a line with the "
             "batch in these runs; the largest batches are guesses");
     }
@@ -107,13 +149,32 @@ trace::Result<BatchFit> fitBatch(std::vector<BatchPoint> points, uint64_t capaci
     fit.rSquared = syy > 0 ? 1.0 - ssRes / syy : 1.0;
     fit.capacityBytes = capacityBytes;
     fit.points = std::move(points);
+    fit.largestMeasuredBatch = *batches.rbegin();
+    fit.smallestMeasuredBatch = *batches.begin();
+    fit.distinctBatchSizes = batches.size();
     fit.largestBatchUnder80 = largestBatchUnder(fit, kCapacityWarningShare * double(capacityBytes));
     fit.largestBatchUnder100 = largestBatchUnder(fit, double(capacityBytes));
-    for (const BatchPoint& p : fit.points) {
-        fit.largestMeasuredBatch = std::max(fit.largestMeasuredBatch, p.batch);
-    }
+    fit.limit80 = classify(fit, fit.largestBatchUnder80);
+    fit.limit100 = classify(fit, fit.largestBatchUnder100);
     addWarnings(fit);
     return fit;
+}
+
+std::string batchLimitText(const BatchFit& fit, BatchLimit limit) {
+    switch (limit) {
+        case BatchLimit::Found:
+            return "";
+        case BatchLimit::NoneFits:
+            return "none (batch 1 does not fit)";
+        case BatchLimit::NoLimit:
+            return "no answer (the peak does not grow with the batch in these runs)";
+        case BatchLimit::BelowMeasured:
+            return "no answer (it lies below the smallest measured batch, " +
+                   number(fit.smallestMeasuredBatch, "%g") +
+                   ", where a line with a negative intercept predicts nothing; measure a smaller "
+                   "batch)";
+    }
+    return "";
 }
 
 }  // namespace vramscope::analysis

@@ -336,6 +336,24 @@ std::string formatAmount(double value) {
     return buf;
 }
 
+std::string formatSignificant(double value) {
+    if (!std::isfinite(value)) {
+        return "unknown";
+    }
+    const double a = std::fabs(value);
+    if (a < 1e-12) {
+        return "0.00";
+    }
+    int decimals = a >= 1.0 ? significantDecimals(value) : 2 - int(std::floor(std::log10(a)));
+    // 0.9996 rounds to 1.000 with three decimals: from 1 up, two decimals keep three digits.
+    if (a < 1.0 && std::round(a * std::pow(10.0, decimals)) >= std::pow(10.0, decimals)) {
+        decimals = 2;
+    }
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*f", std::max(0, decimals), value);
+    return buf;
+}
+
 std::string rankLabel(trace::RankId rank) {
     return trace::toInt(rank) >= 0 ? "rank " + std::to_string(trace::toInt(rank))
                                    : std::string("rank ?");

@@ -1,6 +1,8 @@
 // vramscope-cli batch-fit: the largest batch that fits, from runs at several batch sizes.
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <ostream>
 
 #include <nlohmann/json.hpp>
@@ -10,6 +12,7 @@
 #include "vramscope/analysis/batch_fit.h"
 #include "vramscope/analysis/job_analysis.h"
 #include "vramscope/analysis/memory_summary.h"
+#include "vramscope/analysis/text_format.h"
 
 namespace vramscope::app {
 
@@ -20,6 +23,50 @@ std::string formatFixed(double v) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%g", v);
     return buf;
+}
+
+/// True when two regular files hold the same bytes (two copies of one run).
+bool sameContent(const std::string& a, const std::string& b) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(a, ec) || !std::filesystem::is_regular_file(b, ec) ||
+        std::filesystem::file_size(a, ec) != std::filesystem::file_size(b, ec) || ec) {
+        return false;
+    }
+    std::ifstream fa(a, std::ios::binary), fb(b, std::ios::binary);
+    char ba[1 << 16], bb[1 << 16];
+    while (fa && fb) {
+        fa.read(ba, sizeof ba);
+        fb.read(bb, sizeof bb);
+        if (fa.gcount() != fb.gcount() || !std::equal(ba, ba + fa.gcount(), bb)) {
+            return false;
+        }
+    }
+    return fa.eof() && fb.eof();
+}
+
+/// One warning per pair of inputs that are one run: the same file, or byte-identical files,
+/// given for two batch sizes. One run has one batch size; fitting it twice makes a flat line.
+std::vector<std::string> sameRunWarnings(const std::vector<analysis::BatchPoint>& points) {
+    std::vector<std::string> warnings;
+    for (size_t i = 0; i < points.size(); ++i) {
+        for (size_t j = i + 1; j < points.size(); ++j) {
+            const struct {
+                const analysis::BatchPoint& a;
+                const analysis::BatchPoint& b;
+            } pair{points[i], points[j]};
+            std::error_code ec;
+            const bool same = std::filesystem::equivalent(pair.a.label, pair.b.label, ec);
+            if (!same && !sameContent(pair.a.label, pair.b.label)) {
+                continue;
+            }
+            warnings.push_back(
+                "the same run twice: " + pair.a.label + " (batch " + formatFixed(pair.a.batch) +
+                ") and " + pair.b.label + " (batch " + formatFixed(pair.b.batch) + ") " +
+                (same ? "are one file" : "hold the same bytes") +
+                "; one run has one batch size, so the fit counts a run that was never made");
+        }
+    }
+    return warnings;
 }
 
 }  // namespace
@@ -41,14 +88,20 @@ int runBatchFit(CommandContext& ctx) {
         "capacity is the smallest one the traces name, or --capacity (needed for PyTorch\n"
         "snapshots, which name none).\n\n"
         "Refuses runs whose memory climbs every iteration (a staircase: the peak then depends on\n"
-        "how long the run lasted). Warns when the fit is poor (R^2 = 1 - SS_res / SS_tot below " +
-            formatFixed(analysis::kBatchFitMinRSquared) +
-            ")\nor when a largest batch is more than " +
+        "how long the run lasted). Gives no answer when the peak does not grow with the batch\n"
+        "(slope <= 0), nor below the smallest measured batch when the intercept is negative (such\n"
+        "a line does not start from a fixed base: the runs are probably not one job). Warns with\n"
+        "fewer than " +
+            std::to_string(analysis::kBatchFitMinBatchSizes) +
+            " batch sizes (a line through two points always has R^2 = 1), when the fit is\n"
+            "poor (R^2 = 1 - SS_res / SS_tot below " +
+            formatFixed(analysis::kBatchFitMinRSquared) + "),\nwhen a largest batch is more than " +
             formatFixed(analysis::kBatchFitMaxExtrapolation) +
-            " x the largest measured batch (extrapolated).\n\n"
-            "exit codes: 0 a batch fits (or the peak does not grow), 1 no batch fits (batch 1 is\n"
-            "predicted above the capacity) or a run was refused, 2 usage or capacity unknown,\n"
-            "3 unreadable input",
+            " x the largest measured batch (extrapolated), and\nwhen two inputs are one "
+            "run (the same file or the same bytes).\n\n"
+            "exit codes: 0 a batch fits under 100 % of the capacity, 1 no batch fits (batch 1 is\n"
+            "predicted above the capacity), no answer can be derived, or a run was refused,\n"
+            "2 usage or capacity unknown, 3 unreadable input",
         options);
     int done = kExitSuccess;
     auto args = parseCommand(ctx, options, help, done);
@@ -126,10 +179,14 @@ int runBatchFit(CommandContext& ctx) {
         ctx.err << "vramscope-cli batch-fit: " << fit.error().message << "\n";
         return kExitUsage;
     }
-    // No batch fits: even batch 1 is predicted above the capacity (a flat or falling line
-    // derives no limit, which is not a failure).
-    const bool noneFits = !fit->largestBatchUnder100 && fit->slopeBytesPerSample > 0;
-    const int exitCode = noneFits ? kExitCheckFailed : kExitSuccess;
+    {
+        std::vector<std::string> same = sameRunWarnings(fit->points);
+        fit->warnings.insert(fit->warnings.begin(), same.begin(), same.end());
+    }
+    // Success only with an answer: no batch fitting and no answer derivable both fail, so a
+    // script never reads "fits" from a fit that cannot say.
+    const int exitCode =
+        fit->limit100 == analysis::BatchLimit::Found ? kExitSuccess : kExitCheckFailed;
     auto orNull = [](const std::optional<int64_t>& v) {
         return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
     };
@@ -147,6 +204,8 @@ int runBatchFit(CommandContext& ctx) {
         j["largest_batch_under_80_pct"] = orNull(fit->largestBatchUnder80);
         j["largest_batch_under_100_pct"] = orNull(fit->largestBatchUnder100);
         j["largest_measured_batch"] = fit->largestMeasuredBatch;
+        j["smallest_measured_batch"] = fit->smallestMeasuredBatch;
+        j["distinct_batch_sizes"] = fit->distinctBatchSizes;
         j["r_squared_threshold"] = analysis::kBatchFitMinRSquared;
         j["warnings"] = fit->warnings;
         ctx.out << j.dump(2) << "\n";
@@ -156,24 +215,23 @@ int runBatchFit(CommandContext& ctx) {
         ctx.out << "  batch " << p.batch << ": peak " << formatBytes(uint64_t(p.peakBytes)) << "  ("
                 << p.label << ")\n";
     }
-    ctx.out << "fit: peak = " << formatBytes(uint64_t(std::max(0.0, fit->interceptBytes)))
-            << (fit->interceptBytes < 0 ? " (negative intercept)" : "") << " + "
-            << formatBytes(uint64_t(std::max(0.0, fit->slopeBytesPerSample)))
-            << " x batch (least squares, R^2 = " << fit->rSquared << ")\n";
+    ctx.out << "fit: peak = " << formatBytes(fit->interceptBytes) << " + "
+            << formatBytes(fit->slopeBytesPerSample)
+            << " x batch (least squares, R^2 = " << analysis::formatSignificant(fit->rSquared)
+            << ")\n";
     ctx.out << "capacity " << formatBytes(fit->capacityBytes) << "\n";
-    auto line = [&](const std::string& what, const std::optional<int64_t>& b) {
+    auto line = [&](const std::string& what, const std::optional<int64_t>& b,
+                    analysis::BatchLimit limit) {
         ctx.out << "largest batch under " << what << " of capacity: ";
         if (b) {
-            ctx.out << *b << " (predicted peak "
-                    << formatBytes(uint64_t(std::max(0.0, fit->predict(double(*b))))) << ")\n";
+            ctx.out << *b << " (predicted peak " << formatBytes(fit->predict(double(*b))) << ")\n";
         } else {
-            ctx.out << (fit->slopeBytesPerSample <= 0 ? "no limit found (peak does not grow)"
-                                                      : "none (batch 1 does not fit)")
-                    << "\n";
+            ctx.out << analysis::batchLimitText(*fit, limit) << "\n";
         }
     };
-    line(analysis::formatPercent(analysis::kCapacityWarningShare, 0), fit->largestBatchUnder80);
-    line("100 %", fit->largestBatchUnder100);
+    line(analysis::formatPercent(analysis::kCapacityWarningShare, 0), fit->largestBatchUnder80,
+         fit->limit80);
+    line("100 %", fit->largestBatchUnder100, fit->limit100);
     for (const std::string& w : fit->warnings) {
         ctx.out << "warning: " << w << "\n";
     }

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace vramscope::analysis {
 namespace {
 
@@ -50,7 +52,8 @@ TEST(BatchFit, WarnsWhenTheFitIsPoor) {
     ASSERT_TRUE(fit.ok());
     ASSERT_FALSE(fit->warnings.empty());
     EXPECT_NE(fit->warnings[0].find("poor fit"), std::string::npos) << fit->warnings[0];
-    EXPECT_NE(fit->warnings[0].find("0.250"), std::string::npos) << fit->warnings[0];
+    EXPECT_NE(fit->warnings[0].find("R^2 = 0.250 is below 0.900"), std::string::npos)
+        << fit->warnings[0];
 }
 
 TEST(BatchFit, WarnsWhenTheLargestBatchIsMoreThanTwiceTheLargestMeasured) {
@@ -71,12 +74,65 @@ TEST(BatchFit, WarnsWhenTheLargestBatchIsMoreThanTwiceTheLargestMeasured) {
 }
 
 TEST(BatchFit, NothingFitsOrNoLimit) {
+    // peak = 80 GiB + 10 GiB x batch: batch 1 needs 90 GiB of 80.
     auto big = fitBatch({{1, 90 * kGiB, ""}, {2, 100 * kGiB, ""}}, 80ull << 30);
     ASSERT_TRUE(big.ok());
     EXPECT_FALSE(big->largestBatchUnder80.has_value());
+    EXPECT_EQ(big->limit100, BatchLimit::NoneFits);
+    EXPECT_EQ(batchLimitText(*big, big->limit100), "none (batch 1 does not fit)");
+    // Equal peaks at batch 1 and 2: the batch does not drive the peak, no answer either way.
     auto flat = fitBatch({{1, 5 * kGiB, ""}, {2, 5 * kGiB, ""}}, 80ull << 30);
     ASSERT_TRUE(flat.ok());
     EXPECT_FALSE(flat->largestBatchUnder100.has_value());
+    EXPECT_EQ(flat->limit80, BatchLimit::NoLimit);
+    EXPECT_EQ(flat->limit100, BatchLimit::NoLimit);
+    const auto grows = std::find_if(flat->warnings.begin(), flat->warnings.end(), [](auto& w) {
+        return w.find("the peak does not grow with the batch") != std::string::npos;
+    });
+    EXPECT_NE(grows, flat->warnings.end());
+}
+
+TEST(BatchFit, NegativeInterceptNeverPredictsBelowTheSmallestMeasuredBatch) {
+    // x = 8, 12, 16; y = 4, 8, 12 GiB: slope 1 GiB, intercept -4 GiB (zero at batch 4).
+    const std::vector<BatchPoint> points = {
+        {8, 4 * kGiB, ""}, {12, 8 * kGiB, ""}, {16, 12 * kGiB, ""}};
+    // On 8 GiB: -4 + b <= 6.4 -> 10, <= 8 -> 12; both at or above 8: given, with the warning.
+    auto roomy = fitBatch(points, 8ull << 30);
+    ASSERT_TRUE(roomy.ok());
+    EXPECT_NEAR(roomy->interceptBytes, -4 * kGiB, 1e-3);
+    EXPECT_EQ(roomy->smallestMeasuredBatch, 8.0);
+    EXPECT_EQ(roomy->largestBatchUnder80, 10);
+    EXPECT_EQ(roomy->largestBatchUnder100, 12);
+    ASSERT_EQ(roomy->warnings.size(), 1u);
+    EXPECT_NE(roomy->warnings[0].find("negative intercept: peak = -4.00 GiB + 1.00 GiB x batch "
+                                      "reaches 0 B at batch 4.00"),
+              std::string::npos)
+        << roomy->warnings[0];
+    EXPECT_NE(roomy->warnings[0].find("smallest measured one, 8,"), std::string::npos);
+    // On 4 GiB: -4 + b <= 3.2 -> 7, below 8: withheld; <= 4 -> 8, the smallest measured: given.
+    auto tight = fitBatch(points, 4ull << 30);
+    ASSERT_TRUE(tight.ok());
+    EXPECT_FALSE(tight->largestBatchUnder80.has_value());
+    EXPECT_EQ(tight->limit80, BatchLimit::BelowMeasured);
+    EXPECT_EQ(tight->largestBatchUnder100, 8);
+    EXPECT_EQ(tight->limit100, BatchLimit::Found);
+    EXPECT_NE(batchLimitText(*tight, tight->limit80).find("below the smallest measured batch, 8"),
+              std::string::npos);
+}
+
+TEST(BatchFit, WarnsThatTwoBatchSizesCannotJudgeTheLine) {
+    // Two batch sizes, three runs: still a line through two x values.
+    for (const auto& points :
+         {std::vector<BatchPoint>{{4, 6 * kGiB, ""}, {8, 10 * kGiB, ""}},
+          std::vector<BatchPoint>{{4, 6 * kGiB, ""}, {4, 7 * kGiB, ""}, {8, 10 * kGiB, ""}}}) {
+        auto fit = fitBatch(points, 80ull << 30);
+        ASSERT_TRUE(fit.ok());
+        EXPECT_EQ(fit->distinctBatchSizes, 2u);
+        ASSERT_FALSE(fit->warnings.empty());
+        EXPECT_NE(fit->warnings[0].find("only 2 batch sizes"), std::string::npos)
+            << fit->warnings[0];
+        EXPECT_NE(fit->warnings[0].find("at least 3 batch sizes"), std::string::npos);
+    }
 }
 
 TEST(BatchFit, RejectsTooFewPointsOneBatchSizeAndUnknownCapacity) {

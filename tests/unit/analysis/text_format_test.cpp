@@ -148,6 +148,18 @@ TEST(Unit, FormatPercentMultipliesByHundredWithTheGivenDecimals) {
     EXPECT_EQ(formatPercent(-0.25), "-25.0 %");
 }
 
+TEST(Unit, FormatSignificantKeepsThreeSignificantDigits) {
+    EXPECT_EQ(formatSignificant(0.222571), "0.223");  // a batch fit's R^2, once "0.222571"
+    EXPECT_EQ(formatSignificant(0.9), "0.900");
+    EXPECT_EQ(formatSignificant(1.0), "1.00");
+    EXPECT_EQ(formatSignificant(0.99961), "1.00");  // not "1.000"
+    EXPECT_EQ(formatSignificant(27.46), "27.5");
+    EXPECT_EQ(formatSignificant(150.2), "150");
+    EXPECT_EQ(formatSignificant(0.042), "0.0420");
+    EXPECT_EQ(formatSignificant(-0.5), "-0.500");
+    EXPECT_EQ(formatSignificant(0.0), "0.00");
+}
+
 TEST(Unit, RankAndDeviceLabelsSayQuestionMarkWhenTheRankIsUnknown) {
     EXPECT_EQ(rankLabel(trace::RankId{0}), "rank 0");
     EXPECT_EQ(rankLabel(trace::RankId{3}), "rank 3");

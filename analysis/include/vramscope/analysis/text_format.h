@@ -64,6 +64,12 @@ std::vector<std::string> shortenNames(const std::vector<std::string>& names, siz
 /// One spelling for the CLI's text, the GUI and the analyses' sentences (JSON keeps raw numbers).
 std::string formatAmount(double value);
 
+/// A dimensionless number (a fit's R^2, a ratio) with three significant digits in fixed
+/// notation: "0.223", "0.900", "1.00", "27.5", "150", "0.0420", "-0.500"; "0.00" for 0 and below
+/// 1e-12 in magnitude, "unknown" when not finite. The one spelling of such numbers for the CLI's
+/// text, the GUI and the analyses' sentences (JSON keeps raw numbers).
+std::string formatSignificant(double value);
+
 /// "rank 3", or "rank ?" for an unknown rank (< 0).
 std::string rankLabel(trace::RankId rank);
 
