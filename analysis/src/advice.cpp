@@ -138,8 +138,8 @@ void leakRule(const DeviceFacts& f, std::vector<Advice>& out) {
                       " per iteration (Theil-Sen slope of per-iteration baselines over " +
                       std::to_string(l.iterations.size()) + " iterations)";
     if (l.iterationsToOom) {
-        msg +=
-            "; about " + formatCount(*l.iterationsToOom) + " iterations until the device is full";
+        msg += "; about " + formatSignificant(*l.iterationsToOom) +
+               " iterations until the device is full";
     }
     msg += ".";
     if (!l.survivors.empty()) {

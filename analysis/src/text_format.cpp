@@ -66,25 +66,6 @@ std::string formatDuration(double ns) {
     return threeSignificant(ns, kUnits);
 }
 
-std::string formatCount(double value) {
-    if (!std::isfinite(value)) {
-        return "unknown";
-    }
-    const double a = std::fabs(value);
-    int decimals = 0;
-    if (a > 0 && a < 99.95) {
-        decimals = std::min(9, 2 - int(std::floor(std::log10(a))));
-        // 9.996 rounds to "10.0", not "10.00": one decimal fewer once rounding reaches the next
-        // power of ten.
-        if (std::fabs(std::round(value * std::pow(10.0, decimals))) >= 1000.0 && decimals > 0) {
-            --decimals;
-        }
-    }
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.*f", std::max(0, decimals), value);
-    return buf;
-}
-
 std::string formatPercent(double fraction, int decimals) {
     return fixed(fraction * 100.0, decimals, "%");
 }

@@ -339,7 +339,7 @@ void writeLeakText(const LeakReport& l, std::ostream& os) {
            << " per iteration (Theil-Sen slope of the baselines, baseline = lowest "
            << trace::toString(l.level) << " bytes in an iteration)";
         if (l.iterationsToOom) {
-            os << ", " << formatCount(*l.iterationsToOom)
+            os << ", " << formatSignificant(*l.iterationsToOom)
                << " iterations until full (= (capacity - last peak) / growth)";
         }
     }

@@ -98,7 +98,7 @@ QVariant LeakSummaryModel::data(const QModelIndex& index, int role) const {
                            : QVariant(QStringLiteral("-"));
             case ToOomColumn:
                 if (r.iterationsToOom) {
-                    return QString::fromStdString(analysis::formatCount(*r.iterationsToOom));
+                    return QString::fromStdString(analysis::formatSignificant(*r.iterationsToOom));
                 }
                 if (r.verdict == analysis::LeakVerdict::Staircase && r.capacityBytes == 0) {
                     return tr("? (capacity unknown)");

@@ -158,6 +158,8 @@ TEST(Unit, FormatSignificantKeepsThreeSignificantDigits) {
     EXPECT_EQ(formatSignificant(0.042), "0.0420");
     EXPECT_EQ(formatSignificant(-0.5), "-0.500");
     EXPECT_EQ(formatSignificant(0.0), "0.00");
+    EXPECT_EQ(formatSignificant(131.75), "132");  // iterations until full, once "131.8"
+    EXPECT_EQ(formatSignificant(12345.6), "12346");
 }
 
 TEST(Unit, RankAndDeviceLabelsSayQuestionMarkWhenTheRankIsUnknown) {
@@ -167,18 +169,6 @@ TEST(Unit, RankAndDeviceLabelsSayQuestionMarkWhenTheRankIsUnknown) {
     EXPECT_EQ(rankLabel(trace::RankId{-7}), "rank ?");
     EXPECT_EQ(deviceLabel(trace::RankId{3}, trace::DeviceIndex{1}), "rank 3 GPU 1");
     EXPECT_EQ(deviceLabel(trace::RankId{-1}, trace::DeviceIndex{0}), "rank ? GPU 0");
-}
-
-TEST(Unit, FormatCountKeepsThreeSignificantDigits) {
-    EXPECT_EQ(formatCount(131.75), "132");
-    EXPECT_EQ(formatCount(972.0), "972");
-    EXPECT_EQ(formatCount(12345.6), "12346");
-    EXPECT_EQ(formatCount(13.24), "13.2");
-    EXPECT_EQ(formatCount(1.324), "1.32");
-    EXPECT_EQ(formatCount(0.1324), "0.132");
-    EXPECT_EQ(formatCount(9.996), "10.0");  // rounds up: still three digits
-    EXPECT_EQ(formatCount(0), "0");
-    EXPECT_EQ(formatCount(-2.5), "-2.50");
 }
 
 }  // namespace

@@ -27,11 +27,6 @@ std::string formatBytes(double bytes);
 /// seconds, the largest unit, keep no decimals from 100 s ("3600 s").
 std::string formatDuration(double ns);
 
-/// A count that may be fractional (iterations until a device is full, a mean): three
-/// significant digits and never an exponent, "132", "13.2", "1.32", "0.132"; whole from 100 up
-/// ("972", "12345").
-std::string formatCount(double value);
-
 /// "42.5 %": fraction x 100 with `decimals` digits.
 std::string formatPercent(double fraction, int decimals = 1);
 
@@ -64,10 +59,11 @@ std::vector<std::string> shortenNames(const std::vector<std::string>& names, siz
 /// One spelling for the CLI's text, the GUI and the analyses' sentences (JSON keeps raw numbers).
 std::string formatAmount(double value);
 
-/// A dimensionless number (a fit's R^2, a ratio) with three significant digits in fixed
-/// notation: "0.223", "0.900", "1.00", "27.5", "150", "0.0420", "-0.500"; "0.00" for 0 and below
-/// 1e-12 in magnitude, "unknown" when not finite. The one spelling of such numbers for the CLI's
-/// text, the GUI and the analyses' sentences (JSON keeps raw numbers).
+/// A dimensionless number (a fit's R^2, a ratio, a count such as iterations until full) with
+/// three significant digits in fixed notation: "0.223", "0.900", "1.00", "27.5", "150", "0.0420",
+/// "-0.500"; "0.00" for 0 and below 1e-12 in magnitude, "unknown" when not finite. The one spelling
+/// of such numbers for the CLI's text, the GUI and the analyses' sentences (JSON keeps raw
+/// numbers).
 std::string formatSignificant(double value);
 
 /// "rank 3", or "rank ?" for an unknown rank (< 0).
