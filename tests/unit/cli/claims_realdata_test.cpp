@@ -261,7 +261,8 @@ std::vector<std::string> offFormat(const std::string& text) {
 TEST(ClaimsRealdata, EveryByteAndTimeFigureInTheTextHasTheOneFormat) {
     // The format checker itself rejects what a second formatter would print.
     EXPECT_EQ(offFormat("2000.0 MiB, 1000 MiB, 1.000 s, 12.50 us, 1.5 GiB, 0.98 GiB").size(), 6u);
-    EXPECT_TRUE(offFormat("11.9 GiB, 96.6 MiB, 512 B, 1.95 GiB, 0.977 GiB, 346 ms, 850 ns").empty());
+    EXPECT_TRUE(
+        offFormat("11.9 GiB, 96.6 MiB, 512 B, 1.95 GiB, 0.977 GiB, 346 ms, 850 ns").empty());
     std::vector<std::vector<std::string>> commands = {{"report"}};  // the bundled sample
     for (const std::string& f : {kResnet, kDfIndex, kBert}) {
         if (!fs::exists(f)) {
