@@ -508,7 +508,8 @@ void writeJobAnalysisText(const JobAnalysis& job, std::ostream& os) {
            << " per GPU-hour; GPU-hours = " << c.input.gpus
            << (c.input.gpus == 1 ? " GPU" : " GPUs") << " x " << formatAmount(c.hours)
            << " h of wall time (step " << formatDuration(c.input.stepTimeNs) << " ("
-           << c.input.stepTimeSource << ") x " << c.input.steps << " steps (" << c.input.stepsSource
+           << c.input.stepTimeSource << ") x " << c.input.steps
+           << (c.input.steps == 1 ? " step (" : " steps (") << c.input.stepsSource
            << ")); idle part ";
         if (c.idleKnown) {
             os << formatAmount(c.idleCost) << " (" << pct(c.idleFraction)

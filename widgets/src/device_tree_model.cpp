@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "vramscope/analysis/text_format.h"
 #include "vramscope/widgets/plot_style.h"
 #include "vramscope/widgets/units.h"
 
@@ -181,7 +182,8 @@ QVariant DeviceTreeModel::data(const QModelIndex& index, int role) const {
                 return tr("no data");
             }
             if (const std::optional<double> share = m.peakShare()) {
-                return tr("%1 (%2 %)").arg(formatBytes(peak)).arg(100.0 * *share, 0, 'f', 0);
+                return tr("%1 (%2)").arg(formatBytes(peak),
+                                         QString::fromStdString(analysis::formatPercent(*share)));
             }
             return formatBytes(peak);
         case Qt::DecorationRole:
