@@ -19,8 +19,10 @@ namespace vramscope::widgets {
 
 namespace {
 
-/// Bytes of a kernel name in the table (the tooltip has the whole name).
-constexpr size_t kKernelNameWidth = 60;
+/// Bytes of a kernel name in the table (the tooltip has the whole name): about what a kernel
+/// column of the docked table shows, so that shortenNames, which keeps different names apart,
+/// does the shortening rather than the view's blind middle elision.
+constexpr size_t kKernelNameWidth = 34;
 
 QString kernelName(const trace::TraceData& data, size_t index) {
     if (index >= data.kernels.size()) {
