@@ -92,6 +92,15 @@ private:
         } else if (!share) {
             add("max-peak-fraction", RuleOutcome::NotChecked,
                 "capacity unknown (peak " + formatBytes(peak) + ")");
+        } else if (const OomFacts* capped = oomBelowDevice()) {
+            // The job stopped at a limit below the device: its share of the capacity says
+            // nothing about the headroom it had.
+            add("max-peak-fraction", RuleOutcome::NotChecked,
+                "the GPU ran out of memory at a limit below its capacity (reserved " +
+                    formatBytes(double(std::max<int64_t>(0, capped->reservedBytes))) +
+                    " + request " + formatBytes(double(capped->requestedBytes)) + " against " +
+                    formatBytes(double(m.capacityBytes)) +
+                    "), so peak / capacity does not measure its headroom");
         } else {
             const auto [ok, text] = compare(*share, limit);
             // Which peak: max(peak reserved, peak allocated) is the reserved one whenever reserved
@@ -109,6 +118,17 @@ private:
                 std::string(reserved ? "peak reserved " : "peak allocated ") + formatBytes(peak) +
                     " / capacity " + formatBytes(double(m.capacityBytes)) + source + " = " + text);
         }
+    }
+
+    /// The first OOM of the device whose cause is a limit below the device, or null.
+    const OomFacts* oomBelowDevice() const {
+        for (const OomFacts& o : m_device->ooms) {
+            if (diagnoseOom(o, m_device->memory.capacityBytes).cause ==
+                OomCause::LimitBelowDevice) {
+                return &o;
+            }
+        }
+        return nullptr;
     }
 
     void leak() {

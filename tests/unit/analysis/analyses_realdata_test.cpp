@@ -19,6 +19,7 @@
 
 #include "realdata.h"
 #include "realdata_json.h"
+#include "vramscope/analysis/check_rules.h"
 #include "vramscope/analysis/flame_tree.h"
 #include "vramscope/analysis/gpu_capacity.h"
 #include "vramscope/analysis/job_analysis.h"
@@ -573,6 +574,27 @@ TEST(H200Snapshot, OomCauseIsTheLimitBelowTheDeviceNotAFullDevice) {
     EXPECT_NE(a.message.find("A limit below the device was hit"), std::string::npos) << a.message;
     EXPECT_NE(a.message.find("set_per_process_memory_fraction"), std::string::npos) << a.message;
     EXPECT_EQ(a.message.find("may be the cause"), std::string::npos) << a.message;
+
+    // With the H200's capacity given, peak / capacity (9.70 / 141 GiB = 0.07) would pass any
+    // limit; the job had no such headroom (the device reported free more than the request), so
+    // the peak rule is not checked, and the oom rule fails.
+    JobAnalysisOptions given;
+    given.capacityBytes = 141ull << 30;
+    auto capped = analyzeJob({{&t->data, trace::kUnknownRank, 0}}, given);
+    ASSERT_TRUE(capped.ok());
+    CheckRules rules;
+    rules.maxPeakShare = 0.8;
+    bool sawPeak = false;
+    for (const RuleResult& r : evaluateRules(*capped, rules, given)) {
+        if (r.rule == "max-peak-fraction") {
+            sawPeak = true;
+            EXPECT_EQ(r.outcome, RuleOutcome::NotChecked) << r.detail;
+            EXPECT_NE(r.detail.find("limit below its capacity"), std::string::npos) << r.detail;
+        } else if (r.rule == "oom") {
+            EXPECT_EQ(r.outcome, RuleOutcome::Fail) << r.detail;
+        }
+    }
+    EXPECT_TRUE(sawPeak);
 }
 
 }  // namespace

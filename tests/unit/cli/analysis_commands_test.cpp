@@ -416,7 +416,12 @@ TEST(AnalysisCli, OomIsReportedAdvisedAndFailsCheck) {
     EXPECT_EQ(r.code, kExitCheckFailed) << r.out;
     EXPECT_NE(r.out.find("FAIL oom"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("failed: oom"), std::string::npos) << r.out;
+    // With the OOM allowed, the peak rule asked for still cannot be judged: the job stopped at a
+    // limit below the 80 GiB device, so its share of 80 GiB is not its headroom.
     r = run({"check", file, "--max-peak-fraction", "0.99", "--allow-oom"});
+    EXPECT_EQ(r.code, kExitCheckFailed) << r.out;
+    EXPECT_NE(r.out.find("NOT CHECKED max-peak-fraction"), std::string::npos) << r.out;
+    r = run({"check", file, "--max-peak-fraction", "0.99", "--allow-oom", "--allow-unchecked"});
     EXPECT_EQ(r.code, kExitSuccess) << r.out;
     // The healthy twin passes the oom rule.
     r = run({"check", writeRank(dir, "ok.vscope", false, false), "--max-peak-fraction", "0.99"});

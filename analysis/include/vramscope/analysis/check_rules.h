@@ -51,7 +51,8 @@ struct RuleResult {
 /// Evaluates `rules` on every device of `job`, in device order, rules in the order oom,
 /// max-peak-fraction, fail-on-leak, max-exposed-communication. A rule is NotChecked, with the
 /// reason, where the data cannot support a verdict: no memory data (oom, peak, leak), capacity
-/// unknown (peak), fewer iterations with memory data than max(2, options.leak.minIterations)
+/// unknown (peak), an OOM at a limit below the device (peak: its share of capacity is not the
+/// headroom the job had), fewer iterations with memory data than max(2, options.leak.minIterations)
 /// (leak), no kernels or less than AdviceOptions' minimum span and kernel count (exposed
 /// communication; see enoughTimeEvidence). On a partial input (DeviceAnalysis::partialInput: the
 /// trace lost events) a rule that would pass is NotChecked too, since the lost part may hold the
