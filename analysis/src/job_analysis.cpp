@@ -19,7 +19,9 @@ namespace vramscope::analysis {
 
 ModelState modelState(const trace::TraceData& data, const AllocationIndex& index,
                       const IterationSet& iterations, const LeakReport& leak) {
-    if (iterations.count() < 2) {
+    // The leak is told apart by its survivors (see kModelStateMinIterations); with fewer
+    // iterations a tensor kept every iteration would read as model state.
+    if (iterations.count() < kModelStateMinIterations) {
         return {};
     }
     const trace::TimestampNs firstEnd = iterations.iterations.front().endNs;

@@ -395,6 +395,12 @@ void writeDeviceAnalysisText(const DeviceAnalysis& d, std::ostream& os) {
         d.iterations.source != IterationSource::None) {
         os << "  model state: unknown (the live set cannot be rebuilt; see above)\n";
     }
+    if (d.liveSet.known && d.memory.peakBytes() > 0 && d.iterations.count() > 0 &&
+        d.iterations.count() < kModelStateMinIterations) {
+        os << "  model state: unknown (" << d.iterations.count() << " iterations; at least "
+           << kModelStateMinIterations << " are needed to tell a tensor kept every iteration "
+           << "from weights and optimizer state)\n";
+    }
     if (d.modelStateBytes >= 0 && (d.memory.peakBytes() > 0)) {
         os << "  model state: " << formatBytes(uint64_t(d.modelStateBytes))
            << " (alive from the end of the first iteration to the end of the last";

@@ -541,6 +541,9 @@ TEST(H200Snapshot, OomCauseIsTheLimitBelowTheDeviceNotAFullDevice) {
     const DeviceAnalysis& d = job->devices[0];
     ASSERT_EQ(d.ooms.size(), 1u);
     const OomFacts& o = d.ooms[0];
+    // Too few iterations before the OOM to tell the kept logits from weights: no model state.
+    ASSERT_LT(d.iterations.count(), kModelStateMinIterations);
+    EXPECT_EQ(d.modelStateBytes, -1);
     // The free space inside the segments when the allocation failed, rebuilt by the Python replay
     // backwards from the dump (the importer and segmentFreeSpaceAt go forwards).
     const OomReplay py = replayOom(kOom);

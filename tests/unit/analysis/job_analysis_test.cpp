@@ -74,6 +74,29 @@ TEST(JobAnalysis, AnalysesEveryDeviceAndPricesTheJob) {
     EXPECT_DOUBLE_EQ(a->cost->totalCost, 4 * 3.0 * double(step) * 8 / 3.6e12);
 }
 
+TEST(JobAnalysis, ModelStateNeedsFourIterationsToTellALeakApart) {
+    // A rank that keeps 64 MiB every iteration. Survivors are looked for in iterations 1 to n - 3
+    // (alive two iterations later), so with 2 or 3 iterations none can be seen and the kept
+    // tensor would pass for model state: model state is unknown. From 4 iterations on it is
+    // weights + optimizer state (synthetic_job.h), the leak left out.
+    for (const int iterations : {2, 3, 4}) {
+        SyntheticJobSpec spec;
+        spec.ranks = 1;
+        spec.iterations = iterations;
+        spec.leakBytesPerIteration = 64ull << 20;
+        spec.leakRank = 0;
+        const auto job = generateSyntheticJob(spec);
+        auto a = analyzeJob({{&job[0], trace::RankId{0}, 0}});
+        ASSERT_TRUE(a.ok()) << a.error().message;
+        ASSERT_EQ(a->devices.size(), 1u);
+        const DeviceAnalysis& d = a->devices[0];
+        ASSERT_EQ(d.iterations.count(), size_t(iterations));
+        EXPECT_EQ(d.modelStateBytes,
+                  iterations < 4 ? -1 : int64_t(spec.weightBytes + spec.optimizerBytes))
+            << iterations << " iterations";
+    }
+}
+
 TEST(JobAnalysis, AnUnknownRankIsNotMatchedAsAKnownRankThatHasItsPosition) {
     // Three ranks of one job; the third has no rank. Ranks 1 and 2 are known, so the unknown one
     // (at position 2) must not take part in the collectives as a second "rank 2".

@@ -62,8 +62,8 @@ struct DeviceAnalysis {
     /// has no survivors (its verdict, from the memory curve, stands).
     LiveSetEvidence liveSet;
     /// Bytes alive across all iterations less the leak's part (see modelState and
-    /// DeviceFacts::modelStateBytes); -1 = unknown (fewer than two iterations, or the live set
-    /// unknown).
+    /// DeviceFacts::modelStateBytes); -1 = unknown (fewer than kModelStateMinIterations iterations,
+    /// or the live set unknown).
     int64_t modelStateBytes = -1;
     /// What of the bytes alive across all iterations is the leak and was left out of
     /// modelStateBytes (LeakReport::firstIterationLeakBytes); 0 when modelStateBytes is -1.
@@ -131,9 +131,14 @@ trace::Result<JobAnalysis> analyzeJob(
     const AnalysisProgress& progress = {},
     std::vector<std::vector<MemoryTimeline>>* timelines = nullptr);
 
+/// Fewest iterations for a model state: a leak is recognised by allocations alive two iterations
+/// after the one they were made in (LeakReport survivors, looked for in iterations 1 to n - 3),
+/// so with fewer a tensor kept every iteration cannot be told from weights or optimizer state.
+inline constexpr size_t kModelStateMinIterations = 4;
+
 /// Memory the job holds for good (weights, optimizer state, buffers), in bytes.
 struct ModelState {
-    int64_t bytes = -1;             ///< -1 = unknown (fewer than two iterations)
+    int64_t bytes = -1;             ///< -1 = unknown (fewer than kModelStateMinIterations)
     int64_t excludedLeakBytes = 0;  ///< the leak's part, left out of `bytes`
 };
 
@@ -142,8 +147,8 @@ struct ModelState {
 /// identifies as the leak (`leak.firstIterationLeakBytes`: of these allocations, the ones with the
 /// stack and size of a survivor group, i.e. the same tensor kept every iteration). A leak that
 /// keeps tensors from the first iteration on is no model state, whatever the leak verdict says of
-/// the curve. `index` is the AllocationIndex `leak` was built on. {-1, 0} with fewer than two
-/// iterations.
+/// the curve. `index` is the AllocationIndex `leak` was built on. {-1, 0} with fewer than
+/// kModelStateMinIterations iterations.
 ModelState modelState(const trace::TraceData& data, const AllocationIndex& index,
                       const IterationSet& iterations, const LeakReport& leak);
 
