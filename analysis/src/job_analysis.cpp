@@ -153,6 +153,53 @@ const MemoryTimeline* timelineOf(const std::vector<MemoryTimeline>& timelines,
     return nullptr;
 }
 
+/// The highest value of `series` over [start, end) and its first time there; {-1, start} when
+/// the series holds nothing in that span.
+std::pair<int64_t, trace::TimestampNs> peakWithin(const StepSeries& series,
+                                                  trace::TimestampNs start,
+                                                  trace::TimestampNs end) {
+    std::pair<int64_t, trace::TimestampNs> best{-1, start};
+    if (series.empty() || series.timeNs.front() >= end) {
+        return best;
+    }
+    auto it = std::upper_bound(series.timeNs.begin(), series.timeNs.end(), start);
+    size_t i = size_t(it - series.timeNs.begin());
+    if (i > 0) {
+        best = {series.bytes[i - 1], start};  // the value holding when the span begins
+    }
+    for (; i < series.size() && series.timeNs[i] < end; ++i) {
+        if (series.bytes[i] > best.first) {
+            best = {series.bytes[i], series.timeNs[i]};
+        }
+    }
+    return best;
+}
+
+/// Roles of the device's allocations, at its peak and at each iteration's peak (the curve of
+/// the index's level).
+void classifyRoles(const trace::TraceData& data, const MemoryTimeline* tl, DeviceAnalysis& d) {
+    auto roles =
+        std::make_shared<const MemoryRoles>(MemoryRoles::classify(data, *d.index, d.iterations));
+    d.roles = roles;
+    if (tl == nullptr) {
+        return;
+    }
+    const bool allocated = d.index->level() == trace::MemoryLevel::Allocated;
+    const StepSeries& curve = allocated ? tl->allocated : tl->reserved;
+    if (curve.empty()) {
+        return;
+    }
+    d.rolesAtPeak = roles->rolesAt(data, *d.index,
+                                   allocated ? tl->peakAllocatedTimeNs : tl->peakReservedTimeNs);
+    for (const Iteration& it : d.iterations.iterations) {
+        const auto [peak, time] = peakWithin(curve, it.startNs, it.endNs);
+        if (peak < 0) {
+            continue;
+        }
+        d.iterationRoles.push_back({it.number, peak, roles->rolesAt(data, *d.index, time)});
+    }
+}
+
 /// The analyses of one device; `breakdowns` gives up the device's breakdown (moved out).
 trace::Result<DeviceAnalysis> analyzeDevice(const RankInput& input, size_t inputIndex,
                                             trace::DeviceIndex dev,
@@ -215,6 +262,9 @@ trace::Result<DeviceAnalysis> analyzeDevice(const RankInput& input, size_t input
         const ModelState state = modelState(data, *d.index, d.iterations, d.leak);
         d.modelStateBytes = state.bytes;
         d.modelStateExcludedLeakBytes = state.excludedLeakBytes;
+    }
+    if (d.liveSet.known && !d.index->empty()) {
+        classifyRoles(data, tl, d);
     }
     for (TimeBreakdown& b : breakdowns) {
         if (b.device == dev) {

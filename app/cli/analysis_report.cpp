@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <ostream>
 
+#include "roles_report.h"
 #include "vramscope/analysis/oom_diagnosis.h"
 #include "vramscope/analysis/straggler.h"
 
@@ -213,6 +214,7 @@ void addDeviceAnalysisJson(const DeviceAnalysis& d, int64_t offset, Json& j, siz
     j["model_state_bytes"] = d.modelStateBytes >= 0 ? Json(d.modelStateBytes) : Json(nullptr);
     j["model_state_excluded_leak_bytes"] =
         d.modelStateBytes >= 0 ? Json(d.modelStateExcludedLeakBytes) : Json(nullptr);
+    addRolesJson(d, offset, j);
     j["ooms"] = Json::array();
     for (const OomFacts& o : d.ooms) {
         Json top = Json::array();
@@ -410,6 +412,7 @@ void writeDeviceAnalysisText(const DeviceAnalysis& d, std::ostream& os) {
         }
         os << ")\n";
     }
+    writeRolesText(d, os);
     if (!d.breakdown) {
         os << "  time: no kernels on this GPU\n";
         return;

@@ -15,6 +15,7 @@
 #include "vramscope/analysis/iterations.h"
 #include "vramscope/analysis/leak.h"
 #include "vramscope/analysis/live_set.h"
+#include "vramscope/analysis/memory_roles.h"
 #include "vramscope/analysis/memory_summary.h"
 #include "vramscope/analysis/straggler.h"
 #include "vramscope/analysis/time_breakdown.h"
@@ -68,6 +69,14 @@ struct DeviceAnalysis {
     /// What of the bytes alive across all iterations is the leak and was left out of
     /// modelStateBytes (LeakReport::firstIterationLeakBytes); 0 when modelStateBytes is -1.
     int64_t modelStateExcludedLeakBytes = 0;
+    /// Role of every allocation of the detail level (memory_roles.h); null when the live set is
+    /// unknown (roles pair frees with allocations by address) or the device has no allocations.
+    std::shared_ptr<const MemoryRoles> roles;
+    /// The live set at the peak of the detail level's curve (MemorySummary's allocated peak, or
+    /// the reserved one when only segments were recorded), by role; nullopt without roles.
+    std::optional<RolesAt> rolesAtPeak;
+    /// The same at each iteration's own peak, in iteration order (iterations the curve covers).
+    std::vector<IterationRoles> iterationRoles;
 };
 
 /// Whether the trace recorded anything on the device: memory (events or counters) or kernels. A

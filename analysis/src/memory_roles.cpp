@@ -1,0 +1,642 @@
+#include "vramscope/analysis/memory_roles.h"
+
+#include <algorithm>
+#include <cctype>
+#include <limits>
+#include <map>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace vramscope::analysis {
+
+using trace::MemoryAction;
+using trace::TimestampNs;
+
+const char* toString(MemoryRole role) {
+    switch (role) {
+        case MemoryRole::Parameters:
+            return "parameters";
+        case MemoryRole::Gradients:
+            return "gradients";
+        case MemoryRole::OptimizerState:
+            return "optimizer_state";
+        case MemoryRole::Activations:
+            return "activations";
+        case MemoryRole::Temporaries:
+            return "temporaries";
+        case MemoryRole::Inputs:
+            return "inputs";
+        case MemoryRole::Persistent:
+            return "persistent";
+        case MemoryRole::Unknown:
+            break;
+    }
+    return "unknown";
+}
+
+const char* roleLabel(MemoryRole role) {
+    switch (role) {
+        case MemoryRole::OptimizerState:
+            return "optimizer state";
+        case MemoryRole::Persistent:
+            return "persistent (parameters or optimizer state)";
+        default:
+            return toString(role);
+    }
+}
+
+const char* toString(TrainingPhase phase) {
+    switch (phase) {
+        case TrainingPhase::Forward:
+            return "forward";
+        case TrainingPhase::Backward:
+            return "backward";
+        case TrainingPhase::Optimizer:
+            return "optimizer";
+        case TrainingPhase::None:
+            break;
+    }
+    return "none";
+}
+
+MemoryRole roleOf(RoleRule rule) {
+    switch (rule) {
+        case RoleRule::OptimizerStateHeld:
+            return MemoryRole::OptimizerState;
+        case RoleRule::GradientFreedByOptimizer:
+        case RoleRule::GradientHeld:
+            return MemoryRole::Gradients;
+        case RoleRule::ActivationFreedInBackward:
+        case RoleRule::ActivationUnfinished:
+        case RoleRule::ActivationKept:
+            return MemoryRole::Activations;
+        case RoleRule::Temporary:
+            return MemoryRole::Temporaries;
+        case RoleRule::Input:
+            return MemoryRole::Inputs;
+        case RoleRule::Parameter:
+            return MemoryRole::Parameters;
+        case RoleRule::PersistentBySize:
+        case RoleRule::PersistentNoGradients:
+            return MemoryRole::Persistent;
+        case RoleRule::NotClassified:
+        case RoleRule::NoRule:
+            break;
+    }
+    return MemoryRole::Unknown;
+}
+
+const char* describe(RoleRule rule) {
+    switch (rule) {
+        case RoleRule::NotClassified:
+            return "not an allocation of this device and level";
+        case RoleRule::OptimizerStateHeld:
+            return "allocated in an optimizer step and held for good";
+        case RoleRule::GradientFreedByOptimizer:
+            return "allocated in backward, freed at or after the optimizer step";
+        case RoleRule::GradientHeld:
+            return "allocated in backward and held for good, with a parameter's size";
+        case RoleRule::ActivationFreedInBackward:
+            return "allocated in forward, freed in backward";
+        case RoleRule::ActivationUnfinished:
+            return "allocated in forward; the trace ends before its backward";
+        case RoleRule::ActivationKept:
+            return "allocated in forward and kept past the optimizer step, as in other "
+                   "iterations (a tensor kept every step)";
+        case RoleRule::Temporary:
+            return "allocated and freed within one phase";
+        case RoleRule::Input:
+            return "copied to the device outside any phase, freed after the forward";
+        case RoleRule::Parameter:
+            return "held for good from before the first forward, with a gradient's size; the "
+                   "optimizer's state is created in the trace";
+        case RoleRule::PersistentBySize:
+            return "held for good from before the first forward, with a gradient's size: "
+                   "parameters or optimizer state (the trace does not show the state created)";
+        case RoleRule::PersistentNoGradients:
+            return "held for good from before the first forward (no gradients in the trace to "
+                   "check sizes against: may hold buffers or workspaces)";
+        case RoleRule::NoRule:
+            break;
+    }
+    return "no rule of the role table fits what was seen";
+}
+
+namespace {
+
+std::string lower(std::string_view s) {
+    std::string out(s);
+    for (char& c : out) {
+        c = char(std::tolower(static_cast<unsigned char>(c)));
+    }
+    return out;
+}
+
+bool contains(std::string_view s, std::string_view part) {
+    return s.find(part) != std::string_view::npos;
+}
+
+/// Module construction and device moves (frames of torch/nn/modules/module.py and the like):
+/// they precede training and are evidence of parameters, not of a forward.
+bool isConstructionFrame(std::string_view name) {
+    static const std::set<std::string_view> names = {"_apply",
+                                                     "to",
+                                                     "cuda",
+                                                     "__init__",
+                                                     "reset_parameters",
+                                                     "load_state_dict",
+                                                     "_load_from_state_dict",
+                                                     "to_empty",
+                                                     "half",
+                                                     "bfloat16",
+                                                     "float",
+                                                     "type"};
+    return names.count(name) > 0;
+}
+
+bool isInputFrame(const trace::TraceData& data, trace::StackId stack) {
+    if (toInt(stack) >= data.stacks.size()) {
+        return false;
+    }
+    for (const trace::FrameId f : data.stacks[toInt(stack)]) {
+        const trace::Frame& frame = data.frames[toInt(f)];
+        const std::string_view name = data.string(frame.name);
+        const std::string_view file = data.string(frame.file);
+        if (name == "aten::to" || name == "aten::_to_copy" || name == "aten::copy_" ||
+            contains(file, "torch/utils/data")) {
+            return true;
+        }
+    }
+    return false;
+}
+
+}  // namespace
+
+TrainingPhase phaseOfName(std::string_view name) {
+    const std::string n = lower(name);
+    if (contains(n, "backward")) {
+        return TrainingPhase::Backward;
+    }
+    if (isOptimizerStepName(name) || isOptimizerZeroGradName(name) || contains(n, "optimizer") ||
+        contains(n, "zero_grad")) {
+        return TrainingPhase::Optimizer;
+    }
+    if (contains(n, "forward")) {
+        return TrainingPhase::Forward;
+    }
+    return TrainingPhase::None;
+}
+
+TrainingPhase phaseOfStack(const trace::TraceData& data, trace::StackId stack) {
+    if (toInt(stack) == 0 || toInt(stack) >= data.stacks.size()) {
+        return TrainingPhase::None;
+    }
+    bool optimizer = false;
+    bool backward = false;
+    bool forward = false;
+    bool construction = false;
+    for (const trace::FrameId f : data.stacks[toInt(stack)]) {
+        if (toInt(f) >= data.frames.size()) {
+            continue;
+        }
+        const trace::Frame& frame = data.frames[toInt(f)];
+        const std::string_view name = data.string(frame.name);
+        std::string slashed(data.string(frame.file));  // Windows paths (MAGMA27's snapshot)
+        std::replace(slashed.begin(), slashed.end(), '\\', '/');
+        const std::string_view file = slashed;
+        if (contains(file, "torch/optim/") || contains(file, "/optim/") ||
+            contains(file, "optimizer.py")) {
+            optimizer = true;
+        } else if (contains(file, "torch/autograd/") ||
+                   (contains(file, "torch/_tensor.py") && name == "backward")) {
+            backward = true;
+        } else if (contains(file, "torch/nn/")) {
+            if (isConstructionFrame(name)) {
+                construction = true;
+            } else {
+                forward = true;
+            }
+        } else if (file.empty()) {
+            // Operators and record_function names (Kineto attribution): named by what they are.
+            switch (phaseOfName(name)) {
+                case TrainingPhase::Optimizer:
+                    optimizer = true;
+                    break;
+                case TrainingPhase::Backward:
+                    backward = true;
+                    break;
+                case TrainingPhase::Forward:
+                    forward = true;
+                    break;
+                case TrainingPhase::None:
+                    if (name.substr(0, 10) == "nn.Module:") {
+                        forward = true;
+                    }
+                    break;
+            }
+        }
+    }
+    if (optimizer) {
+        return TrainingPhase::Optimizer;
+    }
+    if (backward) {
+        return TrainingPhase::Backward;
+    }
+    if (construction) {
+        return TrainingPhase::None;
+    }
+    return forward ? TrainingPhase::Forward : TrainingPhase::None;
+}
+
+int64_t RoleBytes::total() const {
+    int64_t n = 0;
+    for (const int64_t b : bytes) {
+        n += b;
+    }
+    return n;
+}
+
+namespace {
+
+/// Per memory event of the device (any level), in time order: its phase and the runs begun by
+/// then.
+struct PhaseTimeline {
+    std::vector<uint32_t> order;          // position -> memory event index, time order
+    std::vector<uint32_t> positionOf;     // memory event index -> position (UINT32_MAX: other)
+    std::vector<TrainingPhase> phase;     // position -> phase
+    std::vector<uint32_t> run;            // position -> id of its phase run (0 = none)
+    std::vector<uint32_t> optimizerRuns;  // position -> optimizer runs begun at or before it
+    std::vector<uint32_t> forwardRuns;
+    std::vector<uint32_t> backwardRuns;
+    bool fromRanges = false;
+    bool fromStacks = false;
+    TimestampNs firstForwardNs = std::numeric_limits<TimestampNs>::max();
+    uint32_t totalOptimizerRuns = 0;
+    uint32_t totalBackwardRuns = 0;
+};
+
+/// Phase of each event from ranges (rule 1), in time order of `order`.
+std::vector<TrainingPhase> phasesFromRanges(const trace::TraceData& data, trace::DeviceIndex device,
+                                            const std::vector<uint32_t>& order) {
+    std::vector<TrainingPhase> out(order.size(), TrainingPhase::None);
+    struct PhaseRange {
+        TimestampNs start, end;
+        TrainingPhase phase;
+    };
+    std::vector<PhaseRange> ranges;
+    const trace::RangeEvents& r = data.ranges;
+    for (size_t i = 0; i < r.size(); ++i) {
+        if (r.kind[i] != trace::RangeKind::Nvtx && r.kind[i] != trace::RangeKind::UserAnnotation) {
+            continue;
+        }
+        if (r.device[i] != device && r.device[i] != trace::kHostDevice) {
+            continue;
+        }
+        const TrainingPhase p = phaseOfName(data.string(r.name[i]));
+        if (p != TrainingPhase::None && r.endNs[i] > r.startNs[i]) {
+            ranges.push_back({r.startNs[i], r.endNs[i], p});
+        }
+    }
+    if (ranges.empty()) {
+        return out;
+    }
+    std::sort(ranges.begin(), ranges.end(),
+              [](const PhaseRange& a, const PhaseRange& b) { return a.start < b.start; });
+    // Sweep: active ranges keyed by start (the innermost of nested ranges starts last).
+    std::multimap<TimestampNs, std::pair<TimestampNs, TrainingPhase>> active;
+    size_t next = 0;
+    for (size_t p = 0; p < order.size(); ++p) {
+        const TimestampNs t = data.memory.timestampNs[order[p]];
+        while (next < ranges.size() && ranges[next].start <= t) {
+            active.emplace(ranges[next].start,
+                           std::make_pair(ranges[next].end, ranges[next].phase));
+            ++next;
+        }
+        for (auto it = active.begin(); it != active.end();) {
+            it = it->second.first <= t ? active.erase(it) : std::next(it);
+        }
+        if (!active.empty()) {
+            out[p] = active.rbegin()->second.second;
+        }
+    }
+    return out;
+}
+
+PhaseTimeline buildPhaseTimeline(const trace::TraceData& data, trace::DeviceIndex device) {
+    PhaseTimeline tl;
+    const trace::MemoryEvents& m = data.memory;
+    tl.positionOf.assign(m.size(), UINT32_MAX);
+    for (size_t i = 0; i < m.size(); ++i) {
+        if (m.device[i] == device) {
+            tl.order.push_back(uint32_t(i));
+        }
+    }
+    std::stable_sort(tl.order.begin(), tl.order.end(),
+                     [&](uint32_t a, uint32_t b) { return m.timestampNs[a] < m.timestampNs[b]; });
+    for (size_t p = 0; p < tl.order.size(); ++p) {
+        tl.positionOf[tl.order[p]] = uint32_t(p);
+    }
+    const size_t n = tl.order.size();
+    const std::vector<TrainingPhase> byRange = phasesFromRanges(data, device, tl.order);
+    std::vector<TrainingPhase> byStack(n, TrainingPhase::None);
+    std::unordered_map<uint32_t, TrainingPhase> stackCache;
+    bool anyStack = false;
+    for (size_t p = 0; p < n; ++p) {
+        const trace::StackId s = m.stack[tl.order[p]];
+        if (m.kind[tl.order[p]] == trace::MemoryKind::PreExisting) {
+            continue;  // placed at the trace's start, but allocated before it: no evidence
+        }
+        if (toInt(s) == 0) {
+            continue;
+        }
+        anyStack = true;
+        auto [it, fresh] = stackCache.try_emplace(toInt(s), TrainingPhase::None);
+        if (fresh) {
+            it->second = phaseOfStack(data, s);
+        }
+        byStack[p] = it->second;
+    }
+    tl.phase.assign(n, TrainingPhase::None);
+    // Own evidence first; remember whether it came from a stack (carry rule 3).
+    std::vector<bool> stackEvidence(n, false);
+    for (size_t p = 0; p < n; ++p) {
+        if (byRange[p] != TrainingPhase::None) {
+            tl.phase[p] = byRange[p];
+            tl.fromRanges = true;
+        } else if (byStack[p] != TrainingPhase::None) {
+            tl.phase[p] = byStack[p];
+            stackEvidence[p] = true;
+            tl.fromStacks = true;
+        }
+    }
+    // Rule 3: fill events without evidence between stack evidence.
+    std::vector<TrainingPhase> nextEvidence(n + 1, TrainingPhase::None);
+    for (size_t p = n; p-- > 0;) {
+        nextEvidence[p] = tl.phase[p] != TrainingPhase::None ? tl.phase[p] : nextEvidence[p + 1];
+    }
+    TrainingPhase lastStackPhase = TrainingPhase::None;
+    for (size_t p = 0; p < n; ++p) {
+        if (tl.phase[p] != TrainingPhase::None) {
+            lastStackPhase = stackEvidence[p] ? tl.phase[p] : TrainingPhase::None;
+            continue;
+        }
+        if (lastStackPhase == TrainingPhase::None ||
+            m.kind[tl.order[p]] == trace::MemoryKind::PreExisting) {
+            continue;
+        }
+        const bool noStack = toInt(m.stack[tl.order[p]]) == 0;
+        if (nextEvidence[p + 1] == lastStackPhase ||
+            (noStack && anyStack && lastStackPhase == TrainingPhase::Backward)) {
+            tl.phase[p] = lastStackPhase;
+        }
+    }
+    // Runs.
+    tl.run.assign(n, 0);
+    tl.optimizerRuns.assign(n, 0);
+    tl.forwardRuns.assign(n, 0);
+    tl.backwardRuns.assign(n, 0);
+    TrainingPhase current = TrainingPhase::None;
+    uint32_t runId = 0;
+    uint32_t opt = 0, fwd = 0, bwd = 0;
+    for (size_t p = 0; p < n; ++p) {
+        const TrainingPhase ph = tl.phase[p];
+        if (ph != TrainingPhase::None && ph != current) {
+            current = ph;
+            ++runId;
+            opt += ph == TrainingPhase::Optimizer;
+            fwd += ph == TrainingPhase::Forward;
+            bwd += ph == TrainingPhase::Backward;
+        }
+        if (ph == TrainingPhase::Forward) {
+            tl.firstForwardNs = std::min(tl.firstForwardNs, m.timestampNs[tl.order[p]]);
+        }
+        tl.run[p] = ph == TrainingPhase::None ? 0 : runId;
+        tl.optimizerRuns[p] = opt;
+        tl.forwardRuns[p] = fwd;
+        tl.backwardRuns[p] = bwd;
+    }
+    tl.totalOptimizerRuns = opt;
+    tl.totalBackwardRuns = bwd;
+    return tl;
+}
+
+/// What classify() knows of one allocation before the rules run.
+struct Lifetime {
+    uint32_t event = 0;
+    uint32_t allocPos = 0;          // position in PhaseTimeline
+    uint32_t freePos = UINT32_MAX;  // position of its free, UINT32_MAX = never freed
+    bool held = false;              // not freed before the end of the last iteration
+    bool candidate = false;         // ParameterCandidate of the header
+};
+
+uint64_t stackSizeKey(uint32_t stack, uint64_t size) {
+    return (uint64_t(stack) << 40) ^ size;
+}
+
+}  // namespace
+
+MemoryRoles MemoryRoles::classify(const trace::TraceData& data, const AllocationIndex& index,
+                                  const IterationSet& iterations) {
+    MemoryRoles out;
+    out.m_device = index.device();
+    out.m_level = index.level();
+    const PhaseTimeline tl = buildPhaseTimeline(data, index.device());
+    out.m_hasPhases = tl.fromRanges || tl.fromStacks;
+    out.m_phaseSource = tl.fromRanges && tl.fromStacks ? "ranges and stack frames"
+                        : tl.fromRanges                ? "ranges"
+                        : tl.fromStacks                ? "stack frames"
+                                                       : "none";
+    const trace::MemoryEvents& m = data.memory;
+    const bool haveIterations = iterations.count() > 0;
+    const TimestampNs lastEnd = haveIterations ? iterations.iterations.back().endNs : 0;
+    // Made after the first iteration and still alive when the last one began: kept across a
+    // whole iteration (the last iteration's own gradients, freed after it, are not).
+    const TimestampNs lastStart = haveIterations ? iterations.iterations.back().startNs : 0;
+    const TimestampNs firstEnd = haveIterations ? iterations.iterations.front().endNs
+                                                : std::numeric_limits<TimestampNs>::max();
+
+    std::vector<Lifetime> lives;
+    for (size_t p = 0; p < index.size(); ++p) {
+        if (!index.isAlloc(p)) {
+            continue;
+        }
+        Lifetime l;
+        l.event = index.eventAt(p);
+        l.allocPos = tl.positionOf[l.event];
+        const uint32_t f = index.freePosition(p);
+        if (f != AllocationIndex::kNever) {
+            l.freePos = tl.positionOf[index.eventAt(f)];
+        }
+        l.held = f == AllocationIndex::kNever || (haveIterations && index.timeAt(f) >= lastEnd);
+        lives.push_back(l);
+    }
+    auto phaseAt = [&](uint32_t pos) {
+        return pos == UINT32_MAX ? TrainingPhase::None : tl.phase[pos];
+    };
+    // Keys held again after the first iteration (a tensor kept every step is no parameter):
+    // made after the first iteration and alive from before the last one to its end.
+    std::unordered_set<uint64_t> heldLater;
+    for (const Lifetime& l : lives) {
+        const TimestampNs t = m.timestampNs[l.event];
+        if (l.held && t >= firstEnd && t < lastStart) {
+            heldLater.insert(stackSizeKey(toInt(m.stack[l.event]), m.sizeBytes[l.event]));
+        }
+    }
+    std::set<uint64_t> gradientSizes;
+    std::set<uint64_t> candidateSizes;
+    bool stateCreated = false;
+    // Forward allocations kept past an optimizer run: in how many forward runs each key was.
+    std::unordered_map<uint64_t, std::pair<uint32_t, uint32_t>> keptRuns;  // key -> (last, count)
+    auto optimizerBetween = [&](const Lifetime& l) {
+        const uint32_t after =
+            l.freePos == UINT32_MAX ? tl.totalOptimizerRuns : tl.optimizerRuns[l.freePos];
+        return after > tl.optimizerRuns[l.allocPos];
+    };
+    for (Lifetime& l : lives) {
+        const TrainingPhase a = phaseAt(l.allocPos);
+        const TrainingPhase f = phaseAt(l.freePos);
+        const bool preExisting = m.kind[l.event] == trace::MemoryKind::PreExisting;
+        const TimestampNs t = m.timestampNs[l.event];
+        l.candidate = l.held && a != TrainingPhase::Optimizer &&
+                      (preExisting || (t < tl.firstForwardNs && t < firstEnd)) &&
+                      !heldLater.count(stackSizeKey(toInt(m.stack[l.event]), m.sizeBytes[l.event]));
+        if (l.candidate) {
+            candidateSizes.insert(m.sizeBytes[l.event]);
+        }
+        if (a == TrainingPhase::Optimizer && l.held &&
+            !(l.freePos != UINT32_MAX && tl.run[l.freePos] == tl.run[l.allocPos])) {
+            stateCreated = true;
+        }
+        if (a == TrainingPhase::Backward && l.freePos != UINT32_MAX &&
+            tl.run[l.freePos] != tl.run[l.allocPos] &&
+            (f == TrainingPhase::Optimizer || optimizerBetween(l))) {
+            gradientSizes.insert(m.sizeBytes[l.event]);
+        }
+        if (a == TrainingPhase::Forward && optimizerBetween(l)) {
+            auto& [last, count] =
+                keptRuns[stackSizeKey(toInt(m.stack[l.event]), m.sizeBytes[l.event])];
+            const uint32_t fwdRun = tl.forwardRuns[l.allocPos];
+            if (count == 0 || last != fwdRun) {
+                ++count;
+                last = fwdRun;
+            }
+        }
+    }
+
+    out.m_events.reserve(lives.size());
+    for (const Lifetime& l : lives) {
+        const TrainingPhase a = phaseAt(l.allocPos);
+        const TrainingPhase f = phaseAt(l.freePos);
+        const bool freed = l.freePos != UINT32_MAX;
+        const uint64_t size = m.sizeBytes[l.event];
+        RoleRule rule = RoleRule::NoRule;
+        if (freed && a != TrainingPhase::None && tl.run[l.freePos] == tl.run[l.allocPos]) {
+            rule = RoleRule::Temporary;
+        } else if (a == TrainingPhase::Optimizer && l.held) {
+            rule = RoleRule::OptimizerStateHeld;
+        } else if (a == TrainingPhase::Backward && freed &&
+                   (f == TrainingPhase::Optimizer || optimizerBetween(l))) {
+            rule = RoleRule::GradientFreedByOptimizer;
+        } else if (a == TrainingPhase::Backward && l.held && candidateSizes.count(size)) {
+            rule = RoleRule::GradientHeld;
+        } else if (a == TrainingPhase::Forward && freed && f == TrainingPhase::Backward &&
+                   !optimizerBetween(l)) {
+            rule = RoleRule::ActivationFreedInBackward;
+        } else if (a == TrainingPhase::Forward && !freed &&
+                   tl.backwardRuns[l.allocPos] == tl.totalBackwardRuns && !optimizerBetween(l)) {
+            rule = RoleRule::ActivationUnfinished;
+        } else if (a == TrainingPhase::Forward && optimizerBetween(l) &&
+                   keptRuns[stackSizeKey(toInt(m.stack[l.event]), size)].second >= 2) {
+            rule = RoleRule::ActivationKept;
+        } else if (a == TrainingPhase::None && isInputFrame(data, m.stack[l.event]) &&
+                   (!freed || tl.forwardRuns[l.freePos] > tl.forwardRuns[l.allocPos])) {
+            rule = RoleRule::Input;
+        } else if (l.candidate) {
+            rule = gradientSizes.empty()        ? RoleRule::PersistentNoGradients
+                   : !gradientSizes.count(size) ? RoleRule::NoRule
+                   : stateCreated               ? RoleRule::Parameter
+                                                : RoleRule::PersistentBySize;
+        }
+        out.m_events.push_back({l.event, rule, a, f});
+        ++out.m_perRule[size_t(rule)];
+    }
+    std::sort(out.m_events.begin(), out.m_events.end(),
+              [](const Entry& x, const Entry& y) { return x.event < y.event; });
+    return out;
+}
+
+RoleRule MemoryRoles::ruleOfEvent(size_t eventIndex) const {
+    auto it = std::lower_bound(m_events.begin(), m_events.end(), eventIndex,
+                               [](const Entry& e, size_t i) { return e.event < i; });
+    return it != m_events.end() && it->event == eventIndex ? it->rule : RoleRule::NotClassified;
+}
+
+std::pair<TrainingPhase, TrainingPhase> MemoryRoles::phasesOfEvent(size_t eventIndex) const {
+    auto it = std::lower_bound(m_events.begin(), m_events.end(), eventIndex,
+                               [](const Entry& e, size_t i) { return e.event < i; });
+    if (it == m_events.end() || it->event != eventIndex) {
+        return {TrainingPhase::None, TrainingPhase::None};
+    }
+    return {it->allocPhase, it->freePhase};
+}
+
+RolesAt MemoryRoles::rolesAt(const trace::TraceData& data, const AllocationIndex& index,
+                             TimestampNs t) const {
+    RolesAt out;
+    out.timeNs = t;
+    for (const uint32_t e : index.aliveEventsAt(t)) {
+        const RoleRule rule = ruleOfEvent(e);
+        const int64_t b = allocationBytes(data.memory.sizeBytes[e]);
+        out.bytes[roleOf(rule)] += b;
+        if (rule == RoleRule::ActivationKept) {
+            out.keptActivationBytes += b;
+        }
+        ++out.allocations;
+    }
+    return out;
+}
+
+RoleSeries buildRoleSeries(const trace::TraceData& data, const AllocationIndex& index,
+                           const MemoryRoles& roles) {
+    RoleSeries s;
+    std::array<int64_t, kMemoryRoleCount> running{};
+    // For each position: the role and bytes it adds (alloc) or takes away (its paired free); a
+    // free with no allocation in the index changes nothing alive (bytes 0).
+    std::vector<MemoryRole> roleAtPos(index.size(), MemoryRole::Unknown);
+    std::vector<int64_t> deltaAtPos(index.size(), 0);
+    for (size_t p = 0; p < index.size(); ++p) {
+        if (!index.isAlloc(p)) {
+            continue;
+        }
+        const uint32_t e = index.eventAt(p);
+        const MemoryRole r = roles.roleOfEvent(e);
+        const int64_t b = allocationBytes(data.memory.sizeBytes[e]);
+        roleAtPos[p] = r;
+        deltaAtPos[p] = b;
+        if (const uint32_t f = index.freePosition(p); f != AllocationIndex::kNever) {
+            roleAtPos[f] = r;
+            deltaAtPos[f] = -b;
+        }
+    }
+    for (size_t p = 0; p < index.size(); ++p) {
+        if (deltaAtPos[p] == 0) {
+            continue;
+        }
+        running[size_t(roleAtPos[p])] += deltaAtPos[p];
+        const TimestampNs t = index.timeAt(p);
+        if (!s.timeNs.empty() && s.timeNs.back() == t) {
+            for (size_t r = 0; r < kMemoryRoleCount; ++r) {
+                s.bytes[r].back() = running[r];
+            }
+            continue;
+        }
+        s.timeNs.push_back(t);
+        for (size_t r = 0; r < kMemoryRoleCount; ++r) {
+            s.bytes[r].push_back(running[r]);
+        }
+    }
+    return s;
+}
+
+}  // namespace vramscope::analysis

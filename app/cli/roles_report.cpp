@@ -1,0 +1,116 @@
+#include "roles_report.h"
+
+#include <iomanip>
+#include <map>
+#include <ostream>
+#include <string>
+
+#include "vramscope/analysis/text_format.h"
+
+namespace vramscope::app {
+
+using analysis::MemoryRole;
+using analysis::RoleRule;
+using Json = nlohmann::ordered_json;
+
+namespace {
+
+constexpr MemoryRole kRoles[] = {MemoryRole::Parameters,     MemoryRole::Gradients,
+                                 MemoryRole::OptimizerState, MemoryRole::Activations,
+                                 MemoryRole::Temporaries,    MemoryRole::Inputs,
+                                 MemoryRole::Persistent,     MemoryRole::Unknown};
+
+/// Why a device has no roles, or empty when it has them.
+std::string noRolesReason(const analysis::DeviceAnalysis& d) {
+    if (d.rolesAtPeak) {
+        return {};
+    }
+    if (!d.liveSet.known) {
+        return "the live set cannot be rebuilt (" + d.liveSet.reason + ")";
+    }
+    return "no allocations at the detail level";
+}
+
+}  // namespace
+
+Json roleBytesJson(const analysis::RolesAt& roles) {
+    Json j = Json::object();
+    for (const MemoryRole r : kRoles) {
+        j[analysis::toString(r)] = roles.bytes[r];
+    }
+    return j;
+}
+
+void addRolesJson(const analysis::DeviceAnalysis& d, int64_t offset, Json& j) {
+    if (!d.rolesAtPeak || !d.roles) {
+        j["roles_at_peak"] = nullptr;
+        j["roles"] = {{"unknown_reason", noRolesReason(d)}};
+        j["iteration_roles"] = Json::array();
+        return;
+    }
+    j["roles_at_peak"] = roleBytesJson(*d.rolesAtPeak);
+    Json rules = Json::object();
+    const auto& perRule = d.roles->allocationsPerRule();
+    for (size_t r = 1; r < perRule.size(); ++r) {
+        if (perRule[r] > 0) {
+            rules[analysis::describe(RoleRule(r))] = perRule[r];
+        }
+    }
+    j["roles"] = {{"phase_source", d.roles->phaseSource()},
+                  {"time_ns", d.rolesAtPeak->timeNs + offset},
+                  {"level", trace::toString(d.roles->level())},
+                  {"allocations", d.rolesAtPeak->allocations},
+                  {"kept_activation_bytes", d.rolesAtPeak->keptActivationBytes},
+                  {"rules", rules},
+                  {"unknown_reason", nullptr}};
+    Json its = Json::array();
+    for (const analysis::IterationRoles& it : d.iterationRoles) {
+        its.push_back({{"iteration", it.number},
+                       {"peak_bytes", it.peakBytes},
+                       {"time_ns", it.roles.timeNs + offset},
+                       {"roles", roleBytesJson(it.roles)}});
+    }
+    j["iteration_roles"] = its;
+}
+
+void writeRolesText(const analysis::DeviceAnalysis& d, std::ostream& os) {
+    if (!d.rolesAtPeak || !d.roles) {
+        if (d.memory.peakBytes() > 0) {
+            os << "  roles of memory: unknown (" << noRolesReason(d) << ")\n";
+        }
+        return;
+    }
+    const analysis::RolesAt& at = *d.rolesAtPeak;
+    const int64_t total = at.bytes.total();
+    os << "  roles at the " << trace::toString(d.roles->level()) << " peak ("
+       << analysis::formatBytes(double(total)) << " in " << at.allocations
+       << " allocations; phases from " << d.roles->phaseSource() << "):\n";
+    // The rules that gave each role's bytes at the peak.
+    std::map<MemoryRole, std::map<RoleRule, int64_t>> byRule;
+    // (rolesAt sums by role only; re-derive the rule split from the roles object's live set.)
+    (void)byRule;
+    for (const MemoryRole r : kRoles) {
+        const int64_t b = at.bytes[r];
+        if (b == 0 && r != MemoryRole::Unknown) {
+            continue;
+        }
+        os << "    " << std::left << std::setw(44) << analysis::roleLabel(r) << std::right
+           << std::setw(12) << analysis::formatBytes(double(b)) << "  " << std::setw(7)
+           << (total > 0 ? analysis::formatPercent(double(b) / double(total)) : "-") << "\n";
+    }
+    if (at.keptActivationBytes > 0) {
+        os << "    of the activations, " << analysis::formatBytes(double(at.keptActivationBytes))
+           << " were kept past their iteration (" << analysis::describe(RoleRule::ActivationKept)
+           << ")\n";
+    }
+    os << "    rules (allocations each gave, whole trace):\n";
+    const auto& perRule = d.roles->allocationsPerRule();
+    for (size_t r = 1; r < perRule.size(); ++r) {
+        if (perRule[r] > 0) {
+            os << "      " << analysis::roleLabel(analysis::roleOf(RoleRule(r))) << ": "
+               << analysis::describe(RoleRule(r)) << " (" << perRule[r] << ")\n";
+        }
+    }
+}
+
+}  // namespace vramscope::app

@@ -1,0 +1,29 @@
+#pragma once
+// Roles of memory in vramscope-cli's report: the JSON objects roles_at_peak / iteration roles and
+// the text table with the rules that gave each role.
+
+#include <iosfwd>
+
+#include <nlohmann/json.hpp>
+
+#include "vramscope/analysis/job_analysis.h"
+
+namespace vramscope::app {
+
+/// {"parameters": bytes, "gradients", "optimizer_state", "activations", "temporaries", "inputs",
+/// "persistent", "unknown"} of the live set `roles`, every key present (0 when none).
+nlohmann::ordered_json roleBytesJson(const analysis::RolesAt& roles);
+
+/// Adds to a device's JSON "roles_at_peak" (roleBytesJson at the peak, or null without roles),
+/// "roles" {"phase_source", "time_ns" of the peak, "allocations", "kept_activation_bytes",
+/// "rules": {rule description: allocations}, "unknown_reason" (null when roles are known)} and
+/// "iteration_roles" [{"iteration", "peak_bytes", "roles": roleBytesJson}] at each iteration's
+/// peak. Times on the job's axis with `clockOffsetNs`.
+void addRolesJson(const analysis::DeviceAnalysis& d, int64_t clockOffsetNs,
+                  nlohmann::ordered_json& j);
+
+/// The roles at the peak as a table (role, bytes, share of the live set, rules that gave it),
+/// and where the phases came from; one line saying why when roles are unknown.
+void writeRolesText(const analysis::DeviceAnalysis& d, std::ostream& os);
+
+}  // namespace vramscope::app
