@@ -254,6 +254,84 @@ void modelStateRule(const DeviceFacts& f, const AdviceOptions& o, std::vector<Ad
     out.push_back(std::move(a));
 }
 
+/// "sharding it over the job's 8 data-parallel ranks saves 7/8 of it (716 MiB)", or the formula
+/// when the job has one rank or its size is unknown.
+std::string shardingSaving(int64_t bytes, int32_t ranks) {
+    if (ranks < 2) {
+        return "sharding it over N data-parallel ranks (ZeRO-1 / FSDP) saves (N-1)/N of it";
+    }
+    const double saved = double(bytes) * double(ranks - 1) / double(ranks);
+    return "sharding it over the job's " + std::to_string(ranks) +
+           " ranks, if they are data-parallel (ZeRO-1 / FSDP), saves " +
+           std::to_string(ranks - 1) + "/" + std::to_string(ranks) + " of it (" +
+           formatBytes(saved) + ")";
+}
+
+void rolesRule(const DeviceFacts& f, const AdviceOptions& o, bool nearCapacity,
+               std::vector<Advice>& out) {
+    if (f.rolesAtPeak == nullptr) {
+        return;
+    }
+    const RolesAt& r = *f.rolesAtPeak;
+    const int64_t total = r.bytes.total();
+    if (total <= 0) {
+        return;
+    }
+    auto share = [&](int64_t b) { return double(b) / double(total); };
+    auto quote = [&](int64_t b) { return formatBytes(double(b)) + " (" + formatPercent(share(b)) + ")"; };
+    std::vector<std::string> lines;
+    std::vector<Evidence> evidence{{"live_bytes_at_peak", double(total), "bytes"}};
+    const int64_t activations = r.bytes[MemoryRole::Activations] - r.keptActivationBytes;
+    if (share(activations) >= o.roleShare) {
+        std::string s = "activations are " + quote(activations) +
+                        ": activation checkpointing can free most of them";
+        if (r.keptActivationBytes > 0) {
+            s += "; " + formatBytes(double(r.keptActivationBytes)) +
+                 " more are forward outputs kept past their iteration, which checkpointing does "
+                 "not free";
+        }
+        lines.push_back(s);
+        evidence.push_back({"activation_bytes", double(activations), "bytes"});
+    }
+    const int64_t state = r.bytes[MemoryRole::OptimizerState];
+    if (share(state) >= o.roleShare) {
+        lines.push_back("optimizer state " + quote(state) + ": " + shardingSaving(state, f.ranks) +
+                        "; an 8-bit or factored optimizer also shrinks it");
+        evidence.push_back({"optimizer_state_bytes", double(state), "bytes"});
+    }
+    const int64_t persistent = r.bytes[MemoryRole::Persistent];
+    if (share(persistent) >= o.roleShare) {
+        const std::string n = f.ranks >= 2 ? std::to_string(f.ranks) : std::string("N");
+        const std::string share = f.ranks >= 2
+                                      ? std::to_string(f.ranks - 1) + "/" + std::to_string(f.ranks)
+                                      : std::string("(N-1)/N");
+        lines.push_back("parameters and optimizer state, not told apart, " + quote(persistent) +
+                        ": sharding the optimizer's part over " + n +
+                        " data-parallel ranks (ZeRO-1 / FSDP) saves " + share +
+                        " of that part; mixed precision or model parallelism shrink the "
+                        "parameters");
+        evidence.push_back({"persistent_bytes", double(persistent), "bytes"});
+    }
+    const int64_t weights = r.bytes[MemoryRole::Parameters] + r.bytes[MemoryRole::Gradients];
+    if (share(weights) >= o.roleShare) {
+        lines.push_back("parameters and gradients " + quote(weights) +
+                        ": mixed precision (bf16 weights and gradients) or model parallelism "
+                        "(tensor, pipeline, FSDP) shrink them");
+        evidence.push_back({"parameter_and_gradient_bytes", double(weights), "bytes"});
+    }
+    if (lines.empty()) {
+        return;
+    }
+    std::string message = where(f) + ": at the peak, ";
+    for (size_t i = 0; i < lines.size(); ++i) {
+        message += (i == 0 ? "" : "; ") + lines[i];
+    }
+    Advice a = make(f, "memory-roles", nearCapacity ? Severity::Warning : Severity::Info,
+                    message + ".");
+    a.evidence = std::move(evidence);
+    out.push_back(std::move(a));
+}
+
 }  // namespace
 
 bool enoughTimeEvidence(const TimeBreakdown& b, const AdviceOptions& o) {
@@ -269,6 +347,10 @@ std::vector<Advice> adviseOn(const std::vector<DeviceFacts>& devices,
         leakRule(f, out);
         communicationRules(f, options, out);
         modelStateRule(f, options, out);
+        const bool nearCapacity = std::any_of(out.begin(), out.end(), [&](const Advice& a) {
+            return a.rule == "peak-near-capacity" && a.rank == f.rank && a.device == f.device;
+        });
+        rolesRule(f, options, nearCapacity, out);
     }
     sortAdvice(out);
     return out;

@@ -443,6 +443,9 @@ trace::Result<JobAnalysis> analyzeJob(const std::vector<RankInput>& inputs,
         f.breakdown = d.breakdown ? &*d.breakdown : nullptr;
         f.modelStateBytes = d.modelStateBytes;
         f.communication = d.communication ? &*d.communication : nullptr;
+        f.rolesAtPeak = d.rolesAtPeak ? &*d.rolesAtPeak : nullptr;
+        f.ranks = job.coverage.worldSize > 0 ? job.coverage.worldSize
+                                             : int32_t(job.coverage.ranksPresent);
         facts.push_back(f);
     }
     job.advice = adviseOn(facts, options.advice);

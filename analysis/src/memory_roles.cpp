@@ -589,6 +589,7 @@ RolesAt MemoryRoles::rolesAt(const trace::TraceData& data, const AllocationIndex
         const RoleRule rule = ruleOfEvent(e);
         const int64_t b = allocationBytes(data.memory.sizeBytes[e]);
         out.bytes[roleOf(rule)] += b;
+        out.ruleBytes[size_t(rule)] += b;
         if (rule == RoleRule::ActivationKept) {
             out.keptActivationBytes += b;
         }

@@ -89,6 +89,13 @@ struct Names {
     StackId weights{0};
     StackId optimizer{0};
     StackId leak{0};
+    // trainingPhases: module construction, optimizer state, gradient, temporaries, input.
+    StackId constructed{0};
+    StackId optimizerState{0};
+    StackId optimizerTemp{0};
+    StackId forwardTemp{0};
+    StackId input{0};
+    StringId optimizerRange = 0;
     std::vector<StackId> activation;  // per activation index
     std::vector<StringId> kernel;     // per compute kernel index
     StringId ncclKernel = 0;
@@ -112,6 +119,24 @@ Names internNames(TraceData& data, const SyntheticJobSpec& spec, uint64_t pick) 
         {frame("Linear.__init__", "layers.py", 8), frame("build_model", "model.py", 20), main});
     n.optimizer = data.internStack({frame("AdamW.__init__", "optim.py", 33), main});
     n.leak = data.internStack({frame("log_metrics", "train.py", 70), trainStep, main});
+    if (spec.trainingPhases) {
+        const auto step = frame("step", "/usr/lib/python3/site-packages/torch/optim/adamw.py", 209);
+        n.constructed = data.internStack(
+            {frame("_apply", "/usr/lib/python3/site-packages/torch/nn/modules/module.py", 915),
+             frame("build_model", "model.py", 20), main});
+        n.optimizerState = data.internStack(
+            {frame("_init_group", "/usr/lib/python3/site-packages/torch/optim/adamw.py", 150), step,
+             trainStep, main});
+        n.optimizerTemp = data.internStack(
+            {frame("_multi_tensor_adamw", "/usr/lib/python3/site-packages/torch/optim/adamw.py",
+                   480),
+             step, trainStep, main});
+        n.forwardTemp = data.internStack(
+            {frame("gelu", "/usr/lib/python3/site-packages/torch/nn/functional.py", 1700), forward,
+             trainStep, main});
+        n.input = data.internStack({frame("aten::to", "", 0), trainStep, main});
+        n.optimizerRange = data.intern("optimizer");
+    }
     const std::array<trace::FrameId, 4> layers = {
         frame("Embedding.forward", "layers.py", 12), frame("Attention.forward", "layers.py", 23),
         frame("MLP.forward", "layers.py", 61), frame("LayerNorm.forward", "layers.py", 95)};
@@ -287,6 +312,14 @@ std::string validateSyntheticJobSpec(const SyntheticJobSpec& spec) {
     if (spec.stragglerDelayNs < 0 || spec.hostGapNs < 0 || spec.allReduceOverlapNs < 0) {
         return "delays, gaps and overlaps must not be negative";
     }
+    if (spec.trainingPhases &&
+        (spec.hostGapNs < 8 || spec.benchmarkNoise ||
+         (spec.computeKernelsPerIteration / 2) * spec.computeKernelNs / spec.activationsPerIteration <
+             4 ||
+         spec.inputBytes > (uint64_t{1} << 50) || spec.optimizerTempBytes > (uint64_t{1} << 50))) {
+        return "trainingPhases needs hostGapNs >= 8, a forward step (F / A) of at least 4 ns, no "
+               "benchmark noise, and input and temporary sizes of at most 1 PiB";
+    }
     if (spec.leakRank < -1 || spec.gpusPerNode < 1) {
         return "leakRank must be -1 or a rank, and gpusPerNode at least 1";
     }
@@ -317,6 +350,11 @@ uint64_t syntheticEventsPerIteration(const SyntheticJobSpec& spec, int rank) {
     }
     if (leaks(spec, rank)) {
         events += 1;
+    }
+    if (spec.trainingPhases) {
+        // Input, gradient and optimizer temporary (alloc and free each), the forward temporary
+        // (with two or more activations), and the optimizer range.
+        events += 7 + (spec.activationsPerIteration >= 2 ? 2 : 0);
     }
     return events;
 }
@@ -364,8 +402,17 @@ TraceData generateSyntheticRank(const SyntheticJobSpec& spec, int rank) {
     const uint64_t activationOffset = optimizerOffset + alignUp(spec.optimizerBytes);
     const uint64_t leakOffset = activationOffset + a * (alignUp(spec.activationBytes) +
                                                         (spec.benchmarkNoise ? 1u << 20 : 0));
-    mem.alloc(kWeightsTimeNs, 0, spec.weightBytes, names.weights, 0);
-    mem.alloc(kOptimizerTimeNs, optimizerOffset, spec.optimizerBytes, names.optimizer, 0);
+    // trainingPhases: gradient, input and the temporaries get their own slots after the leak's.
+    const uint64_t gradientOffset =
+        leakOffset + iterations * alignUp(spec.leakBytesPerIteration);
+    const uint64_t inputOffset = gradientOffset + alignUp(spec.weightBytes);
+    const uint64_t optimizerTempOffset = inputOffset + alignUp(spec.inputBytes);
+    const uint64_t forwardTempOffset = optimizerTempOffset + alignUp(spec.optimizerTempBytes);
+    const bool phases = spec.trainingPhases;
+    mem.alloc(kWeightsTimeNs, 0, spec.weightBytes, phases ? names.constructed : names.weights, 0);
+    if (!phases) {
+        mem.alloc(kOptimizerTimeNs, optimizerOffset, spec.optimizerBytes, names.optimizer, 0);
+    }
 
     uint64_t noiseState = pick ^ 0xa0761d6478bd642full;
     uint64_t* noise = spec.benchmarkNoise ? &noiseState : nullptr;
@@ -392,7 +439,18 @@ TraceData generateSyntheticRank(const SyntheticJobSpec& spec, int rank) {
         data.ranges.append({start + tm.forwardNs, start + tm.computeNs, names.backward, 1, threadId,
                             trace::kHostDevice, RangeKind::Nvtx});
 
+        if (phases) {
+            mem.alloc(start - spec.hostGapNs / 4, inputOffset, spec.inputBytes, names.input, 0);
+        }
         for (uint64_t j = 0; j < a; ++j) {
+            if (phases && j == 1) {
+                // Between activations 0 and 1 (f >= 4 leaves room): made and freed in forward.
+                const int64_t t = start + tm.fwdStepNs / 2;
+                mem.alloc(t, forwardTempOffset, spec.activationBytes / 2, names.forwardTemp,
+                          forwardRange);
+                mem.free(t + 1, forwardTempOffset, spec.activationBytes / 2, names.forwardTemp,
+                         forwardRange);
+            }
             slotOffset[j] = jitter(2048) * kAlignBytes;
             const auto late = static_cast<int64_t>(jitter(static_cast<uint64_t>(tm.fwdStepNs / 4)));
             mem.alloc(start + static_cast<int64_t>(j) * tm.fwdStepNs + late,
@@ -404,6 +462,12 @@ TraceData generateSyntheticRank(const SyntheticJobSpec& spec, int rank) {
                       leakOffset + static_cast<uint64_t>(i) * alignUp(spec.leakBytesPerIteration),
                       spec.leakBytesPerIteration, names.leak, backwardRange);
         }
+        if (phases) {
+            mem.alloc(start + tm.forwardNs + 1, gradientOffset, spec.weightBytes, StackId{0},
+                      backwardRange);  // made by the autograd engine: no Python stack
+            mem.free(start + tm.forwardNs + 2, inputOffset, spec.inputBytes, StackId{0},
+                     backwardRange);
+        }
         for (uint64_t k = 0; k < a; ++k) {
             const uint64_t j = a - 1 - k;  // backward frees in reverse order
             const auto early =
@@ -413,6 +477,20 @@ TraceData generateSyntheticRank(const SyntheticJobSpec& spec, int rank) {
                      names.activation[j], backwardRange);
         }
 
+        if (phases) {
+            const auto optimizerRange = static_cast<uint32_t>(data.ranges.size()) + 1;
+            data.ranges.append({end, end + spec.hostGapNs / 2, names.optimizerRange, 1, threadId,
+                                trace::kHostDevice, RangeKind::Nvtx});
+            if (i == 0) {
+                mem.alloc(end + 1, optimizerOffset, spec.optimizerBytes, names.optimizerState,
+                          optimizerRange);
+            }
+            mem.alloc(end + 2, optimizerTempOffset, spec.optimizerTempBytes, names.optimizerTemp,
+                      optimizerRange);
+            mem.free(end + 3, optimizerTempOffset, spec.optimizerTempBytes, names.optimizerTemp,
+                     optimizerRange);
+            mem.free(end + 4, gradientOffset, spec.weightBytes, StackId{0}, optimizerRange);
+        }
         appendKernels(data, spec, tm, names, start, end, device, correlation, noise);
         if (spec.ranks > 1) {
             trace::CollectiveEvent c;

@@ -47,6 +47,8 @@ int runSynth(CommandContext& ctx) {
          "bytes kept alive every iteration on the leaking rank (e.g. 64MiB); default 0"},
         {"--leak-rank", true, "R", "the rank that leaks, -1 for all; default 0"},
         {"--straggler-rank", true, "R", "a rank that starts every iteration 2 ms late"},
+        {"--training-phases", false, "",
+         "add an optimizer step, gradients, inputs and temporaries with known roles of memory"},
         {"--seed", true, "S", "changes addresses and names only, never times or sizes; default 1"},
         {"--noise", false, "",
          "benchmarks: irregular times and addresses that compress like a real trace (peak bytes "
@@ -116,6 +118,7 @@ int runSynth(CommandContext& ctx) {
         spec.iterations = analysis::iterationsForEventCount(spec, static_cast<uint64_t>(*v));
     }
     spec.benchmarkNoise = args->has("--noise");
+    spec.trainingPhases = args->has("--training-phases");
     if (const std::string problem = analysis::validateSyntheticJobSpec(spec); !problem.empty()) {
         return usageError(ctx, problem, help);
     }

@@ -1,7 +1,6 @@
 #include "roles_report.h"
 
 #include <iomanip>
-#include <map>
 #include <ostream>
 #include <string>
 
@@ -56,12 +55,19 @@ void addRolesJson(const analysis::DeviceAnalysis& d, int64_t offset, Json& j) {
             rules[analysis::describe(RoleRule(r))] = perRule[r];
         }
     }
+    Json rulesAtPeak = Json::object();
+    for (size_t r = 1; r < d.rolesAtPeak->ruleBytes.size(); ++r) {
+        if (d.rolesAtPeak->ruleBytes[r] > 0) {
+            rulesAtPeak[analysis::describe(RoleRule(r))] = d.rolesAtPeak->ruleBytes[r];
+        }
+    }
     j["roles"] = {{"phase_source", d.roles->phaseSource()},
                   {"time_ns", d.rolesAtPeak->timeNs + offset},
                   {"level", trace::toString(d.roles->level())},
                   {"allocations", d.rolesAtPeak->allocations},
                   {"kept_activation_bytes", d.rolesAtPeak->keptActivationBytes},
                   {"rules", rules},
+                  {"rules_at_peak", rulesAtPeak},
                   {"unknown_reason", nullptr}};
     Json its = Json::array();
     for (const analysis::IterationRoles& it : d.iterationRoles) {
@@ -84,11 +90,11 @@ void writeRolesText(const analysis::DeviceAnalysis& d, std::ostream& os) {
     const int64_t total = at.bytes.total();
     os << "  roles at the " << trace::toString(d.roles->level()) << " peak ("
        << analysis::formatBytes(double(total)) << " in " << at.allocations
-       << " allocations; phases from " << d.roles->phaseSource() << "):\n";
-    // The rules that gave each role's bytes at the peak.
-    std::map<MemoryRole, std::map<RoleRule, int64_t>> byRule;
-    // (rolesAt sums by role only; re-derive the rule split from the roles object's live set.)
-    (void)byRule;
+       << " allocations; "
+       << (d.roles->hasPhases() ? "phases from " + d.roles->phaseSource()
+                                : std::string("no forward, backward or optimizer ranges or stack "
+                                              "frames: lifetimes only"))
+       << "):\n";
     for (const MemoryRole r : kRoles) {
         const int64_t b = at.bytes[r];
         if (b == 0 && r != MemoryRole::Unknown) {
@@ -97,18 +103,11 @@ void writeRolesText(const analysis::DeviceAnalysis& d, std::ostream& os) {
         os << "    " << std::left << std::setw(44) << analysis::roleLabel(r) << std::right
            << std::setw(12) << analysis::formatBytes(double(b)) << "  " << std::setw(7)
            << (total > 0 ? analysis::formatPercent(double(b) / double(total)) : "-") << "\n";
-    }
-    if (at.keptActivationBytes > 0) {
-        os << "    of the activations, " << analysis::formatBytes(double(at.keptActivationBytes))
-           << " were kept past their iteration (" << analysis::describe(RoleRule::ActivationKept)
-           << ")\n";
-    }
-    os << "    rules (allocations each gave, whole trace):\n";
-    const auto& perRule = d.roles->allocationsPerRule();
-    for (size_t r = 1; r < perRule.size(); ++r) {
-        if (perRule[r] > 0) {
-            os << "      " << analysis::roleLabel(analysis::roleOf(RoleRule(r))) << ": "
-               << analysis::describe(RoleRule(r)) << " (" << perRule[r] << ")\n";
+        for (size_t rule = 1; rule < at.ruleBytes.size(); ++rule) {
+            if (at.ruleBytes[rule] > 0 && analysis::roleOf(RoleRule(rule)) == r) {
+                os << "      " << analysis::formatBytes(double(at.ruleBytes[rule])) << ": "
+                   << analysis::describe(RoleRule(rule)) << "\n";
+            }
         }
     }
 }

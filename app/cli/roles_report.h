@@ -16,7 +16,8 @@ nlohmann::ordered_json roleBytesJson(const analysis::RolesAt& roles);
 
 /// Adds to a device's JSON "roles_at_peak" (roleBytesJson at the peak, or null without roles),
 /// "roles" {"phase_source", "time_ns" of the peak, "allocations", "kept_activation_bytes",
-/// "rules": {rule description: allocations}, "unknown_reason" (null when roles are known)} and
+/// "rules": {rule description: allocations over the trace}, "rules_at_peak": {rule description:
+/// bytes at the peak}, "unknown_reason" (null when roles are known)} and
 /// "iteration_roles" [{"iteration", "peak_bytes", "roles": roleBytesJson}] at each iteration's
 /// peak. Times on the job's axis with `clockOffsetNs`.
 void addRolesJson(const analysis::DeviceAnalysis& d, int64_t clockOffsetNs,

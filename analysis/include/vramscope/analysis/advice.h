@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "vramscope/analysis/leak.h"
+#include "vramscope/analysis/memory_roles.h"
 #include "vramscope/analysis/memory_summary.h"
 #include "vramscope/analysis/time_breakdown.h"
 
@@ -23,7 +24,7 @@ struct Evidence {
 };
 
 /// One piece of advice. Rules: "oom", "peak-near-capacity", "leak", "exposed-communication",
-/// "host-bound", "model-state".
+/// "host-bound", "model-state", "memory-roles".
 struct Advice {
     std::string rule;
     Severity severity = Severity::Info;
@@ -75,6 +76,11 @@ struct DeviceFacts {
     /// before the end of the last: weights, optimizer state, persistent buffers), less the leak's
     /// survivors among them (analysis::modelState); -1 = unknown.
     int64_t modelStateBytes = -1;
+    /// The live set at the peak by role (memory_roles.h); null when roles are unknown.
+    const RolesAt* rolesAtPeak = nullptr;
+    /// Ranks of the job (the headers' world size, else the ranks present); the sharding advice
+    /// names (N-1)/N with it when it is 2 or more.
+    int32_t ranks = 0;
 };
 
 /// Thresholds of the rules (fractions are 0..1).
@@ -87,6 +93,10 @@ struct AdviceOptions {
     /// Least evidence for the time rules (exposed-communication, host-bound): a fraction of a
     /// span shorter than this, or of fewer kernels, says nothing about a training job (one 50 us
     /// kernel would read as 100 % communication).
+    /// A role is quoted in the memory-roles advice when it holds at least this share of the live
+    /// set at the peak (activations freed in backward, optimizer state, persistent memory,
+    /// parameters and gradients together).
+    double roleShare = 0.2;
     int64_t minTimeSpanNs = 1'000'000;  ///< 1 ms
     uint64_t minTimeKernels = 2;
 };
@@ -115,6 +125,13 @@ bool enoughTimeEvidence(const TimeBreakdown& breakdown, const AdviceOptions& opt
 ///   memory, prefetch), launch overhead (CUDA graphs, larger kernels / fusion).
 /// - model-state: model state / capacity > modelStateFraction (Critical above 1): model
 ///   parallelism (sharded optimizer / FSDP, tensor or pipeline parallelism).
+/// - memory-roles (Info; Warning when peak-near-capacity fired): for each lever whose role holds
+///   at least roleShare of the live set at the peak, the bytes and the lever: activations freed
+///   in backward -> activation checkpointing (kept activations are named apart: checkpointing
+///   does not free them); optimizer state -> sharding over N data-parallel ranks saves (N-1)/N
+///   of it (ZeRO-1 / FSDP), or a lighter optimizer; persistent memory -> the same, as parameters
+///   and optimizer state together; parameters + gradients -> mixed precision or model
+///   parallelism. Needs rolesAtPeak.
 /// Sorted by severity (Critical first), then rank, device.
 std::vector<Advice> adviseOn(const std::vector<DeviceFacts>& devices,
                              const AdviceOptions& options = {});

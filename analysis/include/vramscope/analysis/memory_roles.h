@@ -148,6 +148,9 @@ struct RolesAt {
     /// checkpointing frees activations between forward and backward, not these.
     int64_t keptActivationBytes = 0;
     uint64_t allocations = 0;
+    /// The same bytes by the rule that gave them (indexed by RoleRule): which rows of the table
+    /// the figures rest on.
+    std::array<int64_t, kRoleRuleCount> ruleBytes{};
 };
 
 /// Roles of one iteration at its allocated peak.

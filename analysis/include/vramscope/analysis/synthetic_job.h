@@ -55,6 +55,20 @@ namespace vramscope::analysis {
 ///   per iteration: compute C, communication s - s_r + D, overlapped v, kernel-busy
 ///     [S_i(r), E_i), idle gap before iteration i+1: h + s_r (host gap); idle over the trace
 ///     (first kernel start to last kernel end, minus busy) = (N - 1) * (h + s_r).
+/// With trainingPhases (roles of memory, memory_roles.h), per rank, on top of the above; let
+/// E_i(r) = E_i, I = inputBytes, T = optimizerTempBytes, f = F / A (forward step):
+///   weights are made by module construction (stack frames `_apply` in torch/nn/modules/
+///     module.py), and the optimizer state O is not made at 2 ms but in iteration 0's optimizer
+///     step, at E_0 + 1, by `_init_group` (torch/optim/adamw.py);
+///   ranges: "optimizer" (Nvtx, depth 1) over [E_i, E_i + h / 2);
+///   gradient: W bytes allocated at S_i(r) + F + 1 (in backward), freed at E_i + 4;
+///   optimizer temporary: T bytes allocated at E_i + 2, freed at E_i + 3;
+///   forward temporary (A >= 2): a / 2 bytes allocated at S_i(r) + f / 2, freed at S_i(r) + f / 2 + 1;
+///   input: I bytes allocated at S_i(r) - h / 4 (outside every range) with an `aten::to`
+///     operator frame, freed at S_i(r) + F + 2.
+///   It needs h >= 8 and f >= 4. Peak allocated (no leak) = 2W + O + A * a + I, first at
+///   S_1(r) + F + 1 (iteration 0 has no optimizer state yet); roles then: parameters W,
+///   gradients W, optimizer state O, activations A * a, inputs I, temporaries 0.
 /// The seed changes no time and no size: only addresses, device UUIDs, the communicator hash,
 /// the job id, and which made-up layer and kernel names are used.
 struct SyntheticJobSpec {
@@ -84,13 +98,19 @@ struct SyntheticJobSpec {
     /// its slot. Sizes, event counts and order stay as above, so the peak bytes still follow the
     /// formulas; the times of events (and of the peaks) no longer do exactly.
     bool benchmarkNoise = false;
+    /// Training phases with known roles (see above): gradients, optimizer step, inputs,
+    /// temporaries.
+    bool trainingPhases = false;
+    uint64_t inputBytes = 64ull << 20;          ///< per iteration, with trainingPhases
+    uint64_t optimizerTempBytes = 128ull << 20;  ///< per optimizer step, with trainingPhases
 };
 
 /// Empty when `spec` can be generated; otherwise a sentence naming the bad parameter. Needs
 /// ranks >= 1, iterations >= 0, activationsPerIteration >= 1, computeKernelsPerIteration >= 2,
 /// computeKernelNs >= 1, (K / 2) * d >= A (so F / A >= 1 and B / A >= 1), segmentBytes >= 1,
 /// busBandwidthBytesPerS > 0, non-negative delays and gaps, leakRank >= -1, gpusPerNode >= 1, and
-/// ranks * iterations small enough to stay well inside int64 nanoseconds.
+/// ranks * iterations small enough to stay well inside int64 nanoseconds; with trainingPhases
+/// also hostGapNs >= 8 and F / A >= 4, and no benchmarkNoise.
 std::string validateSyntheticJobSpec(const SyntheticJobSpec& spec);
 
 /// Generates one TraceData per rank, in rank order (header rank/world size set, one device per
