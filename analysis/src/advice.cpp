@@ -262,9 +262,8 @@ std::string shardingSaving(int64_t bytes, int32_t ranks) {
     }
     const double saved = double(bytes) * double(ranks - 1) / double(ranks);
     return "sharding it over the job's " + std::to_string(ranks) +
-           " ranks, if they are data-parallel (ZeRO-1 / FSDP), saves " +
-           std::to_string(ranks - 1) + "/" + std::to_string(ranks) + " of it (" +
-           formatBytes(saved) + ")";
+           " ranks, if they are data-parallel (ZeRO-1 / FSDP), saves " + std::to_string(ranks - 1) +
+           "/" + std::to_string(ranks) + " of it (" + formatBytes(saved) + ")";
 }
 
 void rolesRule(const DeviceFacts& f, const AdviceOptions& o, bool nearCapacity,
@@ -278,7 +277,9 @@ void rolesRule(const DeviceFacts& f, const AdviceOptions& o, bool nearCapacity,
         return;
     }
     auto share = [&](int64_t b) { return double(b) / double(total); };
-    auto quote = [&](int64_t b) { return formatBytes(double(b)) + " (" + formatPercent(share(b)) + ")"; };
+    auto quote = [&](int64_t b) {
+        return formatBytes(double(b)) + " (" + formatPercent(share(b)) + ")";
+    };
     std::vector<std::string> lines;
     std::vector<Evidence> evidence{{"live_bytes_at_peak", double(total), "bytes"}};
     const int64_t activations = r.bytes[MemoryRole::Activations] - r.keptActivationBytes;
@@ -326,8 +327,8 @@ void rolesRule(const DeviceFacts& f, const AdviceOptions& o, bool nearCapacity,
     for (size_t i = 0; i < lines.size(); ++i) {
         message += (i == 0 ? "" : "; ") + lines[i];
     }
-    Advice a = make(f, "memory-roles", nearCapacity ? Severity::Warning : Severity::Info,
-                    message + ".");
+    Advice a =
+        make(f, "memory-roles", nearCapacity ? Severity::Warning : Severity::Info, message + ".");
     a.evidence = std::move(evidence);
     out.push_back(std::move(a));
 }

@@ -127,10 +127,10 @@ Names internNames(TraceData& data, const SyntheticJobSpec& spec, uint64_t pick) 
         n.optimizerState = data.internStack(
             {frame("_init_group", "/usr/lib/python3/site-packages/torch/optim/adamw.py", 150), step,
              trainStep, main});
-        n.optimizerTemp = data.internStack(
-            {frame("_multi_tensor_adamw", "/usr/lib/python3/site-packages/torch/optim/adamw.py",
-                   480),
-             step, trainStep, main});
+        n.optimizerTemp =
+            data.internStack({frame("_multi_tensor_adamw",
+                                    "/usr/lib/python3/site-packages/torch/optim/adamw.py", 480),
+                              step, trainStep, main});
         n.forwardTemp = data.internStack(
             {frame("gelu", "/usr/lib/python3/site-packages/torch/nn/functional.py", 1700), forward,
              trainStep, main});
@@ -314,7 +314,8 @@ std::string validateSyntheticJobSpec(const SyntheticJobSpec& spec) {
     }
     if (spec.trainingPhases &&
         (spec.hostGapNs < 8 || spec.benchmarkNoise ||
-         (spec.computeKernelsPerIteration / 2) * spec.computeKernelNs / spec.activationsPerIteration <
+         (spec.computeKernelsPerIteration / 2) * spec.computeKernelNs /
+                 spec.activationsPerIteration <
              4 ||
          spec.inputBytes > (uint64_t{1} << 50) || spec.optimizerTempBytes > (uint64_t{1} << 50))) {
         return "trainingPhases needs hostGapNs >= 8, a forward step (F / A) of at least 4 ns, no "
@@ -403,8 +404,7 @@ TraceData generateSyntheticRank(const SyntheticJobSpec& spec, int rank) {
     const uint64_t leakOffset = activationOffset + a * (alignUp(spec.activationBytes) +
                                                         (spec.benchmarkNoise ? 1u << 20 : 0));
     // trainingPhases: gradient, input and the temporaries get their own slots after the leak's.
-    const uint64_t gradientOffset =
-        leakOffset + iterations * alignUp(spec.leakBytesPerIteration);
+    const uint64_t gradientOffset = leakOffset + iterations * alignUp(spec.leakBytesPerIteration);
     const uint64_t inputOffset = gradientOffset + alignUp(spec.weightBytes);
     const uint64_t optimizerTempOffset = inputOffset + alignUp(spec.inputBytes);
     const uint64_t forwardTempOffset = optimizerTempOffset + alignUp(spec.optimizerTempBytes);

@@ -89,8 +89,7 @@ void writeRolesText(const analysis::DeviceAnalysis& d, std::ostream& os) {
     const analysis::RolesAt& at = *d.rolesAtPeak;
     const int64_t total = at.bytes.total();
     os << "  roles at the " << trace::toString(d.roles->level()) << " peak ("
-       << analysis::formatBytes(double(total)) << " in " << at.allocations
-       << " allocations; "
+       << analysis::formatBytes(double(total)) << " in " << at.allocations << " allocations; "
        << (d.roles->hasPhases() ? "phases from " + d.roles->phaseSource()
                                 : std::string("no forward, backward or optimizer ranges or stack "
                                               "frames: lifetimes only"))

@@ -63,8 +63,8 @@ namespace vramscope::analysis {
 ///   ranges: "optimizer" (Nvtx, depth 1) over [E_i, E_i + h / 2);
 ///   gradient: W bytes allocated at S_i(r) + F + 1 (in backward), freed at E_i + 4;
 ///   optimizer temporary: T bytes allocated at E_i + 2, freed at E_i + 3;
-///   forward temporary (A >= 2): a / 2 bytes allocated at S_i(r) + f / 2, freed at S_i(r) + f / 2 + 1;
-///   input: I bytes allocated at S_i(r) - h / 4 (outside every range) with an `aten::to`
+///   forward temporary (A >= 2): a / 2 bytes allocated at S_i(r) + f / 2, freed at S_i(r) + f / 2 +
+///   1; input: I bytes allocated at S_i(r) - h / 4 (outside every range) with an `aten::to`
 ///     operator frame, freed at S_i(r) + F + 2.
 ///   It needs h >= 8 and f >= 4. Peak allocated (no leak) = 2W + O + A * a + I, first at
 ///   S_1(r) + F + 1 (iteration 0 has no optimizer state yet); roles then: parameters W,
@@ -101,7 +101,7 @@ struct SyntheticJobSpec {
     /// Training phases with known roles (see above): gradients, optimizer step, inputs,
     /// temporaries.
     bool trainingPhases = false;
-    uint64_t inputBytes = 64ull << 20;          ///< per iteration, with trainingPhases
+    uint64_t inputBytes = 64ull << 20;           ///< per iteration, with trainingPhases
     uint64_t optimizerTempBytes = 128ull << 20;  ///< per optimizer step, with trainingPhases
 };
 
