@@ -47,8 +47,8 @@ int64_t modelParameterBytes(const std::string& source) {
           "torch.optim.AdamW(model.parameters()"}) {
         EXPECT_NE(source.find(part), std::string::npos) << "model definition changed: " << part;
     }
-    const int64_t block = 2 * (2 * D) + (3 * D * D + 3 * D) + (D * D + D) + (D * 4 * D + 4 * D) +
-                          (4 * D * D + D);
+    const int64_t block =
+        2 * (2 * D) + (3 * D * D + 3 * D) + (D * D + D) + (D * 4 * D + 4 * D) + (4 * D * D + D);
     const int64_t params = V * D + T * D + L * block + 2 * D + D * V;
     return params * 4;
 }
@@ -60,8 +60,7 @@ std::string readFile(const std::string& path) {
     return s.str();
 }
 
-const DeviceAnalysis* analyze(const std::string& path, trace::LoadedTrace& keep,
-                              JobAnalysis& job) {
+const DeviceAnalysis* analyze(const std::string& path, trace::LoadedTrace& keep, JobAnalysis& job) {
     auto t = trace::openTrace(path);
     EXPECT_TRUE(t.ok()) << (t.ok() ? "" : t.error().describe());
     if (!t.ok()) {

@@ -39,18 +39,18 @@ trace::StackId stackOf(TraceData& d, std::initializer_list<std::pair<const char*
 
 TEST(MemoryRoles, PhaseOfStackPrefersOptimizerThenBackwardThenForward) {
     TraceData d;
-    const auto fwd = stackOf(d, {{"forward", "/x/site-packages/torch/nn/modules/linear.py"},
-                                 {"step", "train.py"}});
+    const auto fwd = stackOf(
+        d, {{"forward", "/x/site-packages/torch/nn/modules/linear.py"}, {"step", "train.py"}});
     const auto bwd = stackOf(d, {{"_make_grads", "/x/torch/autograd/__init__.py"},
                                  {"forward", "/x/torch/nn/modules/linear.py"}});
     const auto opt = stackOf(d, {{"_init_group", "/x/torch/optim/adam.py"},
                                  {"forward", "/x/torch/nn/modules/linear.py"}});
-    const auto built = stackOf(d, {{"_apply", "/x/torch/nn/modules/module.py"},
-                                   {"<module>", "train.py"}});
+    const auto built =
+        stackOf(d, {{"_apply", "/x/torch/nn/modules/module.py"}, {"<module>", "train.py"}});
     const auto windows =
         stackOf(d, {{"forward", "C:\\venv\\Lib\\site-packages\\torch\\nn\\modules\\linear.py"}});
-    const auto op = stackOf(d, {{"aten::mm", ""},
-                                {"autograd::engine::evaluate_function: MmBackward0", ""}});
+    const auto op =
+        stackOf(d, {{"aten::mm", ""}, {"autograd::engine::evaluate_function: MmBackward0", ""}});
     const auto user = stackOf(d, {{"step", "train.py"}});
     EXPECT_EQ(phaseOfStack(d, fwd), TrainingPhase::Forward);
     EXPECT_EQ(phaseOfStack(d, bwd), TrainingPhase::Backward);
