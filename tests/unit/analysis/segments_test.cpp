@@ -259,14 +259,16 @@ TEST(SegmentFreeText, ComparesTheLargestFreeBlockWithTheRequest) {
     t.fragmentation = 1.0 - 1.0 / 3.0;
     // 1 MiB < 2 MiB <= 3 MiB free: fragmentation.
     EXPECT_EQ(segmentFreeText(t, 2 << 20),
-              "largest free block 1.00 MiB < request 2.00 MiB: no segment could hold it although "
-              "3.00 MiB free inside the 2 segments (fragmentation 0.667): fragmentation");
+              "largest free block 1.00 MiB < request 2.00 MiB (2097152 B): 3.00 MiB was free "
+              "inside the 2 segments but in pieces (fragmentation 0.667), so no segment could "
+              "hold it");
     EXPECT_EQ(segmentFreeText(t, 8 << 20),
-              "largest free block 1.00 MiB < request 8.00 MiB: no segment could hold it, and only "
-              "3.00 MiB free inside the 2 segments (fragmentation 0.667): it needed a new segment");
+              "largest free block 1.00 MiB < request 8.00 MiB (8388608 B): only 3.00 MiB was "
+              "free inside the 2 segments (fragmentation 0.667), less than the request: it "
+              "needed a new segment");
     EXPECT_EQ(segmentFreeText(t, 1 << 20),
-              "largest free block 1.00 MiB >= request 1.00 MiB: a segment could have held it "
-              "(3.00 MiB free inside the 2 segments (fragmentation 0.667))");
+              "largest free block 1.00 MiB >= request 1.00 MiB (1048576 B): a segment could have "
+              "held it (3.00 MiB free inside the 2 segments, fragmentation 0.667)");
     EXPECT_EQ(segmentFreeText(t, 0),
               "largest free block 1.00 MiB, 3.00 MiB free inside the 2 segments (fragmentation "
               "0.667)");
