@@ -251,6 +251,29 @@ TEST(SegmentLayout, UnknownWithAReasonWhenTheTraceCannotGiveIt) {
     EXPECT_FALSE(layoutAt(noAddress, 5).known);
 }
 
+TEST(SegmentBlockGroups, GroupsTheBlocksByStackLabelMostBytesFirst) {
+    trace::TraceData d = handBuilt();
+    const trace::FrameId f = d.internFrame({d.intern("forward"), d.intern("/job/train.py"), 12});
+    const trace::StackId stack = d.internStack({f});
+    // The blocks at 0x1010 (32 B, event 7) and 0x20c0 (64 B, event 11) get the stack; 0x1040
+    // (64 B) and 0x2000 (64 B) keep none: "(no stack)" 128 B first, then the stack's 96 B.
+    d.memory.stack[7] = stack;
+    d.memory.stack[11] = stack;
+    const SegmentLayout l = layoutAt(d, 10);
+    const SegmentBlockGroups g = groupBlocksByStack(d, l);
+    ASSERT_EQ(g.groups.size(), 2u);
+    EXPECT_EQ(g.groups[0].label, "(no stack)");
+    EXPECT_EQ(g.groups[0].bytes, 128);
+    EXPECT_EQ(g.groups[0].blocks, 2u);
+    EXPECT_NE(g.groups[1].label.find("forward"), std::string::npos) << g.groups[1].label;
+    EXPECT_EQ(g.groups[1].bytes, 96);
+    ASSERT_EQ(g.groupOf.size(), 4u);
+    EXPECT_EQ(g.groupOf[0], (std::vector<uint32_t>{1, 0}));  // S1: 0x1010, 0x1040
+    EXPECT_EQ(g.groupOf[1], (std::vector<uint32_t>{0}));     // S2: 0x2000
+    EXPECT_EQ(g.groupOf[2], (std::vector<uint32_t>{1}));     // S3: 0x20c0
+    EXPECT_TRUE(g.groupOf[3].empty());
+}
+
 TEST(SegmentFreeText, ComparesTheLargestFreeBlockWithTheRequest) {
     SegmentTotals t;
     t.segments = 2;
