@@ -1,8 +1,10 @@
 #include "vramscope/analysis/segments.h"
 
 #include <algorithm>
+#include <map>
 #include <numeric>
 
+#include "vramscope/analysis/leak.h"
 #include "vramscope/analysis/text_format.h"
 
 namespace vramscope::analysis {
@@ -191,6 +193,40 @@ SegmentOverview segmentOverview(const SegmentLayout& layout, size_t limit) {
     return o;
 }
 
+SegmentBlockGroups groupBlocksByStack(const trace::TraceData& data, const SegmentLayout& layout) {
+    SegmentBlockGroups out;
+    std::map<trace::StackId, std::string> labels;  // a stack's label is looked up once
+    std::map<std::string, SegmentBlockGroups::Group> byLabel;
+    for (const Segment& s : layout.segments) {
+        for (const SegmentBlock& b : s.blocks) {
+            auto [it, fresh] = labels.try_emplace(b.stack);
+            if (fresh) {
+                it->second = stackLabel(data, b.stack);
+            }
+            SegmentBlockGroups::Group& g = byLabel[it->second];
+            g.label = it->second;
+            g.bytes += allocationBytes(b.sizeBytes);
+            g.blocks += 1;
+        }
+    }
+    for (auto& [label, g] : byLabel) {
+        out.groups.push_back(std::move(g));
+    }
+    std::stable_sort(out.groups.begin(), out.groups.end(),
+                     [](const auto& a, const auto& b) { return a.bytes > b.bytes; });
+    std::map<std::string, uint32_t> position;
+    for (size_t i = 0; i < out.groups.size(); ++i) {
+        position[out.groups[i].label] = uint32_t(i);
+    }
+    for (const Segment& s : layout.segments) {
+        std::vector<uint32_t>& of = out.groupOf.emplace_back();
+        for (const SegmentBlock& b : s.blocks) {
+            of.push_back(position[labels[b.stack]]);
+        }
+    }
+    return out;
+}
+
 std::string fragmentationText(double fragmentation) {
     return fragmentation < 0 ? std::string("unknown") : formatSignificant(fragmentation);
 }
@@ -205,26 +241,29 @@ std::string segmentTotalsText(const SegmentTotals& t) {
 }
 
 std::string segmentFreeText(const SegmentTotals& t, uint64_t requestBytes) {
-    const std::string inside = formatBytes(double(t.freeBytes)) + " free inside the " +
-                               std::to_string(t.segments) +
-                               (t.segments == 1 ? " segment" : " segments") + " (fragmentation " +
-                               fragmentationText(t.fragmentation) + ")";
+    const std::string free = formatBytes(double(t.freeBytes));
+    const std::string where =
+        " inside the " + std::to_string(t.segments) + (t.segments == 1 ? " segment" : " segments");
+    const std::string fragmentation = "fragmentation " + fragmentationText(t.fragmentation);
     const std::string largest =
         "largest free block " + formatBytes(double(t.largestFreeBlockBytes));
     if (requestBytes == 0) {
-        return largest + ", " + inside;
+        return largest + ", " + free + " free" + where + " (" + fragmentation + ")";
     }
     const int64_t request = allocationBytes(requestBytes);
-    const std::string vs = " request " + formatBytes(double(request)) + ": ";
+    // The exact bytes too: PyTorch states requests in MiB ("1000.00 MiB"), formatBytes in GiB.
+    const std::string vs =
+        " request " + formatBytes(double(request)) + " (" + std::to_string(request) + " B): ";
     if (t.largestFreeBlockBytes >= request) {
-        return largest + " >=" + vs + "a segment could have held it (" + inside + ")";
+        return largest + " >=" + vs + "a segment could have held it (" + free + " free" + where +
+               ", " + fragmentation + ")";
     }
     if (t.freeBytes >= request) {
-        return largest + " <" + vs + "no segment could hold it although " + inside +
-               ": fragmentation";
+        return largest + " <" + vs + free + " was free" + where + " but in pieces (" +
+               fragmentation + "), so no segment could hold it";
     }
-    return largest + " <" + vs + "no segment could hold it, and only " + inside +
-           ": it needed a new segment";
+    return largest + " <" + vs + "only " + free + " was free" + where + " (" + fragmentation +
+           "), less than the request: it needed a new segment";
 }
 
 }  // namespace vramscope::analysis

@@ -125,19 +125,36 @@ struct SegmentOverview {
 /// The overview of `layout` with at most `limit` segments (the report shows 10).
 SegmentOverview segmentOverview(const SegmentLayout& layout, size_t limit = 10);
 
-/// One line on the free space against a request, from the totals: "largest free block 12.0 MiB
-/// < request 1000 MiB: no segment could hold it although 3.00 GiB was free inside the 95
-/// segments (fragmentation 0.996): fragmentation"; "... no segment could hold it, and only 500 MiB
-/// free inside ...: it needed a new segment" when the free bytes together fall short too; or with
-/// ">=" when a block could have held it ("... a segment could have held it (...)"). `requestBytes`
-/// 0 = no request: the line gives the free space and fragmentation only. The one wording of the
-/// CLI's and the GUI's segment figures; bytes through formatBytes.
+/// One line on the free space against a request, from the totals, in three cases:
+/// "largest free block 500 MiB < request 0.977 GiB (1048576000 B): 1.18 GiB was free inside the
+/// 95 segments but in pieces (fragmentation 0.586), so no segment could hold it" (fragmentation);
+/// "... < request ...: only 300 MiB was free inside the 95 segments (fragmentation 0.2), less than
+/// the request: it needed a new segment"; "... >= request ...: a segment could have held it (...)".
+/// `requestBytes` 0 = no request: "largest free block X, Y free inside the N segments
+/// (fragmentation F)". The one wording of the report's, the CLI's and the GUI's segment figures;
+/// bytes through formatBytes.
 std::string segmentFreeText(const SegmentTotals& totals, uint64_t requestBytes);
 
 /// "reserved 9.70 GiB in 95 segments, allocated 6.70 GiB, free 3.00 GiB, largest free block
 /// 1000 MiB, fragmentation 0.67": the totals in one line (fragmentation "unknown" when nothing
 /// is free).
 std::string segmentTotalsText(const SegmentTotals& totals);
+
+/// The blocks of a layout grouped by the label of their stack (stackLabel, leak.h: the first user
+/// frame, else the leaf, "(no stack)"), for colouring and a legend.
+struct SegmentBlockGroups {
+    struct Group {
+        std::string label;
+        int64_t bytes = 0;  ///< sizes of its blocks together
+        size_t blocks = 0;
+    };
+    std::vector<Group> groups;  ///< most bytes first (ties by label)
+    /// groupOf[s][b]: the group of layout.segments[s].blocks[b].
+    std::vector<std::vector<uint32_t>> groupOf;
+};
+
+/// Groups the blocks of `layout` (made from `data`) by stack label. O(B log B) for B blocks.
+SegmentBlockGroups groupBlocksByStack(const trace::TraceData& data, const SegmentLayout& layout);
 
 /// fragmentation as printed: three significant digits (formatSignificant), "unknown" below 0.
 std::string fragmentationText(double fragmentation);
