@@ -103,6 +103,50 @@ void writeText(const SegmentLayout& l, const Moment& m, trace::DeviceIndex devic
     }
 }
 
+/// The moment to show: --at (ns after the trace start), the --at-oom'th OOM of `device`, else its
+/// first OOM, else the allocated peak. Nullopt with `error` for a time past the trace or an OOM
+/// the GPU does not have.
+std::optional<Moment> chooseMoment(const trace::TraceData& data, trace::DeviceIndex device,
+                                   const AllocationIndex& blocks, const TimeSpan& span,
+                                   std::optional<int64_t> atNs, std::optional<int64_t> wantOom,
+                                   std::string& error) {
+    std::vector<const trace::OomEvent*> ooms;
+    for (const trace::OomEvent& o : data.ooms) {
+        if (o.device == device) {
+            ooms.push_back(&o);
+        }
+    }
+    std::stable_sort(ooms.begin(), ooms.end(),
+                     [](const trace::OomEvent* a, const trace::OomEvent* b) {
+                         return a->timestampNs < b->timestampNs;
+                     });
+    const std::string gpu = "GPU " + std::to_string(toInt(device));
+    Moment m;
+    if (atNs) {
+        m.timeNs = span.firstNs + *atNs;
+        m.what = "the time asked for";
+        if (m.timeNs > span.lastNs) {
+            error = "--at " + formatDuration(double(*atNs)) + " is past the end of the trace (" +
+                    formatDuration(double(span.lastNs - span.firstNs)) + " after its start)";
+            return std::nullopt;
+        }
+    } else if (wantOom || !ooms.empty()) {
+        const size_t n = size_t(wantOom.value_or(1));
+        if (n > ooms.size()) {
+            error = gpu + " has " + std::to_string(ooms.size()) +
+                    (ooms.size() == 1 ? " OOM" : " OOMs") + ", not " + std::to_string(n);
+            return std::nullopt;
+        }
+        m.timeNs = ooms[n - 1]->timestampNs;
+        m.requestBytes = ooms[n - 1]->requestedBytes;
+        m.what = "OOM " + std::to_string(n) + " of " + std::to_string(ooms.size());
+    } else {
+        m.timeNs = blocks.empty() ? span.lastNs : peakTime(data, blocks);
+        m.what = "the allocated peak: the trace has no OOM on " + gpu;
+    }
+    return m;
+}
+
 }  // namespace
 
 int runSegments(CommandContext& ctx) {
@@ -198,44 +242,14 @@ int runSegments(CommandContext& ctx) {
     const AllocationIndex segments(data, device, trace::MemoryLevel::Reserved);
     const AllocationIndex blocks(data, device, trace::MemoryLevel::Allocated);
     const TimeSpan span = traceTimeSpan(data).value_or(TimeSpan{});
-    std::vector<const trace::OomEvent*> ooms;
-    for (const trace::OomEvent& o : data.ooms) {
-        if (o.device == device) {
-            ooms.push_back(&o);
-        }
+    std::string error;
+    const std::optional<Moment> moment =
+        chooseMoment(data, device, blocks, span, atNs, wantOom, error);
+    if (!moment) {
+        return usageError(ctx, error, help);
     }
-    std::stable_sort(ooms.begin(), ooms.end(),
-                     [](const trace::OomEvent* a, const trace::OomEvent* b) {
-                         return a->timestampNs < b->timestampNs;
-                     });
-    Moment m;
+    const Moment& m = *moment;
     const std::string gpu = "GPU " + std::to_string(toInt(device));
-    if (atNs) {
-        m.timeNs = span.firstNs + *atNs;
-        m.what = "the time asked for";
-        if (m.timeNs > span.lastNs) {
-            return usageError(
-                ctx,
-                "--at " + formatDuration(double(*atNs)) + " is past the end of the trace (" +
-                    formatDuration(double(span.lastNs - span.firstNs)) + " after its start)",
-                help);
-        }
-    } else if (wantOom || !ooms.empty()) {
-        const size_t n = size_t(wantOom.value_or(1));
-        if (n > ooms.size()) {
-            return usageError(ctx,
-                              gpu + " has " + std::to_string(ooms.size()) +
-                                  (ooms.size() == 1 ? " OOM" : " OOMs") + ", not " +
-                                  std::to_string(n),
-                              help);
-        }
-        m.timeNs = ooms[n - 1]->timestampNs;
-        m.requestBytes = ooms[n - 1]->requestedBytes;
-        m.what = "OOM " + std::to_string(n) + " of " + std::to_string(ooms.size());
-    } else {
-        m.timeNs = blocks.empty() ? span.lastNs : peakTime(data, blocks);
-        m.what = "the allocated peak: the trace has no OOM on " + gpu;
-    }
     const SegmentLayout layout = segmentLayoutAt(data, segments, blocks, m.timeNs);
     if (!layout.known) {
         ctx.err << "vramscope-cli segments: " << rt.path << ": no segments for " << gpu << " at "
