@@ -13,7 +13,7 @@
 
 #include "vramscope/analysis/live_set.h"
 #include "vramscope/analysis/memory_timeline.h"
-#include "vramscope/analysis/oom_diagnosis.h"
+#include "vramscope/analysis/segments.h"
 
 namespace vramscope::analysis {
 
@@ -43,6 +43,25 @@ ModelState modelState(const trace::TraceData& data, const AllocationIndex& index
     return {bytes - leakBytes, leakBytes};
 }
 
+SegmentLayout segmentLayoutAt(const trace::TraceData& data, const DeviceAnalysis& d,
+                              trace::TimestampNs t) {
+    if (d.index && d.segments) {
+        return segmentLayoutAt(data, *d.segments, *d.index, t);
+    }
+    SegmentLayout out;
+    out.timeNs = t;
+    if (!d.index || d.index->level() != trace::MemoryLevel::Allocated) {
+        out.reason =
+            "the trace records no allocator blocks on this GPU, only its reserved memory, so "
+            "the free space inside the segments is unknown";
+    } else {
+        out.reason =
+            "the trace records no reserved segments with addresses on this GPU (a PyTorch "
+            "profiler trace gives the reserved total only, not its segments)";
+    }
+    return out;
+}
+
 namespace {
 
 trace::TimestampNs firstEventNs(const trace::TraceData& d) {
@@ -63,11 +82,10 @@ trace::TimestampNs firstEventNs(const trace::TraceData& d) {
     return t == std::numeric_limits<trace::TimestampNs>::max() ? 0 : t;
 }
 
-/// The facts of one OOM; `segments` (the Reserved-level index, may be null) gives the free space
-/// inside the segments when `index` is the Allocated level.
+/// The facts of one OOM of device `d` (its indices built).
 OomFacts oomFacts(const trace::TraceData& data, const trace::OomEvent& o, const MemoryTimeline* tl,
-                  const AllocationIndex& index, const AllocationIndex* segments,
-                  trace::TimestampNs start) {
+                  const DeviceAnalysis& d, trace::TimestampNs start) {
+    const AllocationIndex& index = *d.index;
     OomFacts f;
     f.timeNs = o.timestampNs;
     f.sinceStartNs = o.timestampNs - start;
@@ -79,10 +97,10 @@ OomFacts oomFacts(const trace::TraceData& data, const trace::OomEvent& o, const 
     if (tl != nullptr && tl->reservedSource != SeriesSource::None) {
         f.reservedBytes = tl->reserved.valueAt(o.timestampNs);
     }
-    if (segments != nullptr) {
-        const SegmentFreeSpace space = segmentFreeSpaceAt(data, *segments, index, o.timestampNs);
-        f.largestFreeBlockBytes = space.largestFreeBlockBytes;
-        f.segmentFreeBytes = space.freeBytes;
+    f.segments = segmentOverview(segmentLayoutAt(data, d, o.timestampNs));
+    if (f.segments.known) {
+        f.largestFreeBlockBytes = f.segments.totals.largestFreeBlockBytes;
+        f.segmentFreeBytes = f.segments.totals.freeBytes;
     }
     const std::vector<LiveAllocation> live = liveSetAt(data, index, o.timestampNs);
     f.liveAllocations = live.size();
@@ -243,17 +261,18 @@ trace::Result<DeviceAnalysis> analyzeDevice(const RankInput& input, size_t input
         d.leak.firstIterationLeakBytes = 0;
     }
     const trace::TimestampNs start = firstEventNs(data);
-    // The segments are indexed only for a device that ran out of memory and has blocks to place
-    // in them.
-    std::optional<AllocationIndex> segments;
+    // The segments are indexed only for a device with blocks to place in them.
+    if (d.index->level() == trace::MemoryLevel::Allocated) {
+        auto segments =
+            std::make_shared<const AllocationIndex>(data, dev, trace::MemoryLevel::Reserved);
+        if (!segments->empty()) {
+            d.segments = std::move(segments);
+        }
+    }
     for (const trace::OomEvent& o : data.ooms) {
-        if (o.device != dev) {
-            continue;
+        if (o.device == dev) {
+            d.ooms.push_back(oomFacts(data, o, tl, d, start));
         }
-        if (!segments && d.index->level() == trace::MemoryLevel::Allocated) {
-            segments.emplace(data, dev, trace::MemoryLevel::Reserved);
-        }
-        d.ooms.push_back(oomFacts(data, o, tl, *d.index, segments ? &*segments : nullptr, start));
     }
     std::stable_sort(d.ooms.begin(), d.ooms.end(),
                      [](const OomFacts& a, const OomFacts& b) { return a.timeNs < b.timeNs; });

@@ -1,29 +1,11 @@
 #include "vramscope/analysis/oom_diagnosis.h"
 
-#include <algorithm>
-#include <utility>
-#include <vector>
-
+#include "vramscope/analysis/segments.h"
 #include "vramscope/analysis/text_format.h"
 
 namespace vramscope::analysis {
 
 namespace {
-
-using Range = std::pair<uint64_t, uint64_t>;  // [first, second)
-
-/// [address, address + size) of the allocations of `index` alive at t, by address.
-std::vector<Range> aliveRanges(const trace::TraceData& data, const AllocationIndex& index,
-                               trace::TimestampNs t) {
-    std::vector<Range> out;
-    for (uint32_t e : index.aliveEventsAt(t)) {
-        const uint64_t a = data.memory.address[e];
-        const uint64_t size = data.memory.sizeBytes[e];
-        out.emplace_back(a, size > UINT64_MAX - a ? UINT64_MAX : a + size);
-    }
-    std::sort(out.begin(), out.end());
-    return out;
-}
 
 std::string bytes(int64_t v) {
     return formatBytes(double(v));
@@ -38,37 +20,11 @@ const char* const kLimits =
 SegmentFreeSpace segmentFreeSpaceAt(const trace::TraceData& data, const AllocationIndex& segments,
                                     const AllocationIndex& blocks, trace::TimestampNs t) {
     SegmentFreeSpace out;
-    if (segments.level() != trace::MemoryLevel::Reserved ||
-        blocks.level() != trace::MemoryLevel::Allocated) {
-        return out;
-    }
-    const std::vector<Range> segs = aliveRanges(data, segments, t);
-    const std::vector<Range> live = aliveRanges(data, blocks, t);
-    if (segs.empty() || live.empty()) {
-        return out;
-    }
-    out.segments = segs.size();
-    out.largestFreeBlockBytes = 0;
-    out.freeBytes = 0;
-    auto gap = [&](uint64_t from, uint64_t to) {
-        if (to > from) {
-            const int64_t g = allocationBytes(to - from);
-            out.largestFreeBlockBytes = std::max(out.largestFreeBlockBytes, g);
-            out.freeBytes += g;
-        }
-    };
-    for (const auto& [start, end] : segs) {
-        uint64_t cursor = start;
-        // A block that began below the segment but reaches into it covers its start.
-        auto it = std::lower_bound(live.begin(), live.end(), Range{start, 0});
-        if (it != live.begin() && std::prev(it)->second > start) {
-            cursor = std::min(end, std::prev(it)->second);
-        }
-        for (; it != live.end() && it->first < end; ++it) {
-            gap(cursor, it->first);
-            cursor = std::max(cursor, std::min(end, it->second));
-        }
-        gap(cursor, end);
+    const SegmentLayout layout = segmentLayoutAt(data, segments, blocks, t);
+    if (layout.known) {
+        out.segments = layout.totals.segments;
+        out.largestFreeBlockBytes = layout.totals.largestFreeBlockBytes;
+        out.freeBytes = layout.totals.freeBytes;
     }
     return out;
 }

@@ -33,6 +33,40 @@ std::string pct(double fraction) {
 
 }  // namespace
 
+Json segmentTotalsJson(const SegmentTotals& t, uint64_t requestBytes) {
+    Json j;
+    j["segments"] = t.segments;
+    j["reserved_bytes"] = t.reservedBytes;
+    j["allocated_bytes"] = t.allocatedBytes;
+    j["free_bytes"] = t.freeBytes;
+    j["largest_free_block_bytes"] = t.largestFreeBlockBytes;
+    j["fragmentation"] = t.fragmentation >= 0 ? Json(t.fragmentation) : Json(nullptr);
+    j["request_bytes"] = requestBytes > 0 ? Json(requestBytes) : Json(nullptr);
+    j["blocks"] = t.blocks;
+    j["blocks_outside_segments"] = t.blocksOutsideSegments;
+    j["bytes_outside_segments"] = t.bytesOutsideSegments;
+    j["straddling_blocks"] = t.straddlingBlocks;
+    j["overlapping_segments"] = t.overlappingSegments;
+    return j;
+}
+
+Json segmentsJson(const SegmentOverview& o, uint64_t requestBytes) {
+    if (!o.known) {
+        return nullptr;
+    }
+    Json j = segmentTotalsJson(o.totals, requestBytes);
+    j["largest_segments"] = Json::array();
+    for (const SegmentRow& r : o.largest) {
+        j["largest_segments"].push_back({{"address", r.address},
+                                         {"size_bytes", r.sizeBytes},
+                                         {"allocated_bytes", r.allocatedBytes},
+                                         {"free_bytes", r.freeBytes},
+                                         {"largest_free_bytes", r.largestFreeBytes},
+                                         {"blocks", r.blocks}});
+    }
+    return j;
+}
+
 std::vector<OptionSpec> analysisOptionSpecs() {
     // OptionSpec holds views: the composed text must outlive every caller.
     static const std::string capacityHelp =
@@ -233,7 +267,11 @@ void addDeviceAnalysisJson(const DeviceAnalysis& d, int64_t offset, Json& j, siz
              {"segment_free_bytes",
               o.segmentFreeBytes >= 0 ? Json(o.segmentFreeBytes) : Json(nullptr)},
              {"cause", toString(diagnoseOom(o, d.memory.capacityBytes).cause)},
+             {"segments", segmentsJson(o.segments, o.requestedBytes)},
              {"top_live", top}});
+        if (!o.segments.known) {
+            j["ooms"].back()["segments_unknown_reason"] = o.segments.reason;
+        }
     }
 }
 
@@ -369,11 +407,14 @@ void writeDeviceAnalysisText(const DeviceAnalysis& d, std::ostream& os) {
         }
         os << " (" << o.liveAllocations << (o.liveAllocations == 1 ? " allocation" : " allocations")
            << " alive)";
-        if (o.largestFreeBlockBytes >= 0) {
-            os << "; largest free block in the segments "
-               << formatBytes(double(o.largestFreeBlockBytes));
-        }
         os << "; cause: " << toString(diagnoseOom(o, d.memory.capacityBytes).cause) << "\n";
+        if (o.segments.known) {
+            // The free space against the request, then the totals it rests on.
+            os << "    segments: " << segmentFreeText(o.segments.totals, o.requestedBytes) << "\n"
+               << "    segments: " << segmentTotalsText(o.segments.totals) << "\n";
+        } else {
+            os << "    segments: unknown: " << o.segments.reason << "\n";
+        }
         for (const LiveGroup& g : o.topLive) {
             os << "    live: " << formatBytes(g.bytes) << " in " << g.count
                << (g.count == 1 ? " allocation" : " allocations") << " from " << g.label << "\n";

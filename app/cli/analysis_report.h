@@ -31,10 +31,23 @@ std::vector<analysis::RankInput> rankInputs(const trace::Job& job);
 /// "model_state_bytes" and "model_state_excluded_leak_bytes" (DeviceAnalysis) and "ooms" [{time_ns,
 /// requested_bytes, free_bytes, allocated_bytes, reserved_bytes, live_allocations,
 /// largest_free_block_bytes, segment_free_bytes, cause (toString of diagnoseOom's OomCause),
+/// segments (segmentsJson at the OOM; null, with segments_unknown_reason, when unknown),
 /// top_live: [{label, bytes, count}]}] to a device's JSON object. Times are put on the job's axis
 /// with `clockOffsetNs`.
 void addDeviceAnalysisJson(const analysis::DeviceAnalysis& d, int64_t clockOffsetNs,
                            nlohmann::ordered_json& j, size_t maxGaps = 20);
+
+/// {"segments", "reserved_bytes", "allocated_bytes", "free_bytes", "largest_free_block_bytes",
+/// "fragmentation" (null when nothing is free), "request_bytes" (null for 0), "blocks",
+/// "blocks_outside_segments", "bytes_outside_segments", "straddling_blocks",
+/// "overlapping_segments"} of a segment layout's totals (segments.h).
+nlohmann::ordered_json segmentTotalsJson(const analysis::SegmentTotals& totals,
+                                         uint64_t requestBytes);
+/// segmentTotalsJson plus "largest_segments": [{"address", "size_bytes", "allocated_bytes",
+/// "free_bytes", "largest_free_bytes", "blocks"}] (largest first); null when the overview is
+/// unknown (the OOM's "segments_unknown_reason" then says why).
+nlohmann::ordered_json segmentsJson(const analysis::SegmentOverview& overview,
+                                    uint64_t requestBytes);
 
 /// [{"rule", "severity", "message", "evidence": {name: value}, "rank", "device"}].
 nlohmann::ordered_json adviceJson(const std::vector<analysis::Advice>& advice);

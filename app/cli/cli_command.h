@@ -93,6 +93,10 @@ std::string capacityError(std::string_view text);
 
 /// Parses a decimal integer (optionally negative) that fits int64. Nullopt otherwise.
 std::optional<int64_t> parseInteger(std::string_view text);
+/// Parses a duration with a unit, "1.5s", "200ms", "40us", "900ns" (a non-negative decimal number
+/// below 10^7 of its unit), into ns. Nullopt otherwise (no unit, a sign, trailing text). What the
+/// commands that take a time counted from a start (flame --at, segments --at) read.
+std::optional<int64_t> parseDurationNs(std::string_view text);
 
 // Bytes and durations print as everywhere else (analysis/text_format.h).
 using analysis::formatBytes;

@@ -9,13 +9,14 @@
 // app/cli/command_<name>.cpp defining `int vramscope::app::run<Name>(CommandContext&)` (it parses
 // ctx.args with parseArgs() and answers --help), list the file in app/cli/CMakeLists.txt, and add
 // ONE line here: X("<name>", run<Name>, "<one-line summary>").
-#define VRAMSCOPE_CLI_COMMANDS(X)                                                               \
-    X("info", runInfo, "header, devices, event counts by kind, time span and data loss")        \
-    X("report", runReport, "per-device peaks of allocated and reserved memory (text or JSON)")  \
-    X("synth", runSynth, "write a deterministic synthetic training job, one .vscope per rank")  \
-    X("convert", runConvert, "import any supported input and write .vscope, one file per rank") \
-    X("flame", runFlame, "the live set at the peak, an OOM or a time as a flame tree")          \
-    X("check", runCheck, "pass/fail rules for CI: peak, leak, exposed communication")           \
+#define VRAMSCOPE_CLI_COMMANDS(X)                                                                \
+    X("info", runInfo, "header, devices, event counts by kind, time span and data loss")         \
+    X("report", runReport, "per-device peaks of allocated and reserved memory (text or JSON)")   \
+    X("synth", runSynth, "write a deterministic synthetic training job, one .vscope per rank")   \
+    X("convert", runConvert, "import any supported input and write .vscope, one file per rank")  \
+    X("flame", runFlame, "the live set at the peak, an OOM or a time as a flame tree")           \
+    X("segments", runSegments, "reserved segments, free blocks and fragmentation at a time/OOM") \
+    X("check", runCheck, "pass/fail rules for CI: peak, leak, exposed communication")            \
     X("batch-fit", runBatchFit, "largest batch that fits, from runs at several batch sizes")
 
 namespace vramscope::app {

@@ -1,6 +1,8 @@
 // Option parsing, input loading and number formatting shared by the vramscope-cli subcommands.
+#include <cctype>
 #include <charconv>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <ostream>
 
@@ -177,6 +179,27 @@ std::string capacityValueHelp() {
 std::string capacityError(std::string_view text) {
     return "--capacity needs a byte count such as 80GiB or a GPU name (" + gpuNames() + "), got '" +
            std::string(text) + "'";
+}
+
+std::optional<int64_t> parseDurationNs(std::string_view text) {
+    static const std::pair<std::string_view, double> kUnits[] = {
+        {"ns", 1.0}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
+    for (const auto& [unit, scale] : kUnits) {
+        if (text.size() > unit.size() && text.substr(text.size() - unit.size()) == unit) {
+            const std::string number(text.substr(0, text.size() - unit.size()));
+            char* end = nullptr;
+            const double v = std::strtod(number.c_str(), &end);
+            // strtod also reads "inf", hex and leading spaces: accept plain decimals only.
+            const bool plain =
+                !number.empty() &&
+                (std::isdigit(static_cast<unsigned char>(number[0])) || number[0] == '.');
+            if (plain && end == number.c_str() + number.size() && v >= 0 && v < 1e7) {
+                return int64_t(v * scale);
+            }
+            return std::nullopt;
+        }
+    }
+    return std::nullopt;
 }
 
 std::optional<int64_t> parseInteger(std::string_view text) {

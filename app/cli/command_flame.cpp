@@ -40,19 +40,9 @@ std::optional<trace::TimestampNs> resolveTime(const std::string& text, const tra
     if (auto n = parseInteger(text)) {
         return *n;
     }
-    static const std::pair<const char*, double> kUnits[] = {
-        {"ns", 1.0}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
-    for (const auto& [unit, scale] : kUnits) {
-        const std::string u(unit);
-        if (text.size() > u.size() && text.compare(text.size() - u.size(), u.size(), u) == 0) {
-            const std::string number = text.substr(0, text.size() - u.size());
-            char* end = nullptr;
-            const double v = std::strtod(number.c_str(), &end);
-            if (end == number.c_str() + number.size() && v >= 0 && v < 1e7) {
-                const trace::TimestampNs first = index.empty() ? 0 : index.timeAt(0);
-                return first + trace::TimestampNs(v * scale);
-            }
-        }
+    if (auto ns = parseDurationNs(text)) {
+        const trace::TimestampNs first = index.empty() ? 0 : index.timeAt(0);
+        return first + *ns;
     }
     error =
         "TIME must be peak, oom, an integer (ns) or a number with s/ms/us/ns, got '" + text + "'";

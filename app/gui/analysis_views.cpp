@@ -16,6 +16,7 @@
 #include "vramscope/widgets/gap_table_model.h"
 #include "vramscope/widgets/leak_panel.h"
 #include "vramscope/widgets/memory_plot.h"
+#include "vramscope/widgets/segment_panel.h"
 
 namespace vramscope::app {
 
@@ -49,17 +50,20 @@ AnalysisViews::AnalysisViews(MainWindow* window)
       m_lanes(new widgets::CommLanesView(window->zoomState())),
       m_gaps(new widgets::GapsPanel(window->zoomState())),
       m_leak(new widgets::LeakPanel(window->zoomState())),
-      m_advice(new widgets::AdvicePanel) {
+      m_advice(new widgets::AdvicePanel),
+      m_segments(new widgets::SegmentPanel(window->zoomState())) {
     m_flameDock =
         makeDock(window, m_flame, tr("Allocation flame view"), QStringLiteral("FlameDock"));
     m_gapsDock = makeDock(window, m_gaps, tr("Idle gaps"), QStringLiteral("GapsDock"));
     m_leakDock = makeDock(window, m_leak, tr("Leak"), QStringLiteral("LeakDock"), true);
     m_adviceDock =
         makeDock(window, m_advice, tr("Advice and cost"), QStringLiteral("AdviceDock"), true);
+    m_segmentsDock = makeDock(window, m_segments, tr("Segments"), QStringLiteral("SegmentsDock"));
     window->addDockWidget(Qt::BottomDockWidgetArea, m_flameDock);
     window->splitDockWidget(m_flameDock, m_gapsDock, Qt::Horizontal);
     window->tabifyDockWidget(m_gapsDock, m_leakDock);
     window->tabifyDockWidget(m_leakDock, m_adviceDock);
+    window->tabifyDockWidget(m_adviceDock, m_segmentsDock);
     m_gapsDock->raise();
 
     // The lanes share the VRAM plots' time axis: same margins, scrolled when there are many GPUs.
@@ -79,7 +83,7 @@ AnalysisViews::AnalysisViews(MainWindow* window)
         tr("Show the first out-of-memory event and what was alive there (Ctrl+J)"));
     m_jumpToOom->setEnabled(false);
     bar->addSeparator();
-    for (QDockWidget* dock : {m_flameDock, m_gapsDock, m_leakDock, m_adviceDock}) {
+    for (QDockWidget* dock : {m_flameDock, m_gapsDock, m_leakDock, m_adviceDock, m_segmentsDock}) {
         bar->addAction(dock->toggleViewAction());
     }
 
@@ -87,6 +91,7 @@ AnalysisViews::AnalysisViews(MainWindow* window)
     window->addView(QStringLiteral("gaps"), [this] { showDock(m_gapsDock); });
     window->addView(QStringLiteral("leak"), [this] { showDock(m_leakDock); });
     window->addView(QStringLiteral("advice"), [this] { showDock(m_adviceDock); });
+    window->addView(QStringLiteral("segments"), [this] { showDock(m_segmentsDock); });
     window->addView(QStringLiteral("oom"), [this] { jumpToOom(); });
     window->addView(QStringLiteral("lanes"), [this] {
         m_window->centralTabs()->setCurrentWidget(m_lanesTab);
@@ -111,6 +116,7 @@ void AnalysisViews::apply(std::shared_ptr<const analysis::JobModel> job) {
     m_gaps->setJob(m_job);
     m_leak->setJob(m_job);
     m_advice->setJob(m_job);
+    m_segments->setJob(m_job);
     bool hasOom = false;
     if (m_job) {
         for (const analysis::GpuSeries& g : m_job->gpus) {

@@ -17,6 +17,7 @@ class CommLanesView;
 class FlamePanel;
 class GapsPanel;
 class LeakPanel;
+class SegmentPanel;
 }  // namespace vramscope::widgets
 
 namespace vramscope::app {
@@ -25,7 +26,8 @@ class MainWindow;
 
 /// Adds the analysis panels to `window` and hands each new job model (built with its analyses
 /// off the GUI thread by the JobLoader) to them. Views registered for --view: flame, lanes,
-/// gaps, leak, advice, and oom (the flame view at the first OOM, as Jump to OOM shows it). Owned
+/// gaps, leak, advice, segments (the reserved segments, at the first OOM when there is one), and
+/// oom (the flame view at the first OOM, as Jump to OOM shows it). Owned
 /// by the window; GUI thread only.
 class AnalysisViews : public QObject {
     Q_OBJECT
@@ -40,6 +42,7 @@ public:
     widgets::GapsPanel* gaps() const { return m_gaps; }
     widgets::LeakPanel* leak() const { return m_leak; }
     widgets::AdvicePanel* advice() const { return m_advice; }
+    widgets::SegmentPanel* segments() const { return m_segments; }
     QAction* jumpToOomAction() const { return m_jumpToOom; }
 
 private:
@@ -54,10 +57,12 @@ private:
     widgets::GapsPanel* m_gaps;
     widgets::LeakPanel* m_leak;
     widgets::AdvicePanel* m_advice;
+    widgets::SegmentPanel* m_segments;
     QDockWidget* m_flameDock = nullptr;
     QDockWidget* m_gapsDock = nullptr;
     QDockWidget* m_leakDock = nullptr;
     QDockWidget* m_adviceDock = nullptr;
+    QDockWidget* m_segmentsDock = nullptr;
     QWidget* m_lanesTab = nullptr;
     QAction* m_jumpToOom = nullptr;
     int m_dockPercent = 28;  // share of the window's height for the bottom docks

@@ -225,6 +225,11 @@ TEST(CliGolden, ReportOfTheBundledSampleAsText) {
     expectGolden("report", "report_bundled_sample.txt", Match::Prefix);
 }
 
+TEST(CliGolden, SegmentsOfOneSampleRankAtItsPeak) {
+    expectGolden("segments resources/sample/sample-rank1.vscope", "segments_sample_rank1.txt",
+                 Match::Exact);
+}
+
 TEST(CliGolden, InfoOfOneSampleRank) {
     expectGolden("info resources/sample/sample-rank1.vscope", "info_sample_rank1.txt",
                  Match::Exact);

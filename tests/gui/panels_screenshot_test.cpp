@@ -45,7 +45,8 @@ TEST(PanelsScreenshot, EveryViewRendersOnTheRealTraces) {
         VRAMSCOPE_REQUIRE_INPUT(path);
         auto loaded = app::loadJob({path});
         ASSERT_TRUE(loaded.ok()) << loaded.error().describe();
-        for (const char* view : {"timeline", "flame", "lanes", "gaps", "leak", "advice"}) {
+        for (const char* view :
+             {"timeline", "flame", "lanes", "gaps", "leak", "advice", "segments"}) {
             app::MainWindow window;
             auto* views = window.findChild<app::AnalysisViews*>();
             if (!views) {

@@ -57,7 +57,7 @@ TEST(SegmentFreeSpace, IsTheLongestUncoveredRangeOfOneSegment) {
     EXPECT_EQ(s.segments, 4u);
     EXPECT_EQ(s.largestFreeBlockBytes, 80);
     EXPECT_EQ(s.freeBytes, 34 + 16 + 80 + 70 + 64 + 64);
-    // The levels swapped, or no block alive: unknown.
+    // The levels swapped, or no segment alive yet: unknown.
     EXPECT_EQ(segmentFreeSpaceAt(d, blocks, segments, 10).largestFreeBlockBytes, -1);
     EXPECT_EQ(segmentFreeSpaceAt(d, segments, blocks, 0).largestFreeBlockBytes, -1);
 }

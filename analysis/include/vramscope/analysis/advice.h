@@ -9,6 +9,7 @@
 #include "vramscope/analysis/leak.h"
 #include "vramscope/analysis/memory_roles.h"
 #include "vramscope/analysis/memory_summary.h"
+#include "vramscope/analysis/segments.h"
 #include "vramscope/analysis/time_breakdown.h"
 
 namespace vramscope::analysis {
@@ -54,6 +55,10 @@ struct OomFacts {
     /// together (segmentFreeSpaceAt, oom_diagnosis.h); -1 = unknown (no segment or block events).
     int64_t largestFreeBlockBytes = -1;
     int64_t segmentFreeBytes = -1;
+    /// The reserved segments at the OOM (segmentLayoutAt): totals and the 10 largest; unknown,
+    /// with the reason, when the trace gives no segments with blocks. largestFreeBlockBytes and
+    /// segmentFreeBytes above are its totals when known.
+    SegmentOverview segments;
     std::vector<LiveGroup> topLive;  ///< largest groups of the live set, at most 3
 };
 

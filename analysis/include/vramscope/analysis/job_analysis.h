@@ -48,6 +48,9 @@ struct DeviceAnalysis {
     /// Allocations of the detail level (detailLevel) paired with their frees; shared with the
     /// flame trees and live sets so that it is built once per device. Never null.
     std::shared_ptr<const AllocationIndex> index;
+    /// The device's reserved segments (Reserved-level index) when `index` is the Allocated level
+    /// and the device has Reserved events, for segmentLayoutAt; null otherwise.
+    std::shared_ptr<const AllocationIndex> segments;
     bool hadOom = false;
     std::vector<OomFacts> ooms;  ///< the device's OOM events in time order, with the memory then
     IterationSet iterations;
@@ -139,6 +142,12 @@ trace::Result<JobAnalysis> analyzeJob(
     const std::vector<RankInput>& inputs, const JobAnalysisOptions& options = {},
     const AnalysisProgress& progress = {},
     std::vector<std::vector<MemoryTimeline>>* timelines = nullptr);
+
+/// The segment layout of `d` at time t (the rank's trace time) from its indices: segmentLayoutAt
+/// (segments.h) when the device has segments and blocks; otherwise unknown, with the reason (no
+/// reserved segments recorded, or no allocator blocks). `data` is the trace `d` was built from.
+SegmentLayout segmentLayoutAt(const trace::TraceData& data, const DeviceAnalysis& d,
+                              trace::TimestampNs t);
 
 /// Fewest iterations for a model state: a leak is recognised by allocations alive two iterations
 /// after the one they were made in (LeakReport survivors, looked for in iterations 1 to n - 3),

@@ -20,15 +20,8 @@ struct SegmentFreeSpace {
     size_t segments = 0;     ///< reserved segments alive then
 };
 
-/// Free space inside the reserved segments at time t, from the trace's own events: the
-/// Reserved-level allocations of `segments` alive at t (cudaMalloc segments, PyTorch
-/// segment_alloc, with their addresses) minus the Allocated-level blocks of `blocks` alive at t
-/// that lie inside them; "alive at t" as liveSetAt. Free ranges of two segments are never joined,
-/// even when their addresses touch: the allocator cannot hand out one block across two segments.
-/// Block sizes are the ones the trace records (PyTorch: the requested size), so a range also holds
-/// the allocator's rounding of the block before it (under 512 B per block in PyTorch). Unknown
-/// (-1) when `segments` is not a Reserved index, `blocks` not an Allocated one, or either holds
-/// nothing alive at t. O(events of one checkpoint interval + live blocks x log).
+/// Free space inside the reserved segments at time t: the totals of segmentLayoutAt (segments.h,
+/// where the rules are), which this only reads. Unknown (-1) whenever that layout is unknown.
 SegmentFreeSpace segmentFreeSpaceAt(const trace::TraceData& data, const AllocationIndex& segments,
                                     const AllocationIndex& blocks, trace::TimestampNs t);
 
