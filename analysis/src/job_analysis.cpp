@@ -216,6 +216,10 @@ trace::Result<DeviceAnalysis> analyzeDevice(const RankInput& input, size_t input
         d.modelStateBytes = state.bytes;
         d.modelStateExcludedLeakBytes = state.excludedLeakBytes;
     }
+    if (OperatorMemoryTable ops = operatorMemory(data, *d.index, d.memory.detailPeakTimeNs());
+        ops.hasOperators()) {
+        d.operators = std::move(ops);
+    }
     for (TimeBreakdown& b : breakdowns) {
         if (b.device == dev) {
             for (const IdleGap& g : b.gaps) {

@@ -16,6 +16,7 @@
 #include "vramscope/analysis/leak.h"
 #include "vramscope/analysis/live_set.h"
 #include "vramscope/analysis/memory_summary.h"
+#include "vramscope/analysis/operator_memory.h"
 #include "vramscope/analysis/straggler.h"
 #include "vramscope/analysis/time_breakdown.h"
 #include "vramscope/trace/error.h"
@@ -68,6 +69,10 @@ struct DeviceAnalysis {
     /// What of the bytes alive across all iterations is the leak and was left out of
     /// modelStateBytes (LeakReport::firstIterationLeakBytes); 0 when modelStateBytes is -1.
     int64_t modelStateExcludedLeakBytes = 0;
+    /// Memory per operator at the detail level, peak columns at memory.detailPeakTimeNs();
+    /// nullopt when no allocation's stack holds an operator frame (only profiler traces with CPU
+    /// ops have them).
+    std::optional<OperatorMemoryTable> operators;
 };
 
 /// Whether the trace recorded anything on the device: memory (events or counters) or kernels. A
