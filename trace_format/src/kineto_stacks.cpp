@@ -20,12 +20,23 @@ int64_t spanEnd(const RawSpan& s) {
                                                             : end;
 }
 
-/// Interns each span's frame once per (name, kind).
+/// Interns each span's frame once per (name, kind), and remembers it per span.
 class FrameCache {
 public:
-    explicit FrameCache(TraceData& data) : m_data(data) {}
+    FrameCache(const std::vector<RawSpan>& spans, TraceData& data)
+        : m_spans(spans), m_data(data), m_bySpan(spans.size(), kUnset) {}
 
-    FrameId frameOf(const RawSpan& s) {
+    FrameId frameOf(uint32_t span) {
+        if (m_bySpan[span] == kUnset) {
+            m_bySpan[span] = byName(m_spans[span]);
+        }
+        return m_bySpan[span];
+    }
+
+private:
+    static constexpr FrameId kUnset{UINT32_MAX};
+
+    FrameId byName(const RawSpan& s) {
         auto& cache = s.python ? m_python : m_operators;
         auto it = cache.find(s.name);
         if (it != cache.end()) {
@@ -37,8 +48,9 @@ public:
         return id;
     }
 
-private:
+    const std::vector<RawSpan>& m_spans;
     TraceData& m_data;
+    std::vector<FrameId> m_bySpan;
     std::unordered_map<std::string_view, FrameId> m_operators;
     std::unordered_map<std::string_view, FrameId> m_python;
 };
@@ -76,25 +88,30 @@ std::vector<StackId> memoryStacks(const RawKineto& raw, TraceData& data) {
     auto memoryLane = [&](size_t i) { return std::make_tuple(memory[i].pid, memory[i].threadId); };
 
     // Kineto writes events per producer (ops, then Python calls, then memory), not in time order.
+    // Sort keys: lane, start, then the longer one first (it encloses the other), then a Python
+    // call first (Python calls into ops), then file order (a parent op is written before its
+    // children).
+    struct SpanKey {
+        int64_t pid;
+        uint64_t tid;
+        int64_t start;
+        int64_t negEnd;
+        bool op;
+        uint32_t index;
+        auto tie() const { return std::tie(pid, tid, start, negEnd, op, index); }
+    };
+    std::vector<SpanKey> keys(spans.size());
+    for (uint32_t i = 0; i < spans.size(); ++i) {
+        const RawSpan& x = spans[i];
+        // dur > 0, so the end is above INT64_MIN and negates.
+        keys[i] = {x.pid, x.threadId, x.startNs, -spanEnd(x), !x.python, i};
+    }
+    std::sort(keys.begin(), keys.end(),
+              [](const SpanKey& a, const SpanKey& b) { return a.tie() < b.tie(); });
     std::vector<uint32_t> spanOrder(spans.size());
-    std::iota(spanOrder.begin(), spanOrder.end(), 0u);
-    std::sort(spanOrder.begin(), spanOrder.end(), [&](uint32_t a, uint32_t b) {
-        const RawSpan& x = spans[a];
-        const RawSpan& y = spans[b];
-        if (spanLane(a) != spanLane(b)) {
-            return spanLane(a) < spanLane(b);
-        }
-        if (x.startNs != y.startNs) {
-            return x.startNs < y.startNs;
-        }
-        if (spanEnd(x) != spanEnd(y)) {
-            return spanEnd(x) > spanEnd(y);  // the longer one encloses the other
-        }
-        if (x.python != y.python) {
-            return x.python;  // Python calls into ops
-        }
-        return a < b;  // a parent op is written before its children
-    });
+    for (size_t k = 0; k < keys.size(); ++k) {
+        spanOrder[k] = keys[k].index;
+    }
     std::vector<uint32_t> memoryOrder(memory.size());
     std::iota(memoryOrder.begin(), memoryOrder.end(), 0u);
     std::sort(memoryOrder.begin(), memoryOrder.end(), [&](uint32_t a, uint32_t b) {
@@ -104,7 +121,7 @@ std::vector<StackId> memoryStacks(const RawKineto& raw, TraceData& data) {
         return memory[a].tsNs != memory[b].tsNs ? memory[a].tsNs < memory[b].tsNs : a < b;
     });
 
-    FrameCache frames(data);
+    FrameCache frames(spans, data);
     std::vector<uint32_t> open;  // spans started and not known to be closed, outermost first
     std::vector<FrameId> operators;
     std::vector<FrameId> python;
@@ -137,7 +154,7 @@ std::vector<StackId> memoryStacks(const RawKineto& raw, TraceData& data) {
              ++inspected) {
             const RawSpan& s = spans[open[k]];
             if (spanEnd(s) > t) {  // else closed under a span that outlives it
-                (s.python ? python : operators).push_back(frames.frameOf(s));
+                (s.python ? python : operators).push_back(frames.frameOf(open[k]));
             }
         }
         operators.insert(operators.end(), python.begin(), python.end());
