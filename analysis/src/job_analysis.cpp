@@ -285,6 +285,10 @@ trace::Result<DeviceAnalysis> analyzeDevice(const RankInput& input, size_t input
     if (d.liveSet.known && !d.index->empty()) {
         classifyRoles(data, tl, d);
     }
+    if (OperatorMemoryTable ops = operatorMemory(data, *d.index, d.memory.detailPeakTimeNs());
+        ops.hasOperators()) {
+        d.operators = std::move(ops);
+    }
     for (TimeBreakdown& b : breakdowns) {
         if (b.device == dev) {
             for (const IdleGap& g : b.gaps) {

@@ -1,5 +1,6 @@
 #include "analysis_report.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <ostream>
 
@@ -29,6 +30,90 @@ constexpr size_t kNameWidth = 60;
 
 std::string pct(double fraction) {
     return analysis::formatPercent(fraction);
+}
+
+/// Operators the JSON lists one by one, and the text table shows.
+constexpr size_t kJsonOperators = 25;
+constexpr size_t kTextOperators = 10;
+constexpr size_t kOperatorNameWidth = 40;
+
+Json operatorRowJson(const OperatorMemoryRow& r, bool peakKnown) {
+    auto peak = [&](uint64_t v) { return peakKnown ? Json(v) : Json(nullptr); };
+    return {{"name", r.name},
+            {"self_allocations", r.selfAllocations},
+            {"self_bytes", r.selfBytes},
+            {"self_peak_bytes", peak(r.selfPeakBytes)},
+            {"total_allocations", r.totalAllocations},
+            {"total_bytes", r.totalBytes},
+            {"total_peak_bytes", peak(r.totalPeakBytes)}};
+}
+
+Json operatorsJson(const OperatorMemoryTable& t, int64_t offset) {
+    Json j;
+    j["level"] = trace::toString(t.level);
+    j["allocations"] = t.allocations;
+    j["bytes"] = t.bytes;
+    j["peak_known"] = t.peakKnown;
+    j["peak_time_ns"] = t.peakKnown ? Json(t.peakTimeNs + offset) : Json(nullptr);
+    j["peak_bytes"] = t.peakKnown ? Json(t.peakBytes) : Json(nullptr);
+    j["pre_existing_peak_bytes"] = t.peakKnown ? Json(t.preExistingPeakBytes) : Json(nullptr);
+    j["rows"] = Json::array();
+    for (size_t i = 0; i < t.rows.size() && i < kJsonOperators; ++i) {
+        j["rows"].push_back(operatorRowJson(t.rows[i], t.peakKnown));
+    }
+    j["other"] = operatorRowJson(sumRows(t.rows, kJsonOperators, "(other operators)"), t.peakKnown);
+    return j;
+}
+
+std::string padRight(std::string s, size_t width) {
+    if (s.size() < width) {
+        s.resize(width, ' ');
+    }
+    return s;
+}
+
+std::string padLeft(const std::string& s, size_t width) {
+    return s.size() < width ? std::string(width - s.size(), ' ') + s : s;
+}
+
+void writeOperatorsText(const OperatorMemoryTable& t, std::ostream& os) {
+    os << "  memory by operator (" << trace::toString(t.level) << " level: " << t.allocations
+       << (t.allocations == 1 ? " allocation, " : " allocations, ") << formatBytes(t.bytes)
+       << " allocated"
+       << (t.peakKnown ? ", " + formatBytes(t.peakBytes) + " of it alive at the peak" : "")
+       << "):\n";
+    std::vector<std::string> names;
+    for (size_t i = 0; i < t.rows.size() && i < kTextOperators; ++i) {
+        names.push_back(t.rows[i].name);
+    }
+    names = shortenNames(names, kOperatorNameWidth);
+    size_t width = 8;
+    for (const std::string& n : names) {
+        width = std::max(width, n.size());
+    }
+    auto peak = [&](uint64_t v) { return t.peakKnown ? formatBytes(v) : std::string("?"); };
+    os << "    " << padRight("operator", width) << padLeft("self allocs", 13)
+       << padLeft("self bytes", 12) << padLeft("self at peak", 14) << padLeft("total allocs", 14)
+       << padLeft("total bytes", 13) << padLeft("total at peak", 15) << "\n";
+    for (size_t i = 0; i < names.size(); ++i) {
+        const OperatorMemoryRow& r = t.rows[i];
+        os << "    " << padRight(names[i], width) << padLeft(std::to_string(r.selfAllocations), 13)
+           << padLeft(formatBytes(r.selfBytes), 12) << padLeft(peak(r.selfPeakBytes), 14)
+           << padLeft(std::to_string(r.totalAllocations), 14)
+           << padLeft(formatBytes(r.totalBytes), 13) << padLeft(peak(r.totalPeakBytes), 15) << "\n";
+    }
+    if (t.rows.size() > names.size()) {
+        const OperatorMemoryRow rest = sumRows(t.rows, names.size(), "");
+        os << "    ... " << t.rows.size() - names.size() << " more operators with "
+           << formatBytes(rest.selfBytes) << " self bytes (see --json)\n";
+    }
+    os << "    from each allocation event's stack: the CPU ops (cpu_op, user_annotation) enclosing "
+          "it on its thread\n    self = the innermost op (self columns add up to all "
+          "allocations), total = the op anywhere on the stack, "
+       << (t.peakKnown ? "at peak = alive at the " + std::string(trace::toString(t.level)) + " peak"
+                       : "at peak unknown (allocations without an address: frees cannot be "
+                         "paired)")
+       << "\n";
 }
 
 }  // namespace
@@ -249,6 +334,9 @@ void addDeviceAnalysisJson(const DeviceAnalysis& d, int64_t offset, Json& j, siz
     j["model_state_excluded_leak_bytes"] =
         d.modelStateBytes >= 0 ? Json(d.modelStateExcludedLeakBytes) : Json(nullptr);
     addRolesJson(d, offset, j);
+    if (d.operators) {
+        j["operators"] = operatorsJson(*d.operators, offset);
+    }
     j["ooms"] = Json::array();
     for (const OomFacts& o : d.ooms) {
         Json top = Json::array();
@@ -454,6 +542,9 @@ void writeDeviceAnalysisText(const DeviceAnalysis& d, std::ostream& os) {
         os << ")\n";
     }
     writeRolesText(d, os);
+    if (d.operators) {
+        writeOperatorsText(*d.operators, os);
+    }
     if (!d.breakdown) {
         os << "  time: no kernels on this GPU\n";
         return;

@@ -28,7 +28,12 @@ bool readAnalysisOptions(CommandContext& ctx, const ParsedArgs& args, const std:
 std::vector<analysis::RankInput> rankInputs(const trace::Job& job);
 
 /// Adds "iterations", "leak", "time_breakdown", "idle_gaps" (largest first, at most `maxGaps`),
-/// "model_state_bytes" and "model_state_excluded_leak_bytes" (DeviceAnalysis) and "ooms" [{time_ns,
+/// "model_state_bytes" and "model_state_excluded_leak_bytes" (DeviceAnalysis), "operators" (only
+/// when DeviceAnalysis::operators is set: {level, allocations, bytes, peak_known, peak_time_ns,
+/// peak_bytes, pre_existing_peak_bytes, rows: the 25 first of OperatorMemoryTable::rows as {name,
+/// self_allocations, self_bytes, self_peak_bytes, total_allocations, total_bytes,
+/// total_peak_bytes}, other: the rest summed}; peak values null when not peak_known) and "ooms"
+/// [{time_ns,
 /// requested_bytes, free_bytes, allocated_bytes, reserved_bytes, live_allocations,
 /// largest_free_block_bytes, segment_free_bytes, cause (toString of diagnoseOom's OomCause),
 /// segments (segmentsJson at the OOM; null, with segments_unknown_reason, when unknown),

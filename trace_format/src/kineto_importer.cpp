@@ -22,6 +22,7 @@
 #include <unordered_map>
 
 #include "kineto_parse.h"
+#include "kineto_stacks.h"
 #include "kineto_text.h"
 #include "vramscope/trace/importers.h"
 #include "vramscope/trace/input_bytes.h"
@@ -114,6 +115,7 @@ private:
     std::map<DeviceIndex, bool> m_devicesSeen;
     std::vector<kineto::RawLaunch> m_launches;  ///< sorted by correlation id
     std::vector<size_t> m_kernelOrder;          ///< raw kernel index of each KernelEvents row
+    std::vector<StackId> m_memoryStacks;        ///< stack of each raw memory event
     std::map<uint64_t, std::vector<size_t>> m_commsByThread;  ///< comms rows sorted by start
 };
 
@@ -306,6 +308,7 @@ void TraceBuilder::addCollective(size_t row, const CollectiveArgs* args,
 
 void TraceBuilder::buildMemory() {
     const auto& raw = m_raw.memory;
+    m_memoryStacks = kineto::memoryStacks(m_raw, m_data);
     std::vector<size_t> order(raw.size());
     std::iota(order.begin(), order.end(), size_t{0});
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
@@ -396,6 +399,7 @@ void TraceBuilder::buildDeviceMemory(DeviceIndex device, const std::vector<size_
                                       : static_cast<uint64_t>(0) - static_cast<uint64_t>(r.bytes);
             e.action = r.bytes > 0 ? MemoryAction::Alloc : MemoryAction::Free;
             e.device = device;
+            e.stack = m_memoryStacks[i];
             m_data.memory.append(e);
         }
         if (!hasTotals) {

@@ -40,6 +40,7 @@ enum class Cat : uint8_t {
     UserAnnotation,
     GpuUserAnnotation,
     Instant,
+    Python,  ///< python_function (with_stack=True)
 };
 
 Cat classify(std::string_view cat) {
@@ -77,6 +78,9 @@ Cat classify(std::string_view cat) {
     if (c == "cpu_instant_event") {
         return Cat::Instant;
     }
+    if (c == "python_function") {
+        return Cat::Python;
+    }
     return Cat::Other;
 }
 
@@ -107,8 +111,14 @@ struct Fields {
     std::optional<uint64_t> tid;
     std::optional<int64_t> tsNs;
     int64_t durNs = 0;
+    bool hasDur = false;
     Args args;
 };
+
+/// Whether an event has what a RawSpan needs, so that the rest of it (its args) can be skipped.
+bool spanComplete(const Fields& f) {
+    return f.hasName && f.tsNs && f.hasDur && f.pid && f.tid;
+}
 
 /// Reads values of one event, counting what it must skip into `out`.
 class EventReader {
@@ -280,6 +290,7 @@ public:
             case Cat::Other:
                 return !f.hasName || f.name == kMemoryEventName;
             case Cat::UserAnnotation:
+            case Cat::Python:
                 return false;
         }
         return true;
@@ -314,6 +325,7 @@ public:
                 std::optional<int64_t> dur;
                 e = readTime(v, dur);
                 f.durNs = dur.value_or(0);
+                f.hasDur = dur.has_value();
             } else if (key == "pid") {
                 std::optional<uint64_t> pid;
                 e = readId(v, pid);
@@ -356,7 +368,10 @@ public:
         }
         switch (f.category) {
             case Cat::CpuOp:
-                return f.name != kCommsOpName;
+                // Kept as a RawSpan: its time and thread are needed, its args (shapes) are not.
+                return f.name != kCommsOpName && spanComplete(f);
+            case Cat::Python:
+                return spanComplete(f);
             case Cat::Other:
             case Cat::Instant:
                 return true;
@@ -373,6 +388,13 @@ private:
     void noteNcclOp(const Fields& f);
     void commitMemory(const Fields& f);
     void commitRange(const Fields& f, RangeKind kind, DeviceIndex device);
+    /// Keeps an operator or Python call that may enclose memory events of its thread.
+    void noteSpan(const Fields& f, bool python) {
+        if (f.tsNs && f.durNs > 0) {
+            m_out.spans.push_back(
+                RawSpan{*f.tsNs, f.durNs, f.pid.value_or(0), f.tid.value_or(0), f.name, python});
+        }
+    }
     void noteHostPid(const Fields& f) {
         if (!m_out.hostPid && f.pid) {
             m_out.hostPid = f.pid;
@@ -413,14 +435,18 @@ void EventReader::commit(const Fields& f) {
         case Cat::UserAnnotation:
             noteHostPid(f);
             noteNcclOp(f);  // newer PyTorch writes "nccl:<collective>" as a user annotation
+            noteSpan(f, false);
             return commitRange(f, isStep(f.name) ? RangeKind::Iteration : RangeKind::UserAnnotation,
                                kHostDevice);
+        case Cat::Python:
+            return noteSpan(f, true);
         case Cat::CpuOp:
         case Cat::None:
         case Cat::Other:
         case Cat::Instant:
             if (cat == Cat::CpuOp) {
                 noteHostPid(f);
+                noteSpan(f, false);
             }
             if (isStep(f.name)) {
                 return commitRange(f, RangeKind::Iteration, kHostDevice);
@@ -484,6 +510,8 @@ void EventReader::commitMemory(const Fields& f) {
     m.totalAllocated = a.totalAllocated.value_or(-1);
     m.totalReserved = a.totalReserved.value_or(-1);
     m.eventIndex = a.eventIndex.value_or(-1);
+    m.pid = f.pid.value_or(0);
+    m.threadId = f.tid.value_or(0);
     m_out.memory.push_back(m);
 }
 

@@ -62,6 +62,19 @@ struct RawMemory {
     int64_t totalAllocated = -1;  ///< -1 = not in the event
     int64_t totalReserved = -1;
     int64_t eventIndex = -1;  ///< "Ev Idx": the producer's order, breaks timestamp ties
+    int64_t pid = 0;          ///< the allocating process and thread (the CPU op lane it ran in)
+    uint64_t threadId = 0;
+};
+
+/// A CPU interval that may enclose `[memory]` events of its thread: an operator (cpu_op, the 2021
+/// Operator, user_annotation) or a Python call (python_function, with_stack=True).
+struct RawSpan {
+    int64_t startNs = 0;
+    int64_t durNs = 0;  ///< >= 0
+    int64_t pid = 0;
+    uint64_t threadId = 0;
+    std::string_view name;
+    bool python = false;  ///< python_function
 };
 
 struct RawRange {
@@ -105,6 +118,7 @@ struct RawKineto {
     std::vector<RawRange> ranges;
     std::vector<RawComms> comms;
     std::vector<RawLaunch> launches;  ///< in file order; see sortLaunches()
+    std::vector<RawSpan> spans;       ///< CPU ops and Python calls, in file order
 
     bool sawEventArray = false;      ///< the root is an array, or has a traceEvents array
     uint64_t events = 0;             ///< traceEvents elements read

@@ -134,6 +134,69 @@ TEST(ClaimsRealdata, LiveSetKnownWhereEveryAllocationHasAnAddress) {
     EXPECT_EQ(run({"flame", "--at", "peak", kBert}).code, kExitSuccess);
 }
 
+/// Sum of one key over an `operators` object's rows and its "other" row.
+uint64_t operatorSum(const json& ops, const char* key) {
+    uint64_t sum = ops["other"][key].get<uint64_t>();
+    for (const json& r : ops["rows"]) {
+        sum += r[key].get<uint64_t>();
+    }
+    return sum;
+}
+
+TEST(ClaimsRealdata, OperatorTableAccountsForEveryAllocatedByte) {
+    VRAMSCOPE_REQUIRE_INPUT(kBert);
+    uint64_t allocated = 0;  // positive Bytes of the CUDA [memory] events, from the file
+    size_t allocations = 0;
+    for (const json& e : cudaMemoryEvents(loadGzJson(kBert))) {
+        const int64_t b = e["args"].value("Bytes", int64_t{0});
+        allocated += b > 0 ? uint64_t(b) : 0;
+        allocations += b > 0 ? 1 : 0;
+    }
+    const CliRun report = run({"report", "--json", kBert});
+    ASSERT_EQ(report.code, kExitSuccess) << report.err;
+    const json j = json::parse(report.out);
+    size_t withOperators = 0;
+    for (const json& d : j["devices"]) {
+        if (!d.contains("operators")) {
+            continue;
+        }
+        ++withOperators;
+        const json& ops = d["operators"];
+        EXPECT_EQ(ops["bytes"].get<uint64_t>(), allocated);
+        EXPECT_EQ(ops["allocations"].get<size_t>(), allocations);
+        EXPECT_EQ(operatorSum(ops, "self_bytes"), ops["bytes"].get<uint64_t>());
+        EXPECT_EQ(operatorSum(ops, "self_allocations"), ops["allocations"].get<uint64_t>());
+        EXPECT_EQ(operatorSum(ops, "self_peak_bytes"), ops["peak_bytes"].get<uint64_t>());
+        EXPECT_LE(ops["rows"].size(), 25u);
+        for (size_t i = 1; i < ops["rows"].size(); ++i) {
+            EXPECT_GE(ops["rows"][i - 1]["self_bytes"], ops["rows"][i]["self_bytes"]);
+        }
+    }
+    EXPECT_EQ(withOperators, 1u);
+    const CliRun text = run({"report", kBert});
+    ASSERT_EQ(text.code, kExitSuccess) << text.err;
+    EXPECT_NE(text.out.find("memory by operator (allocated level: " + std::to_string(allocations) +
+                            " allocations, " + analysis::formatBytes(double(allocated))),
+              std::string::npos)
+        << text.out;
+    EXPECT_NE(text.out.find("self = the innermost op"), std::string::npos) << text.out;
+}
+
+TEST(ClaimsRealdata, OperatorPeaksUnknownWhereKinetoAllocationsCarryNoAddress) {
+    VRAMSCOPE_REQUIRE_INPUT(kResnet);
+    const CliRun report = run({"report", "--json", kResnet});
+    ASSERT_EQ(report.code, kExitSuccess) << report.err;
+    const json j = json::parse(report.out);
+    ASSERT_EQ(j["devices"].size(), 1u);
+    const json& d = j["devices"][0];
+    ASSERT_TRUE(d.contains("operators")) << "the 2021 trace has Operator events";
+    const json& ops = d["operators"];
+    EXPECT_EQ(ops["peak_known"], false);
+    EXPECT_TRUE(ops["peak_bytes"].is_null());
+    EXPECT_TRUE(ops["rows"].at(0)["self_peak_bytes"].is_null());
+    EXPECT_EQ(operatorSum(ops, "self_bytes"), ops["bytes"].get<uint64_t>());
+}
+
 fs::path emptyArrayFile() {
     const fs::path p = fs::temp_directory_path() /
                        ("vramscope_claims_empty_" + std::to_string(::getpid()) + ".json");

@@ -17,6 +17,7 @@
 #include "vramscope/analysis/live_set.h"
 #include "vramscope/analysis/memory_roles.h"
 #include "vramscope/analysis/memory_summary.h"
+#include "vramscope/analysis/operator_memory.h"
 #include "vramscope/analysis/straggler.h"
 #include "vramscope/analysis/time_breakdown.h"
 #include "vramscope/trace/error.h"
@@ -80,6 +81,10 @@ struct DeviceAnalysis {
     std::optional<RolesAt> rolesAtPeak;
     /// The same at each iteration's own peak, in iteration order (iterations the curve covers).
     std::vector<IterationRoles> iterationRoles;
+    /// Memory per operator at the detail level, peak columns at memory.detailPeakTimeNs();
+    /// nullopt when no allocation's stack holds an operator frame (only profiler traces with CPU
+    /// ops have them).
+    std::optional<OperatorMemoryTable> operators;
 };
 
 /// Whether the trace recorded anything on the device: memory (events or counters) or kernels. A
