@@ -112,6 +112,17 @@ std::string formatPercent(uint64_t part, uint64_t whole);
 std::optional<trace::Job> loadJob(CommandContext& ctx, const std::vector<std::string>& paths,
                                   bool keepGoing = false);
 
+/// GPUs of `data` with memory events, ascending (host memory, device -1, is left out).
+std::vector<trace::DeviceIndex> memoryGpus(const trace::TraceData& data);
+/// The GPU a command works on: `wanted` when given (a usage error naming the GPUs with memory
+/// events when it has none), else the first of memoryGpus. nullopt with `exitCode` set
+/// (kExitUsage after writing the usage error) when `wanted` is not among them; `gpus` must not
+/// be empty.
+std::optional<trace::DeviceIndex> chooseMemoryGpu(CommandContext& ctx,
+                                                  const std::vector<trace::DeviceIndex>& gpus,
+                                                  std::optional<int64_t> wanted,
+                                                  const std::string& help, int& exitCode);
+
 /// Output names for one .vscope per rank (synth and convert): when `out` ends in ".vscope",
 /// "OUT-rank<R>.vscope" beside it (OUT being `out` without the extension); otherwise `out` is a
 /// directory (created when missing) holding "rank<R>.vscope". `label` is "rank<R>" for a known

@@ -1,4 +1,5 @@
 // Option parsing, input loading and number formatting shared by the vramscope-cli subcommands.
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cstdio>
@@ -267,6 +268,39 @@ trace::Status prepareOutput(const std::string& out) {
             "cannot create the output directory" + (ec ? ": " + ec.message() : std::string()));
     }
     return trace::Status::success();
+}
+
+std::vector<trace::DeviceIndex> memoryGpus(const trace::TraceData& data) {
+    std::vector<trace::DeviceIndex> gpus;
+    for (trace::DeviceIndex d : data.memory.device) {
+        if (toInt(d) >= 0 && std::find(gpus.begin(), gpus.end(), d) == gpus.end()) {
+            gpus.push_back(d);
+        }
+    }
+    std::sort(gpus.begin(), gpus.end());
+    return gpus;
+}
+
+std::optional<trace::DeviceIndex> chooseMemoryGpu(CommandContext& ctx,
+                                                  const std::vector<trace::DeviceIndex>& gpus,
+                                                  std::optional<int64_t> wanted,
+                                                  const std::string& help, int& exitCode) {
+    if (!wanted) {
+        return gpus.front();
+    }
+    if (std::none_of(gpus.begin(), gpus.end(),
+                     [&](trace::DeviceIndex d) { return toInt(d) == *wanted; })) {
+        std::string list;
+        for (trace::DeviceIndex d : gpus) {
+            list += (list.empty() ? "" : ", ") + std::to_string(toInt(d));
+        }
+        exitCode = usageError(ctx,
+                              "no GPU " + std::to_string(*wanted) +
+                                  " with memory events in the input (GPUs: " + list + ")",
+                              help);
+        return std::nullopt;
+    }
+    return trace::DeviceIndex(int32_t(*wanted));
 }
 
 }  // namespace vramscope::app

@@ -164,34 +164,20 @@ int runFlame(CommandContext& ctx) {
     }
     const trace::TraceData& data = rt->trace.data;
     // GPUs with memory events (host memory, device -1, has no live set here).
-    std::vector<trace::DeviceIndex> gpus;
-    for (trace::DeviceIndex d : data.memory.device) {
-        if (toInt(d) >= 0 && std::find(gpus.begin(), gpus.end(), d) == gpus.end()) {
-            gpus.push_back(d);
-        }
-    }
-    std::sort(gpus.begin(), gpus.end());
+    const std::vector<trace::DeviceIndex> gpus = memoryGpus(data);
     if (gpus.empty()) {
         ctx.err << "vramscope-cli flame: " << rt->path
                 << " has no GPU memory events (memory was not recorded), so there is no live "
                    "set to show\n";
         return kExitUnreadable;
     }
-    trace::DeviceIndex device = gpus.front();
-    if (wantDevice) {
-        if (std::none_of(gpus.begin(), gpus.end(),
-                         [&](trace::DeviceIndex d) { return toInt(d) == *wantDevice; })) {
-            std::string list;
-            for (trace::DeviceIndex d : gpus) {
-                list += (list.empty() ? "" : ", ") + std::to_string(toInt(d));
-            }
-            return usageError(ctx,
-                              "no GPU " + std::to_string(*wantDevice) +
-                                  " with memory events in the input (GPUs: " + list + ")",
-                              help);
-        }
-        device = trace::DeviceIndex(*wantDevice);
+    int exitCode = kExitSuccess;
+    const std::optional<trace::DeviceIndex> chosen =
+        chooseMemoryGpu(ctx, gpus, wantDevice, help, exitCode);
+    if (!chosen) {
+        return exitCode;
     }
+    const trace::DeviceIndex device = *chosen;
     const trace::MemoryLevel level = levelText.empty()         ? detailLevel(data, device)
                                      : levelText == "reserved" ? trace::MemoryLevel::Reserved
                                                                : trace::MemoryLevel::Allocated;

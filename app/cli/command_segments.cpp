@@ -32,18 +32,6 @@ std::string hex(uint64_t v) {
     return buf;
 }
 
-/// GPUs with memory events, ascending (host memory, device -1, has no segments).
-std::vector<trace::DeviceIndex> memoryGpus(const trace::TraceData& data) {
-    std::vector<trace::DeviceIndex> gpus;
-    for (trace::DeviceIndex d : data.memory.device) {
-        if (toInt(d) >= 0 && std::find(gpus.begin(), gpus.end(), d) == gpus.end()) {
-            gpus.push_back(d);
-        }
-    }
-    std::sort(gpus.begin(), gpus.end());
-    return gpus;
-}
-
 Json layoutJson(const SegmentLayout& l) {
     Json out = Json::array();
     for (const Segment& s : l.segments) {
@@ -224,21 +212,13 @@ int runSegments(CommandContext& ctx) {
                    "segments to show\n";
         return kExitUnreadable;
     }
-    trace::DeviceIndex device = gpus.front();
-    if (wantDevice) {
-        if (std::none_of(gpus.begin(), gpus.end(),
-                         [&](trace::DeviceIndex d) { return toInt(d) == *wantDevice; })) {
-            std::string list;
-            for (trace::DeviceIndex d : gpus) {
-                list += (list.empty() ? "" : ", ") + std::to_string(toInt(d));
-            }
-            return usageError(ctx,
-                              "no GPU " + std::to_string(*wantDevice) +
-                                  " with memory events in the input (GPUs: " + list + ")",
-                              help);
-        }
-        device = trace::DeviceIndex(*wantDevice);
+    int exitCode = kExitSuccess;
+    const std::optional<trace::DeviceIndex> chosen =
+        chooseMemoryGpu(ctx, gpus, wantDevice, help, exitCode);
+    if (!chosen) {
+        return exitCode;
     }
+    const trace::DeviceIndex device = *chosen;
     const AllocationIndex segments(data, device, trace::MemoryLevel::Reserved);
     const AllocationIndex blocks(data, device, trace::MemoryLevel::Allocated);
     const TimeSpan span = traceTimeSpan(data).value_or(TimeSpan{});
