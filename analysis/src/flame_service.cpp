@@ -3,9 +3,10 @@
 namespace vramscope::analysis {
 
 void FlameService::add(int rankIndex, trace::DeviceIndex device, const trace::TraceData& data,
-                       std::shared_ptr<const AllocationIndex> index) {
+                       std::shared_ptr<const AllocationIndex> index,
+                       std::shared_ptr<const MemoryRoles> roles) {
     Gpu gpu;
-    gpu.builder = std::make_unique<FlameTreeBuilder>(data, std::move(index));
+    gpu.builder = std::make_unique<FlameTreeBuilder>(data, std::move(index), std::move(roles));
     gpu.mutex = std::make_unique<std::mutex>();
     m_gpus[{rankIndex, device}] = std::move(gpu);
 }

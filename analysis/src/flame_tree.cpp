@@ -19,6 +19,8 @@ const char* toString(FlameGrouping grouping) {
             return "nvtx";
         case FlameGrouping::Category:
             return "category";
+        case FlameGrouping::Role:
+            return "role";
     }
     return "stack";
 }
@@ -47,6 +49,11 @@ uint32_t sizeClass(uint64_t bytes) {
     return bytes < (1ull << 30) ? 2 : 3;
 }
 
+// Role keys: (role slot << 32) | stack id. Slots 0..kMemoryRoleCount-1 are MemoryRole values;
+// these two stand for "no roles at all" and "not classified by the roles given".
+constexpr uint64_t kNoRolesSlot = kMemoryRoleCount;
+constexpr uint64_t kNotClassifiedSlot = kMemoryRoleCount + 1;
+
 }  // namespace
 
 FlameTreeBuilder::FlameTreeBuilder(const trace::TraceData& data, trace::DeviceIndex device,
@@ -54,20 +61,21 @@ FlameTreeBuilder::FlameTreeBuilder(const trace::TraceData& data, trace::DeviceIn
     : FlameTreeBuilder(data, std::make_shared<const AllocationIndex>(data, device, level)) {}
 
 FlameTreeBuilder::FlameTreeBuilder(const trace::TraceData& data,
-                                   std::shared_ptr<const AllocationIndex> index)
-    : m_data(data), m_index(std::move(index)) {}
+                                   std::shared_ptr<const AllocationIndex> index,
+                                   std::shared_ptr<const MemoryRoles> roles)
+    : m_data(data), m_index(std::move(index)), m_roles(std::move(roles)) {}
 
 std::vector<FlameTreeBuilder::Item> FlameTreeBuilder::aggregate(const std::vector<uint32_t>& events,
                                                                 FlameGrouping grouping, bool after,
                                                                 std::vector<Item> items) {
-    std::unordered_map<uint32_t, size_t> slot;
+    std::unordered_map<uint64_t, size_t> slot;
     slot.reserve(items.size() * 2 + 64);
     for (size_t i = 0; i < items.size(); ++i) {
         slot.emplace(items[i].key, i);
     }
     const trace::MemoryEvents& m = m_data.memory;
     for (uint32_t e : events) {
-        uint32_t key = 0;
+        uint64_t key = 0;
         switch (grouping) {
             case FlameGrouping::Stack:
                 key = toInt(m.stack[e]);
@@ -78,6 +86,19 @@ std::vector<FlameTreeBuilder::Item> FlameTreeBuilder::aggregate(const std::vecto
             case FlameGrouping::Category:
                 key = uint32_t(m.kind[e]) * 4 + sizeClass(m.sizeBytes[e]);
                 break;
+            case FlameGrouping::Role: {
+                // Without roles every allocation lands in one node: no stack below it, since a
+                // stack split under "no roles" would read as a role view that is not there.
+                if (!m_roles) {
+                    key = kNoRolesSlot << 32;
+                    break;
+                }
+                const RoleRule rule = m_roles->ruleOfEvent(e);
+                const uint64_t role =
+                    rule == RoleRule::NotClassified ? kNotClassifiedSlot : uint64_t(roleOf(rule));
+                key = (role << 32) | toInt(m.stack[e]);
+                break;
+            }
         }
         auto [it, inserted] = slot.try_emplace(key, items.size());
         if (inserted) {
@@ -95,7 +116,27 @@ std::vector<FlameTreeBuilder::Item> FlameTreeBuilder::aggregate(const std::vecto
     return items;
 }
 
-std::vector<std::string> FlameTreeBuilder::pathOf(uint32_t key, FlameGrouping grouping) {
+void FlameTreeBuilder::appendStack(uint32_t stack, std::vector<std::string>& path) {
+    if (stack == 0 || stack >= m_data.stacks.size() || m_data.stacks[stack].empty()) {
+        path.push_back("(no stack)");
+        return;
+    }
+    m_frameNames.resize(m_data.frames.size());
+    const std::vector<trace::FrameId>& frames = m_data.stacks[stack];
+    for (auto it = frames.rbegin(); it != frames.rend(); ++it) {
+        if (toInt(*it) >= m_frameNames.size()) {
+            path.push_back("?");
+            continue;
+        }
+        std::string& name = m_frameNames[toInt(*it)];
+        if (name.empty()) {
+            name = frameLabel(m_data, *it);
+        }
+        path.push_back(name);
+    }
+}
+
+std::vector<std::string> FlameTreeBuilder::pathOf(uint64_t key, FlameGrouping grouping) {
     std::vector<std::string> path;
     if (grouping == FlameGrouping::Category) {
         path.push_back(trace::toString(trace::MemoryKind(key / 4)));
@@ -103,23 +144,18 @@ std::vector<std::string> FlameTreeBuilder::pathOf(uint32_t key, FlameGrouping gr
         return path;
     }
     if (grouping == FlameGrouping::Stack) {
-        if (key == 0 || key >= m_data.stacks.size() || m_data.stacks[key].empty()) {
-            path.push_back("(no stack)");
+        appendStack(uint32_t(key), path);
+        return path;
+    }
+    if (grouping == FlameGrouping::Role) {
+        const uint64_t slot = key >> 32;
+        if (slot == kNoRolesSlot) {
+            path.push_back(kNoRolesLabel);
             return path;
         }
-        m_frameNames.resize(m_data.frames.size());
-        const std::vector<trace::FrameId>& frames = m_data.stacks[key];
-        for (auto it = frames.rbegin(); it != frames.rend(); ++it) {
-            if (toInt(*it) >= m_frameNames.size()) {
-                path.push_back("?");
-                continue;
-            }
-            std::string& name = m_frameNames[toInt(*it)];
-            if (name.empty()) {
-                name = frameLabel(m_data, *it);
-            }
-            path.push_back(name);
-        }
+        path.push_back(slot == kNotClassifiedSlot ? kNotClassifiedLabel
+                                                  : roleLabel(MemoryRole(slot)));
+        appendStack(uint32_t(key & 0xffffffffu), path);
         return path;
     }
     // NVTX: the range and the ranges enclosing it on its thread, outermost first.
@@ -159,7 +195,7 @@ std::vector<std::string> FlameTreeBuilder::pathOf(uint32_t key, FlameGrouping gr
             open.push_back(i);
         }
     }
-    for (uint32_t i = key - 1, guard = 0;; ++guard) {
+    for (uint32_t i = uint32_t(key - 1), guard = 0;; ++guard) {
         path.push_back(std::string(m_data.string(r.name[i])));
         if (m_rangeParent[i] == 0 || guard > 256) {
             break;

@@ -209,7 +209,7 @@ void indexGpus(JobModel& m) {
                 g.level = d.index->level();
                 g.peakTimeNs = peakTime(data, *d.index);
                 g.liveSet = d.liveSet;
-                m.flames->add(key.rankIndex, key.device, data, d.index);
+                m.flames->add(key.rankIndex, key.device, data, d.index, d.roles);
                 m.memory.push_back(g);
             }
             if (d.breakdown) {

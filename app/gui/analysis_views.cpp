@@ -82,12 +82,17 @@ AnalysisViews::AnalysisViews(MainWindow* window)
     m_jumpToOom->setToolTip(
         tr("Show the first out-of-memory event and what was alive there (Ctrl+J)"));
     m_jumpToOom->setEnabled(false);
+    bar->addAction(window->stackByRoleAction());
     bar->addSeparator();
     for (QDockWidget* dock : {m_flameDock, m_gapsDock, m_leakDock, m_adviceDock, m_segmentsDock}) {
         bar->addAction(dock->toggleViewAction());
     }
 
     window->addView(QStringLiteral("flame"), [this] { showDock(m_flameDock); });
+    window->addView(QStringLiteral("flame-role"), [this] {
+        m_flame->setGrouping(analysis::FlameGrouping::Role);
+        showDock(m_flameDock);
+    });
     window->addView(QStringLiteral("gaps"), [this] { showDock(m_gapsDock); });
     window->addView(QStringLiteral("leak"), [this] { showDock(m_leakDock); });
     window->addView(QStringLiteral("advice"), [this] { showDock(m_adviceDock); });

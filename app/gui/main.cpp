@@ -21,7 +21,7 @@ constexpr int kExitUsage = 2;
 constexpr int kExitUnreadable = 3;
 
 /// The names --view accepts (MainWindow registers the same names).
-const char* const kViewNames = "timeline, flame, lanes, gaps, leak, advice, segments, oom";
+const char* const kViewNames = "timeline, flame, flame-role, lanes, gaps, leak, advice, segments, oom";
 
 bool hasArgument(int argc, char** argv, const char* name) {
     for (int i = 1; i < argc; ++i) {
@@ -40,7 +40,7 @@ void printError(const QString& message) {
 
 /// Loads synchronously, renders the window at `size` and writes the PNG. Returns the exit code.
 int renderScreenshot(const QStringList& inputs, const QString& out, QSize size, const QString& view,
-                     const QString& theme) {
+                     const QString& theme, bool stackByRole) {
     std::vector<std::string> paths;
     for (const QString& p : inputs) {
         paths.push_back(p.toStdString());
@@ -62,6 +62,7 @@ int renderScreenshot(const QStringList& inputs, const QString& out, QSize size, 
         window.setTheme(theme);
     }
     window.setJob(job);
+    window.stackByRoleAction()->setChecked(stackByRole);
     if (!window.showView(view)) {
         printError(QStringLiteral("unknown view \"%1\"; known views: %2")
                        .arg(view, window.viewNames().join(QStringLiteral(", "))));
@@ -91,6 +92,10 @@ struct CommandLine {
         QStringLiteral("NAME"), QStringLiteral("timeline")};
     QCommandLineOption themeOption{
         QStringLiteral("theme"), QStringLiteral("system, light or dark."), QStringLiteral("THEME")};
+    QCommandLineOption stackByRoleOption{
+        QStringLiteral("stack-by-role"),
+        QStringLiteral("Stack the allocated memory by role (View > Stack Allocated Memory by "
+                       "Role).")};
 
     CommandLine() {
         parser.setApplicationDescription(QStringLiteral(
@@ -105,7 +110,8 @@ struct CommandLine {
             QStringLiteral(
                 ".vscope, PyTorch snapshot or Kineto JSON files, or directories of them"),
             QStringLiteral("[FILES or DIRS...]"));
-        parser.addOptions({screenshotOption, sizeOption, viewOption, themeOption});
+        parser.addOptions(
+            {screenshotOption, sizeOption, viewOption, themeOption, stackByRoleOption});
     }
 };
 
@@ -141,6 +147,7 @@ int main(int argc, char** argv) {
     const QCommandLineOption& viewOption = cli.viewOption;
     const QCommandLineOption& themeOption = cli.themeOption;
     parser.process(app);
+    const bool stackByRole = parser.isSet(cli.stackByRoleOption);
 
     const QString theme = parser.value(themeOption);
     if (!theme.isEmpty() && theme != QLatin1String("system") && theme != QLatin1String("light") &&
@@ -161,13 +168,14 @@ int main(int argc, char** argv) {
         }
         return renderScreenshot(parser.positionalArguments(), parser.value(screenshotOption), size,
                                 parser.value(viewOption),
-                                theme.isEmpty() ? QStringLiteral("light") : theme);
+                                theme.isEmpty() ? QStringLiteral("light") : theme, stackByRole);
     }
 
     vramscope::app::MainWindow window;
     if (!theme.isEmpty()) {
         window.setTheme(theme);
     }
+    window.stackByRoleAction()->setChecked(stackByRole);
     window.show();
     const QStringList inputs = parser.positionalArguments();
     QTimer::singleShot(0, &window, [&window, inputs, &parser, &viewOption] {

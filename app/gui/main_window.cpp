@@ -437,7 +437,10 @@ void MainWindow::updateDetails() {
     const std::vector<analysis::LiveAllocation> live =
         memory ? analysis::liveSetAt(data, memory->index(), rankT)
                : std::vector<analysis::LiveAllocation>{};
-    std::vector<widgets::LiveRow> rows = widgets::liveRowsFrom(data, live, rankT);
+    std::vector<widgets::LiveRow> rows =
+        memory ? widgets::liveRowsFrom(data, live, rankT, memory->device->roles.get(),
+                                       &memory->index())
+               : widgets::liveRowsFrom(data, live, rankT);
     uint64_t total = 0;
     for (const widgets::LiveRow& r : rows) {
         total += r.sizeBytes;

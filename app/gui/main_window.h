@@ -68,6 +68,9 @@ public:
     /// the choice).
     void setTheme(const QString& theme) { applyTheme(theme); }
 
+    /// View > Stack Allocated Memory by Role (checkable, shortcut R); also on the analysis toolbar.
+    QAction* stackByRoleAction() const { return m_stackByRole; }
+
     /// Renders the whole window at `size` (logical px) into an image, after replotting every view.
     QImage renderToImage(QSize size);
 
@@ -116,6 +119,7 @@ private:
     QMenu* m_recentMenu = nullptr;
     QActionGroup* m_layoutGroup = nullptr;
     QActionGroup* m_themeGroup = nullptr;
+    QAction* m_stackByRole = nullptr;
     std::map<QString, std::function<void()>> m_views;
     QStringList m_currentPaths;
     bool m_applyingTheme = false;

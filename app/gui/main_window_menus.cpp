@@ -150,6 +150,14 @@ void MainWindow::createViewActions(QMenu* view) {
     capacity->setShortcut(QKeySequence(Qt::Key_C));
     addAction(capacity);
     connect(capacity, &QAction::toggled, m_timeline, &widgets::TimelineView::setScaleToCapacity);
+    m_stackByRole = view->addAction(tr("Stack Allocated Memory by &Role"));
+    m_stackByRole->setCheckable(true);
+    m_stackByRole->setShortcut(QKeySequence(Qt::Key_R));
+    m_stackByRole->setToolTip(
+        tr("Draw the allocated memory as stacked areas, one per role: parameters, gradients, "
+           "optimizer state, activations, ... (R)"));
+    addAction(m_stackByRole);
+    connect(m_stackByRole, &QAction::toggled, m_timeline, &widgets::TimelineView::setStackByRole);
 
     QMenu* theme = view->addMenu(tr("&Theme"));
     m_themeGroup = new QActionGroup(this);

@@ -46,13 +46,15 @@ TEST(PanelsScreenshot, EveryViewRendersOnTheRealTraces) {
         auto loaded = app::loadJob({path});
         ASSERT_TRUE(loaded.ok()) << loaded.error().describe();
         for (const char* view :
-             {"timeline", "flame", "lanes", "gaps", "leak", "advice", "segments"}) {
+             {"timeline", "flame", "flame-role", "lanes", "gaps", "leak", "advice", "segments"}) {
             app::MainWindow window;
             auto* views = window.findChild<app::AnalysisViews*>();
             if (!views) {
                 views = new app::AnalysisViews(&window);
             }
             window.setJob(loaded.value());
+            // The roles' picture: the plot stacked by role above the flame view by role.
+            window.stackByRoleAction()->setChecked(std::string(view) == "flame-role");
             ASSERT_TRUE(window.showView(QString::fromUtf8(view))) << view;
             if (std::string(input.name) == "oom" && std::string(view) == "flame") {
                 views->jumpToOomAction()->trigger();

@@ -33,6 +33,11 @@ DetailsPanel::DetailsPanel(QWidget* parent) : QWidget(parent) {
     auto* stackBox = new QWidget(splitter);
     auto* stackLayout = new QVBoxLayout(stackBox);
     stackLayout->setContentsMargins(0, 4, 0, 0);
+    m_role = new QLabel(stackBox);
+    m_role->setWordWrap(true);
+    m_role->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_role->setTextFormat(Qt::PlainText);
+    stackLayout->addWidget(m_role);
     m_stackHeading = new QLabel(tr("Stack of the selected allocation (innermost first)"), stackBox);
     stackLayout->addWidget(m_stackHeading);
     m_stackModel = new QStringListModel(this);
@@ -71,13 +76,21 @@ QStringList DetailsPanel::shownStack() const {
     return m_stackModel->stringList();
 }
 
+QString DetailsPanel::shownRole() const {
+    return m_role->text();
+}
+
 void DetailsPanel::showStackOf(int row) {
     const auto& rows = m_model->rows();
     if (row < 0 || static_cast<size_t>(row) >= rows.size()) {
         m_stackModel->setStringList({});
+        m_role->clear();
+        m_role->hide();
         return;
     }
     const LiveRow& r = rows[static_cast<size_t>(row)];
+    m_role->setText(roleLines(r).join(QLatin1Char('\n')));
+    m_role->show();
     m_stackModel->setStringList(
         r.stack.isEmpty() ? QStringList{tr("(the trace recorded no stack for it)")} : r.stack);
 }

@@ -34,6 +34,21 @@ void fitCaption(QLabel* label) {
     }
 }
 
+/// How the caption names a grouping.
+QString groupingText(analysis::FlameGrouping grouping) {
+    switch (grouping) {
+        case analysis::FlameGrouping::Stack:
+            return FlamePanel::tr("by stack (root frame at the top)");
+        case analysis::FlameGrouping::Nvtx:
+            return FlamePanel::tr("by NVTX range");
+        case analysis::FlameGrouping::Category:
+            return FlamePanel::tr("by memory kind and size class");
+        case analysis::FlameGrouping::Role:
+            return FlamePanel::tr("by role of memory, then stack");
+    }
+    return {};
+}
+
 }  // namespace
 
 FlamePanel::FlamePanel(ZoomState* zoom, QWidget* parent)
@@ -53,6 +68,7 @@ FlamePanel::FlamePanel(ZoomState* zoom, QWidget* parent)
     m_groupBox->addItem(tr("By stack"), int(analysis::FlameGrouping::Stack));
     m_groupBox->addItem(tr("By NVTX range"), int(analysis::FlameGrouping::Nvtx));
     m_groupBox->addItem(tr("By category"), int(analysis::FlameGrouping::Category));
+    m_groupBox->addItem(tr("By role"), int(analysis::FlameGrouping::Role));
     m_searchEdit->setPlaceholderText(tr("Search frames"));
     m_searchEdit->setClearButtonEnabled(true);
     m_caption->setWordWrap(true);
@@ -329,11 +345,7 @@ QString FlamePanel::caption() const {
         text = tr("Live set of %1 (%2) at %3 (%4): %5 in %6 allocations, grouped %7.")
                    .arg(who, level, jobTime(job, m_shownNs), QString::fromUtf8(moment),
                         formatBytes(double(root.bytes)), QLocale().toString(qlonglong(root.count)),
-                        QString::fromUtf8(m_grouping == analysis::FlameGrouping::Stack
-                                              ? "by stack (root frame at the top)"
-                                          : m_grouping == analysis::FlameGrouping::Nvtx
-                                              ? "by NVTX range"
-                                              : "by memory kind and size class"));
+                        groupingText(m_grouping));
     }
     if (!m_note.isEmpty()) {
         text += QLatin1Char(' ') + m_note;

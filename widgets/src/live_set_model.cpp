@@ -1,5 +1,9 @@
 #include "vramscope/widgets/live_set_model.h"
 
+#include <algorithm>
+#include <tuple>
+
+#include "vramscope/widgets/plot_style.h"
 #include "vramscope/widgets/units.h"
 
 namespace vramscope::widgets {
@@ -43,12 +47,49 @@ int topFrame(const trace::TraceData& data, const std::vector<trace::FrameId>& st
 }
 }  // namespace
 
+QStringList roleLines(const LiveRow& row) {
+    if (!row.hasRoles) {
+        return {LiveSetModel::tr("Role: not known (no roles were classified on this GPU)")};
+    }
+    if (row.rule == analysis::RoleRule::NotClassified) {
+        return {LiveSetModel::tr("Role: not classified (not an allocation of the roles' level)")};
+    }
+    const auto phase = [](analysis::TrainingPhase p) {
+        return p == analysis::TrainingPhase::None
+                   ? LiveSetModel::tr("outside any known phase")
+                   : LiveSetModel::tr("in %1").arg(QString::fromUtf8(analysis::toString(p)));
+    };
+    const QString freed = row.freed ? LiveSetModel::tr("freed %1").arg(phase(row.freePhase))
+                                    : LiveSetModel::tr("never freed");
+    return {LiveSetModel::tr("Role: %1")
+                .arg(QString::fromUtf8(analysis::roleLabel(analysis::roleOf(row.rule)))),
+            LiveSetModel::tr("Why: %1").arg(QString::fromUtf8(analysis::describe(row.rule))),
+            LiveSetModel::tr("Phases: allocated %1, %2").arg(phase(row.allocPhase), freed)};
+}
+
 std::vector<LiveRow> liveRowsFrom(const trace::TraceData& data,
-                                  const std::vector<analysis::LiveAllocation>& live, int64_t atNs) {
+                                  const std::vector<analysis::LiveAllocation>& live, int64_t atNs,
+                                  const analysis::MemoryRoles* roles,
+                                  const analysis::AllocationIndex* index) {
     std::vector<LiveRow> rows;
     rows.reserve(live.size());
+    // Allocations still alive at the index's last event were never freed.
+    std::vector<uint32_t> heldToEnd;
+    if (index && !index->empty()) {
+        heldToEnd = index->aliveEventsAt(index->timeAt(index->size() - 1));
+        std::sort(heldToEnd.begin(), heldToEnd.end());
+    }
     for (const analysis::LiveAllocation& a : live) {
         LiveRow row;
+        if (roles) {
+            row.hasRoles = true;
+            row.rule = roles->ruleOfEvent(a.eventIndex);
+            std::tie(row.allocPhase, row.freePhase) = roles->phasesOfEvent(a.eventIndex);
+        }
+        if (index) {
+            row.freed = !std::binary_search(heldToEnd.begin(), heldToEnd.end(),
+                                            static_cast<uint32_t>(a.eventIndex));
+        }
         row.sizeBytes = a.sizeBytes;
         row.address = a.address;
         row.ageNs = atNs - a.allocTimeNs;
@@ -113,6 +154,10 @@ QVariant LiveSetModel::data(const QModelIndex& index, int role) const {
                 return QStringLiteral("0x%1").arg(r.address, 0, 16);
             case AgeColumn:
                 return formatDuration(static_cast<double>(r.ageNs));
+            case RoleColumn:
+                return r.hasRoles && r.rule != analysis::RoleRule::NotClassified
+                           ? shortRoleLabel(analysis::roleOf(r.rule))
+                           : QStringLiteral("\u2014");
             case WhereColumn:
                 if (r.where.isEmpty()) {
                     return r.preExisting ? tr("alive before the trace began") : tr("(no stack)");
@@ -130,12 +175,18 @@ QVariant LiveSetModel::data(const QModelIndex& index, int role) const {
                 return QVariant::fromValue<qulonglong>(r.address);
             case AgeColumn:
                 return QVariant::fromValue<qlonglong>(r.ageNs);
+            case RoleColumn:
+                return static_cast<int>(r.rule);
             default:
                 return r.where;
         }
     }
-    if (role == Qt::TextAlignmentRole && index.column() != WhereColumn) {
+    if (role == Qt::TextAlignmentRole && index.column() != WhereColumn &&
+        index.column() != RoleColumn) {
         return QVariant(Qt::AlignRight | Qt::AlignVCenter);
+    }
+    if (role == Qt::ToolTipRole && index.column() == RoleColumn) {
+        return roleLines(r).join(QLatin1Char('\n'));
     }
     if (role == Qt::ToolTipRole) {
         return r.stack.isEmpty() ? QVariant() : QVariant(r.stack.join(QLatin1Char('\n')));
@@ -154,6 +205,8 @@ QVariant LiveSetModel::headerData(int section, Qt::Orientation orientation, int 
             return tr("Address");
         case AgeColumn:
             return tr("Age");
+        case RoleColumn:
+            return tr("Role");
         case WhereColumn:
             return tr("Allocated in");
         default:

@@ -63,6 +63,8 @@ MemoryPlot::MemoryPlot(std::shared_ptr<const analysis::JobModel> job, analysis::
     yAxis->setPadding(4);
     m_overlay = layer(QStringLiteral("overlay"));
     m_overlay->setMode(QCPLayer::lmBuffered);
+    addLayer(QStringLiteral("roles"), layer(QStringLiteral("main")), QCustomPlot::limBelow);
+    m_rolesLayer = layer(QStringLiteral("roles"));
     connect(this, &QCustomPlot::afterReplot, this, [this] { m_painted = true; });
     // Before each replot, fit the labels to the width the axis rectangle will get (the layout is
     // updated later in the replot): about one time label per 110 px, so that labels never run
@@ -81,6 +83,7 @@ MemoryPlot::MemoryPlot(std::shared_ptr<const analysis::JobModel> job, analysis::
             m_noData->setText(
                 QFontMetrics(m_noData->font()).elidedText(full, Qt::ElideRight, axisWidth - 8));
         }
+        fitLegend(axisWidth);
         updateMarkers();  // the peak label's side depends on the legend, which may have changed
     });
     buildItems();
@@ -205,8 +208,7 @@ void MemoryPlot::buildItems() {
     m_title->setPositionAlignment(Qt::AlignLeft | Qt::AlignBottom);
     m_title->setClipToAxisRect(false);
     m_title->setPadding(QMargins(2, 0, 6, 2));
-    m_title->setProperty("fullText", gpuTitle(g));
-    m_title->setText(gpuTitle(g));
+    updateTitle();
 
     if (g.allocated.series().empty() && g.reserved.series().empty()) {
         m_noData = new QCPItemText(this);
@@ -251,6 +253,118 @@ void MemoryPlot::buildItems() {
     for (QCPItemStraightLine* line : {m_crosshair, m_clickedLine}) {
         line->point1->setTypeY(QCPItemPosition::ptAxisRectRatio);
         line->point2->setTypeY(QCPItemPosition::ptAxisRectRatio);
+    }
+}
+
+void MemoryPlot::fitLegend(int axisWidth) {
+    // Up to four entries a row; fewer when the rows would be wider than the plot (the role
+    // layers add up to eight entries), so that no entry is cut at the left.
+    const int wanted = [&] {
+        for (int columns = 4; columns > 1; --columns) {
+            legend->setWrap(columns);
+            legend->setFillOrder(QCPLegend::foColumnsFirst, true);
+            if (legend->minimumOuterSizeHint().width() <= axisWidth - 8) {
+                return columns;
+            }
+        }
+        return 1;
+    }();
+    legend->setWrap(wanted);
+    legend->setFillOrder(QCPLegend::foColumnsFirst, true);
+    // The OOM labels go below the legend's rows, which cover the top right of the plot.
+    const int height = std::max(1, axisRect()->height());
+    const double below =
+        legend->visible()
+            ? static_cast<double>(legend->minimumOuterSizeHint().height() + 10) / height
+            : 0.0;
+    for (size_t i = 0; i < m_oomTexts.size(); ++i) {
+        m_oomTexts[i]->position->setCoords(static_cast<double>(m_series->ooms[i].timeNs),
+                                           std::max(0.12, below));
+    }
+}
+
+void MemoryPlot::updateTitle() {
+    QString title = gpuTitle(*m_series);
+    if (m_roleLayers) {
+        title += tr(" · allocated stacked by role");
+    } else if (m_stackRequested) {
+        title += tr(" · roles unknown: not stacked");
+    }
+    m_title->setProperty("fullText", title);
+    m_title->setText(title);
+}
+
+void MemoryPlot::setRoleLayers(bool stacked, std::shared_ptr<const analysis::RoleLayers> layers) {
+    for (QCPGraph* graph : m_roleGraphs) {
+        removeGraph(graph);
+    }
+    m_roleGraphs.clear();
+    m_stackRequested = stacked;
+    m_roleLayers = stacked && layers && !layers->empty() ? std::move(layers) : nullptr;
+    if (m_roleLayers) {
+        const std::vector<analysis::MemoryRole>& roles = m_roleLayers->roles;
+        m_roleGraphs.assign(roles.size(), nullptr);
+        // Top of the stack first: plottables of a layer are painted in the order they were added
+        // and every layer is filled from zero, so each lower layer is painted over the ones above.
+        for (size_t k = roles.size(); k-- > 0;) {
+            QCPGraph* graph = addGraph();
+            graph->setLayer(m_rolesLayer);
+            graph->setName(shortRoleLabel(roles[k]));  // so that four entries fit a row
+            graph->setAdaptiveSampling(false);
+            graph->setAntialiased(false);
+            graph->setAntialiasedFill(false);
+            graph->setBrush(roleColor(roles[k], m_colors.background));
+            m_roleGraphs[k] = graph;
+        }
+    }
+    m_allocatedFill->setVisible(m_roleLayers == nullptr);
+    updateTitle();
+    refresh();
+}
+
+void MemoryPlot::fillRoleGraphs(TimeRange range, int columns) {
+    if (!m_roleLayers) {
+        return;
+    }
+    const size_t maxSteps = static_cast<size_t>(columns) * 2;
+    for (size_t k = 0; k < m_roleGraphs.size(); ++k) {
+        const analysis::LodSeries& lod = m_roleLayers->tops[k];
+        const QColor color = roleColor(m_roleLayers->roles[k], m_colors.background);
+        QCPGraph* graph = m_roleGraphs[k];
+        QVector<QCPGraphData> points;
+        analysis::StepSeries steps;
+        if (lod.exactSteps(range.startNs, range.endNs, maxSteps, steps)) {
+            points.reserve(static_cast<int>(steps.size()) + 1);
+            for (size_t i = 0; i < steps.size(); ++i) {
+                points.append(QCPGraphData(static_cast<double>(steps.timeNs[i]),
+                                           static_cast<double>(steps.bytes[i])));
+            }
+            if (!steps.empty()) {
+                points.append(QCPGraphData(static_cast<double>(range.endNs),
+                                           static_cast<double>(steps.bytes.back())));
+            }
+            graph->setLineStyle(QCPGraph::lsStepLeft);
+            graph->setPen(Qt::NoPen);
+        } else {
+            // One stroke per pixel column up to the column's maximum of this layer's top. The
+            // tops are ordered at every instant (each adds a role's bytes, >= 0, to the one
+            // below), so their column maxima are ordered too: the stack never crosses itself,
+            // and the highest stroke is the allocated curve's maximum in the column. Within one
+            // column a band's height is at most its role's bytes at the instant the band's top
+            // peaked (a min/max envelope per layer would instead draw overlapping ranges that do
+            // not stack); the exact steps show once few enough are visible.
+            const std::vector<analysis::LodBucket> buckets =
+                lod.query(range.startNs, range.endNs, static_cast<size_t>(columns));
+            points.reserve(static_cast<int>(buckets.size()));
+            for (const analysis::LodBucket& b : buckets) {
+                points.append(
+                    QCPGraphData(static_cast<double>(b.startNs), static_cast<double>(b.maxBytes)));
+            }
+            graph->setLineStyle(QCPGraph::lsImpulse);
+            graph->setPen(QPen(color, 2));
+        }
+        graph->setBrush(color);  // the fill of a step area; the legend's swatch for strokes
+        graph->data()->set(points, true);
     }
 }
 
@@ -308,6 +422,9 @@ void MemoryPlot::applyColors(const PlotColors& colors) {
     QColor clicked = colors.selection;
     clicked.setAlpha(255);
     m_clickedLine->setPen(QPen(clicked, 1.5));
+    if (m_roleLayers) {
+        refresh();  // the layers' colours are blended into the new background
+    }
     replot(rpQueuedReplot);
 }
 
@@ -417,6 +534,7 @@ void MemoryPlot::refresh() {
         m_allocatedFill->setBrush(Qt::NoBrush);
     }
     fillGraph(m_reserved, m_series->reserved, range, columns);
+    fillRoleGraphs(range, columns);
     updateMarkers();
     updateOverlay();
     replot(rpQueuedReplot);
@@ -436,20 +554,23 @@ void MemoryPlot::updateMarkers() {
         return;
     }
     m_peakArrow->end->setCoords(static_cast<double>(peakTime), static_cast<double>(peak));
-    const double px = xAxis->coordToPixel(static_cast<double>(peakTime));
-    const bool flip = px > axisRect()->right() - 190;
-    // At the top right the legend sits where the label would go: put the label below the peak.
-    const double py = yAxis->coordToPixel(static_cast<double>(peak));
-    const bool below = flip && legend->visible() &&
-                       py < axisRect()->top() + 3 * QFontMetrics(legend->font()).height() + 16;
-    m_peakArrow->start->setCoords(flip ? -14 : 14, below ? 14 : -8);
-    m_peakText->setPositionAlignment((flip ? Qt::AlignRight : Qt::AlignLeft) |
-                                     (below ? Qt::AlignTop : Qt::AlignVCenter));
-    m_peakText->setText(
+    const QString text =
         QStringLiteral("peak %1 %2 at %3")
             .arg(useAllocated ? QStringLiteral("allocated") : QStringLiteral("reserved"),
                  formatBytes(static_cast<double>(peak)),
-                 formatDuration(static_cast<double>(peakTime))));
+                 formatDuration(static_cast<double>(peakTime)));
+    const double px = xAxis->coordToPixel(static_cast<double>(peakTime));
+    // To the left of the peak when the label would run past the plot's right edge.
+    const int textWidth = QFontMetrics(m_peakText->font()).horizontalAdvance(text) + 24;
+    const bool flip = px + textWidth > axisRect()->right();
+    // At the top right the legend sits where the label would go: put the label below the peak.
+    const double py = yAxis->coordToPixel(static_cast<double>(peak));
+    const bool below = flip && legend->visible() &&
+                       py < axisRect()->top() + legend->minimumOuterSizeHint().height() + 16;
+    m_peakArrow->start->setCoords(flip ? -14 : 14, below ? 14 : -8);
+    m_peakText->setPositionAlignment((flip ? Qt::AlignRight : Qt::AlignLeft) |
+                                     (below ? Qt::AlignTop : Qt::AlignVCenter));
+    m_peakText->setText(text);
 }
 
 void MemoryPlot::updateOverlay() {

@@ -39,6 +39,22 @@ QColor gpuColor(int index, bool dark) {
     return dark ? c.lighter(135) : c;
 }
 
+QColor roleColor(analysis::MemoryRole role, const QColor& background) {
+    // Indexed by MemoryRole: parameters, gradients, optimizer state, activations, temporaries,
+    // inputs, persistent, unknown.
+    static constexpr std::array<QRgb, analysis::kMemoryRoleCount> kHues = {
+        0x4e79a7, 0xf28e2b, 0xb07aa1, 0x59a14f, 0xedc948, 0x9c755f, 0x76b7b2, 0xbab0ac};
+    const QColor hue = QColor::fromRgb(kHues[static_cast<size_t>(role) % kHues.size()]);
+    constexpr double a = 0.8;  // share of the hue; the rest is background
+    return QColor::fromRgbF(static_cast<float>(a * hue.redF() + (1 - a) * background.redF()),
+                            static_cast<float>(a * hue.greenF() + (1 - a) * background.greenF()),
+                            static_cast<float>(a * hue.blueF() + (1 - a) * background.blueF()));
+}
+
+QString shortRoleLabel(analysis::MemoryRole role) {
+    return QString::fromUtf8(analysis::roleLabel(role)).section(QStringLiteral(" ("), 0, 0);
+}
+
 QColor usageColor(double fraction, bool dark) {
     const double f = std::clamp(fraction, 0.0, 1.2);
     QColor c;

@@ -67,6 +67,7 @@ TimelineView::TimelineView(ZoomState* zoom, QWidget* parent) : QWidget(parent), 
 
 void TimelineView::setJob(std::shared_ptr<const analysis::JobModel> job) {
     m_job = std::move(job);
+    m_roleLayers.clear();
     m_shown.clear();
     if (m_job) {
         for (const analysis::GpuSeries& g : m_job->gpus) {
@@ -96,6 +97,34 @@ void TimelineView::setScaleToCapacity(bool toCapacity) {
     for (MemoryPlot* plot : m_plots) {
         plot->setScaleToCapacity(toCapacity);
     }
+}
+
+void TimelineView::setStackByRole(bool stacked) {
+    m_stackByRole = stacked;
+    for (MemoryPlot* plot : m_plots) {
+        plot->setRoleLayers(stacked, stacked ? roleLayersOf(plot->gpu()) : nullptr);
+    }
+}
+
+std::shared_ptr<const analysis::RoleLayers> TimelineView::roleLayersOf(analysis::GpuKey gpu) {
+    if (!m_job) {
+        return nullptr;
+    }
+    const std::pair<int, int32_t> key{gpu.rankIndex, toInt(gpu.device)};
+    if (auto it = m_roleLayers.find(key); it != m_roleLayers.end()) {
+        return it->second;
+    }
+    std::shared_ptr<const analysis::RoleLayers> layers;
+    const analysis::GpuMemoryAnalysis* memory = m_job->memoryOf(gpu);
+    if (memory && memory->device->roles) {
+        const size_t rank = static_cast<size_t>(gpu.rankIndex);
+        const trace::TraceData& data = m_job->job.ranks[rank].trace.data;
+        layers = std::make_shared<const analysis::RoleLayers>(analysis::buildRoleLayers(
+            analysis::buildRoleSeries(data, memory->index(), *memory->device->roles),
+            m_job->ranks[rank].toJobNs));
+    }
+    m_roleLayers.emplace(key, layers);
+    return layers;
 }
 
 void TimelineView::applyColors(const PlotColors& colors) {
@@ -190,6 +219,9 @@ void TimelineView::rebuild() {
         plot->setLegendVisible(i == 0);
         plot->setScaleToCapacity(m_scaleToCapacity);
         plot->applyColors(m_colors);
+        if (m_stackByRole) {
+            plot->setRoleLayers(true, roleLayersOf(plotted[i]));
+        }
         m_contentLayout->addWidget(plot, 1);
         m_plots.push_back(plot);
     }

@@ -1,4 +1,5 @@
 #include "vramscope/analysis/flame_tree.h"
+#include "vramscope/analysis/role_layers.h"
 
 #include <gtest/gtest.h>
 
@@ -162,6 +163,143 @@ TEST(AllocationIndex, LiveSetsMatchAFullReplayAcrossCheckpoints) {
         std::sort(got.begin(), got.end());
         ASSERT_EQ(got, expected) << "at " << at;
     }
+}
+
+/// One training step with NVTX phase ranges, forward [100, 200), backward [200, 300), optimizer
+/// [300, 400), and one allocation per row of the roles table that it exercises. The roles below are
+/// read off memory_roles.h's decision table by hand:
+/// - weights: 1000 B at 50, before any phase, never freed, a gradient's size, and the optimizer
+///   creates state -> Parameter (parameters);
+/// - buffer: 700 B at 60, never freed, no gradient of its size -> NoRule (unknown);
+/// - act: 4000 B at 150 (forward), freed at 250 (backward) -> activations;
+/// - scratch: 300 B at 160, freed at 180, both in forward -> temporaries;
+/// - grad: 1000 B at 220 (backward), freed at 350 (optimizer) -> gradients;
+/// - state: 2000 B at 320 (optimizer), never freed -> optimizer state.
+struct RoleFixture {
+    TraceData d;
+    trace::StackId model{0}, block{0}, scratch{0}, accumulate{0}, update{0};
+    RoleFixture() {
+        const auto frame = [&](const char* name, int line) {
+            return d.internFrame({d.intern(name), d.intern("train.py"), line});
+        };
+        const trace::FrameId main = frame("main", 1);
+        model = d.internStack({frame("build_model", 2), main});
+        block = d.internStack({frame("block", 3), main});
+        scratch = d.internStack({frame("tmp_buffer", 4), frame("block", 3), main});
+        accumulate = d.internStack({frame("accumulate", 5), main});
+        update = d.internStack({frame("update", 6), main});
+        const auto range = [&](const char* name, int64_t start, int64_t end) {
+            trace::RangeEvent r;
+            r.startNs = start;
+            r.endNs = end;
+            r.name = d.intern(name);
+            r.threadId = 1;
+            d.ranges.append(r);
+        };
+        range("forward", 100, 200);
+        range("backward", 200, 300);
+        range("optimizer", 300, 400);
+        alloc(d, 50, 0x10, 1000, model);
+        alloc(d, 60, 0x60, 700, model);
+        alloc(d, 150, 0x20, 4000, block);
+        alloc(d, 160, 0x30, 300, scratch);
+        release(d, 180, 0x30, 300);
+        alloc(d, 220, 0x40, 1000, accumulate);
+        release(d, 250, 0x20, 4000);
+        alloc(d, 320, 0x50, 2000, update);
+        release(d, 350, 0x40, 1000);
+    }
+    std::shared_ptr<const AllocationIndex> index() const {
+        return std::make_shared<const AllocationIndex>(d, trace::DeviceIndex{0},
+                                                       MemoryLevel::Allocated);
+    }
+};
+
+/// The top-level nodes of a tree as (name, bytes), in the tree's order.
+std::vector<std::pair<std::string, int64_t>> topLevel(const FlameTree& t) {
+    std::vector<std::pair<std::string, int64_t>> out;
+    for (uint32_t c : t.root().children) {
+        out.emplace_back(t.nodes[c].name, t.nodes[c].bytes);
+    }
+    return out;
+}
+
+TEST(FlameTree, GroupsTheLiveSetByRoleThenStack) {
+    RoleFixture f;
+    const auto index = f.index();
+    const auto roles =
+        std::make_shared<const MemoryRoles>(MemoryRoles::classify(f.d, *index, IterationSet{}));
+    FlameTreeBuilder b(f.d, index, roles);
+    // At 230 (in backward): weights, buffer, act and grad are alive; scratch was freed at 180.
+    const FlameTree t = b.at(230, FlameGrouping::Role);
+    EXPECT_EQ(t.grouping, FlameGrouping::Role);
+    EXPECT_EQ(t.root().bytes, 1000 + 700 + 4000 + 1000);
+    EXPECT_EQ(t.root().count, 4);
+    using Top = std::vector<std::pair<std::string, int64_t>>;
+    // Largest first, ties by name.
+    EXPECT_EQ(
+        topLevel(t),
+        (Top{{"activations", 4000}, {"gradients", 1000}, {"parameters", 1000}, {"unknown", 700}}));
+    // Below the role: the stack, outermost frame first, as in Stack grouping.
+    const FlameNode& act = t.nodes[t.root().children[0]];
+    ASSERT_EQ(act.children.size(), 1u);
+    const FlameNode& actMain = t.nodes[act.children[0]];
+    EXPECT_EQ(actMain.name, "main (train.py:1)");
+    ASSERT_EQ(actMain.children.size(), 1u);
+    EXPECT_EQ(t.nodes[actMain.children[0]].name, "block (train.py:3)");
+    EXPECT_EQ(t.path(actMain.children[0]),
+              (std::vector<std::string>{"activations", "main (train.py:1)", "block (train.py:3)"}));
+
+    // At 360 (after the gradients were freed in the optimizer step): weights, buffer, state.
+    const FlameTree later = b.at(360, FlameGrouping::Role);
+    EXPECT_EQ(topLevel(later),
+              (Top{{"optimizer state", 2000}, {"parameters", 1000}, {"unknown", 700}}));
+    // At 170 the scratch buffer is alive inside forward: a temporary.
+    const FlameTree early = b.at(170, FlameGrouping::Role);
+    EXPECT_EQ(
+        topLevel(early),
+        (Top{{"activations", 4000}, {"parameters", 1000}, {"unknown", 700}, {"temporaries", 300}}));
+    // A diff by role: from 230 to 360 activations and gradients went, optimizer state came.
+    const FlameTree grew = b.diff(230, 360, FlameGrouping::Role);
+    EXPECT_EQ(topLevel(grew), (Top{{"optimizer state", 2000},
+                                   {"parameters", 0},
+                                   {"unknown", 0},
+                                   {"gradients", -1000},
+                                   {"activations", -4000}}));
+}
+
+TEST(FlameTree, RoleGroupingWithoutRolesIsOneNodeThatSaysSo) {
+    RoleFixture f;
+    FlameTreeBuilder b(f.d, f.index());
+    const FlameTree t = b.at(230, FlameGrouping::Role);
+    using Top = std::vector<std::pair<std::string, int64_t>>;
+    EXPECT_EQ(topLevel(t), (Top{{kNoRolesLabel, 6700}}));
+    EXPECT_TRUE(t.nodes[t.root().children[0]].children.empty());
+}
+
+TEST(RoleLayers, StacksTheRolesInTheFixedOrderOnTheShiftedAxis) {
+    RoleFixture f;
+    const auto index = f.index();
+    const MemoryRoles roles = MemoryRoles::classify(f.d, *index, IterationSet{});
+    const RoleLayers layers = buildRoleLayers(buildRoleSeries(f.d, *index, roles), 1000);
+    // Roles that hold bytes at some time, bottom first (no inputs, no persistent memory).
+    EXPECT_EQ(layers.roles,
+              (std::vector<MemoryRole>{MemoryRole::Parameters, MemoryRole::OptimizerState,
+                                       MemoryRole::Gradients, MemoryRole::Activations,
+                                       MemoryRole::Temporaries, MemoryRole::Unknown}));
+    ASSERT_EQ(layers.tops.size(), layers.roles.size());
+    // At trace time 230 = 1230 on the shifted axis; by hand from the fixture's comment.
+    const std::vector<int64_t> at230 = {1000, 0, 1000, 4000, 0, 700};
+    for (size_t k = 0; k < at230.size(); ++k) {
+        EXPECT_EQ(layers.layerBytesAt(k, 1230), at230[k]) << k;
+    }
+    EXPECT_EQ(layers.tops.back().series().valueAt(1230), 6700);
+    EXPECT_EQ(layers.tops.back().series().valueAt(1170), 1000 + 700 + 4000 + 300);
+    EXPECT_EQ(layers.layerBytesAt(4, 1170), 300);
+    EXPECT_EQ(layers.tops.back().series().valueAt(1360), 1000 + 700 + 2000);
+    // Before the first allocation nothing is stacked; the trace-time 230 is before the shift.
+    EXPECT_EQ(layers.tops.back().series().valueAt(1049), 0);
+    EXPECT_EQ(layers.tops.back().series().valueAt(230), 0);
 }
 
 }  // namespace

@@ -22,9 +22,11 @@ class FlameService {
 public:
     static constexpr size_t kCacheSize = 16;
 
-    /// Registers GPU `key` over `data` (which must outlive the service) and `index`.
+    /// Registers GPU `key` over `data` (which must outlive the service) and `index`; `roles`
+    /// (classified over `index`, may be null) feed FlameGrouping::Role.
     void add(int rankIndex, trace::DeviceIndex device, const trace::TraceData& data,
-             std::shared_ptr<const AllocationIndex> index);
+             std::shared_ptr<const AllocationIndex> index,
+             std::shared_ptr<const MemoryRoles> roles = nullptr);
     /// Whether the GPU was registered.
     bool has(int rankIndex, trace::DeviceIndex device) const;
     /// Tree of the allocations alive at `timeNs` (the rank's trace time); nullptr for a GPU that

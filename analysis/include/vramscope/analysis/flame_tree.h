@@ -1,7 +1,7 @@
 #pragma once
 // Flame trees of a live set: the allocations alive at a time, grouped root to leaf by stack
-// frames, by NVTX range path or by category, with bytes and counts per node; and the difference
-// between two times.
+// frames, by NVTX range path, by category or by role of memory, with bytes and counts per node;
+// and the difference between two times.
 
 #include <cstdint>
 #include <memory>
@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "vramscope/analysis/allocation_index.h"
+#include "vramscope/analysis/memory_roles.h"
 #include "vramscope/trace/error.h"
 #include "vramscope/trace/trace_data.h"
 
@@ -18,7 +19,15 @@ enum class FlameGrouping {
     Stack,     ///< stack frames, outermost (root) first; "(no stack)" without one
     Nvtx,      ///< the allocation's NVTX range and its enclosing ranges, outermost first
     Category,  ///< memory kind, then size class ("<1 MiB", "1-64 MiB", "64 MiB-1 GiB", ">=1 GiB")
+    /// roleLabel() of the allocation's role (MemoryRoles), then its stack frames as Stack does;
+    /// without roles, one node kNoRolesLabel; an event the roles did not classify (another level)
+    /// goes under kNotClassifiedLabel.
+    Role,
 };
+/// The single node of a Role tree built without roles.
+inline constexpr const char* kNoRolesLabel = "(no roles: the allocations were not classified)";
+/// The role node of an allocation the roles did not classify.
+inline constexpr const char* kNotClassifiedLabel = "(not classified)";
 const char* toString(FlameGrouping grouping);
 
 /// One node. Bytes and counts include the node's children. In a diff tree, bytes and counts are
@@ -56,13 +65,16 @@ struct FlameTree {
 /// and grouping aggregates by distinct (stack | range | category) first, then walks each distinct
 /// path once. Stack frames are interned into names on first use. Holds a reference to `data`,
 /// which must outlive it. Not thread-safe (caches names): use one per thread, or FlameService.
+/// The roles, when given, are shared read-only (DeviceAnalysis::roles).
 class FlameTreeBuilder {
 public:
     /// Builds its own index of (device, level).
     FlameTreeBuilder(const trace::TraceData& data, trace::DeviceIndex device,
                      trace::MemoryLevel level);
     /// Shares an index built elsewhere (e.g. DeviceAnalysis::index); `index` must not be null.
-    FlameTreeBuilder(const trace::TraceData& data, std::shared_ptr<const AllocationIndex> index);
+    /// `roles` (classified over the same index) feed FlameGrouping::Role; null = none.
+    FlameTreeBuilder(const trace::TraceData& data, std::shared_ptr<const AllocationIndex> index,
+                     std::shared_ptr<const MemoryRoles> roles = nullptr);
 
     const AllocationIndex& index() const { return *m_index; }
     /// Tree of the allocations alive at time t.
@@ -72,16 +84,18 @@ public:
 
 private:
     struct Item {
-        uint32_t key;  // stack id, range index or category id
+        uint64_t key;  // stack id, range index, category id or (role slot, stack id)
         int64_t before, after, beforeCount, afterCount;
     };
     std::vector<Item> aggregate(const std::vector<uint32_t>& events, FlameGrouping grouping,
                                 bool after, std::vector<Item> items);
-    std::vector<std::string> pathOf(uint32_t key, FlameGrouping grouping);
+    std::vector<std::string> pathOf(uint64_t key, FlameGrouping grouping);
+    void appendStack(uint32_t stack, std::vector<std::string>& path);
     FlameTree build(const std::vector<Item>& items, FlameGrouping grouping, bool isDiff);
 
     const trace::TraceData& m_data;
     std::shared_ptr<const AllocationIndex> m_index;
+    std::shared_ptr<const MemoryRoles> m_roles;
     std::vector<std::string> m_frameNames;  // lazily filled, "" = not yet
     std::vector<uint32_t> m_rangeParent;    // range index -> enclosing range + 1, 0 = none
     bool m_rangeParentsBuilt = false;

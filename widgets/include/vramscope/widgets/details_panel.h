@@ -1,6 +1,6 @@
 #pragma once
-// The Details dock: what is alive on the clicked GPU at the clicked time, and the stack of the
-// allocation selected in that list.
+// The Details dock: what is alive on the clicked GPU at the clicked time, and the role of memory
+// and the stack of the allocation selected in that list.
 
 #include <QWidget>
 
@@ -15,7 +15,8 @@ class QTableView;
 
 namespace vramscope::widgets {
 
-/// Shows a LiveSetModel (largest first) with a heading, and the full stack of the selected row.
+/// Shows a LiveSetModel (largest first) with a heading, and the role (roleLines) and full stack of
+/// the selected row.
 /// GUI thread only; it is handed finished rows and computes nothing.
 class DetailsPanel : public QWidget {
     Q_OBJECT
@@ -31,6 +32,8 @@ public:
     QTableView* table() const { return m_table; }
     /// The stack shown for the selected row, innermost frame first.
     QStringList shownStack() const;
+    /// The role lines shown for the selected row (roleLines), empty without a selection.
+    QString shownRole() const;
 
 private:
     void showStackOf(int row);
@@ -38,6 +41,7 @@ private:
     QLabel* m_heading = nullptr;
     QTableView* m_table = nullptr;
     LiveSetModel* m_model = nullptr;
+    QLabel* m_role = nullptr;
     QLabel* m_stackHeading = nullptr;
     QListView* m_stack = nullptr;
     QStringListModel* m_stackModel = nullptr;

@@ -1,12 +1,13 @@
 #pragma once
-// The VRAM plot of one GPU: allocated (filled) and reserved bytes as step lines, capacity and the
-// 80 % line, the peak, OOM events, the shared crosshair and selection.
+// The VRAM plot of one GPU: allocated (filled, or stacked by role of memory) and reserved bytes as
+// step lines, capacity and the 80 % line, the peak, OOM events, the shared crosshair and selection.
 
 #include <memory>
 
 #include <qcustomplot.h>
 
 #include "vramscope/analysis/job_model.h"
+#include "vramscope/analysis/role_layers.h"
 #include "vramscope/widgets/plot_style.h"
 #include "vramscope/widgets/time_mapper.h"
 #include "vramscope/widgets/zoom_state.h"
@@ -29,6 +30,18 @@ public:
     QCPGraph* reservedGraph() const { return m_reserved; }
     /// True when the graphs hold the exact steps of the visible range (not the reduction).
     bool showsExactSteps() const { return m_exact; }
+
+    /// Stacks the allocated memory by role (`stacked`) with `layers` (buildRoleLayers on job
+    /// time, computed by the caller once per GPU), or goes back to the single allocated fill.
+    /// Stacked without layers (the GPU has no roles): the plot stays as it was and its title says
+    /// that the roles are unknown. The allocated and reserved lines, capacity and the 80 % line
+    /// stay on top of the layers.
+    void setRoleLayers(bool stacked, std::shared_ptr<const analysis::RoleLayers> layers);
+    bool stackedByRole() const { return m_roleLayers != nullptr; }
+    const analysis::RoleLayers* roleLayers() const { return m_roleLayers.get(); }
+    /// The layer graphs, parallel to roleLayers()->roles: graph k draws the top of layers 0..k and
+    /// is named (legend) by shortRoleLabel.
+    const std::vector<QCPGraph*>& roleGraphs() const { return m_roleGraphs; }
 
     /// Shows or hides the time labels under the plot (only the bottom plot of a stack shows them).
     void setTimeLabelsVisible(bool visible);
@@ -60,6 +73,12 @@ private:
     /// Returns true when the exact steps were used.
     bool fillGraph(QCPGraph* graph, const analysis::LodSeries& lod, TimeRange range, int columns,
                    QCPGraph* envelope = nullptr);
+    /// Sets the role layer graphs to the visible range: exact steps as filled step areas, or one
+    /// stroke per column from zero to the column's maximum of the layer's top.
+    void fillRoleGraphs(TimeRange range, int columns);
+    void updateTitle();
+    /// Sets the legend's entries per row so that it fits `axisWidth` px.
+    void fitLegend(int axisWidth);
 
     std::shared_ptr<const analysis::JobModel> m_job;
     analysis::GpuKey m_gpu;
@@ -89,6 +108,10 @@ private:
     QCPItemStraightLine* m_clickedLine = nullptr;
     QCPItemRect* m_selectionRect = nullptr;
     QCPLayer* m_overlay = nullptr;
+    QCPLayer* m_rolesLayer = nullptr;  ///< below "main": the layers under the lines
+    bool m_stackRequested = false;
+    std::shared_ptr<const analysis::RoleLayers> m_roleLayers;
+    std::vector<QCPGraph*> m_roleGraphs;
 };
 
 }  // namespace vramscope::widgets

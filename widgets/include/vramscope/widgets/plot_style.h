@@ -8,6 +8,8 @@
 
 #include <qcustomplot.h>
 
+#include "vramscope/analysis/memory_roles.h"
+
 namespace vramscope::widgets {
 
 /// Colours of the memory plots, derived from a palette (dark when the window colour is dark).
@@ -30,6 +32,16 @@ struct PlotColors {
 
 /// Colour of the GPU at `index` in the job (10 distinct hues, lighter on dark backgrounds).
 QColor gpuColor(int index, bool dark);
+
+/// Fill colour of a role of memory in the stacked plot: one hue per role (Tableau 10 hues, none of
+/// them the OOM red or the 80 % line's colour), opaque, blended towards `background` so that the
+/// reserved and allocated lines drawn over the layers stay readable.
+QColor roleColor(analysis::MemoryRole role, const QColor& background);
+
+/// roleLabel() up to any " (": "persistent" for "persistent (parameters or optimizer state)", for
+/// the plot's legend and the live set's Role column, where room is short (the Details dock's role
+/// lines and the flame view give the whole label).
+QString shortRoleLabel(analysis::MemoryRole role);
 
 /// Colour for a fraction of capacity in use: green below 60 %, yellow up to
 /// analysis::kCapacityWarningShare (80 %), red from there.

@@ -4,10 +4,13 @@
 
 #include <QWidget>
 
+#include <map>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "vramscope/analysis/job_model.h"
+#include "vramscope/analysis/role_layers.h"
 #include "vramscope/widgets/plot_style.h"
 #include "vramscope/widgets/zoom_state.h"
 
@@ -45,6 +48,14 @@ public:
     bool isCompact() const;
     void setScaleToCapacity(bool toCapacity);
     bool scaleToCapacity() const { return m_scaleToCapacity; }
+    /// Stacks each plot's allocated memory by role of memory. The layers of a GPU are built
+    /// (buildRoleSeries, buildRoleLayers) the first time it is shown stacked and kept until the
+    /// job changes.
+    void setStackByRole(bool stacked);
+    bool stackByRole() const { return m_stackByRole; }
+    /// The stacked layers of `gpu` on job time, built now if need be; nullptr when the GPU has no
+    /// roles (no allocation events, or a live set that cannot be rebuilt).
+    std::shared_ptr<const analysis::RoleLayers> roleLayersOf(analysis::GpuKey gpu);
 
     /// The plots on screen, top to bottom (one per shown GPU, or one in the compact layout).
     const std::vector<MemoryPlot*>& plots() const { return m_plots; }
@@ -68,6 +79,9 @@ private:
     std::vector<analysis::GpuKey> m_shown;
     LayoutMode m_mode = LayoutMode::Automatic;
     bool m_scaleToCapacity = false;
+    bool m_stackByRole = false;
+    /// (rank index, device) -> layers of the current job; a null entry: the GPU has no roles.
+    std::map<std::pair<int, int32_t>, std::shared_ptr<const analysis::RoleLayers>> m_roleLayers;
     PlotColors m_colors;
 
     RangeLane* m_lane = nullptr;
