@@ -21,7 +21,8 @@ constexpr int kExitUsage = 2;
 constexpr int kExitUnreadable = 3;
 
 /// The names --view accepts (MainWindow registers the same names).
-const char* const kViewNames = "timeline, flame, flame-role, lanes, gaps, leak, advice, segments, oom";
+const char* const kViewNames =
+    "timeline, flame, flame-role, lanes, gaps, leak, advice, segments, oom";
 
 bool hasArgument(int argc, char** argv, const char* name) {
     for (int i = 1; i < argc; ++i) {
