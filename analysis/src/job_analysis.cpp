@@ -207,14 +207,36 @@ void classifyRoles(const trace::TraceData& data, const MemoryTimeline* tl, Devic
     if (curve.empty()) {
         return;
     }
-    d.rolesAtPeak = roles->rolesAt(data, *d.index,
-                                   allocated ? tl->peakAllocatedTimeNs : tl->peakReservedTimeNs);
+    // The peak and each iteration's peak, in one pass over the index (times ascending).
+    std::vector<trace::TimestampNs> times{allocated ? tl->peakAllocatedTimeNs
+                                                    : tl->peakReservedTimeNs};
+    std::vector<std::pair<int64_t, int64_t>> iterationPeaks;  // (number, peak bytes)
     for (const Iteration& it : d.iterations.iterations) {
         const auto [peak, time] = peakWithin(curve, it.startNs, it.endNs);
-        if (peak < 0) {
-            continue;
+        if (peak >= 0) {
+            iterationPeaks.emplace_back(it.number, peak);
+            times.push_back(time);
         }
-        d.iterationRoles.push_back({it.number, peak, roles->rolesAt(data, *d.index, time)});
+    }
+    std::vector<size_t> order(times.size());
+    for (size_t i = 0; i < order.size(); ++i) {
+        order[i] = i;
+    }
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return times[a] < times[b]; });
+    std::vector<trace::TimestampNs> sorted;
+    for (const size_t i : order) {
+        sorted.push_back(times[i]);
+    }
+    const std::vector<RolesAt> at = roles->rolesAtTimes(data, *d.index, sorted);
+    std::vector<RolesAt> byInput(times.size());
+    for (size_t k = 0; k < order.size(); ++k) {
+        byInput[order[k]] = at[k];
+    }
+    d.rolesAtPeak = byInput[0];
+    for (size_t i = 0; i < iterationPeaks.size(); ++i) {
+        d.iterationRoles.push_back(
+            {iterationPeaks[i].first, iterationPeaks[i].second, byInput[i + 1]});
     }
 }
 

@@ -13,6 +13,7 @@ namespace {
 
 using trace::MemoryAction;
 using trace::MemoryLevel;
+using trace::TimestampNs;
 using trace::TraceData;
 
 TEST(MemoryRoles, PhaseOfNameReadsTheUsualMarkers) {
@@ -172,8 +173,18 @@ TEST(MemoryRoles, RoleSeriesSumsToTheLiveSetAtEveryTime) {
     const MemoryRoles roles = MemoryRoles::classify(d, index, *its);
     const RoleSeries s = buildRoleSeries(d, index, roles);
     ASSERT_FALSE(s.timeNs.empty());
+    std::vector<TimestampNs> times;
+    for (size_t k = 0; k < s.timeNs.size(); k += 7) {
+        times.push_back(s.timeNs[k]);
+    }
+    const std::vector<RolesAt> swept = roles.rolesAtTimes(d, index, times);
+    ASSERT_EQ(swept.size(), times.size());
     for (size_t k = 0; k < s.timeNs.size(); k += 7) {
         const RolesAt at = roles.rolesAt(d, index, s.timeNs[k]);
+        const RolesAt& one = swept[k / 7];
+        EXPECT_EQ(one.allocations, at.allocations);
+        EXPECT_EQ(one.ruleBytes, at.ruleBytes);
+        EXPECT_EQ(one.keptActivationBytes, at.keptActivationBytes);
         for (size_t r = 0; r < kMemoryRoleCount; ++r) {
             EXPECT_EQ(s.bytes[r][k], at.bytes.bytes[r]) << "time " << s.timeNs[k] << " role " << r;
         }

@@ -189,6 +189,11 @@ public:
     RolesAt rolesAt(const trace::TraceData& data, const AllocationIndex& index,
                     trace::TimestampNs t) const;
 
+    /// rolesAt at each of `times` (ascending), in one pass over the index: O(events + times),
+    /// where calling rolesAt for each would replay a checkpoint interval per time.
+    std::vector<RolesAt> rolesAtTimes(const trace::TraceData& data, const AllocationIndex& index,
+                                      const std::vector<trace::TimestampNs>& times) const;
+
     /// Classifies every allocation of `index` (device, level), by the header's rules.
     /// `iterations` gives "held for good" (see header). O(n log n) in the device's events.
     static MemoryRoles classify(const trace::TraceData& data, const AllocationIndex& index,
