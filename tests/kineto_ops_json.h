@@ -128,16 +128,15 @@ inline std::string expectedFrame(const JsonSpan& s) {
     return s.name + "||0";
 }
 
-/// The stack of a memory event, innermost first: the enclosing operators (ts <= t < ts + dur on
-/// the same pid/tid), inner to outer (later start, then earlier end, then later in the file is
-/// inner), then the enclosing Python calls in the same order.
+/// The stack of a memory event, innermost first: every enclosing span (ts <= t < ts + dur on the
+/// same pid/tid), operators and Python calls alike, inner to outer: later start, then earlier
+/// end, then (at an equal interval) an operator inside a Python call, then later in the file.
 inline std::vector<std::string> expectedStack(const std::vector<JsonSpan>& spans,
                                               const JsonMemory& m) {
-    std::vector<const JsonSpan*> ops;
-    std::vector<const JsonSpan*> python;
+    std::vector<const JsonSpan*> enclosing;
     for (const JsonSpan& s : spans) {
         if (s.lane == m.lane && s.startNs <= m.tsNs && m.tsNs < s.endNs) {
-            (s.python ? python : ops).push_back(&s);
+            enclosing.push_back(&s);
         }
     }
     auto inner = [](const JsonSpan* a, const JsonSpan* b) {
@@ -147,15 +146,14 @@ inline std::vector<std::string> expectedStack(const std::vector<JsonSpan>& spans
         if (a->endNs != b->endNs) {
             return a->endNs < b->endNs;
         }
+        if (a->python != b->python) {
+            return !a->python;
+        }
         return a->order > b->order;
     };
-    std::sort(ops.begin(), ops.end(), inner);
-    std::sort(python.begin(), python.end(), inner);
+    std::sort(enclosing.begin(), enclosing.end(), inner);
     std::vector<std::string> out;
-    for (const JsonSpan* s : ops) {
-        out.push_back(expectedFrame(*s));
-    }
-    for (const JsonSpan* s : python) {
+    for (const JsonSpan* s : enclosing) {
         out.push_back(expectedFrame(*s));
     }
     return out;

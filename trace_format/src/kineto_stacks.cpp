@@ -123,8 +123,7 @@ std::vector<StackId> memoryStacks(const RawKineto& raw, TraceData& data) {
 
     FrameCache frames(spans, data);
     std::vector<uint32_t> open;  // spans started and not known to be closed, outermost first
-    std::vector<FrameId> operators;
-    std::vector<FrameId> python;
+    std::vector<FrameId> stack;
     size_t next = 0;  // position in spanOrder
     for (size_t k = 0; k < memoryOrder.size(); ++k) {
         const uint32_t m = memoryOrder[k];
@@ -146,19 +145,19 @@ std::vector<StackId> memoryStacks(const RawKineto& raw, TraceData& data) {
         while (!open.empty() && spanEnd(spans[open.back()]) <= t) {
             open.pop_back();
         }
-        operators.clear();
-        python.clear();
+        // Innermost first, in nesting order: an op, the Python calls around it, the op or
+        // annotation (ProfilerStep#N) around those, and so on out.
+        stack.clear();
         size_t inspected = 0;
-        for (size_t k = open.size(); k-- > 0 && inspected < kMaxInspectedSpans &&
-                                     operators.size() + python.size() < kMaxStackFrames;
+        for (size_t k = open.size();
+             k-- > 0 && inspected < kMaxInspectedSpans && stack.size() < kMaxStackFrames;
              ++inspected) {
             const RawSpan& s = spans[open[k]];
             if (spanEnd(s) > t) {  // else closed under a span that outlives it
-                (s.python ? python : operators).push_back(frames.frameOf(open[k]));
+                stack.push_back(frames.frameOf(open[k]));
             }
         }
-        operators.insert(operators.end(), python.begin(), python.end());
-        out[m] = data.internStack(operators);
+        out[m] = data.internStack(stack);
     }
     return out;
 }

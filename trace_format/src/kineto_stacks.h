@@ -23,9 +23,10 @@ inline constexpr size_t kMaxStackFrames = 256;
 /// Spans nest by interval; at equal start the longer one is outside, at equal interval a Python
 /// call is outside an operator (Python calls into ops) and otherwise the earlier in the file is
 /// outside (PyTorch writes a parent op before its children).
-/// Frames, innermost first: the enclosing operators (the innermost, e.g. aten::empty_strided,
-/// then aten::addmm, aten::linear, ...), then the enclosing Python calls, inner to outer, so that
-/// the leaf is always the operator that allocated. An operator is Frame{op name, "", 0}; Python
+/// Frames, innermost first, in nesting order: the innermost enclosing span (the operator that
+/// allocated, e.g. aten::empty_strided), then each span around it out to the outermost, operators
+/// and Python calls interleaved as they nest (aten::addmm, aten::linear, the module's forward in
+/// Python, nn.Module: Linear_0, ..., ProfilerStep#6, the training loop's Python frames). An operator is Frame{op name, "", 0}; Python
 /// frames are as pythonFrame(). Cost: O((spans + events) log(spans + events)) for the sorts, and
 /// per event O(depth).
 std::vector<StackId> memoryStacks(const RawKineto& raw, TraceData& data);

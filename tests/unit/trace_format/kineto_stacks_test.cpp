@@ -78,7 +78,7 @@ const char* kTrace = R"({"schemaVersion": 1, "traceEvents": [
    "tid": 1, "ts": 0, "dur": 400}
 ]})";
 
-TEST(KinetoStacks, MemoryEventGetsEnclosingOpsInnermostFirstThenPythonCalls) {
+TEST(KinetoStacks, MemoryEventGetsItsEnclosingSpansInnermostFirst) {
     auto r = importKinetoJson(kTrace, "stacks.json");
     ASSERT_TRUE(r.ok()) << r.error().describe();
     const TraceData& d = r.value().data;
@@ -87,15 +87,16 @@ TEST(KinetoStacks, MemoryEventGetsEnclosingOpsInnermostFirstThenPythonCalls) {
     const std::string python[] = {"nn.Module: Net_0||0", "forward|model.py|12",
                                   "<module>|/opt/run (1)/train.py|7"};
 
-    // 20 us: inside B, U, A (Z has no duration), and N, P, Q.
+    // 20 us: inside B, U, N, A, P, Q, innermost (latest start) first, operators and Python calls
+    // as they nest (Z has no duration).
     const size_t m20 = rowAt(d, 1000);
     EXPECT_EQ(frames(d, d.memory.stack[m20]),
-              (std::vector<std::string>{"aten::addmm||0", forwardRange, linear, python[0],
+              (std::vector<std::string>{"aten::addmm||0", forwardRange, python[0], linear,
                                         python[1], python[2]}));
     // 50 us: B [10, 50) has ended, C [50, 60) has begun.
     const size_t m50 = rowAt(d, 2000);
     EXPECT_EQ(frames(d, d.memory.stack[m50]),
-              (std::vector<std::string>{"aten::empty_strided||0", forwardRange, linear, python[0],
+              (std::vector<std::string>{"aten::empty_strided||0", forwardRange, python[0], linear,
                                         python[1], python[2]}));
     // 100 us (the free of 1000): A [0, 100) has ended; only Python calls remain.
     size_t free100 = 0;
