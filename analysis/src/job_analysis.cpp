@@ -218,6 +218,9 @@ void classifyRoles(const trace::TraceData& data, const MemoryTimeline* tl, Devic
             times.push_back(time);
         }
     }
+    for (const OomFacts& o : d.ooms) {
+        times.push_back(o.timeNs);
+    }
     std::vector<size_t> order(times.size());
     for (size_t i = 0; i < order.size(); ++i) {
         order[i] = i;
@@ -237,6 +240,9 @@ void classifyRoles(const trace::TraceData& data, const MemoryTimeline* tl, Devic
     for (size_t i = 0; i < iterationPeaks.size(); ++i) {
         d.iterationRoles.push_back(
             {iterationPeaks[i].first, iterationPeaks[i].second, byInput[i + 1]});
+    }
+    for (size_t i = 0; i < d.ooms.size(); ++i) {
+        d.ooms[i].roles = byInput[1 + iterationPeaks.size() + i];
     }
 }
 

@@ -78,8 +78,12 @@ MemoryRole roleOf(RoleRule rule) {
         case RoleRule::Parameter:
             return MemoryRole::Parameters;
         case RoleRule::PersistentBySize:
-        case RoleRule::PersistentNoGradients:
             return MemoryRole::Persistent;
+        case RoleRule::HeldNoGradients:
+        case RoleRule::HeldNoGradientSize:
+        case RoleRule::HeldFromStep:
+        case RoleRule::HeldEveryStep:
+        case RoleRule::NoPhase:
         case RoleRule::NotClassified:
         case RoleRule::NoRule:
             break;
@@ -100,7 +104,8 @@ const char* describe(RoleRule rule) {
         case RoleRule::ActivationFreedInBackward:
             return "allocated in forward, freed in backward";
         case RoleRule::ActivationUnfinished:
-            return "allocated in forward; the trace ends before its backward";
+            return "allocated in forward; the step was cut short (an OOM, or the trace's end) "
+                   "before its backward freed it";
         case RoleRule::ActivationKept:
             return "allocated in forward and kept past the optimizer step, as in other "
                    "iterations (a tensor kept every step)";
@@ -114,13 +119,24 @@ const char* describe(RoleRule rule) {
         case RoleRule::PersistentBySize:
             return "held for good from before the first forward, with a gradient's size: "
                    "parameters or optimizer state (the trace does not show the state created)";
-        case RoleRule::PersistentNoGradients:
-            return "held for good from before the first forward (no gradients in the trace to "
-                   "check sizes against: may hold buffers or workspaces)";
+        case RoleRule::HeldNoGradients:
+            return "held for good from before the first forward; with no gradients in the trace, "
+                   "parameters, optimizer state, buffers and workspaces cannot be told apart";
+        case RoleRule::HeldNoGradientSize:
+            return "held for good from before the first forward, but no gradient has its size: "
+                   "a buffer, an input or a library workspace, not a parameter";
+        case RoleRule::HeldFromStep:
+            return "allocated in forward or backward and held for good, in one step only: a "
+                   "cache, a library workspace or a tensor kept once";
+        case RoleRule::HeldEveryStep:
+            return "allocated in a step and held for good, again in other steps: a tensor kept "
+                   "every step (see the leak)";
+        case RoleRule::NoPhase:
+            return "allocated outside any known phase (no range or stack frame names one)";
         case RoleRule::NoRule:
             break;
     }
-    return "no rule of the role table fits what was seen";
+    return "the phases it was allocated and freed in fit no row of the role table";
 }
 
 namespace {
@@ -182,7 +198,9 @@ TrainingPhase phaseOfName(std::string_view name) {
         contains(n, "zero_grad")) {
         return TrainingPhase::Optimizer;
     }
-    if (contains(n, "forward")) {
+    // torch.compile runs a compiled graph's forward as the autograd Function "CompiledFunction"
+    // (its backward is "CompiledFunctionBackward", caught above).
+    if (contains(n, "forward") || contains(n, "compiledfunction")) {
         return TrainingPhase::Forward;
     }
     return TrainingPhase::None;
@@ -313,11 +331,23 @@ std::vector<TrainingPhase> phasesFromRanges(const trace::TraceData& data, trace:
                            std::make_pair(ranges[next].end, ranges[next].phase));
             ++next;
         }
+        TrainingPhase endingNow = TrainingPhase::None;
         for (auto it = active.begin(); it != active.end();) {
-            it = it->second.first <= t ? active.erase(it) : std::next(it);
+            if (it->second.first <= t) {
+                if (it->second.first == t) {
+                    endingNow = it->second.second;
+                }
+                it = active.erase(it);
+            } else {
+                ++it;
+            }
         }
         if (!active.empty()) {
             out[p] = active.rbegin()->second.second;
+        } else {
+            // At the very time a range ends (its pop and the event share a timestamp, so their
+            // order is unknown) and no other phase is open, the event is taken as the range's.
+            out[p] = endingNow;
         }
     }
     return out;
@@ -456,6 +486,18 @@ MemoryRoles MemoryRoles::classify(const trace::TraceData& data, const Allocation
     const TimestampNs firstEnd = haveIterations ? iterations.iterations.front().endNs
                                                 : std::numeric_limits<TimestampNs>::max();
 
+    std::vector<TimestampNs> oomTimes;
+    for (const trace::OomEvent& o : data.ooms) {
+        if (o.device == index.device()) {
+            oomTimes.push_back(o.timestampNs);
+        }
+    }
+    std::sort(oomTimes.begin(), oomTimes.end());
+    // An OOM in [from, to) (to = max when never freed).
+    auto oomBetween = [&](TimestampNs from, TimestampNs to) {
+        auto it = std::lower_bound(oomTimes.begin(), oomTimes.end(), from);
+        return it != oomTimes.end() && *it < to;
+    };
     std::vector<Lifetime> lives;
     for (size_t p = 0; p < index.size(); ++p) {
         if (!index.isAlloc(p)) {
@@ -488,6 +530,8 @@ MemoryRoles MemoryRoles::classify(const trace::TraceData& data, const Allocation
     bool stateCreated = false;
     // Forward allocations kept past an optimizer run: in how many forward runs each key was.
     std::unordered_map<uint64_t, std::pair<uint32_t, uint32_t>> keptRuns;  // key -> (last, count)
+    // Allocations of forward or backward held for good: in how many phase runs each key was.
+    std::unordered_map<uint64_t, std::pair<uint32_t, uint32_t>> heldRuns;
     auto optimizerBetween = [&](const Lifetime& l) {
         const uint32_t after =
             l.freePos == UINT32_MAX ? tl.totalOptimizerRuns : tl.optimizerRuns[l.freePos];
@@ -512,6 +556,15 @@ MemoryRoles MemoryRoles::classify(const trace::TraceData& data, const Allocation
             tl.run[l.freePos] != tl.run[l.allocPos] &&
             (f == TrainingPhase::Optimizer || optimizerBetween(l))) {
             gradientSizes.insert(m.sizeBytes[l.event]);
+        }
+        if (l.held && (a == TrainingPhase::Forward || a == TrainingPhase::Backward)) {
+            auto& [last, count] =
+                heldRuns[stackSizeKey(toInt(m.stack[l.event]), m.sizeBytes[l.event])];
+            const uint32_t run = tl.run[l.allocPos];
+            if (count == 0 || last != run) {
+                ++count;
+                last = run;
+            }
         }
         if (a == TrainingPhase::Forward && optimizerBetween(l)) {
             auto& [last, count] =
@@ -543,8 +596,12 @@ MemoryRoles MemoryRoles::classify(const trace::TraceData& data, const Allocation
         } else if (a == TrainingPhase::Forward && freed && f == TrainingPhase::Backward &&
                    !optimizerBetween(l)) {
             rule = RoleRule::ActivationFreedInBackward;
-        } else if (a == TrainingPhase::Forward && !freed &&
-                   tl.backwardRuns[l.allocPos] == tl.totalBackwardRuns && !optimizerBetween(l)) {
+        } else if (a == TrainingPhase::Forward && f != TrainingPhase::Backward &&
+                   !optimizerBetween(l) &&
+                   ((!freed && tl.backwardRuns[l.allocPos] == tl.totalBackwardRuns) ||
+                    oomBetween(m.timestampNs[l.event],
+                               freed ? m.timestampNs[tl.order[l.freePos]]
+                                     : std::numeric_limits<TimestampNs>::max()))) {
             rule = RoleRule::ActivationUnfinished;
         } else if (a == TrainingPhase::Forward && optimizerBetween(l) &&
                    keptRuns[stackSizeKey(toInt(m.stack[l.event]), size)].second >= 2) {
@@ -553,10 +610,16 @@ MemoryRoles MemoryRoles::classify(const trace::TraceData& data, const Allocation
                    (!freed || tl.forwardRuns[l.freePos] > tl.forwardRuns[l.allocPos])) {
             rule = RoleRule::Input;
         } else if (l.candidate) {
-            rule = gradientSizes.empty()        ? RoleRule::PersistentNoGradients
-                   : !gradientSizes.count(size) ? RoleRule::NoRule
+            rule = gradientSizes.empty()        ? RoleRule::HeldNoGradients
+                   : !gradientSizes.count(size) ? RoleRule::HeldNoGradientSize
                    : stateCreated               ? RoleRule::Parameter
                                                 : RoleRule::PersistentBySize;
+        } else if (l.held && (a == TrainingPhase::Forward || a == TrainingPhase::Backward)) {
+            rule = heldRuns[stackSizeKey(toInt(m.stack[l.event]), size)].second >= 2
+                       ? RoleRule::HeldEveryStep
+                       : RoleRule::HeldFromStep;
+        } else if (a == TrainingPhase::None) {
+            rule = RoleRule::NoPhase;
         }
         out.m_events.push_back({l.event, rule, a, f});
         ++out.m_perRule[size_t(rule)];

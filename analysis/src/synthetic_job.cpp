@@ -313,12 +313,12 @@ std::string validateSyntheticJobSpec(const SyntheticJobSpec& spec) {
         return "delays, gaps and overlaps must not be negative";
     }
     if (spec.trainingPhases &&
-        (spec.hostGapNs < 8 || spec.benchmarkNoise ||
+        (spec.hostGapNs < 12 || spec.benchmarkNoise ||
          (spec.computeKernelsPerIteration / 2) * spec.computeKernelNs /
                  spec.activationsPerIteration <
              4 ||
          spec.inputBytes > (uint64_t{1} << 50) || spec.optimizerTempBytes > (uint64_t{1} << 50))) {
-        return "trainingPhases needs hostGapNs >= 8, a forward step (F / A) of at least 4 ns, no "
+        return "trainingPhases needs hostGapNs >= 12, a forward step (F / A) of at least 4 ns, no "
                "benchmark noise, and input and temporary sizes of at most 1 PiB";
     }
     if (spec.leakRank < -1 || spec.gpusPerNode < 1) {
@@ -436,8 +436,9 @@ TraceData generateSyntheticRank(const SyntheticJobSpec& spec, int rank) {
                             trace::kHostDevice, RangeKind::Iteration});
         data.ranges.append({start, start + tm.forwardNs, names.forward, 1, threadId,
                             trace::kHostDevice, RangeKind::Nvtx});
-        data.ranges.append({start + tm.forwardNs, start + tm.computeNs, names.backward, 1, threadId,
-                            trace::kHostDevice, RangeKind::Nvtx});
+        // With phases, backward also holds the last activation's free at its very end.
+        data.ranges.append({start + tm.forwardNs, start + tm.computeNs + (phases ? 1 : 0),
+                            names.backward, 1, threadId, trace::kHostDevice, RangeKind::Nvtx});
 
         if (phases) {
             mem.alloc(start - spec.hostGapNs / 4, inputOffset, spec.inputBytes, names.input, 0);
@@ -479,17 +480,17 @@ TraceData generateSyntheticRank(const SyntheticJobSpec& spec, int rank) {
 
         if (phases) {
             const auto optimizerRange = static_cast<uint32_t>(data.ranges.size()) + 1;
-            data.ranges.append({end, end + spec.hostGapNs / 2, names.optimizerRange, 1, threadId,
-                                trace::kHostDevice, RangeKind::Nvtx});
+            data.ranges.append({end + 1, end + spec.hostGapNs / 2, names.optimizerRange, 1,
+                                threadId, trace::kHostDevice, RangeKind::Nvtx});
             if (i == 0) {
-                mem.alloc(end + 1, optimizerOffset, spec.optimizerBytes, names.optimizerState,
+                mem.alloc(end + 2, optimizerOffset, spec.optimizerBytes, names.optimizerState,
                           optimizerRange);
             }
-            mem.alloc(end + 2, optimizerTempOffset, spec.optimizerTempBytes, names.optimizerTemp,
+            mem.alloc(end + 3, optimizerTempOffset, spec.optimizerTempBytes, names.optimizerTemp,
                       optimizerRange);
-            mem.free(end + 3, optimizerTempOffset, spec.optimizerTempBytes, names.optimizerTemp,
+            mem.free(end + 4, optimizerTempOffset, spec.optimizerTempBytes, names.optimizerTemp,
                      optimizerRange);
-            mem.free(end + 4, gradientOffset, spec.weightBytes, StackId{0}, optimizerRange);
+            mem.free(end + 5, gradientOffset, spec.weightBytes, StackId{0}, optimizerRange);
         }
         appendKernels(data, spec, tm, names, start, end, device, correlation, noise);
         if (spec.ranks > 1) {

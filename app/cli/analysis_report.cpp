@@ -356,7 +356,8 @@ void addDeviceAnalysisJson(const DeviceAnalysis& d, int64_t offset, Json& j, siz
               o.segmentFreeBytes >= 0 ? Json(o.segmentFreeBytes) : Json(nullptr)},
              {"cause", toString(diagnoseOom(o, d.memory.capacityBytes).cause)},
              {"segments", segmentsJson(o.segments, o.requestedBytes)},
-             {"top_live", top}});
+             {"top_live", top},
+             {"roles", o.roles ? roleBytesJson(*o.roles) : Json(nullptr)}});
         if (!o.segments.known) {
             j["ooms"].back()["segments_unknown_reason"] = o.segments.reason;
         }
@@ -506,6 +507,9 @@ void writeDeviceAnalysisText(const DeviceAnalysis& d, std::ostream& os) {
         for (const LiveGroup& g : o.topLive) {
             os << "    live: " << formatBytes(g.bytes) << " in " << g.count
                << (g.count == 1 ? " allocation" : " allocations") << " from " << g.label << "\n";
+        }
+        if (o.roles) {
+            os << "    roles then: " << rolesLine(*o.roles) << "\n";
         }
     }
     os << "  iterations: " << d.iterations.count() << " (source: " << toString(d.iterations.source)

@@ -1,8 +1,11 @@
 #include "roles_report.h"
 
+#include <algorithm>
 #include <iomanip>
 #include <ostream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "vramscope/analysis/text_format.h"
 
@@ -77,6 +80,23 @@ void addRolesJson(const analysis::DeviceAnalysis& d, int64_t offset, Json& j) {
                        {"roles", roleBytesJson(it.roles)}});
     }
     j["iteration_roles"] = its;
+}
+
+std::string rolesLine(const analysis::RolesAt& roles) {
+    std::vector<std::pair<int64_t, MemoryRole>> present;
+    for (const MemoryRole r : kRoles) {
+        if (roles.bytes[r] > 0) {
+            present.emplace_back(roles.bytes[r], r);
+        }
+    }
+    std::stable_sort(present.begin(), present.end(),
+                     [](const auto& a, const auto& b) { return a.first > b.first; });
+    std::string out;
+    for (const auto& [bytes, r] : present) {
+        out += (out.empty() ? "" : ", ") + std::string(analysis::roleLabel(r)) + " " +
+               analysis::formatBytes(double(bytes));
+    }
+    return out.empty() ? std::string("nothing alive") : out;
 }
 
 void writeRolesText(const analysis::DeviceAnalysis& d, std::ostream& os) {

@@ -3,6 +3,7 @@
 // the text table with the rules that gave each role.
 
 #include <iosfwd>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -22,6 +23,10 @@ nlohmann::ordered_json roleBytesJson(const analysis::RolesAt& roles);
 /// peak. Times on the job's axis with `clockOffsetNs`.
 void addRolesJson(const analysis::DeviceAnalysis& d, int64_t clockOffsetNs,
                   nlohmann::ordered_json& j);
+
+/// "activations 5.10 GiB, persistent 1.19 GiB, ..., unknown 65.1 MiB": the roles with bytes,
+/// largest first, for one line (e.g. at an OOM).
+std::string rolesLine(const analysis::RolesAt& roles);
 
 /// The roles at the peak as a table (role, bytes, share of the live set, rules that gave it),
 /// and where the phases came from; one line saying why when roles are unknown.

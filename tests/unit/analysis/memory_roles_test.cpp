@@ -25,6 +25,9 @@ TEST(MemoryRoles, PhaseOfNameReadsTheUsualMarkers) {
     EXPECT_EQ(phaseOfName("Optimizer.step#AdamW.step"), TrainingPhase::Optimizer);
     EXPECT_EQ(phaseOfName("Optimizer.zero_grad#AdamW.zero_grad"), TrainingPhase::Optimizer);
     EXPECT_EQ(phaseOfName("optimizer"), TrainingPhase::Optimizer);
+    EXPECT_EQ(phaseOfName("CompiledFunction"), TrainingPhase::Forward);
+    EXPECT_EQ(phaseOfName("autograd::engine::evaluate_function: CompiledFunctionBackward"),
+              TrainingPhase::Backward);
     EXPECT_EQ(phaseOfName("iteration 3"), TrainingPhase::None);
     EXPECT_EQ(phaseOfName("ProfilerStep#4"), TrainingPhase::None);
     EXPECT_EQ(phaseOfName("aten::addmm"), TrainingPhase::None);
@@ -83,7 +86,7 @@ MemoryRole expectedRole(const TraceData& d, trace::StackId stack) {
         return MemoryRole::Inputs;
     }
     if (leaf == "log_metrics") {
-        // The leak: made in backward and kept, with no parameter's size: no row of the table.
+        // The leak: made in backward and kept every step: unknown, said to be kept every step.
         return MemoryRole::Unknown;
     }
     if (leaf.size() > 8 && leaf.substr(leaf.size() - 8) == ".forward") {
@@ -101,15 +104,18 @@ SyntheticJobSpec trainingSpec() {
 }
 
 TEST(MemoryRoles, EveryAllocationOfTheSyntheticTrainingJobGetsItsRole) {
-    for (const uint64_t leak : {uint64_t(0), uint64_t(32) << 20}) {
+    for (const auto& [ranks, leak] : std::vector<std::pair<int, uint64_t>>{
+             {1, 0}, {1, uint64_t(32) << 20}, {2, 0}, {3, uint64_t(32) << 20}}) {
         SyntheticJobSpec spec = trainingSpec();
+        spec.ranks = ranks;
         spec.leakBytesPerIteration = leak;
         ASSERT_EQ(validateSyntheticJobSpec(spec), "");
-        const TraceData d = generateSyntheticRank(spec, 0);
-        auto its = findIterations(d, trace::DeviceIndex{0});
+        const TraceData d = generateSyntheticRank(spec, 0);  // rank 0 (leakRank 0 leaks)
+        const trace::DeviceIndex dev = d.header.devices.front().index;
+        auto its = findIterations(d, dev);
         ASSERT_TRUE(its.ok());
         ASSERT_EQ(its->count(), size_t(spec.iterations));
-        const AllocationIndex index(d, trace::DeviceIndex{0}, MemoryLevel::Allocated);
+        const AllocationIndex index(d, dev, MemoryLevel::Allocated);
         const MemoryRoles roles = MemoryRoles::classify(d, index, *its);
         EXPECT_TRUE(roles.hasPhases());
         size_t checked = 0;
@@ -121,13 +127,16 @@ TEST(MemoryRoles, EveryAllocationOfTheSyntheticTrainingJobGetsItsRole) {
             ++checked;
             EXPECT_EQ(roles.roleOfEvent(i), expectedRole(d, d.memory.stack[i]))
                 << "event " << i << " at " << d.memory.timestampNs[i] << " ns, rule "
-                << describe(roles.ruleOfEvent(i)) << ", leak " << leak;
+                << describe(roles.ruleOfEvent(i)) << ", ranks " << ranks << ", leak " << leak;
         }
         // W, O, per iteration: A activations, one forward temporary, input, gradient, optimizer
         // temporary, and the leak.
         const size_t perIteration = size_t(spec.activationsPerIteration) + 4 + (leak > 0 ? 1 : 0);
         EXPECT_EQ(checked, 2 + size_t(spec.iterations) * perIteration);
         EXPECT_EQ(roles.allocations(), checked);
+        // The leak's allocations are said to be a tensor kept every step.
+        EXPECT_EQ(roles.allocationsPerRule()[size_t(RoleRule::HeldEveryStep)],
+                  leak > 0 ? uint64_t(spec.iterations) : 0u);
     }
 }
 
@@ -256,11 +265,12 @@ TEST(MemoryRoles, WeightsAreParametersOnlyWhenTheStateIsSeenCreated) {
         EXPECT_EQ(roles.roleOfEvent(3), MemoryRole::Gradients);
     }
     {
-        // Without phases only lifetimes: held for good is persistent, the rest unknown.
+        // Without phases only lifetimes: held for good is said, but not what it is.
         const TraceData d = handJob(false, false);
         const MemoryRoles roles = classifyHand(d);
         EXPECT_FALSE(roles.hasPhases());
-        EXPECT_EQ(roles.ruleOfEvent(0), RoleRule::PersistentNoGradients);
+        EXPECT_EQ(roles.ruleOfEvent(0), RoleRule::HeldNoGradients);
+        EXPECT_EQ(roles.roleOfEvent(0), MemoryRole::Unknown);
         EXPECT_EQ(roles.roleOfEvent(2), MemoryRole::Unknown);
         EXPECT_EQ(roles.roleOfEvent(3), MemoryRole::Unknown);
     }
@@ -290,8 +300,9 @@ TEST(MemoryRoles, StacklessAllocationsAfterBackwardEvidenceAreBackward) {
     EXPECT_EQ(roles.phasesOfEvent(4).first, TrainingPhase::Backward);
     EXPECT_EQ(roles.ruleOfEvent(4), RoleRule::Temporary);
     EXPECT_EQ(roles.ruleOfEvent(0), RoleRule::ActivationFreedInBackward);
-    // Never freed, no backward after it would be unfinished; here backward follows: no rule.
-    EXPECT_EQ(roles.ruleOfEvent(2), RoleRule::NoRule);
+    // Never freed, no backward after it would be unfinished; here backward follows: held for
+    // good from a step.
+    EXPECT_EQ(roles.ruleOfEvent(2), RoleRule::HeldFromStep);
 }
 
 }  // namespace

@@ -60,6 +60,8 @@ struct OomFacts {
     /// segmentFreeBytes above are its totals when known.
     SegmentOverview segments;
     std::vector<LiveGroup> topLive;  ///< largest groups of the live set, at most 3
+    /// The live set at the OOM by role of memory (memory_roles.h); nullopt without roles.
+    std::optional<RolesAt> roles;
 };
 
 struct CommunicationSplit;  // straggler.h

@@ -8,7 +8,8 @@
 // 1. Ranges: the event lies inside a host range (NVTX, record_function annotation; GPU
 //    projections are left out) whose name names a phase (phaseOfName): "forward", "backward",
 //    "Optimizer.step#AdamW.step", "optimizer", "zero_grad", "autograd::engine::evaluate_function:
-//    MmBackward0"... The innermost such range wins.
+//    MmBackward0"... The innermost such range wins; an event at the very end of a range, with no
+//    other phase range open, is taken as inside it (the two share a timestamp: order unknown).
 // 2. Stack frames: the event's own stack (phaseOfStack): a frame of torch/optim/ or an
 //    optimizer's step / zero_grad -> optimizer; a frame of torch/autograd/, torch/_tensor.py's
 //    backward or an operator named like "...Backward0" -> backward; a frame of torch/nn/ (module
@@ -36,9 +37,11 @@
 // |                         |                 | of a ParameterCandidate (set_to_none=False)      |
 // | ActivationFreedInBackward| activations    | allocated in forward, freed in a later backward  |
 // |                         |                 | run, before any optimizer run                    |
-// | ActivationUnfinished    | activations     | allocated in forward, never freed, and no        |
-// |                         |                 | backward or optimizer run after it (the trace    |
-// |                         |                 | ends in its forward, e.g. at an OOM)             |
+// | ActivationUnfinished    | activations     | allocated in forward, not freed in backward and  |
+// |                         |                 | no optimizer run before its free, and its step   |
+// |                         |                 | cut short: an OOM of the device between its      |
+// |                         |                 | allocation and its free, or never freed with no  |
+// |                         |                 | backward after it (the trace ends in its forward)|
 // | ActivationKept          | activations     | allocated in forward, alive past the next        |
 // |                         |                 | optimizer run, its (stack, size) kept so in two  |
 // |                         |                 | or more forward runs (a tensor kept every step)  |
@@ -52,9 +55,20 @@
 // | PersistentBySize        | persistent      | ParameterCandidate of a gradient's size, no state|
 // |                         |                 | created in the trace: parameters or optimizer    |
 // |                         |                 | state (Adam's moments have the parameters' size) |
-// | PersistentNoGradients   | persistent      | ParameterCandidate, on a device without gradients|
-// |                         |                 | or phases (sizes unchecked: may hold buffers)    |
-// | NoRule                  | unknown         | none of the above; the reason says what was seen |
+// | HeldNoGradients         | unknown         | ParameterCandidate on a device without gradients |
+// |                         |                 | (no backward, or no phases): parameters, state,  |
+// |                         |                 | buffers or workspaces cannot be told apart       |
+// | HeldNoGradientSize      | unknown         | ParameterCandidate with no gradient of its size  |
+// |                         |                 | (buffers, inputs, library workspaces)            |
+// | HeldFromStep            | unknown         | allocated in forward or backward and held for    |
+// |                         |                 | good, in one run only (a cache, a library        |
+// |                         |                 | workspace, a tensor kept once)                   |
+// | HeldEveryStep           | unknown         | allocated in backward (or forward with no        |
+// |                         |                 | optimizer run after it) and held for good, its   |
+// |                         |                 | (stack, size) so in two or more runs: the leak   |
+// | NoPhase                 | unknown         | allocated outside any known phase, no row above  |
+// | NoRule                  | unknown         | none of the above (the phases it was allocated   |
+// |                         |                 | and freed in fit no row: see phasesOfEvent)      |
 // ParameterCandidate: held for good, allocated outside any optimizer run before the device's
 // first forward event and before the end of the first iteration (or before recording began:
 // MemoryKind::PreExisting), and its (stack, size) not held again by an allocation made after the
@@ -114,10 +128,14 @@ enum class RoleRule : uint8_t {
     Input,
     Parameter,
     PersistentBySize,
-    PersistentNoGradients,
+    HeldNoGradients,
+    HeldNoGradientSize,
+    HeldFromStep,
+    HeldEveryStep,
+    NoPhase,
     NoRule,
 };
-inline constexpr size_t kRoleRuleCount = 13;
+inline constexpr size_t kRoleRuleCount = 17;
 /// One sentence for a rule ("allocated in forward, freed in backward"), for the Details dock and
 /// the report's rules table.
 const char* describe(RoleRule rule);
@@ -126,7 +144,8 @@ MemoryRole roleOf(RoleRule rule);
 
 /// The phase a range name names (rule 1 of the header), TrainingPhase::None when none:
 /// case-insensitive; "backward" anywhere -> Backward; isOptimizerStepName / zero_grad names,
-/// "optimizer" anywhere -> Optimizer; "forward" anywhere -> Forward.
+/// "optimizer" anywhere -> Optimizer; "forward" or "CompiledFunction" (torch.compile's graph)
+/// anywhere -> Forward.
 TrainingPhase phaseOfName(std::string_view name);
 
 /// The phase a stack names (rule 2 of the header), TrainingPhase::None when none.
@@ -195,7 +214,8 @@ public:
                                       const std::vector<trace::TimestampNs>& times) const;
 
     /// Classifies every allocation of `index` (device, level), by the header's rules.
-    /// `iterations` gives "held for good" (see header). O(n log n) in the device's events.
+    /// `iterations` gives "held for good" (see header); the device's OOM events (data.ooms) cut a
+    /// step short (ActivationUnfinished). O(n log n) in the device's events.
     static MemoryRoles classify(const trace::TraceData& data, const AllocationIndex& index,
                                 const IterationSet& iterations);
 

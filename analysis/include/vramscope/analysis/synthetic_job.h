@@ -59,14 +59,15 @@ namespace vramscope::analysis {
 /// E_i(r) = E_i, I = inputBytes, T = optimizerTempBytes, f = F / A (forward step):
 ///   weights are made by module construction (stack frames `_apply` in torch/nn/modules/
 ///     module.py), and the optimizer state O is not made at 2 ms but in iteration 0's optimizer
-///     step, at E_0 + 1, by `_init_group` (torch/optim/adamw.py);
-///   ranges: "optimizer" (Nvtx, depth 1) over [E_i, E_i + h / 2);
-///   gradient: W bytes allocated at S_i(r) + F + 1 (in backward), freed at E_i + 4;
-///   optimizer temporary: T bytes allocated at E_i + 2, freed at E_i + 3;
+///     step, at E_0 + 2, by `_init_group` (torch/optim/adamw.py);
+///   ranges: "backward" ends at S_i(r) + C + 1 (so that it holds the last activation's free, at
+///     S_i(r) + C when A divides B), and "optimizer" (Nvtx, depth 1) spans [E_i + 1, E_i + h / 2);
+///   gradient: W bytes allocated at S_i(r) + F + 1 (in backward), freed at E_i + 5;
+///   optimizer temporary: T bytes allocated at E_i + 3, freed at E_i + 4;
 ///   forward temporary (A >= 2): a / 2 bytes allocated at S_i(r) + f / 2, freed at S_i(r) + f / 2 +
 ///   1; input: I bytes allocated at S_i(r) - h / 4 (outside every range) with an `aten::to`
 ///     operator frame, freed at S_i(r) + F + 2.
-///   It needs h >= 8 and f >= 4. Peak allocated (no leak) = 2W + O + A * a + I, first at
+///   It needs h >= 12 and f >= 4. Peak allocated (no leak) = 2W + O + A * a + I, first at
 ///   S_1(r) + F + 1 (iteration 0 has no optimizer state yet); roles then: parameters W,
 ///   gradients W, optimizer state O, activations A * a, inputs I, temporaries 0.
 /// The seed changes no time and no size: only addresses, device UUIDs, the communicator hash,
@@ -110,7 +111,7 @@ struct SyntheticJobSpec {
 /// computeKernelNs >= 1, (K / 2) * d >= A (so F / A >= 1 and B / A >= 1), segmentBytes >= 1,
 /// busBandwidthBytesPerS > 0, non-negative delays and gaps, leakRank >= -1, gpusPerNode >= 1, and
 /// ranks * iterations small enough to stay well inside int64 nanoseconds; with trainingPhases
-/// also hostGapNs >= 8 and F / A >= 4, and no benchmarkNoise.
+/// also hostGapNs >= 12 and F / A >= 4, and no benchmarkNoise.
 std::string validateSyntheticJobSpec(const SyntheticJobSpec& spec);
 
 /// Generates one TraceData per rank, in rank order (header rank/world size set, one device per
