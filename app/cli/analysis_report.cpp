@@ -105,7 +105,8 @@ void writeOperatorsText(const OperatorMemoryTable& t, std::ostream& os) {
     if (t.rows.size() > names.size()) {
         const OperatorMemoryRow rest = sumRows(t.rows, names.size(), "");
         os << "    ... " << t.rows.size() - names.size() << " more operators with "
-           << formatBytes(rest.selfBytes) << " self bytes (see --json)\n";
+           << formatBytes(rest.selfBytes) << " self bytes (--json lists the first "
+           << kJsonOperators << " and sums the rest as 'other')\n";
     }
     os << "    from each allocation event's stack: the CPU ops (cpu_op, user_annotation) enclosing "
           "it on its thread\n    self = the innermost op (self columns add up to all "

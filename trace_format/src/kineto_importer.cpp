@@ -570,14 +570,22 @@ Result<bool> parseWithRepairs(std::string_view text, const std::string& name,
     if (fix.cut) {
         notes.truncated = true;
         notes.truncatedAt = toOriginal(offsets, fix.endOffset);
+        const int64_t cutAt = toOriginal(offsets, fix.cutOffset);
+        const int64_t after = int64_t(text.size()) - notes.truncatedAt;
+        // Damage well before the end is no cut file: say how much was left unread.
+        const std::string why =
+            after > 1024 ? "the JSON is malformed here; every whole event before byte " +
+                               std::to_string(cutAt) + " was loaded, the " + std::to_string(after) +
+                               " bytes after this point were not read"
+                         : "the JSON ends early or is malformed here; every whole event before "
+                           "byte " +
+                               std::to_string(cutAt) +
+                               " was loaded. The file was probably cut while it was written.";
         notes.problems.push_back(
-            Error::make(ErrorCode::Truncated, name,
-                        "the JSON ends early or is malformed here; every whole event before byte " +
-                            std::to_string(toOriginal(offsets, fix.cutOffset)) +
-                            " was loaded. The file was probably cut while it was written.")
-                .atByte(notes.truncatedAt));
+            Error::make(ErrorCode::Truncated, name, why).atByte(notes.truncatedAt));
         notes.losses.push_back(
-            {LossCounter::JsonEventsAfterDamage, 0, "the file is cut or malformed", 0, 0});
+            {LossCounter::JsonEventsAfterDamage, 0,
+             "the file is cut or malformed at byte " + std::to_string(notes.truncatedAt), 0, 0});
     }
     repairedStorage = std::move(fix.text);
     padInPlace(repairedStorage);
@@ -631,9 +639,12 @@ Result<LoadedTrace> importPadded(const char* data, size_t size, const std::strin
         stop.file = name;
         stop.byteOffset = at;
         stop.message += "; the " + std::to_string(raw->events) + " events before it were loaded";
+        if (const int64_t after = int64_t(size) - at; after > 0) {
+            stop.message += ", the " + std::to_string(after) + " bytes from there on were not read";
+        }
         notes.problems.push_back(std::move(stop));
-        notes.losses.push_back(
-            {LossCounter::JsonEventsAfterDamage, 0, "the JSON is malformed", 0, 0});
+        notes.losses.push_back({LossCounter::JsonEventsAfterDamage, 0,
+                                "the JSON is malformed at byte " + std::to_string(at), 0, 0});
         if (!notes.truncated) {
             notes.truncated = true;
             notes.truncatedAt = at;

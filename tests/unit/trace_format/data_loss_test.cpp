@@ -56,6 +56,36 @@ std::string headerFrame() {
     return frame(c.SerializeAsString());
 }
 
+TEST(DataLossRegistry, DamageInTheMiddleOfAJsonTraceIsNotCalledACutFile) {
+    // 200 whole kernel events, garbage, then 200 more: the second half is left unread, and the
+    // message says so with the byte, rather than calling the file cut.
+    std::string events;
+    for (int i = 0; i < 200; ++i) {
+        events +=
+            "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, "
+            "\"tid\": 0, \"ts\": " +
+            std::to_string(i) + ", \"dur\": 1},";
+    }
+    const std::string head = "{\"traceEvents\": [" + events;
+    const std::string json = head + "@@@ garbage @@@ " + events + "{}]}";
+    const auto k = importKinetoJson(json, "damaged.json");
+    ASSERT_TRUE(k.ok()) << k.error().describe();
+    ASSERT_FALSE(k->report.problems.empty());
+    const std::string said = k->report.problems.back().describe();
+    EXPECT_NE(said.find("were not read"), std::string::npos) << said;
+    EXPECT_NE(said.find("200 events before it were loaded"), std::string::npos) << said;
+    EXPECT_EQ(said.find("probably cut"), std::string::npos) << said;
+    EXPECT_GE(k->report.problems.back().byteOffset, int64_t(head.size()));
+    EXPECT_LT(k->report.problems.back().byteOffset, int64_t(head.size()) + 16);
+    bool named = false;
+    for (const DataLoss& l : k->data.dataLoss) {
+        named |= l.counter == LossCounter::JsonEventsAfterDamage &&
+                 l.reason.find("at byte " + std::to_string(k->report.problems.back().byteOffset)) !=
+                     std::string::npos;
+    }
+    EXPECT_TRUE(named) << "the loss names the byte where the damage was found";
+}
+
 }  // namespace
 
 TEST(DataLossRegistry, NamesAreUniqueSnakeCaseAndEveryRowIsDescribed) {
