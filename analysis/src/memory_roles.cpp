@@ -416,7 +416,10 @@ PhaseTimeline buildPhaseTimeline(const trace::TraceData& data, trace::DeviceInde
             continue;
         }
         const bool noStack = toInt(m.stack[tl.order[p]]) == 0;
-        if (nextEvidence[p + 1] == lastStackPhase ||
+        // The loss: Python code after the forward's modules and before backward is entered.
+        const bool loss = !noStack && lastStackPhase == TrainingPhase::Forward &&
+                          nextEvidence[p + 1] == TrainingPhase::Backward;
+        if (nextEvidence[p + 1] == lastStackPhase || loss ||
             (noStack && anyStack && lastStackPhase == TrainingPhase::Backward)) {
             tl.phase[p] = lastStackPhase;
         }
@@ -566,7 +569,7 @@ MemoryRoles MemoryRoles::classify(const trace::TraceData& data, const Allocation
                 last = run;
             }
         }
-        if (a == TrainingPhase::Forward && optimizerBetween(l)) {
+        if (a == TrainingPhase::Forward && l.held && optimizerBetween(l)) {
             auto& [last, count] =
                 keptRuns[stackSizeKey(toInt(m.stack[l.event]), m.sizeBytes[l.event])];
             const uint32_t fwdRun = tl.forwardRuns[l.allocPos];
@@ -603,7 +606,7 @@ MemoryRoles MemoryRoles::classify(const trace::TraceData& data, const Allocation
                                freed ? m.timestampNs[tl.order[l.freePos]]
                                      : std::numeric_limits<TimestampNs>::max()))) {
             rule = RoleRule::ActivationUnfinished;
-        } else if (a == TrainingPhase::Forward && optimizerBetween(l) &&
+        } else if (a == TrainingPhase::Forward && l.held && optimizerBetween(l) &&
                    keptRuns[stackSizeKey(toInt(m.stack[l.event]), size)].second >= 2) {
             rule = RoleRule::ActivationKept;
         } else if (a == TrainingPhase::None && isInputFrame(data, m.stack[l.event]) &&

@@ -132,6 +132,13 @@ void AnalysisViews::apply(std::shared_ptr<const analysis::JobModel> job) {
                 tr("Some analyses failed: %1").arg(QString::fromStdString(m_job->analysisProblem)),
                 10000);
         }
+        // Without kernels the idle gaps have nothing to list: the bottom right shows the segments
+        // at an OOM, else the leak verdict.
+        if (m_job->kernels.empty()) {
+            (hasOom ? m_segmentsDock : m_leakDock)->raise();
+        } else {
+            m_gapsDock->raise();
+        }
         // Once the window has its size (the first turn of the event loop after a job arrives),
         // the bottom docks take their share of the height.
         QTimer::singleShot(0, this, &AnalysisViews::fitDocks);

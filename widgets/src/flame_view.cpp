@@ -10,6 +10,7 @@
 #include <cmath>
 
 #include "vramscope/analysis/text_format.h"
+#include "vramscope/widgets/plot_style.h"
 #include "vramscope/widgets/units.h"
 
 namespace vramscope::widgets {
@@ -203,6 +204,15 @@ QColor FlameView::colorOf(uint32_t node) const {
     }
     if (node == 0) {
         return QColor(200, 200, 200);
+    }
+    if (m_tree.grouping == analysis::FlameGrouping::Role && n.depth == 1) {
+        // The role row takes the role's colour in the stacked VRAM plot, so the two read alike.
+        for (size_t r = 0; r < analysis::kMemoryRoleCount; ++r) {
+            const auto role = analysis::MemoryRole(r);
+            if (n.name == analysis::roleLabel(role)) {
+                return roleColor(role, palette().base().color());
+            }
+        }
     }
     if (n.name.size() > 1 && n.name.front() == '(') {  // "(no stack)", "(no range)"
         return QColor(190, 190, 190);

@@ -20,7 +20,10 @@
 //    that phase); or when it has no stack at all, the last evidence is backward and the device
 //    records stacks (a PyTorch snapshot records Python frames for every allocation made from a
 //    Python thread; one without frames was made by a C++ thread, and in training that is the
-//    autograd engine running backward). An event after a range's end never inherits the range.
+//    autograd engine running backward); or when it has a stack (the Python thread), the last
+//    evidence is forward and the next is backward: the loss and what else the step computes
+//    between the model's forward and its call into backward. An event after a range's end never
+//    inherits the range.
 // 4. Otherwise the event has no phase. With no evidence on the whole device (no phase ranges, no
 //    stacks that name a phase), only lifetimes are used (see below).
 // A phase "run" is a maximal stretch of events of one phase; events without a phase do not end a
@@ -42,7 +45,7 @@
 // |                         |                 | cut short: an OOM of the device between its      |
 // |                         |                 | allocation and its free, or never freed with no  |
 // |                         |                 | backward after it (the trace ends in its forward)|
-// | ActivationKept          | activations     | allocated in forward, alive past the next        |
+// | ActivationKept          | activations     | allocated in forward, held for good past the next|
 // |                         |                 | optimizer run, its (stack, size) kept so in two  |
 // |                         |                 | or more forward runs (a tensor kept every step)  |
 // | Temporary               | temporaries     | allocated and freed in the same phase run        |
