@@ -26,9 +26,9 @@ inline constexpr size_t kMaxStackFrames = 256;
 /// Frames, innermost first, in nesting order: the innermost enclosing span (the operator that
 /// allocated, e.g. aten::empty_strided), then each span around it out to the outermost, operators
 /// and Python calls interleaved as they nest (aten::addmm, aten::linear, the module's forward in
-/// Python, nn.Module: Linear_0, ..., ProfilerStep#6, the training loop's Python frames). An operator is Frame{op name, "", 0}; Python
-/// frames are as pythonFrame(). Cost: O((spans + events) log(spans + events)) for the sorts, and
-/// per event O(depth).
+/// Python, nn.Module: Linear_0, ..., ProfilerStep#6, the training loop's Python frames). An
+/// operator is Frame{op name, "", 0}; Python frames are as pythonFrame(). Cost: O((spans + events)
+/// log(spans + events)) for the sorts, and per event O(depth).
 std::vector<StackId> memoryStacks(const RawKineto& raw, TraceData& data);
 
 /// The frame of a python_function event: "torch/nn/modules/linear.py(125): forward" is
