@@ -469,162 +469,215 @@ uint64_t stackSizeKey(uint32_t stack, uint64_t size) {
 
 }  // namespace
 
+namespace {
+
+/// Applies the header's decision table to one device: first collects, over every allocation,
+/// the evidence the rows compare against (gradient sizes, parameter candidates, keys kept in
+/// several runs), then gives each allocation its row. Holds references to its inputs.
+class RoleClassifier {
+public:
+    RoleClassifier(const trace::TraceData& data, const AllocationIndex& index,
+                   const IterationSet& iterations)
+        : m_data(data), m_index(index), m_tl(buildPhaseTimeline(data, index.device())) {
+        m_haveIterations = iterations.count() > 0;
+        if (m_haveIterations) {
+            m_lastEnd = iterations.iterations.back().endNs;
+            m_lastStart = iterations.iterations.back().startNs;
+            m_firstEnd = iterations.iterations.front().endNs;
+        }
+        for (const trace::OomEvent& o : data.ooms) {
+            if (o.device == index.device()) {
+                m_oomTimes.push_back(o.timestampNs);
+            }
+        }
+        std::sort(m_oomTimes.begin(), m_oomTimes.end());
+    }
+
+    const PhaseTimeline& timeline() const { return m_tl; }
+
+    /// Every allocation of the index with its free and whether it is held for good.
+    std::vector<Lifetime> lifetimes() const {
+        std::vector<Lifetime> lives;
+        for (size_t p = 0; p < m_index.size(); ++p) {
+            if (!m_index.isAlloc(p)) {
+                continue;
+            }
+            Lifetime l;
+            l.event = m_index.eventAt(p);
+            l.allocPos = m_tl.positionOf[l.event];
+            const uint32_t f = m_index.freePosition(p);
+            if (f != AllocationIndex::kNever) {
+                l.freePos = m_tl.positionOf[m_index.eventAt(f)];
+            }
+            l.held = f == AllocationIndex::kNever ||
+                     (m_haveIterations && m_index.timeAt(f) >= m_lastEnd);
+            lives.push_back(l);
+        }
+        return lives;
+    }
+
+    /// Marks the parameter candidates and collects the evidence the rows compare against.
+    void gather(std::vector<Lifetime>& lives) {
+        // Keys held again after the first iteration (a tensor kept every step is no parameter):
+        // made after the first iteration and alive from before the last one to its end (the last
+        // iteration's own gradients, freed after it, are not).
+        std::unordered_set<uint64_t> heldLater;
+        for (const Lifetime& l : lives) {
+            const TimestampNs t = time(l.event);
+            if (l.held && t >= m_firstEnd && t < m_lastStart) {
+                heldLater.insert(key(l.event));
+            }
+        }
+        for (Lifetime& l : lives) {
+            const TrainingPhase a = phaseAt(l.allocPos);
+            const bool preExisting = m_data.memory.kind[l.event] == trace::MemoryKind::PreExisting;
+            const TimestampNs t = time(l.event);
+            l.candidate = l.held && a != TrainingPhase::Optimizer &&
+                          (preExisting || (t < m_tl.firstForwardNs && t < m_firstEnd)) &&
+                          !heldLater.count(key(l.event));
+            if (l.candidate) {
+                m_candidateSizes.insert(size(l.event));
+            }
+            if (a == TrainingPhase::Optimizer && l.held && !sameRun(l)) {
+                m_stateCreated = true;
+            }
+            if (a == TrainingPhase::Backward && freed(l) && !sameRun(l) &&
+                (phaseAt(l.freePos) == TrainingPhase::Optimizer || optimizerBetween(l))) {
+                m_gradientSizes.insert(size(l.event));
+            }
+            if (l.held && (a == TrainingPhase::Forward || a == TrainingPhase::Backward)) {
+                countRun(m_heldRuns[key(l.event)], m_tl.run[l.allocPos]);
+            }
+            if (a == TrainingPhase::Forward && l.held && optimizerBetween(l)) {
+                countRun(m_keptRuns[key(l.event)], m_tl.forwardRuns[l.allocPos]);
+            }
+        }
+    }
+
+    /// The first row of the decision table that `l` meets (gather() must have run).
+    RoleRule ruleOf(const Lifetime& l) const {
+        const TrainingPhase a = phaseAt(l.allocPos);
+        const TrainingPhase f = phaseAt(l.freePos);
+        const uint64_t bytes = size(l.event);
+        if (freed(l) && a != TrainingPhase::None && sameRun(l)) {
+            return RoleRule::Temporary;
+        }
+        if (a == TrainingPhase::Optimizer && l.held) {
+            return RoleRule::OptimizerStateHeld;
+        }
+        if (a == TrainingPhase::Backward && freed(l) &&
+            (f == TrainingPhase::Optimizer || optimizerBetween(l))) {
+            return RoleRule::GradientFreedByOptimizer;
+        }
+        if (a == TrainingPhase::Backward && l.held && m_candidateSizes.count(bytes)) {
+            return RoleRule::GradientHeld;
+        }
+        if (a == TrainingPhase::Forward) {
+            if (freed(l) && f == TrainingPhase::Backward && !optimizerBetween(l)) {
+                return RoleRule::ActivationFreedInBackward;
+            }
+            if (f != TrainingPhase::Backward && !optimizerBetween(l) && cutShort(l)) {
+                return RoleRule::ActivationUnfinished;
+            }
+            if (l.held && optimizerBetween(l) && runsOf(m_keptRuns, l.event) >= 2) {
+                return RoleRule::ActivationKept;
+            }
+        }
+        if (a == TrainingPhase::None && isInputFrame(m_data, m_data.memory.stack[l.event]) &&
+            (!freed(l) || m_tl.forwardRuns[l.freePos] > m_tl.forwardRuns[l.allocPos])) {
+            return RoleRule::Input;
+        }
+        if (l.candidate) {
+            return m_gradientSizes.empty()         ? RoleRule::HeldNoGradients
+                   : !m_gradientSizes.count(bytes) ? RoleRule::HeldNoGradientSize
+                   : m_stateCreated                ? RoleRule::Parameter
+                                                   : RoleRule::PersistentBySize;
+        }
+        if (l.held && (a == TrainingPhase::Forward || a == TrainingPhase::Backward)) {
+            return runsOf(m_heldRuns, l.event) >= 2 ? RoleRule::HeldEveryStep
+                                                    : RoleRule::HeldFromStep;
+        }
+        return a == TrainingPhase::None ? RoleRule::NoPhase : RoleRule::NoRule;
+    }
+
+    TrainingPhase phaseAt(uint32_t pos) const {
+        return pos == UINT32_MAX ? TrainingPhase::None : m_tl.phase[pos];
+    }
+
+private:
+    using RunCount = std::pair<uint32_t, uint32_t>;  // (last run seen, distinct runs)
+    static void countRun(RunCount& c, uint32_t run) {
+        if (c.second == 0 || c.first != run) {
+            ++c.second;
+            c.first = run;
+        }
+    }
+    uint32_t runsOf(const std::unordered_map<uint64_t, RunCount>& runs, uint32_t event) const {
+        const auto it = runs.find(key(event));
+        return it == runs.end() ? 0 : it->second.second;
+    }
+    TimestampNs time(uint32_t event) const { return m_data.memory.timestampNs[event]; }
+    uint64_t size(uint32_t event) const { return m_data.memory.sizeBytes[event]; }
+    uint64_t key(uint32_t event) const {
+        return stackSizeKey(toInt(m_data.memory.stack[event]), size(event));
+    }
+    static bool freed(const Lifetime& l) { return l.freePos != UINT32_MAX; }
+    bool sameRun(const Lifetime& l) const {
+        return freed(l) && m_tl.run[l.freePos] == m_tl.run[l.allocPos];
+    }
+    /// An optimizer run began after the allocation and at or before its free (or the end).
+    bool optimizerBetween(const Lifetime& l) const {
+        const uint32_t after = freed(l) ? m_tl.optimizerRuns[l.freePos] : m_tl.totalOptimizerRuns;
+        return after > m_tl.optimizerRuns[l.allocPos];
+    }
+    /// Its step was cut short: an OOM between its allocation and its free, or never freed with
+    /// no backward after it.
+    bool cutShort(const Lifetime& l) const {
+        if (!freed(l) && m_tl.backwardRuns[l.allocPos] == m_tl.totalBackwardRuns) {
+            return true;
+        }
+        const TimestampNs to =
+            freed(l) ? time(m_tl.order[l.freePos]) : std::numeric_limits<TimestampNs>::max();
+        auto it = std::lower_bound(m_oomTimes.begin(), m_oomTimes.end(), time(l.event));
+        return it != m_oomTimes.end() && *it < to;
+    }
+
+    const trace::TraceData& m_data;
+    const AllocationIndex& m_index;
+    PhaseTimeline m_tl;
+    bool m_haveIterations = false;
+    TimestampNs m_lastEnd = 0;
+    TimestampNs m_lastStart = 0;
+    TimestampNs m_firstEnd = std::numeric_limits<TimestampNs>::max();
+    std::vector<TimestampNs> m_oomTimes;
+    std::set<uint64_t> m_gradientSizes;
+    std::set<uint64_t> m_candidateSizes;
+    bool m_stateCreated = false;
+    std::unordered_map<uint64_t, RunCount> m_keptRuns;  // forward, held past an optimizer run
+    std::unordered_map<uint64_t, RunCount> m_heldRuns;  // forward or backward, held for good
+};
+
+}  // namespace
+
 MemoryRoles MemoryRoles::classify(const trace::TraceData& data, const AllocationIndex& index,
                                   const IterationSet& iterations) {
     MemoryRoles out;
     out.m_device = index.device();
     out.m_level = index.level();
-    const PhaseTimeline tl = buildPhaseTimeline(data, index.device());
+    RoleClassifier classifier(data, index, iterations);
+    const PhaseTimeline& tl = classifier.timeline();
     out.m_hasPhases = tl.fromRanges || tl.fromStacks;
     out.m_phaseSource = tl.fromRanges && tl.fromStacks ? "ranges and stack frames"
                         : tl.fromRanges                ? "ranges"
                         : tl.fromStacks                ? "stack frames"
                                                        : "none";
-    const trace::MemoryEvents& m = data.memory;
-    const bool haveIterations = iterations.count() > 0;
-    const TimestampNs lastEnd = haveIterations ? iterations.iterations.back().endNs : 0;
-    // Made after the first iteration and still alive when the last one began: kept across a
-    // whole iteration (the last iteration's own gradients, freed after it, are not).
-    const TimestampNs lastStart = haveIterations ? iterations.iterations.back().startNs : 0;
-    const TimestampNs firstEnd = haveIterations ? iterations.iterations.front().endNs
-                                                : std::numeric_limits<TimestampNs>::max();
-
-    std::vector<TimestampNs> oomTimes;
-    for (const trace::OomEvent& o : data.ooms) {
-        if (o.device == index.device()) {
-            oomTimes.push_back(o.timestampNs);
-        }
-    }
-    std::sort(oomTimes.begin(), oomTimes.end());
-    // An OOM in [from, to) (to = max when never freed).
-    auto oomBetween = [&](TimestampNs from, TimestampNs to) {
-        auto it = std::lower_bound(oomTimes.begin(), oomTimes.end(), from);
-        return it != oomTimes.end() && *it < to;
-    };
-    std::vector<Lifetime> lives;
-    for (size_t p = 0; p < index.size(); ++p) {
-        if (!index.isAlloc(p)) {
-            continue;
-        }
-        Lifetime l;
-        l.event = index.eventAt(p);
-        l.allocPos = tl.positionOf[l.event];
-        const uint32_t f = index.freePosition(p);
-        if (f != AllocationIndex::kNever) {
-            l.freePos = tl.positionOf[index.eventAt(f)];
-        }
-        l.held = f == AllocationIndex::kNever || (haveIterations && index.timeAt(f) >= lastEnd);
-        lives.push_back(l);
-    }
-    auto phaseAt = [&](uint32_t pos) {
-        return pos == UINT32_MAX ? TrainingPhase::None : tl.phase[pos];
-    };
-    // Keys held again after the first iteration (a tensor kept every step is no parameter):
-    // made after the first iteration and alive from before the last one to its end.
-    std::unordered_set<uint64_t> heldLater;
-    for (const Lifetime& l : lives) {
-        const TimestampNs t = m.timestampNs[l.event];
-        if (l.held && t >= firstEnd && t < lastStart) {
-            heldLater.insert(stackSizeKey(toInt(m.stack[l.event]), m.sizeBytes[l.event]));
-        }
-    }
-    std::set<uint64_t> gradientSizes;
-    std::set<uint64_t> candidateSizes;
-    bool stateCreated = false;
-    // Forward allocations kept past an optimizer run: in how many forward runs each key was.
-    std::unordered_map<uint64_t, std::pair<uint32_t, uint32_t>> keptRuns;  // key -> (last, count)
-    // Allocations of forward or backward held for good: in how many phase runs each key was.
-    std::unordered_map<uint64_t, std::pair<uint32_t, uint32_t>> heldRuns;
-    auto optimizerBetween = [&](const Lifetime& l) {
-        const uint32_t after =
-            l.freePos == UINT32_MAX ? tl.totalOptimizerRuns : tl.optimizerRuns[l.freePos];
-        return after > tl.optimizerRuns[l.allocPos];
-    };
-    for (Lifetime& l : lives) {
-        const TrainingPhase a = phaseAt(l.allocPos);
-        const TrainingPhase f = phaseAt(l.freePos);
-        const bool preExisting = m.kind[l.event] == trace::MemoryKind::PreExisting;
-        const TimestampNs t = m.timestampNs[l.event];
-        l.candidate = l.held && a != TrainingPhase::Optimizer &&
-                      (preExisting || (t < tl.firstForwardNs && t < firstEnd)) &&
-                      !heldLater.count(stackSizeKey(toInt(m.stack[l.event]), m.sizeBytes[l.event]));
-        if (l.candidate) {
-            candidateSizes.insert(m.sizeBytes[l.event]);
-        }
-        if (a == TrainingPhase::Optimizer && l.held &&
-            !(l.freePos != UINT32_MAX && tl.run[l.freePos] == tl.run[l.allocPos])) {
-            stateCreated = true;
-        }
-        if (a == TrainingPhase::Backward && l.freePos != UINT32_MAX &&
-            tl.run[l.freePos] != tl.run[l.allocPos] &&
-            (f == TrainingPhase::Optimizer || optimizerBetween(l))) {
-            gradientSizes.insert(m.sizeBytes[l.event]);
-        }
-        if (l.held && (a == TrainingPhase::Forward || a == TrainingPhase::Backward)) {
-            auto& [last, count] =
-                heldRuns[stackSizeKey(toInt(m.stack[l.event]), m.sizeBytes[l.event])];
-            const uint32_t run = tl.run[l.allocPos];
-            if (count == 0 || last != run) {
-                ++count;
-                last = run;
-            }
-        }
-        if (a == TrainingPhase::Forward && l.held && optimizerBetween(l)) {
-            auto& [last, count] =
-                keptRuns[stackSizeKey(toInt(m.stack[l.event]), m.sizeBytes[l.event])];
-            const uint32_t fwdRun = tl.forwardRuns[l.allocPos];
-            if (count == 0 || last != fwdRun) {
-                ++count;
-                last = fwdRun;
-            }
-        }
-    }
-
+    std::vector<Lifetime> lives = classifier.lifetimes();
+    classifier.gather(lives);
     out.m_events.reserve(lives.size());
     for (const Lifetime& l : lives) {
-        const TrainingPhase a = phaseAt(l.allocPos);
-        const TrainingPhase f = phaseAt(l.freePos);
-        const bool freed = l.freePos != UINT32_MAX;
-        const uint64_t size = m.sizeBytes[l.event];
-        RoleRule rule = RoleRule::NoRule;
-        if (freed && a != TrainingPhase::None && tl.run[l.freePos] == tl.run[l.allocPos]) {
-            rule = RoleRule::Temporary;
-        } else if (a == TrainingPhase::Optimizer && l.held) {
-            rule = RoleRule::OptimizerStateHeld;
-        } else if (a == TrainingPhase::Backward && freed &&
-                   (f == TrainingPhase::Optimizer || optimizerBetween(l))) {
-            rule = RoleRule::GradientFreedByOptimizer;
-        } else if (a == TrainingPhase::Backward && l.held && candidateSizes.count(size)) {
-            rule = RoleRule::GradientHeld;
-        } else if (a == TrainingPhase::Forward && freed && f == TrainingPhase::Backward &&
-                   !optimizerBetween(l)) {
-            rule = RoleRule::ActivationFreedInBackward;
-        } else if (a == TrainingPhase::Forward && f != TrainingPhase::Backward &&
-                   !optimizerBetween(l) &&
-                   ((!freed && tl.backwardRuns[l.allocPos] == tl.totalBackwardRuns) ||
-                    oomBetween(m.timestampNs[l.event],
-                               freed ? m.timestampNs[tl.order[l.freePos]]
-                                     : std::numeric_limits<TimestampNs>::max()))) {
-            rule = RoleRule::ActivationUnfinished;
-        } else if (a == TrainingPhase::Forward && l.held && optimizerBetween(l) &&
-                   keptRuns[stackSizeKey(toInt(m.stack[l.event]), size)].second >= 2) {
-            rule = RoleRule::ActivationKept;
-        } else if (a == TrainingPhase::None && isInputFrame(data, m.stack[l.event]) &&
-                   (!freed || tl.forwardRuns[l.freePos] > tl.forwardRuns[l.allocPos])) {
-            rule = RoleRule::Input;
-        } else if (l.candidate) {
-            rule = gradientSizes.empty()        ? RoleRule::HeldNoGradients
-                   : !gradientSizes.count(size) ? RoleRule::HeldNoGradientSize
-                   : stateCreated               ? RoleRule::Parameter
-                                                : RoleRule::PersistentBySize;
-        } else if (l.held && (a == TrainingPhase::Forward || a == TrainingPhase::Backward)) {
-            rule = heldRuns[stackSizeKey(toInt(m.stack[l.event]), size)].second >= 2
-                       ? RoleRule::HeldEveryStep
-                       : RoleRule::HeldFromStep;
-        } else if (a == TrainingPhase::None) {
-            rule = RoleRule::NoPhase;
-        }
-        out.m_events.push_back({l.event, rule, a, f});
+        const RoleRule rule = classifier.ruleOf(l);
+        out.m_events.push_back(
+            {l.event, rule, classifier.phaseAt(l.allocPos), classifier.phaseAt(l.freePos)});
         ++out.m_perRule[size_t(rule)];
     }
     std::sort(out.m_events.begin(), out.m_events.end(),
