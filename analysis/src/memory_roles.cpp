@@ -100,7 +100,8 @@ const char* describe(RoleRule rule) {
         case RoleRule::GradientFreedByOptimizer:
             return "allocated in backward, freed at or after the optimizer step";
         case RoleRule::GradientHeld:
-            return "allocated in backward and held for good, with a parameter's size";
+            return "allocated in backward and held for good, with the size of a parameter and "
+                   "of a gradient freed by an optimizer step";
         case RoleRule::ActivationFreedInBackward:
             return "allocated in forward, freed in backward";
         case RoleRule::ActivationUnfinished:
@@ -205,6 +206,30 @@ TrainingPhase phaseOfName(std::string_view name) {
     }
     return TrainingPhase::None;
 }
+
+namespace {
+
+/// A stack that builds or moves modules (a frame of torch/nn with a construction name, e.g.
+/// `_apply` under `Module.to`): evidence of no training phase.
+bool isConstructionStack(const trace::TraceData& data, trace::StackId stack) {
+    if (toInt(stack) == 0 || toInt(stack) >= data.stacks.size()) {
+        return false;
+    }
+    for (const trace::FrameId f : data.stacks[toInt(stack)]) {
+        if (toInt(f) >= data.frames.size()) {
+            continue;
+        }
+        std::string file(data.string(data.frames[toInt(f)].file));
+        std::replace(file.begin(), file.end(), '\\', '/');
+        if (contains(file, "torch/nn/") &&
+            isConstructionFrame(data.string(data.frames[toInt(f)].name))) {
+            return true;
+        }
+    }
+    return false;
+}
+
+}  // namespace
 
 TrainingPhase phaseOfStack(const trace::TraceData& data, trace::StackId stack) {
     if (toInt(stack) == 0 || toInt(stack) >= data.stacks.size()) {
@@ -370,7 +395,8 @@ PhaseTimeline buildPhaseTimeline(const trace::TraceData& data, trace::DeviceInde
     const size_t n = tl.order.size();
     const std::vector<TrainingPhase> byRange = phasesFromRanges(data, device, tl.order);
     std::vector<TrainingPhase> byStack(n, TrainingPhase::None);
-    std::unordered_map<uint32_t, TrainingPhase> stackCache;
+    std::vector<bool> construction(n, false);  // builds or moves modules: ends a carry
+    std::unordered_map<uint32_t, std::pair<TrainingPhase, bool>> stackCache;
     bool anyStack = false;
     for (size_t p = 0; p < n; ++p) {
         const trace::StackId s = m.stack[tl.order[p]];
@@ -381,11 +407,14 @@ PhaseTimeline buildPhaseTimeline(const trace::TraceData& data, trace::DeviceInde
             continue;
         }
         anyStack = true;
-        auto [it, fresh] = stackCache.try_emplace(toInt(s), TrainingPhase::None);
+        auto [it, fresh] = stackCache.try_emplace(toInt(s), TrainingPhase::None, false);
         if (fresh) {
-            it->second = phaseOfStack(data, s);
+            it->second.first = phaseOfStack(data, s);
+            it->second.second =
+                it->second.first == TrainingPhase::None && isConstructionStack(data, s);
         }
-        byStack[p] = it->second;
+        byStack[p] = it->second.first;
+        construction[p] = it->second.second;
     }
     tl.phase.assign(n, TrainingPhase::None);
     // Own evidence first; remember whether it came from a stack (carry rule 3).
@@ -409,6 +438,10 @@ PhaseTimeline buildPhaseTimeline(const trace::TraceData& data, trace::DeviceInde
     for (size_t p = 0; p < n; ++p) {
         if (tl.phase[p] != TrainingPhase::None) {
             lastStackPhase = stackEvidence[p] ? tl.phase[p] : TrainingPhase::None;
+            continue;
+        }
+        if (construction[p]) {
+            lastStackPhase = TrainingPhase::None;  // building modules is no training phase
             continue;
         }
         if (lastStackPhase == TrainingPhase::None ||
@@ -569,7 +602,8 @@ public:
             (f == TrainingPhase::Optimizer || optimizerBetween(l))) {
             return RoleRule::GradientFreedByOptimizer;
         }
-        if (a == TrainingPhase::Backward && l.held && m_candidateSizes.count(bytes)) {
+        if (a == TrainingPhase::Backward && l.held && m_candidateSizes.count(bytes) &&
+            m_gradientSizes.count(bytes)) {
             return RoleRule::GradientHeld;
         }
         if (a == TrainingPhase::Forward) {
@@ -633,6 +667,9 @@ private:
     /// Its step was cut short: an OOM between its allocation and its free, or never freed with
     /// no backward after it.
     bool cutShort(const Lifetime& l) const {
+        if (m_tl.totalBackwardRuns == 0) {
+            return false;  // no backward anywhere (inference, zeroth-order): none was awaited
+        }
         if (!freed(l) && m_tl.backwardRuns[l.allocPos] == m_tl.totalBackwardRuns) {
             return true;
         }

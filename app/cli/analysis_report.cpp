@@ -108,8 +108,9 @@ void writeOperatorsText(const OperatorMemoryTable& t, std::ostream& os) {
            << formatBytes(rest.selfBytes) << " self bytes (--json lists the first "
            << kJsonOperators << " and sums the rest as 'other')\n";
     }
-    os << "    from each allocation event's stack: the CPU ops (cpu_op, user_annotation) enclosing "
-          "it on its thread\n    self = the innermost op (self columns add up to all "
+    os << "    from each allocation event's stack: its frames without a source file (in a "
+          "profiler trace the CPU ops and annotations enclosing it on its thread; in a memory "
+          "snapshot its C++ frames)\n    self = the innermost op (self columns add up to all "
           "allocations), total = the op anywhere on the stack, "
        << (t.peakKnown ? "at peak = alive at the " + std::string(trace::toString(t.level)) + " peak"
                        : "at peak unknown (allocations without an address: frees cannot be "

@@ -644,7 +644,9 @@ Result<LoadedTrace> importPadded(const char* data, size_t size, const std::strin
         }
         notes.problems.push_back(std::move(stop));
         notes.losses.push_back({LossCounter::JsonEventsAfterDamage, 0,
-                                "the JSON is malformed at byte " + std::to_string(at), 0, 0});
+                                "malformed JSON found at byte " + std::to_string(at) +
+                                    " (the damage is at or before it)",
+                                0, 0});
         if (!notes.truncated) {
             notes.truncated = true;
             notes.truncatedAt = at;

@@ -305,5 +305,30 @@ TEST(MemoryRoles, StacklessAllocationsAfterBackwardEvidenceAreBackward) {
     EXPECT_EQ(roles.ruleOfEvent(2), RoleRule::HeldFromStep);
 }
 
+TEST(MemoryRoles, WithoutBackwardNothingIsAnActivationAndModuleMovesAreNoForward) {
+    // Forward passes only (inference, zeroth-order training), with a model moved by .to() between
+    // them: nothing was awaiting a backward, and the move is no forward.
+    TraceData d;
+    using test::addMemory;
+    const auto A = MemoryAction::Alloc;
+    const auto fwd = stackOf(d, {{"forward", "/x/torch/nn/modules/linear.py"}});
+    const auto moved = stackOf(d, {{"convert", "/x/torch/nn/modules/module.py"},
+                                   {"_apply", "/x/torch/nn/modules/module.py"},
+                                   {"to", "/x/torch/nn/modules/module.py"},
+                                   {"reset_model", "client.py"}});
+    const auto dev = trace::DeviceIndex{0};
+    const auto lvl = MemoryLevel::Allocated;
+    addMemory(d, 10, 0x100, 8, A, lvl, dev, fwd);                 // kept output of a forward
+    addMemory(d, 20, 0x200, 64, A, lvl, dev, moved);              // the moved model
+    addMemory(d, 30, 0x300, 16, A, lvl, dev, trace::StackId{0});  // after the move
+    addMemory(d, 40, 0x400, 8, A, lvl, dev, fwd);
+    const AllocationIndex index(d, dev, lvl);
+    const MemoryRoles roles = MemoryRoles::classify(d, index, IterationSet{});
+    EXPECT_NE(roles.roleOfEvent(0), MemoryRole::Activations) << describe(roles.ruleOfEvent(0));
+    EXPECT_EQ(roles.phasesOfEvent(1).first, TrainingPhase::None);
+    EXPECT_EQ(roles.phasesOfEvent(2).first, TrainingPhase::None);  // not carried past the move
+    EXPECT_EQ(roles.roleOfEvent(3), MemoryRole::Unknown);
+}
+
 }  // namespace
 }  // namespace vramscope::analysis

@@ -23,7 +23,8 @@
 //    autograd engine running backward); or when it has a stack (the Python thread), the last
 //    evidence is forward and the next is backward: the loss and what else the step computes
 //    between the model's forward and its call into backward. An event after a range's end never
-//    inherits the range.
+//    inherits the range, and an event that builds or moves modules (`_apply`, `to` in torch/nn)
+//    ends what the ones after it inherit.
 // 4. Otherwise the event has no phase. With no evidence on the whole device (no phase ranges, no
 //    stacks that name a phase), only lifetimes are used (see below).
 // A phase "run" is a maximal stretch of events of one phase; events without a phase do not end a
@@ -37,7 +38,9 @@
 // | GradientFreedByOptimizer| gradients       | allocated in backward, freed in an optimizer run |
 // |                         |                 | or after one began                               |
 // | GradientHeld            | gradients       | allocated in backward, held for good, of the size|
-// |                         |                 | of a ParameterCandidate (set_to_none=False)      |
+// |                         |                 | of a ParameterCandidate and of a gradient freed  |
+// |                         |                 | by an optimizer step (without one, a backward    |
+// |                         |                 | allocation held for good may be a workspace)     |
 // | ActivationFreedInBackward| activations    | allocated in forward, freed in a later backward  |
 // |                         |                 | run, before any optimizer run                    |
 // | ActivationUnfinished    | activations     | allocated in forward, not freed in backward and  |
@@ -45,6 +48,7 @@
 // |                         |                 | cut short: an OOM of the device between its      |
 // |                         |                 | allocation and its free, or never freed with no  |
 // |                         |                 | backward after it (the trace ends in its forward)|
+// |                         |                 | on a device that runs backward somewhere         |
 // | ActivationKept          | activations     | allocated in forward, held for good past the next|
 // |                         |                 | optimizer run, its (stack, size) kept so in two  |
 // |                         |                 | or more forward runs (a tensor kept every step)  |
