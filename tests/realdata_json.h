@@ -9,21 +9,18 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gz_file.h"
+
 namespace vramscope::testdata {
 
 /// The whole file, gunzipped and parsed; null when it cannot be opened. nlohmann keeps integers
 /// above INT64_MAX as unsigned, so the large-integer trace parses too. Throws on malformed JSON.
 inline nlohmann::json loadGzJson(const std::string& path) {
-    std::unique_ptr<gzFile_s, int (*)(gzFile)> gz(gzopen(path.c_str(), "rb"), gzclose);
-    if (!gz) {
+    std::unique_ptr<gzFile_s, int (*)(gzFile)> probe(gzopen(path.c_str(), "rb"), gzclose);
+    if (!probe) {
         return nullptr;
     }
-    std::string text;
-    char buf[1 << 16];
-    for (int n; (n = gzread(gz.get(), buf, sizeof buf)) > 0;) {
-        text.append(buf, static_cast<size_t>(n));
-    }
-    return nlohmann::json::parse(text);
+    return nlohmann::json::parse(readGzFile(path));
 }
 
 /// The event list of a trace document: the document itself when it is an array, else its

@@ -2,7 +2,6 @@
 // with the data-only pickle parser (not through the importer): the dump's `segments` list at the
 // trace's end, and at the OOM a replay of the raw trace entries written in this test.
 #include <gtest/gtest.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <fstream>
@@ -10,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "gz_file.h"
 #include "realdata.h"
 #include "vramscope/analysis/job_analysis.h"
 #include "vramscope/analysis/segments.h"
@@ -24,30 +24,6 @@ using trace::PickleNodeId;
 
 const std::string kOomSnapshot =
     std::string(VRAMSCOPE_REALDATA_DIR) + "/vramscope_h200/gpt_h200_oom.snapshot.pickle.gz";
-
-std::string gunzipFile(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    const std::string packed = ss.str();
-    z_stream z{};
-    if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) {
-        return {};
-    }
-    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(packed.data()));
-    z.avail_in = uInt(packed.size());
-    std::string out;
-    char buf[1 << 16];
-    int rc = Z_OK;
-    while (rc == Z_OK) {
-        z.next_out = reinterpret_cast<Bytef*>(buf);
-        z.avail_out = sizeof buf;
-        rc = inflate(&z, Z_NO_FLUSH);
-        out.append(buf, sizeof buf - z.avail_out);
-    }
-    inflateEnd(&z);
-    return rc == Z_STREAM_END ? out : std::string();
-}
 
 int64_t field(const PickleDocument& doc, PickleNodeId node, const char* key) {
     return doc.asInt(doc.get(node, key)).value_or(-1);
@@ -121,7 +97,7 @@ class H200OomSegments : public ::testing::Test {
 protected:
     void SetUp() override {
         VRAMSCOPE_REQUIRE_INPUT(kOomSnapshot);
-        m_bytes = gunzipFile(kOomSnapshot);
+        m_bytes = testdata::readGzFile(kOomSnapshot);
         ASSERT_FALSE(m_bytes.empty());
         auto doc = trace::parsePickle(m_bytes, kOomSnapshot);
         ASSERT_TRUE(doc.ok()) << doc.error().describe();

@@ -3,7 +3,6 @@
 // written in Python.
 
 #include <gtest/gtest.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <cctype>
@@ -19,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "gz_file.h"
 #include "realdata.h"
 #include "vramscope/trace/importers.h"
 
@@ -557,34 +557,6 @@ TEST(SnapshotImporter, NeverCrashesOnDamagedInput) {
 
 // --- Real snapshots
 
-std::string readFile(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
-// gzip (RFC 1952) through zlib; the snapshots are a few MB.
-std::string gunzip(const std::string& in) {
-    z_stream z{};
-    if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) {
-        return {};
-    }
-    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-    z.avail_in = uInt(in.size());
-    std::string out;
-    char buf[1 << 16];
-    int rc = Z_OK;
-    while (rc == Z_OK) {
-        z.next_out = reinterpret_cast<Bytef*>(buf);
-        z.avail_out = sizeof buf;
-        rc = inflate(&z, Z_NO_FLUSH);
-        out.append(buf, sizeof buf - z.avail_out);
-    }
-    inflateEnd(&z);
-    return rc == Z_STREAM_END ? out : std::string();
-}
-
 struct Replayed {
     std::map<std::string, int64_t> fields;
 };
@@ -650,11 +622,8 @@ TEST_P(SnapshotImporterRealData, PeaksEqualAnIndependentReplayOfTheSnapshotsOwnT
     const std::string path = std::string(VRAMSCOPE_REALDATA_DIR) + "/" + GetParam().path;
     VRAMSCOPE_REQUIRE_INPUT(path);
     VRAMSCOPE_REQUIRE_PYTHON();
-    std::string bytes = readFile(path);
-    if (bytes.size() >= 2 && uint8_t(bytes[0]) == 0x1f && uint8_t(bytes[1]) == 0x8b) {
-        bytes = gunzip(bytes);
-        ASSERT_FALSE(bytes.empty()) << "cannot gunzip " << path;
-    }
+    const std::string bytes = testdata::readGzFile(path);
+    ASSERT_FALSE(bytes.empty()) << "cannot read " << path;
     auto imported = importPytorchSnapshot(bytes, path);
     ASSERT_TRUE(imported.ok()) << imported.error().describe();
     const TraceData& d = imported->data;
@@ -713,7 +682,7 @@ TEST(SnapshotImporterRealData, ShowsTheH200OutOfMemoryErrorWithItsRequestedSize)
     const std::string path =
         std::string(VRAMSCOPE_REALDATA_DIR) + "/vramscope_h200/gpt_h200_oom.snapshot.pickle.gz";
     VRAMSCOPE_REQUIRE_INPUT(path);
-    auto imported = importPytorchSnapshot(gunzip(readFile(path)), path);
+    auto imported = importPytorchSnapshot(testdata::readGzFile(path), path);
     ASSERT_TRUE(imported.ok()) << imported.error().describe();
     ASSERT_EQ(imported->data.ooms.size(), 1u);
     // PyTorch's message: "Tried to allocate 1000.00 MiB" = 1000 * 2^20 bytes.
