@@ -112,6 +112,12 @@ std::string formatPercent(uint64_t part, uint64_t whole);
 std::optional<trace::Job> loadJob(CommandContext& ctx, const std::vector<std::string>& paths,
                                   bool keepGoing = false);
 
+/// Reads the integer option `name` (e.g. "--device") into `out` when given; on a value that is
+/// no integer writes a usage error ("--device needs an integer") and returns false (the command
+/// then returns kExitUsage). `out` stays nullopt when the option is absent.
+bool integerOption(CommandContext& ctx, const ParsedArgs& args, std::string_view name,
+                   const std::string& help, std::optional<int64_t>& out);
+
 /// GPUs of `data` with memory events, ascending (host memory, device -1, is left out).
 std::vector<trace::DeviceIndex> memoryGpus(const trace::TraceData& data);
 /// The GPU a command works on: `wanted` when given (a usage error naming the GPUs with memory

@@ -270,6 +270,18 @@ trace::Status prepareOutput(const std::string& out) {
     return trace::Status::success();
 }
 
+bool integerOption(CommandContext& ctx, const ParsedArgs& args, std::string_view name,
+                   const std::string& help, std::optional<int64_t>& out) {
+    if (auto text = args.value(name)) {
+        out = parseInteger(*text);
+        if (!out) {
+            usageError(ctx, std::string(name) + " needs an integer", help);
+            return false;
+        }
+    }
+    return true;
+}
+
 std::vector<trace::DeviceIndex> memoryGpus(const trace::TraceData& data) {
     std::vector<trace::DeviceIndex> gpus;
     for (trace::DeviceIndex d : data.memory.device) {

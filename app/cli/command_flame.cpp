@@ -124,18 +124,12 @@ int runFlame(CommandContext& ctx) {
         return usageError(ctx, "--level must be allocated or reserved", help);
     }
     std::optional<int64_t> wantRank;
-    if (auto r = args->value("--rank")) {
-        wantRank = parseInteger(*r);
-        if (!wantRank) {
-            return usageError(ctx, "--rank needs an integer", help);
-        }
+    if (!integerOption(ctx, *args, "--rank", help, wantRank)) {
+        return kExitUsage;
     }
     std::optional<int64_t> wantDevice;
-    if (auto d = args->value("--device")) {
-        wantDevice = parseInteger(*d);
-        if (!wantDevice) {
-            return usageError(ctx, "--device needs an integer", help);
-        }
+    if (!integerOption(ctx, *args, "--device", help, wantDevice)) {
+        return kExitUsage;
     }
     auto job = loadJob(ctx, args->positional);
     if (!job) {

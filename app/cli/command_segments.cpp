@@ -189,11 +189,8 @@ int runSegments(CommandContext& ctx) {
         }
     }
     std::optional<int64_t> wantDevice;
-    if (auto d = args->value("--device")) {
-        wantDevice = parseInteger(*d);
-        if (!wantDevice) {
-            return usageError(ctx, "--device needs an integer", help);
-        }
+    if (!integerOption(ctx, *args, "--device", help, wantDevice)) {
+        return kExitUsage;
     }
     auto job = loadJob(ctx, args->positional);
     if (!job) {
