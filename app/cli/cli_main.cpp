@@ -17,7 +17,8 @@
     X("flame", runFlame, "the live set at the peak, an OOM or a time as a flame tree")           \
     X("segments", runSegments, "reserved segments, free blocks and fragmentation at a time/OOM") \
     X("check", runCheck, "pass/fail rules for CI: peak, leak, exposed communication")            \
-    X("batch-fit", runBatchFit, "largest batch that fits, from runs at several batch sizes")
+    X("batch-fit", runBatchFit, "largest batch that fits, from runs at several batch sizes")     \
+    X("export", runExport, "write a job for other tools: Perfetto, Chrome JSON, CSV, speedscope")
 
 namespace vramscope::app {
 
