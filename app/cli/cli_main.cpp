@@ -47,7 +47,9 @@ void writeTopHelp(std::ostream& os) {
         name.resize(12, ' ');
         os << "  " << name << c.summary << "\n";
     }
-    os << "\n'vramscope-cli COMMAND --help' describes a command.\n"
+    os << "\nAn input named - is standard input (e.g. ssh host cat trace.json.gz | vramscope-cli\n"
+          "report -).\n"
+          "'vramscope-cli COMMAND --help' describes a command.\n"
           "exit codes: 0 success, 1 a check failed, 2 usage error, 3 unreadable input (or\n"
           "unwritable output, or not enough memory)\n";
 }

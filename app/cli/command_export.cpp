@@ -79,11 +79,11 @@ int runExport(CommandContext& ctx) {
         name.resize(std::max<size_t>(name.size() + 1, 13), ' ');
         formats += "  " + name + std::string(f.description) + "\n";
     }
-    const std::string help = commandHelp(
-        ctx.command, "FILE|DIR... --format FORMAT [-o OUT]",
-        "Writes the job in a format other tools read. Formats:\n" + formats +
-            "\nexit codes: 0 success, 2 usage, 3 unreadable input or unwritable output",
-        options);
+    const std::string help =
+        commandHelp(ctx.command, "FILE|DIR... --format FORMAT [-o OUT]",
+                    "Writes the job in a format other tools read. Formats:\n" + formats +
+                        "\nexit codes: 0 success, 2 usage, 3 unreadable input or unwritable output",
+                    options);
     int done = kExitSuccess;
     auto args = parseCommand(ctx, options, help, done);
     if (!args) {
@@ -98,9 +98,8 @@ int runExport(CommandContext& ctx) {
     }
     const ExportFormatInfo* format = analysis::exportFormatNamed(*formatName);
     if (format == nullptr) {
-        return usageError(ctx,
-                          "unknown --format '" + *formatName + "' (one of " + formatNames() + ")",
-                          help);
+        return usageError(
+            ctx, "unknown --format '" + *formatName + "' (one of " + formatNames() + ")", help);
     }
     const std::string out = args->value("--output").value_or("-");
     if (format->binary && out == "-") {
@@ -111,11 +110,11 @@ int runExport(CommandContext& ctx) {
         return kExitUnreadable;
     }
     switch (format->format) {
-    case ExportFormat::Perfetto:
-    case ExportFormat::ChromeJson:
-    case ExportFormat::Csv:
-    case ExportFormat::Speedscope:
-        break;
+        case ExportFormat::Perfetto:
+        case ExportFormat::ChromeJson:
+        case ExportFormat::Csv:
+        case ExportFormat::Speedscope:
+            break;
     }
     return writeOutput(ctx, out, [&](std::ostream&, std::string& error) {
         error = std::string(format->name) + " export is not available in this build";

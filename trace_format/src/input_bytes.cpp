@@ -9,6 +9,7 @@
 #include <memory>
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 namespace vramscope::trace {
 namespace {
@@ -155,6 +156,42 @@ Result<std::string> readInputBytes(const std::string& path, uint64_t maxBytes, I
     }
     if (isGzip(std::string_view(raw.data(), got))) {
         return gunzip(std::string_view(raw.data(), got), path, maxBytes, notes);
+    }
+    finishPadded(raw, got);
+    return raw;
+}
+
+Result<std::string> readInputStream(int fd, const std::string& name, uint64_t maxBytes,
+                                    InputNotes* notes) {
+    std::string raw;
+    size_t got = 0;
+    constexpr size_t kChunk = 1u << 20;
+    for (;;) {
+        if (raw.size() < got + kChunk + kInputPaddingBytes) {
+            raw.resize(std::max(raw.size() * 2, got + kChunk + kInputPaddingBytes));
+        }
+        const ssize_t n = ::read(fd, raw.data() + got, kChunk);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n < 0) {
+            return Error::make(ErrorCode::Io, name,
+                               std::string("cannot read the stream: ") + std::strerror(errno))
+                .atByte(static_cast<int64_t>(got));
+        }
+        if (n == 0) {
+            break;
+        }
+        got += static_cast<size_t>(n);
+        if (got > maxBytes) {
+            return Error::make(ErrorCode::Limit, name,
+                               "the input is larger than the limit of " + std::to_string(maxBytes) +
+                                   " bytes")
+                .atByte(static_cast<int64_t>(got));
+        }
+    }
+    if (isGzip(std::string_view(raw.data(), got))) {
+        return gunzip(std::string_view(raw.data(), got), name, maxBytes, notes);
     }
     finishPadded(raw, got);
     return raw;

@@ -9,6 +9,8 @@
 #include <memory>
 #include <system_error>
 
+#include <unistd.h>
+
 #include "vramscope/trace/importers.h"
 #include "vramscope/trace/input_bytes.h"
 
@@ -267,7 +269,18 @@ void dropRepeatedRanks(Job& job) {
     job.ranks = std::move(kept);
 }
 
+/// "-" on a command line: standard input, read to its end (a pipe has no size up front).
+bool isStandardInput(const std::string& path) {
+    return path == "-";
+}
+
 void openOne(Job& job, const std::string& path, const ReadOptions& options) {
+    if (isStandardInput(path)) {
+        InputNotes notes;
+        auto bytes = readInputStream(STDIN_FILENO, kStandardInputName, kMaxInputBytes, &notes);
+        addToJob(job, kStandardInputName, std::move(bytes), notes, options);
+        return;
+    }
     if (isArchiveName(path)) {
         openArchive(job, path, options);
         return;
@@ -350,11 +363,14 @@ Result<LoadedTrace> openTrace(const std::string& path, const ReadOptions& option
                                " traces (one per rank): open it as a job");
     }
     InputNotes notes;
-    auto bytes = readInputBytes(path, kMaxInputBytes, &notes);
+    const bool standardInput = isStandardInput(path);
+    const std::string name = standardInput ? kStandardInputName : path;
+    auto bytes = standardInput ? readInputStream(STDIN_FILENO, name, kMaxInputBytes, &notes)
+                               : readInputBytes(path, kMaxInputBytes, &notes);
     if (!bytes) {
         return bytes.error();
     }
-    auto trace = openTraceBytes(*bytes, path, options);
+    auto trace = openTraceBytes(*bytes, name, options);
     if (trace) {
         addNotes(*trace, notes);
     }
@@ -363,6 +379,10 @@ Result<LoadedTrace> openTrace(const std::string& path, const ReadOptions& option
 
 Result<Job> openJob(const std::vector<std::string>& paths, const ReadOptions& options) {
     Job job;
+    if (std::count_if(paths.begin(), paths.end(), isStandardInput) > 1) {
+        return Error::make(ErrorCode::Invalid, kStandardInputName,
+                           "standard input (-) can be read only once; give it one time");
+    }
     for (const auto& path : paths) {
         std::error_code ec;
         if (!fs::is_directory(path, ec)) {

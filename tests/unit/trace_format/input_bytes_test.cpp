@@ -4,10 +4,14 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <random>
 #include <string>
+#include <thread>
+
+#include <unistd.h>
 
 #include "vramscope/trace/input_bytes.h"
 
@@ -141,6 +145,77 @@ TEST(InputBytes, ReadsEmptyInput) {
     expectPadded(*r);
     EXPECT_TRUE(isGzip("\x1f\x8b"));
     EXPECT_FALSE(isGzip("\x1f"));
+}
+
+/// Reads `bytes` back through readInputStream from a pipe, written by another thread in pieces of
+/// `piece` bytes, as a shell pipe delivers them.
+Result<std::string> throughPipe(const std::string& bytes, size_t piece, uint64_t maxBytes,
+                                InputNotes* notes = nullptr) {
+    std::signal(SIGPIPE, SIG_IGN);  // a write after the reader gave up fails instead of killing us
+    int fds[2];
+    EXPECT_EQ(::pipe(fds), 0);
+    std::thread writer([&] {
+        for (size_t at = 0; at < bytes.size();) {
+            const size_t n = std::min(piece, bytes.size() - at);
+            const ssize_t w = ::write(fds[1], bytes.data() + at, n);
+            if (w <= 0) {
+                break;  // the reader stopped (limit): nothing more to deliver
+            }
+            at += static_cast<size_t>(w);
+        }
+        ::close(fds[1]);
+    });
+    auto r = readInputStream(fds[0], kStandardInputName, maxBytes, notes);
+    ::close(fds[0]);  // a writer blocked on a full pipe now gets EPIPE and ends
+    writer.join();
+    return r;
+}
+
+TEST(InputStream, ReadsAPipeToItsEndInPieces) {
+    const std::string text = sampleText(3 << 20);  // several of the reader's 1 MiB chunks
+    auto r = throughPipe(text, 4093, 64 << 20);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_EQ(*r, text);
+    expectPadded(*r);
+}
+
+TEST(InputStream, GunzipsGzipContent) {
+    const std::string text = sampleText(1 << 20);
+    auto r = throughPipe(gzipBytes(text), 1000, 64 << 20);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_EQ(*r, text);
+    expectPadded(*r);
+}
+
+TEST(InputStream, KeepsWhatCameBeforeAGzipCut) {
+    const std::string text = sampleText(1 << 20);
+    std::string gz = gzipBytes(text);
+    gz.resize(gz.size() / 2);
+    InputNotes notes;
+    auto r = throughPipe(gz, 1 << 16, 64 << 20, &notes);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    ASSERT_EQ(notes.problems.size(), 1u);
+    EXPECT_EQ(notes.problems.front().file, kStandardInputName);
+    EXPECT_FALSE(r->empty());
+    EXPECT_EQ(text.compare(0, r->size(), *r), 0) << "the kept bytes are the start of the text";
+}
+
+TEST(InputStream, StopsAtTheLimitInsteadOfReadingForever) {
+    // 6 MiB offered, 2 MiB allowed: refused once past the limit, naming the stream.
+    auto r = throughPipe(std::string(6 << 20, 'x'), 1 << 16, 2 << 20);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code, ErrorCode::Limit);
+    EXPECT_EQ(r.error().file, kStandardInputName);
+    auto bomb = throughPipe(gzipBytes(std::string(8 << 20, '\0')), 1 << 16, 1 << 20);
+    ASSERT_FALSE(bomb.ok());
+    EXPECT_EQ(bomb.error().code, ErrorCode::Limit);
+}
+
+TEST(InputStream, ReadsAnEmptyStream) {
+    auto r = throughPipe("", 1, 1 << 20);
+    ASSERT_TRUE(r.ok());
+    EXPECT_TRUE(r->empty());
+    expectPadded(*r);
 }
 
 }  // namespace

@@ -38,6 +38,18 @@ Result<std::string> decodeInputBytes(std::string_view bytes, const std::string& 
                                      uint64_t maxBytes = (64ull << 30),
                                      InputNotes* notes = nullptr);
 
+/// The name standard input goes by in messages and as a trace's path ("-" on a command line).
+inline constexpr const char* kStandardInputName = "<stdin>";
+
+/// Same as readInputBytes for a stream that has no size up front (a pipe, standard input: fd 0):
+/// reads `fd` to its end, gunzipping gzip content, with the same padding. `name` is used in
+/// messages. The bytes read (compressed or not) and the decompressed size are each refused above
+/// `maxBytes` as soon as they pass it, so a stream without end never takes more than `maxBytes`
+/// of memory. Errors: a read error (with the byte offset reached), the limit, damaged gzip.
+/// Does not close `fd`.
+Result<std::string> readInputStream(int fd, const std::string& name,
+                                    uint64_t maxBytes = (64ull << 30), InputNotes* notes = nullptr);
+
 /// True when `bytes` starts with the gzip magic 1f 8b (RFC 1952 section 2.3.1).
 bool isGzip(std::string_view bytes);
 

@@ -22,9 +22,11 @@ const char* toString(InputFormat format);
 InputFormat detectFormat(std::string_view firstBytes, std::string_view fileName);
 
 /// Opens one file of any supported format (gzip-compressed or not), or an archive holding exactly
-/// one trace. Errors name the file and, where the format has one, the byte offset; an unsupported
-/// format, and an archive of several traces (use openJob), are Errors that say so.
-/// Importers report what they skipped in report.problems and data.dataLoss.
+/// one trace. The path "-" reads standard input to its end (readInputStream; a .vscope, pickle or
+/// JSON stream, gzipped or not, told apart by its content), named kStandardInputName. Errors name
+/// the file and, where the format has one, the byte offset; an unsupported format, and an archive
+/// of several traces (use openJob), are Errors that say so. Importers report what they skipped in
+/// report.problems and data.dataLoss.
 Result<LoadedTrace> openTrace(const std::string& path, const ReadOptions& options = {});
 
 /// Same, for content already in memory and already decompressed (see decodeInputBytes()); `name`
@@ -33,7 +35,8 @@ Result<LoadedTrace> openTrace(const std::string& path, const ReadOptions& option
 Result<LoadedTrace> openTraceBytes(const std::string& bytes, const std::string& name,
                                    const ReadOptions& options = {});
 
-/// Opens files, directories and archives as one job. A directory contributes its supported files
+/// Opens files, directories and archives as one job; "-" is standard input, as in openTrace (at
+/// most once: a second "-" is an Error). A directory contributes its supported files
 /// (.vscope, .json, .json.gz, .pickle, .pkl, .pickle.gz, .tar, .tar.gz, .tgz), not recursing; an
 /// archive (.tar, .tar.gz, .tgz, read with libarchive without unpacking to disk) contributes each
 /// member trace (JSON, pickle or .vscope, optionally .gz) as a rank. The rank of each trace comes

@@ -1,0 +1,138 @@
+// `-` as an input: vramscope-cli reads standard input through a real shell pipe (the binary, not
+// runCli in-process, so that fd 0 is a pipe as in `ssh host cat trace.json.gz | vramscope-cli
+// report -`). Expected peaks come from the producer's own "Total Allocated" fields, read here
+// with nlohmann-json, and from the same file given by its path.
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_run.h"
+#include "realdata.h"
+#include "realdata_json.h"
+
+namespace vramscope::app::test {
+namespace {
+
+const std::string kRealdata = VRAMSCOPE_REALDATA_DIR;
+const std::string kBert =
+    kRealdata +
+    "/AMD-AGI_TraceLens/tests/traces/h100/gaunernst_bert-small-uncased__1016001.json.gz";
+const std::string kSilmont = kRealdata + "/silmont2000_assignment2-systems/mem_snapshot.pickle";
+
+struct ShellRun {
+    int code = -1;
+    std::string out;
+};
+
+/// Runs `command` with /bin/sh and returns its exit code and standard output.
+ShellRun shell(const std::string& command) {
+    ShellRun r;
+    std::unique_ptr<FILE, int (*)(FILE*)> p(popen(command.c_str(), "r"), pclose);
+    if (!p) {
+        return r;
+    }
+    std::array<char, 65536> buf{};
+    size_t n = 0;
+    while ((n = std::fread(buf.data(), 1, buf.size(), p.get())) > 0) {
+        r.out.append(buf.data(), n);
+    }
+    const int status = pclose(p.release());
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return r;
+}
+
+std::string quoted(const std::string& s) {
+    return "'" + s + "'";
+}
+
+/// `cat FILE | vramscope-cli ARGS -`, standard error folded into the output on failure.
+ShellRun piped(const std::string& file, const std::string& args) {
+    return shell("cat " + quoted(file) + " | " + quoted(VRAMSCOPE_CLI_PATH) + " " + args + " 2>&1");
+}
+
+/// Peak of the producer's Total Allocated over the CUDA [memory] events, from the raw JSON.
+int64_t producerPeakAllocated(const std::string& path) {
+    const nlohmann::json doc = testdata::loadGzJson(path);
+    int64_t peak = 0;
+    for (const auto& e : testdata::eventsOf(doc)) {
+        if (e.value("name", "") == "[memory]" && e.contains("args") &&
+            e["args"].value("Device Type", -1) == 1 && e["args"].contains("Total Allocated")) {
+            peak = std::max(peak, e["args"]["Total Allocated"].get<int64_t>());
+        }
+    }
+    return peak;
+}
+
+/// report --json without the fields that name where the input came from.
+nlohmann::json withoutSources(nlohmann::json j) {
+    j.erase("source");
+    for (auto& d : j["devices"]) {
+        d.erase("file");
+    }
+    return j;
+}
+
+TEST(StandardInput, ReportsAGzipKinetoTraceFromAPipe) {
+    VRAMSCOPE_REQUIRE_INPUT(kBert);
+    const int64_t expected = producerPeakAllocated(kBert);
+    ASSERT_GT(expected, 0);
+    ShellRun r = piped(kBert, "report - --json");
+    ASSERT_EQ(r.code, 0) << r.out;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["source"][0], "<stdin>");
+    ASSERT_EQ(j["devices"].size(), 1u);
+    EXPECT_EQ(j["devices"][0]["peak_allocated_bytes"].get<int64_t>(), expected);
+}
+
+TEST(StandardInput, ReadsPlainJsonPicklesAndVscopeStreamsLikeTheirFiles) {
+    VRAMSCOPE_REQUIRE_INPUT(kBert);
+    VRAMSCOPE_REQUIRE_INPUT(kSilmont);
+    const auto dir = tempDir();
+    // Plain JSON: the bert trace unpacked.
+    const std::string plain = (dir / "bert.json").string();
+    std::ofstream(plain, std::ios::binary) << testdata::readGzFile(kBert);
+    // A .vscope stream: a synthetic job written by synth.
+    ASSERT_EQ(run({"synth", "--ranks", "1", "--iterations", "6", "-o", (dir / "s").string()}).code,
+              0);
+    const std::string vscope = (dir / "s" / "rank0.vscope").string();
+    ASSERT_TRUE(std::filesystem::exists(vscope));
+    for (const std::string& file : {plain, kSilmont, vscope}) {
+        SCOPED_TRACE(file);
+        ShellRun fromPipe = piped(file, "report - --json");
+        ASSERT_EQ(fromPipe.code, 0) << fromPipe.out;
+        CliRun fromFile = run({"report", file, "--json"});
+        ASSERT_EQ(fromFile.code, 0) << fromFile.err;
+        EXPECT_EQ(withoutSources(nlohmann::json::parse(fromPipe.out)),
+                  withoutSources(nlohmann::json::parse(fromFile.out)));
+    }
+    EXPECT_EQ(withoutSources(nlohmann::json::parse(
+                  piped(plain, "report - --json").out))["devices"][0]["peak_allocated_bytes"]
+                  .get<int64_t>(),
+              producerPeakAllocated(kBert));
+    std::filesystem::remove_all(dir);
+}
+
+TEST(StandardInput, NamesStandardInputWhenItCannotBeRead) {
+    ShellRun garbage =
+        shell("echo 'not a trace' | " + quoted(VRAMSCOPE_CLI_PATH) + " report - 2>&1");
+    EXPECT_EQ(garbage.code, 3);
+    EXPECT_NE(garbage.out.find("cannot read <stdin>"), std::string::npos) << garbage.out;
+    ShellRun empty = shell(quoted(VRAMSCOPE_CLI_PATH) + " report - </dev/null 2>&1");
+    EXPECT_EQ(empty.code, 3);
+    EXPECT_NE(empty.out.find("<stdin>"), std::string::npos) << empty.out;
+    EXPECT_NE(empty.out.find("empty"), std::string::npos) << empty.out;
+    ShellRun twice = shell(quoted(VRAMSCOPE_CLI_PATH) + " report - - </dev/null 2>&1");
+    EXPECT_EQ(twice.code, 3);
+    EXPECT_NE(twice.out.find("only once"), std::string::npos) << twice.out;
+}
+
+}  // namespace
+}  // namespace vramscope::app::test
