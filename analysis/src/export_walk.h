@@ -85,11 +85,12 @@ std::string memoryCounterName(trace::DeviceIndex device, trace::MemoryLevel leve
 /// host threads (GPU annotations on a track of their GPU); the analysis' iterations when they
 /// did not come from ranges; per GPU the matched collectives, each a flow over its participants
 /// (flow id = 1 + its position in JobModel::collectives().collectives), the idle gaps with their
-/// cause, and the OOM events as instants. Slices that overlap without nesting (kernels of a
-/// stream that overlap in the trace) go on extra tracks named "... (overlap N)" so that nothing
-/// is dropped or cut. The notes a trace carries (TraceData::annotations, the .vscope's
-/// annotations) are slices on a "notes" track of their rank; notes kept beside a trace (DESIGN.md
-/// "Notes and review exports", not built yet) are to join them in walkNotes().
+/// cause (those the analysis keeps: the largest BreakdownOptions::maxGaps, 1,000 by default), and
+/// the OOM events as instants. Slices that overlap without nesting (kernels of a stream that
+/// overlap in the trace) go on extra tracks named "... (overlap N)" so that nothing is dropped or
+/// cut. The notes a trace carries (TraceData::annotations, the .vscope's annotations) are slices on
+/// a "notes" track of their rank; notes kept beside a trace (DESIGN.md "Notes and review exports",
+/// not built yet) are to join them in walkNotes().
 void walkJob(const JobModel& model, ExportSink& sink);
 
 }  // namespace vramscope::analysis::exporting

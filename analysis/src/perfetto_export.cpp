@@ -40,7 +40,6 @@ public:
         pp::ProcessDescriptor* proc = t->mutable_process();
         proc->set_pid(pidOf(rankIndex));
         proc->set_process_name(std::string(name));
-        proc->add_process_labels("vramscope rank");
         if (static_cast<size_t>(rankIndex) >= m_processUuid.size()) {
             m_processUuid.resize(static_cast<size_t>(rankIndex) + 1, 0);
         }

@@ -224,6 +224,27 @@ TEST(PerfettoExport, KernelsThatOverlapWithoutNestingGoOnAnOverlapTrack) {
     EXPECT_EQ(byTrack["GPU 0 · stream 7 (overlap 1)"], (V{{50, 150}}));
 }
 
+TEST(PerfettoExport, TheTracesNotesAreSlicesOnANotesTrack) {
+    trace::Job job = kernelJob({{1000, 2000}});
+    job.ranks[0].trace.data.annotations.push_back(
+        {1500, 1800, trace::DeviceIndex{0}, "leak starts here", "alice"});
+    auto m = modelOf(std::move(job));
+    ASSERT_TRUE(m);
+    const PfTrace pf = replayPerfetto(exportPerfetto(*m));
+    ASSERT_TRUE(pf.problems.empty()) << pf.problems.front();
+    std::vector<const PfSlice*> notes;
+    for (const PfSlice& s : pf.slices) {
+        if (pf.nameOf(s.track) == "notes") {
+            notes.push_back(&s);
+        }
+    }
+    ASSERT_EQ(notes.size(), 1u);
+    EXPECT_EQ(notes[0]->name, "leak starts here");
+    EXPECT_EQ(notes[0]->startNs, 500u);  // job time 0 = the kernel's start, 1000
+    EXPECT_EQ(notes[0]->endNs, 800u);
+    EXPECT_EQ(notes[0]->stringArgs.at("author"), "alice");
+}
+
 TEST(PerfettoExport, AStreamThatFailsIsAnIoError) {
     auto m = modelOf(kernelJob({{0, 10}}));
     ASSERT_TRUE(m);

@@ -24,8 +24,9 @@ namespace vramscope::analysis {
 /// tracks of the rank's host threads; per GPU the matched collectives, each linked across its
 /// participants by one flow (flow id = 1 + the collective's position in
 /// JobModel::collectives().collectives; earliest arrival first, the last arrival terminates it),
-/// the idle gaps named by cause, the OOM events as instants, the trace's notes. Slice and instant
-/// names are interned (EventName) on the one packet sequence (id 1) the writer uses.
+/// the idle gaps named by cause (the largest 1,000 per GPU, as the analysis keeps them), the OOM
+/// events as instants, the trace's notes. Slice and instant names are interned (EventName) on
+/// the one packet sequence (id 1) the writer uses.
 ///
 /// Timestamps: ns of job time (JobModel's axis: 0 = the earliest event of any rank, i.e.
 /// rank trace time + RankInfo::toJobNs), the same times the GUI shows; the trace clock is
