@@ -9,7 +9,10 @@
 #include <system_error>
 
 #include "cli_command.h"
+#include "vramscope/analysis/chrome_trace_export.h"
 #include "vramscope/analysis/export_formats.h"
+#include "vramscope/analysis/job_model.h"
+#include "vramscope/analysis/perfetto_export.h"
 
 namespace vramscope::app {
 
@@ -65,6 +68,29 @@ int writeOutput(CommandContext& ctx, const std::string& path,
     return kExitSuccess;
 }
 
+/// Perfetto and Chrome JSON: the job model built as the GUI builds it (buildJobModel), written
+/// by the same functions the GUI's export calls.
+int exportTrace(CommandContext& ctx, const ExportFormatInfo& format, trace::Job job,
+                const std::vector<std::string>& inputs, const std::string& out) {
+    const std::string title = inputs.size() == 1
+                                  ? std::filesystem::path(inputs.front()).filename().string()
+                                  : std::to_string(inputs.size()) + " inputs";
+    auto model = analysis::buildJobModel(std::move(job), title);
+    if (!model.ok()) {
+        ctx.err << "vramscope-cli export: " << model.error().describe() << "\n";
+        return kExitUnreadable;
+    }
+    return writeOutput(ctx, out, [&](std::ostream& os, std::string& error) {
+        const trace::Status written = format.format == ExportFormat::Perfetto
+                                          ? analysis::writePerfettoTrace(*model.value(), os)
+                                          : analysis::writeChromeTrace(*model.value(), os);
+        if (!written.ok()) {
+            error = written.error().describe();
+        }
+        return written.ok();
+    });
+}
+
 }  // namespace
 
 int runExport(CommandContext& ctx) {
@@ -112,6 +138,7 @@ int runExport(CommandContext& ctx) {
     switch (format->format) {
         case ExportFormat::Perfetto:
         case ExportFormat::ChromeJson:
+            return exportTrace(ctx, *format, std::move(*job), args->positional, out);
         case ExportFormat::Csv:
         case ExportFormat::Speedscope:
             break;

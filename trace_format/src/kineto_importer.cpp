@@ -103,6 +103,7 @@ private:
     void addCollective(size_t kernelRow, const CollectiveArgs* args, std::string_view kernelName);
     void buildMemory();
     void buildDeviceMemory(DeviceIndex device, const std::vector<size_t>& rows);
+    void buildMemoryCounters(const std::map<DeviceIndex, std::vector<size_t>>& memory);
     void buildRanges();
     void buildHeader();
 
@@ -325,6 +326,7 @@ void TraceBuilder::buildMemory() {
     for (const auto& [device, rows] : byDevice) {
         buildDeviceMemory(device, rows);
     }
+    buildMemoryCounters(byDevice);
     // Rows were appended device by device; put them back in time order (stable per device).
     MemoryEvents& mem = m_data.memory;
     std::vector<size_t> idx(mem.size());
@@ -347,6 +349,24 @@ void TraceBuilder::buildMemory() {
         sortedCounters.append(ctr.at(i));
     }
     m_data.counters = std::move(sortedCounters);
+}
+
+/// Chrome counter events of GPU memory ("GPU 0 allocated", "GPU 0 reserved": what a Chrome
+/// trace written by vramscope's export carries instead of `[memory]` events) to counters, the
+/// totals of their device and level. A device with `[memory]` events keeps the producer's totals
+/// from those: the two are never mixed on one curve.
+void TraceBuilder::buildMemoryCounters(const std::map<DeviceIndex, std::vector<size_t>>& memory) {
+    for (const kineto::RawCounter& c : m_raw.counters) {
+        if (memory.count(c.device) > 0) {
+            continue;
+        }
+        noteDevice(c.device);
+        const bool allocated = c.level == MemoryLevel::Allocated;
+        m_data.counters.append(
+            {toTrace(c.tsNs), m_data.intern(allocated ? "Total Allocated" : "Total Reserved"),
+             c.device, allocated ? CounterKind::AllocatedBytes : CounterKind::ReservedBytes,
+             static_cast<double>(c.bytes)});
+    }
 }
 
 /// One CUDA device's `[memory]` events (in time order) to memory events and counters.

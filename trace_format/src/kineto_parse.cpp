@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cctype>
+#include <charconv>
 
 #include "kineto_text.h"
 
@@ -273,6 +274,9 @@ public:
 
     /// Whether the args of an event may matter, judged from the fields read so far.
     static bool wantArgs(const Fields& f) {
+        if (f.ph == 'C') {
+            return !f.hasName || memoryCounterOf(f.name).has_value();
+        }
         if (!f.hasCat) {
             return true;  // old [memory] events have no cat; or cat comes after args
         }
@@ -354,6 +358,9 @@ public:
         if (f.ph == 0) {
             return false;
         }
+        if (f.ph == 'C') {
+            return f.hasName && !memoryCounterOf(f.name);
+        }
         if (f.ph != 'X' && f.ph != 'i' && f.ph != 'I') {
             return true;
         }
@@ -387,6 +394,7 @@ private:
     /// Keeps a ProcessGroupNCCL op ("nccl:all_to_all") as RawComms with opName set.
     void noteNcclOp(const Fields& f);
     void commitMemory(const Fields& f);
+    void commitCounter(const Fields& f);
     void commitRange(const Fields& f, RangeKind kind, DeviceIndex device);
     /// Keeps an operator or Python call that may enclose memory events of its thread.
     void noteSpan(const Fields& f, bool python) {
@@ -406,6 +414,9 @@ private:
 
 void EventReader::commit(const Fields& f) {
     const Cat cat = f.category;
+    if (f.ph == 'C') {
+        return commitCounter(f);
+    }
     if (f.ph == 'i' || f.ph == 'I') {
         if (f.name == kMemoryEventName) {
             commitMemory(f);
@@ -513,6 +524,18 @@ void EventReader::commitMemory(const Fields& f) {
     m.pid = f.pid.value_or(0);
     m.threadId = f.tid.value_or(0);
     m_out.memory.push_back(m);
+}
+
+void EventReader::commitCounter(const Fields& f) {
+    const auto counter = memoryCounterOf(f.name);
+    if (!counter) {
+        return;
+    }
+    if (!f.tsNs || !f.args.bytes) {
+        ++m_out.eventsWithoutTime;
+        return;
+    }
+    m_out.counters.push_back({*f.tsNs, counter->first, counter->second, *f.args.bytes});
 }
 
 void EventReader::commitRange(const Fields& f, RangeKind kind, DeviceIndex device) {
@@ -662,6 +685,27 @@ private:
 };
 
 }  // namespace
+
+std::optional<std::pair<DeviceIndex, MemoryLevel>> memoryCounterOf(std::string_view name) {
+    constexpr std::string_view kPrefix = "GPU ";
+    if (!name.starts_with(kPrefix)) {
+        return std::nullopt;
+    }
+    name.remove_prefix(kPrefix.size());
+    int32_t device = 0;
+    const auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), device);
+    if (ec != std::errc() || end == name.data() || device < 0) {
+        return std::nullopt;
+    }
+    const std::string_view level(end, static_cast<size_t>(name.data() + name.size() - end));
+    if (level == " allocated") {
+        return std::make_pair(DeviceIndex{device}, MemoryLevel::Allocated);
+    }
+    if (level == " reserved") {
+        return std::make_pair(DeviceIndex{device}, MemoryLevel::Reserved);
+    }
+    return std::nullopt;
+}
 
 simdjson::error_code KinetoParser::parse(const char* data, size_t size, size_t capacity,
                                          RawKineto& out, const ProgressFn& progress) {

@@ -77,6 +77,20 @@ struct RawSpan {
     bool python = false;  ///< python_function
 };
 
+/// A Chrome counter event ("ph":"C") naming one level of a GPU's memory: name "GPU <d> allocated"
+/// or "GPU <d> reserved", value in args "bytes" (the form vramscope's Chrome trace export writes;
+/// other counters are skipped).
+struct RawCounter {
+    int64_t tsNs = 0;
+    DeviceIndex device{0};
+    MemoryLevel level = MemoryLevel::Allocated;
+    uint64_t bytes = 0;
+};
+
+/// The GPU and level a Chrome counter name stands for ("GPU 0 allocated" -> {0, Allocated}), or
+/// nullopt for any other name.
+std::optional<std::pair<DeviceIndex, MemoryLevel>> memoryCounterOf(std::string_view name);
+
 struct RawRange {
     int64_t startNs = 0;
     int64_t durNs = 0;
@@ -115,6 +129,7 @@ struct RawKineto {
     std::vector<RawKernel> kernels;
     std::vector<CollectiveArgs> kernelCollectives;
     std::vector<RawMemory> memory;
+    std::vector<RawCounter> counters;  ///< GPU memory counters ("ph":"C"), in file order
     std::vector<RawRange> ranges;
     std::vector<RawComms> comms;
     std::vector<RawLaunch> launches;  ///< in file order; see sortLaunches()
