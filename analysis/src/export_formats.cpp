@@ -20,7 +20,9 @@ constexpr std::array kFormats = {
 
 }  // namespace
 
-std::span<const ExportFormatInfo> exportFormats() { return kFormats; }
+std::span<const ExportFormatInfo> exportFormats() {
+    return kFormats;
+}
 
 const ExportFormatInfo* exportFormatNamed(std::string_view name) {
     for (const ExportFormatInfo& f : kFormats) {
