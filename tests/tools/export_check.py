@@ -5,8 +5,8 @@ Expected values never come from vramscope: for the synthetic job from the formul
 analysis/synthetic_job.h (SyntheticJobSpec's defaults), for the real Kineto file from its raw JSON
 (read here with exact decimals). speedscope files are checked against the facts of speedscope's
 file format and, when the npm package `speedscope` is found (VRAMSCOPE_SPEEDSCOPE_DIR, else
-`npm root -g`), against its file-format-schema.json with the jsonschema module. Nothing is
-downloaded.
+`npm root -g`), against its file-format-schema.json with the jsonschema module and through
+speedscope's own importer run in node (speedscope_import.mjs). Nothing is downloaded.
 
 usage: export_check.py --cli PATH --workdir DIR --realdata DIR
 exit: 0 passed, 1 failed, 77 when the real input is missing (the synthetic checks passed).
@@ -59,7 +59,68 @@ def read_csv(path):
     return [dict(zip(header, r)) for r in body], header
 
 
-def check_speedscope(path, schema):
+class Speedscope:
+    """The npm package speedscope when installed (VRAMSCOPE_SPEEDSCOPE_DIR, else `npm root -g`):
+    its file-format-schema.json (checked with the jsonschema module when present) and its own
+    importer, run headless in node by speedscope_import.mjs."""
+
+    def __init__(self):
+        self.dir, self.schema, self.node = None, None, None
+        dirs = [os.environ.get("VRAMSCOPE_SPEEDSCOPE_DIR", "")]
+        try:
+            root = subprocess.run(["npm", "root", "-g"], capture_output=True, text=True,
+                                  timeout=30)
+            if root.returncode == 0:
+                dirs.append(os.path.join(root.stdout.strip(), "speedscope"))
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+        self.dir = next((d for d in dirs if d and os.path.isdir(os.path.join(d, "dist"))), None)
+        if self.dir is None:
+            print("note: the npm package speedscope is not installed: neither its schema nor its "
+                  "importer is checked")
+            return
+        schema = os.path.join(self.dir, "dist", "release", "file-format-schema.json")
+        try:
+            import jsonschema  # noqa: F401
+            with open(schema) as f:
+                self.schema = json.load(f)
+            print("checking speedscope files against", schema)
+        except (ImportError, OSError) as e:
+            print("note: speedscope's schema is not checked:", e)
+        try:
+            if subprocess.run(["node", "--version"], capture_output=True).returncode == 0:
+                self.node = "node"
+        except OSError:
+            pass
+        if self.node is None:
+            print("note: node is missing: speedscope's importer is not run")
+
+    def check(self, path, total):
+        if self.schema is not None:
+            import jsonschema
+            with open(path) as f:
+                doc = json.load(f)
+            try:
+                jsonschema.validate(doc, self.schema)
+            except jsonschema.ValidationError as e:
+                check(False, f"{path}: not valid against speedscope's schema: {e.message}")
+        if self.node is None:
+            return
+        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "speedscope_import.mjs")
+        p = subprocess.run([self.node, script, self.dir, path], capture_output=True, text=True,
+                           timeout=120)
+        if p.returncode == 77:
+            print("note: speedscope's importer could not be reached:", p.stderr.strip())
+            return
+        check(p.returncode == 0, f"{path}: speedscope's importer refused it: {p.stderr.strip()}")
+        if p.returncode == 0:
+            got = json.loads(p.stdout)
+            print("speedscope's importer read", os.path.basename(path), got["unit"], got["total"])
+            check(got["unit"] == "bytes" and got["total"] == total,
+                  f"{path}: speedscope imported {got}, wanted {total} bytes")
+
+
+def check_speedscope(path, speedscope):
     with open(path) as f:
         doc = json.load(f)
     check(doc.get("$schema") == "https://www.speedscope.app/file-format-schema.json",
@@ -75,39 +136,8 @@ def check_speedscope(path, schema):
               f"{path}: sample {s} indexes outside {len(frames)} frames")
     check(all(w > 0 for w in p["weights"]), f"{path}: positive weights")
     check(p["endValue"] == sum(p["weights"]), f"{path}: endValue = sum of weights")
-    if schema is not None:
-        import jsonschema
-        try:
-            jsonschema.validate(doc, schema)
-        except jsonschema.ValidationError as e:
-            check(False, f"{path}: not valid against speedscope's schema: {e.message}")
+    speedscope.check(path, sum(p["weights"]))
     return sum(p["weights"])
-
-
-def speedscope_schema():
-    """speedscope's own file-format-schema.json from an installed npm package, or None."""
-    dirs = []
-    if os.environ.get("VRAMSCOPE_SPEEDSCOPE_DIR"):
-        dirs.append(os.environ["VRAMSCOPE_SPEEDSCOPE_DIR"])
-    try:
-        root = subprocess.run(["npm", "root", "-g"], capture_output=True, text=True, timeout=30)
-        if root.returncode == 0:
-            dirs.append(os.path.join(root.stdout.strip(), "speedscope"))
-    except (OSError, subprocess.TimeoutExpired):
-        pass
-    for d in dirs:
-        path = os.path.join(d, "dist", "release", "file-format-schema.json")
-        if os.path.exists(path):
-            try:
-                import jsonschema  # noqa: F401
-            except ImportError:
-                print("note: speedscope's schema found but the jsonschema module is missing")
-                return None
-            print("checking speedscope files against", path)
-            with open(path) as f:
-                return json.load(f)
-    print("note: the npm package speedscope is not installed: its schema is not checked")
-    return None
 
 
 def synthetic_checks(cli, work, schema):
@@ -267,7 +297,7 @@ def main():
     ap.add_argument("--realdata", required=True)
     a = ap.parse_args()
     os.makedirs(a.workdir, exist_ok=True)
-    schema = speedscope_schema()
+    schema = Speedscope()
     synthetic_checks(a.cli, a.workdir, schema)
     bert = os.path.join(a.realdata, BERT)
     missing = not os.path.exists(bert)
