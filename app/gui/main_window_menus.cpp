@@ -15,6 +15,7 @@
 #include <QTableWidget>
 #include <QVBoxLayout>
 
+#include "data_export_dialog.h"
 #include "main_window.h"
 #include "vramscope/widgets/device_tree_model.h"
 #include "vramscope/widgets/timeline_view.h"
@@ -90,6 +91,15 @@ void MainWindow::createMenus() {
                                          QStringLiteral("vramscope.png"), tr("PNG images (*.png)"));
         if (!path.isEmpty() && !grab().save(path, "PNG")) {
             QMessageBox::warning(this, tr("Screenshot"), tr("Could not write %1.").arg(path));
+        }
+    });
+    file->addAction(tr("Export &Data…"), this, [this] {
+        if (!m_job) {
+            return;
+        }
+        DataExportDialog dialog(*m_job, m_zoom->selectedGpu(), m_zoom->selectedTimeNs(), this);
+        if (dialog.exec() == QDialog::Accepted) {
+            startDataExport(this, m_job, dialog.request());
         }
     });
     file->addSeparator();

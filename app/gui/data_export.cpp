@@ -1,0 +1,147 @@
+#include "data_export.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <system_error>
+
+#include "vramscope/analysis/chrome_trace_export.h"
+#include "vramscope/analysis/flame_service.h"
+#include "vramscope/analysis/perfetto_export.h"
+#include "vramscope/analysis/speedscope_export.h"
+#include "vramscope/analysis/text_format.h"
+
+namespace vramscope::app {
+
+namespace {
+
+using analysis::ExportFormat;
+using analysis::JobModel;
+
+/// Writes one format to a stream: the status-bar sentence (without the file) or the error.
+using FormatWriter = trace::Result<std::string> (*)(const JobModel&, const DataExportRequest&,
+                                                    std::ostream&);
+
+trace::Result<std::string> writeCsvData(const JobModel& job, const DataExportRequest& request,
+                                        std::ostream& out) {
+    auto written = analysis::writeCsv(job, request.csv, out);
+    if (!written.ok()) {
+        return written.error();
+    }
+    std::string text = "Exported " + std::to_string(written->rows) + " rows of the " +
+                       analysis::toString(request.csv.table) + " table";
+    for (const std::string& note : written->notes) {
+        text += "; " + note;
+    }
+    return text;
+}
+
+trace::Result<std::string> writeSpeedscopeData(const JobModel& job,
+                                               const DataExportRequest& request,
+                                               std::ostream& out) {
+    const analysis::GpuMemoryAnalysis* memory = job.memoryOf(request.gpu);
+    if (memory == nullptr) {
+        return trace::Error::make(trace::ErrorCode::Invalid, job.title,
+                                  "this GPU has no allocation events, so there is no live set");
+    }
+    if (!memory->liveSet.known) {
+        return trace::Error::make(trace::ErrorCode::Invalid, job.title,
+                                  "no live set for this GPU: " + memory->liveSet.reason);
+    }
+    const int64_t rankNs = job.toRankNs(request.gpu.rankIndex, request.jobTimeNs);
+    auto tree = job.flames->at(request.gpu.rankIndex, request.gpu.device, rankNs, request.grouping);
+    if (!tree) {
+        return trace::Error::make(trace::ErrorCode::Invalid, job.title,
+                                  "this GPU has no flame tree");
+    }
+    const analysis::RankInfo& rank = job.ranks[size_t(request.gpu.rankIndex)];
+    if (trace::Status s = analysis::writeSpeedscope(*tree, {rank.path, rank.rank}, out); !s) {
+        return s.error();
+    }
+    return "Exported " + analysis::formatBytes(double(tree->root().bytes)) + " alive on " +
+           analysis::rankLabel(rank.rank) + " GPU " + std::to_string(toInt(request.gpu.device)) +
+           " at " + analysis::formatDuration(double(request.jobTimeNs)) + " as a speedscope flame";
+}
+
+/// Perfetto and Chrome JSON: the whole job, as `vramscope-cli export` writes it.
+template <trace::Status (*Write)(const JobModel&, std::ostream&)>
+trace::Result<std::string> writeWholeJob(const JobModel& job, const DataExportRequest& request,
+                                         std::ostream& out) {
+    if (trace::Status s = Write(job, out); !s) {
+        return s.error();
+    }
+    return "Exported " + job.title + " as " +
+           std::string(analysis::exportFormatInfo(request.format).name);
+}
+
+/// The writer of each format the GUI offers.
+struct WriterEntry {
+    ExportFormat format;
+    FormatWriter write;
+};
+constexpr WriterEntry kWriters[] = {
+    {ExportFormat::Perfetto, &writeWholeJob<&analysis::writePerfettoTrace>},
+    {ExportFormat::ChromeJson, &writeWholeJob<&analysis::writeChromeTrace>},
+    {ExportFormat::Csv, &writeCsvData},
+    {ExportFormat::Speedscope, &writeSpeedscopeData},
+};
+
+FormatWriter writerOf(ExportFormat format) {
+    for (const WriterEntry& w : kWriters) {
+        if (w.format == format) {
+            return w.write;
+        }
+    }
+    return nullptr;
+}
+
+}  // namespace
+
+std::vector<ExportFormat> dataExportFormats() {
+    std::vector<ExportFormat> formats;
+    for (const analysis::ExportFormatInfo& f : analysis::exportFormats()) {
+        if (writerOf(f.format) != nullptr) {
+            formats.push_back(f.format);
+        }
+    }
+    return formats;
+}
+
+trace::Result<std::string> exportData(const JobModel& job, const DataExportRequest& request,
+                                      const std::string& path) {
+    const FormatWriter write = writerOf(request.format);
+    if (write == nullptr) {
+        return trace::Error::make(trace::ErrorCode::Unsupported, path,
+                                  std::string(analysis::exportFormatInfo(request.format).name) +
+                                      " export is not available in this build");
+    }
+    const std::string partial = path + ".partial";
+    trace::Result<std::string> result = std::string();
+    {
+        std::ofstream file(partial, std::ios::binary | std::ios::trunc);
+        if (!file) {
+            return trace::Error::make(trace::ErrorCode::Io, path, "cannot be written");
+        }
+        result = write(job, request, file);
+        file.flush();
+        if (result.ok() && !file) {
+            result = trace::Error::make(trace::ErrorCode::Io, path, "cannot be written");
+        }
+    }
+    std::error_code ec;
+    if (result.ok()) {
+        std::filesystem::rename(partial, path, ec);
+        if (ec) {
+            result = trace::Error::make(trace::ErrorCode::Io, path,
+                                        "cannot be written: " + ec.message());
+        }
+    }
+    if (!result.ok()) {
+        std::filesystem::remove(partial, ec);
+        return result;
+    }
+    return result.value() + " to " + std::filesystem::path(path).filename().string();
+}
+
+}  // namespace vramscope::app
