@@ -64,9 +64,9 @@ class Speedscope:
     its file-format-schema.json (checked with the jsonschema module when present) and its own
     importer, run headless in node by speedscope_import.mjs."""
 
-    def __init__(self):
+    def __init__(self, package_dir=""):
         self.dir, self.schema, self.node = None, None, None
-        dirs = [os.environ.get("VRAMSCOPE_SPEEDSCOPE_DIR", "")]
+        dirs = [package_dir, os.environ.get("VRAMSCOPE_SPEEDSCOPE_DIR", "")]
         try:
             root = subprocess.run(["npm", "root", "-g"], capture_output=True, text=True,
                                   timeout=30)
@@ -295,9 +295,16 @@ def main():
     ap.add_argument("--cli", required=True)
     ap.add_argument("--workdir", required=True)
     ap.add_argument("--realdata", required=True)
+    ap.add_argument("--speedscope-dir", default="",
+                    help="the npm package speedscope (else VRAMSCOPE_SPEEDSCOPE_DIR, npm root -g)")
+    ap.add_argument("--require-speedscope", action="store_true",
+                    help="exit 77 (skipped) unless speedscope's own importer can be run")
     a = ap.parse_args()
     os.makedirs(a.workdir, exist_ok=True)
-    schema = Speedscope()
+    schema = Speedscope(a.speedscope_dir)
+    if a.require_speedscope and (schema.dir is None or schema.node is None):
+        print("skipped: speedscope's importer cannot be run here (package or node missing)")
+        return 77
     synthetic_checks(a.cli, a.workdir, schema)
     bert = os.path.join(a.realdata, BERT)
     missing = not os.path.exists(bert)
