@@ -1,9 +1,12 @@
 // Nsight Systems SQLite export importer (`nsys export --type sqlite`): one LoadedTrace per
 // profiled process of the report.
 //
-// Format facts, from NVIDIA's "SQLite Schema Reference" of the Nsight Systems documentation
-// (docs.nvidia.com/nsight-systems, nsys-exporter "exported_data"), checked against the two real
-// exports in the project's test data (schema 2.9.1 / nsys 2022.2 and 3.13.2 / nsys 2024.5):
+// Format facts, from NVIDIA's "SQLite Export Schema Reference" of the Nsight Systems
+// documentation (nsys-exporter/exported_data.html, shipped with nsys and on docs.nvidia.com), and
+// checked against the two real exports in the project's test data (schema 2.9.1 / nsys 2022.2 and
+// 3.13.2 / nsys 2024.5):
+//  - "tables are created lazily", so any table may be absent; older exports declare every field
+//    NOT NULL and write a default value (0) where there is none;
 //  - every timestamp is ns since the session start; TARGET_INFO_SESSION_START_TIME.utcEpochNs is
 //    the session start in Unix ns;
 //  - a serialized GlobalId (globalPid, globalTid) packs hardware id (bits 56-63), VM id (48-55),
@@ -35,39 +38,19 @@
 namespace vramscope::trace {
 namespace {
 
+using nsys::copyKindName;
 using nsys::Database;
+using nsys::gpuMemoryKind;
+using nsys::kNvtxDomainCreate;
+using nsys::kNvtxPushPop;
+using nsys::kNvtxStartEnd;
+using nsys::kNvtxThreadName;
+using nsys::memKindName;
+using nsys::pidOf;
+using nsys::processKey;
 using nsys::Query;
-
-/// Process part of a serialized GlobalId (hardware, VM and process id), the key of a process.
-uint64_t processKey(int64_t globalId) {
-    return static_cast<uint64_t>(globalId) >> 24;
-}
-int64_t pidOf(uint64_t key) {
-    return static_cast<int64_t>(key & 0xFFFFFF);
-}
-uint64_t tidOf(int64_t globalId) {
-    return static_cast<uint64_t>(globalId) & 0xFFFFFF;
-}
-
-constexpr int64_t kNvtxThreadName = 39;
-constexpr int64_t kNvtxPushPop = 59;
-constexpr int64_t kNvtxStartEnd = 60;
-constexpr int64_t kNvtxDomainCreate = 75;
-
-/// CUDA_MEMOPR_MEMORY_KIND names, as nsys prints them.
-const char* memKindName(int64_t kind) {
-    static constexpr const char* kNames[] = {"Pageable",       "Pinned",  "Device",
-                                             "Array",          "Managed", "Device Static",
-                                             "Managed Static", "Unknown"};
-    return kind >= 0 && kind < 8 ? kNames[kind] : "Unknown";
-}
-
-const char* copyKindName(int64_t kind) {
-    static constexpr const char* kNames[] = {
-        "",     "HtoD", "DtoH", "HtoA", "AtoH",           "AtoA",           "AtoD",
-        "DtoA", "DtoD", "HtoH", "PtoP", "HtoD (unified)", "DtoH (unified)", "DtoD (unified)"};
-    return kind >= 0 && kind < 14 ? kNames[kind] : "";
-}
+using nsys::rankFromThreadName;
+using nsys::tidOf;
 
 struct RawKernel {
     KernelEvent event;
@@ -128,6 +111,7 @@ private:
     TimestampNs launchOf(uint64_t key, int64_t correlation) const;
     void addKernel(int64_t globalPid, RawKernel k);
     std::vector<DeviceInfo> devicesUsed(const TraceData& d) const;
+    void addSettings(const Process& p, TraceData& d) const;
     LoadedTrace build(uint64_t key, Process& p, uint64_t fileBytes) const;
 
     const Database& m_db;
@@ -298,7 +282,9 @@ Status NsysImporter::readKernels() {
             continue;
         }
         const std::string alias = std::string("s_") + column;
-        joins += " LEFT JOIN StringIds AS " + alias + " ON " + alias + ".id = k." + column;
+        // Id 0 is a default of old exports (StringIds 0 = "[Unknown]"): fall through to the next.
+        joins += " LEFT JOIN StringIds AS " + alias + " ON " + alias + ".id = k." + column +
+                 " AND k." + column + " <> 0";
         names += (names.empty() ? "" : ", ") + alias + ".value";
     }
     const std::string nameExpr = names.empty() ? "NULL" : "COALESCE(" + names + ", NULL)";
@@ -358,30 +344,6 @@ Status NsysImporter::readMemsets() {
     return q.status();
 }
 
-/// Where CUDA_MEMOPR_MEMORY_KIND memory lives; false for host memory (pageable, pinned), which is
-/// no GPU memory.
-bool gpuMemoryKind(int64_t memKind, MemoryKind& kind) {
-    switch (memKind) {
-        case 2:  // device
-        case 3:  // array
-            kind = MemoryKind::Device;
-            return true;
-        case 4:  // managed
-        case 6:  // managed static
-            kind = MemoryKind::Managed;
-            return true;
-        case 5:
-            kind = MemoryKind::DeviceStatic;
-            return true;
-        case 0:  // pageable
-        case 1:  // pinned
-            return false;
-        default:
-            kind = MemoryKind::Unknown;
-            return true;
-    }
-}
-
 Status NsysImporter::readMemory() {
     const char* t = "CUDA_GPU_MEMORY_USAGE_EVENTS";
     if (!need(t,
@@ -433,23 +395,6 @@ Status NsysImporter::readMemory() {
         note(t, "the table is empty: the report has no GPU memory allocations");
     }
     return q.status();
-}
-
-/// The MPI rank in a thread name nsys gives the MPI thread ("MPI Rank 3"), or kUnknownRank.
-RankId rankFromThreadName(std::string_view name) {
-    constexpr std::string_view kPrefix = "MPI Rank ";
-    if (name.substr(0, kPrefix.size()) != kPrefix) {
-        return kUnknownRank;
-    }
-    int64_t v = 0;
-    size_t digits = 0;
-    for (char c : name.substr(kPrefix.size())) {
-        if (c < '0' || c > '9' || ++digits > 9) {
-            return kUnknownRank;
-        }
-        v = v * 10 + (c - '0');
-    }
-    return digits > 0 ? RankId{static_cast<int32_t>(v)} : kUnknownRank;
 }
 
 Status NsysImporter::readNvtx() {
@@ -506,7 +451,9 @@ Status NsysImporter::readNvtx() {
 }
 
 Status NsysImporter::readMpiRanks() {
-    // nsys names the MPI thread "MPI Rank N" (ThreadNames), and MPI traces add MPI_RANKS.
+    // nsys names the MPI thread "MPI Rank N" (ThreadNames; the 2022 saxpy export does), and MPI
+    // traces add an MPI_RANKS table; its layout (globalTid, rank) is not in the schema reference
+    // this was written from, so it is read only when both columns are there.
     if (m_db.hasTable("ThreadNames") && m_db.hasColumn("ThreadNames", "globalTid") &&
         m_db.hasColumn("ThreadNames", "nameId")) {
         Query q(m_db,
@@ -560,6 +507,29 @@ void assignDepths(std::vector<RawRange>& ranges) {
     }
 }
 
+/// Appends the kernels (sorted by start) and a collective for each NCCL / RCCL kernel, its
+/// function read from the kernel name as the Kineto importer reads it.
+void appendKernels(std::vector<RawKernel>& kernels, TraceData& d) {
+    std::stable_sort(kernels.begin(), kernels.end(), [](const RawKernel& a, const RawKernel& b) {
+        return a.event.startNs < b.event.startNs;
+    });
+    d.kernels.reserve(kernels.size());
+    for (RawKernel& k : kernels) {
+        k.event.name = k.name.empty() ? 0 : d.intern(k.name);
+        d.kernels.append(k.event);
+        if (k.event.category == KernelCategory::Communication) {
+            CollectiveEvent c;
+            c.startNs = k.event.startNs;
+            c.endNs = k.event.endNs;
+            c.device = k.event.device;
+            c.stream = k.event.stream;
+            const std::string_view function = kineto::collectiveFromKernelName(k.name);
+            c.function = function.empty() ? 0 : d.intern(function);
+            d.collectives.append(c);
+        }
+    }
+}
+
 /// The GPUs this process used (kernels, copies, memory), described from TARGET_INFO_GPU, in
 /// index order. A report lists every GPU of the node, also those other processes (other ranks)
 /// used: listing them all on every rank would show idle GPUs that were never this rank's. A
@@ -593,24 +563,7 @@ LoadedTrace NsysImporter::build(uint64_t key, Process& p, uint64_t fileBytes) co
         h.wallClockAnchorNs = m_sessionStartNs;
         h.anchorTraceNs = m_sessionStartNs;
     }
-    std::stable_sort(
-        p.kernels.begin(), p.kernels.end(),
-        [](const RawKernel& a, const RawKernel& b) { return a.event.startNs < b.event.startNs; });
-    d.kernels.reserve(p.kernels.size());
-    for (RawKernel& k : p.kernels) {
-        k.event.name = k.name.empty() ? 0 : d.intern(k.name);
-        d.kernels.append(k.event);
-        if (k.event.category == KernelCategory::Communication) {
-            CollectiveEvent c;
-            c.startNs = k.event.startNs;
-            c.endNs = k.event.endNs;
-            c.device = k.event.device;
-            c.stream = k.event.stream;
-            const std::string_view function = kineto::collectiveFromKernelName(k.name);
-            c.function = function.empty() ? 0 : d.intern(function);
-            d.collectives.append(c);
-        }
-    }
+    appendKernels(p.kernels, d);
     d.memory.reserve(p.memory.size());
     for (const MemoryEvent& e : p.memory) {
         d.memory.append(e);
@@ -621,6 +574,26 @@ LoadedTrace NsysImporter::build(uint64_t key, Process& p, uint64_t fileBytes) co
         r.event.name = d.intern(r.name);
         d.ranges.append(r.event);
     }
+    addSettings(p, d);
+    auto skipped = [&](uint64_t n, const std::string& what) {
+        if (n > 0) {
+            d.dataLoss.push_back({LossCounter::NsysRowsSkipped, n, what, 0, 0});
+        }
+    };
+    skipped(p.nvtxWithoutEnd, "NVTX ranges without an end (never popped or ended) were left out");
+    skipped(p.freesOfUnknownAddress, "frees of addresses the report never allocated were left out");
+    // Rows are the events of this format: counted as whole events of an event stream.
+    out.report.eventStream = true;
+    out.report.framesLoaded = d.eventCount();
+    out.report.fileName = m_db.name();
+    out.report.fileBytes = fileBytes;
+    out.report.bytesLoaded = fileBytes;
+    return out;
+}
+
+/// The header's nsys.* settings: versions, session start, the report's GPUs, what was absent.
+void NsysImporter::addSettings(const Process& p, TraceData& d) const {
+    FileHeader& h = d.header;
     auto& settings = h.captureSettings;
     settings.emplace_back("nsys.product_version",
                           m_version.productVersion.empty() ? "unknown" : m_version.productVersion);
@@ -647,22 +620,6 @@ LoadedTrace NsysImporter::build(uint64_t key, Process& p, uint64_t fileBytes) co
                               std::to_string(p.hostMemoryEvents) +
                                   " (pageable or pinned host memory is no GPU memory)");
     }
-    auto skipped = [&](uint64_t n, const std::string& what) {
-        if (n > 0) {
-            d.dataLoss.push_back({LossCounter::NsysRowsSkipped, n, what, 0, 0});
-            out.report.problems.push_back(
-                Error::make(ErrorCode::Invalid, m_db.name(), std::to_string(n) + " " + what));
-        }
-    };
-    skipped(p.nvtxWithoutEnd, "NVTX ranges without an end (never popped or ended) were left out");
-    skipped(p.freesOfUnknownAddress, "frees of addresses the report never allocated were left out");
-    // Rows are the events of this format: counted as whole events of an event stream.
-    out.report.eventStream = true;
-    out.report.framesLoaded = d.eventCount();
-    out.report.fileName = m_db.name();
-    out.report.fileBytes = fileBytes;
-    out.report.bytesLoaded = fileBytes;
-    return out;
 }
 
 Result<std::vector<LoadedTrace>> importDatabase(Result<nsys::Database> db, uint64_t fileBytes,
@@ -697,35 +654,6 @@ Result<std::vector<LoadedTrace>> importNsysSqliteBytes(std::string_view bytes,
                                                        const std::string& name,
                                                        const ReadOptions& options) {
     return importDatabase(nsys::Database::openBytes(bytes, name), bytes.size(), options);
-}
-
-bool looksLikeSqlite(std::string_view bytes) {
-    return bytes.substr(0, nsys::kSqliteMagic.size()) == nsys::kSqliteMagic;
-}
-
-std::string nsysExportCommand(std::string_view reportPath) {
-    std::string stem(reportPath);
-    for (std::string_view ext : {std::string_view(".nsys-rep"), std::string_view(".qdrep")}) {
-        if (stem.size() >= ext.size() &&
-            stem.compare(stem.size() - ext.size(), ext.size(), ext) == 0) {
-            stem.resize(stem.size() - ext.size());
-            break;
-        }
-    }
-    // Quoted for a POSIX shell where the path has characters a shell would read.
-    auto quote = [](const std::string& s) {
-        if (s.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-                                "0123456789._/+-=:@,") == std::string::npos) {
-            return s;
-        }
-        std::string q = "'";
-        for (char c : s) {
-            q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-        }
-        return q + "'";
-    };
-    return "nsys export --type sqlite --output " + quote(stem + ".sqlite") + " " +
-           quote(std::string(reportPath));
 }
 
 }  // namespace vramscope::trace

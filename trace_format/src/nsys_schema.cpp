@@ -2,6 +2,8 @@
 
 #include <sqlite3.h>
 
+#include "vramscope/trace/importers.h"
+
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -290,4 +292,103 @@ bool looksLikeNsysExport(const Database& db) {
     return false;
 }
 
+uint64_t processKey(int64_t globalId) {
+    return static_cast<uint64_t>(globalId) >> 24;
+}
+int64_t pidOf(uint64_t key) {
+    return static_cast<int64_t>(key & 0xFFFFFF);
+}
+uint64_t tidOf(int64_t globalId) {
+    return static_cast<uint64_t>(globalId) & 0xFFFFFF;
+}
+
+/// CUDA_MEMOPR_MEMORY_KIND names, as nsys prints them.
+const char* memKindName(int64_t kind) {
+    static constexpr const char* kNames[] = {"Pageable",       "Pinned",  "Device",
+                                             "Array",          "Managed", "Device Static",
+                                             "Managed Static", "Unknown"};
+    return kind >= 0 && kind < 8 ? kNames[kind] : "Unknown";
+}
+
+const char* copyKindName(int64_t kind) {
+    static constexpr const char* kNames[] = {
+        "",     "HtoD", "DtoH", "HtoA", "AtoH",           "AtoA",           "AtoD",
+        "DtoA", "DtoD", "HtoH", "PtoP", "HtoD (unified)", "DtoH (unified)", "DtoD (unified)"};
+    return kind >= 0 && kind < 14 ? kNames[kind] : "";
+}
+
+/// Where CUDA_MEMOPR_MEMORY_KIND memory lives; false for host memory (pageable, pinned), which is
+/// no GPU memory.
+bool gpuMemoryKind(int64_t memKind, MemoryKind& kind) {
+    switch (memKind) {
+        case 2:  // device
+        case 3:  // array
+            kind = MemoryKind::Device;
+            return true;
+        case 4:  // managed
+        case 6:  // managed static
+            kind = MemoryKind::Managed;
+            return true;
+        case 5:
+            kind = MemoryKind::DeviceStatic;
+            return true;
+        case 0:  // pageable
+        case 1:  // pinned
+            return false;
+        default:
+            kind = MemoryKind::Unknown;
+            return true;
+    }
+}
+
+/// The MPI rank in a thread name nsys gives the MPI thread ("MPI Rank 3"), or kUnknownRank.
+RankId rankFromThreadName(std::string_view name) {
+    constexpr std::string_view kPrefix = "MPI Rank ";
+    if (name.substr(0, kPrefix.size()) != kPrefix) {
+        return kUnknownRank;
+    }
+    int64_t v = 0;
+    size_t digits = 0;
+    for (char c : name.substr(kPrefix.size())) {
+        if (c < '0' || c > '9' || ++digits > 9) {
+            return kUnknownRank;
+        }
+        v = v * 10 + (c - '0');
+    }
+    return digits > 0 ? RankId{static_cast<int32_t>(v)} : kUnknownRank;
+}
+
 }  // namespace vramscope::trace::nsys
+
+namespace vramscope::trace {
+
+bool looksLikeSqlite(std::string_view bytes) {
+    return bytes.substr(0, nsys::kSqliteMagic.size()) == nsys::kSqliteMagic;
+}
+
+std::string nsysExportCommand(std::string_view reportPath) {
+    std::string stem(reportPath);
+    for (std::string_view ext : {std::string_view(".nsys-rep"), std::string_view(".qdrep")}) {
+        if (stem.size() >= ext.size() &&
+            stem.compare(stem.size() - ext.size(), ext.size(), ext) == 0) {
+            stem.resize(stem.size() - ext.size());
+            break;
+        }
+    }
+    // Quoted for a POSIX shell where the path has characters a shell would read.
+    auto quote = [](const std::string& s) {
+        if (s.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                "0123456789._/+-=:@,") == std::string::npos) {
+            return s;
+        }
+        std::string q = "'";
+        for (char c : s) {
+            q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+        }
+        return q + "'";
+    };
+    return "nsys export --type sqlite --output " + quote(stem + ".sqlite") + " " +
+           quote(std::string(reportPath));
+}
+
+}  // namespace vramscope::trace

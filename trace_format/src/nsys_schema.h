@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "vramscope/trace/error.h"
+#include "vramscope/trace/trace_data.h"
 
 struct sqlite3;
 struct sqlite3_stmt;
@@ -106,5 +107,32 @@ Result<ExportVersion> readExportVersion(const Database& db);
 
 /// Tables that identify a database as an Nsight Systems export (any one of them suffices).
 bool looksLikeNsysExport(const Database& db);
+
+// Format facts of the export (NVIDIA's "SQLite Schema Reference", see nsys_importer.cpp).
+
+/// Process part of a serialized GlobalId (hardware id bits 56-63, VM id 48-55, process id
+/// 24-47): the key of a process.
+uint64_t processKey(int64_t globalId);
+/// Process id of a processKey() (bits 24-47 of the GlobalId).
+int64_t pidOf(uint64_t key);
+/// Thread id of a serialized GlobalId (bits 0-23).
+uint64_t tidOf(int64_t globalId);
+
+/// NVTX_EVENTS.eventType values that the importer tells apart.
+inline constexpr int64_t kNvtxThreadName = 39;
+inline constexpr int64_t kNvtxPushPop = 59;
+inline constexpr int64_t kNvtxStartEnd = 60;
+inline constexpr int64_t kNvtxDomainCreate = 75;
+
+/// CUDA_MEMOPR_MEMORY_KIND names as nsys prints them ("Pageable", "Device", ...), "Unknown" else.
+const char* memKindName(int64_t kind);
+/// CUDA_MEMCPY_KIND short names ("HtoD", "DtoD", ...), "" for 0 and unknown values.
+const char* copyKindName(int64_t kind);
+/// Where CUDA_MEMOPR_MEMORY_KIND memory lives (sets `kind`); false for host memory (pageable,
+/// pinned), which is no GPU memory.
+bool gpuMemoryKind(int64_t memKind, MemoryKind& kind);
+/// The MPI rank in the thread name nsys gives an MPI process's thread ("MPI Rank 3"), or
+/// kUnknownRank.
+RankId rankFromThreadName(std::string_view name);
 
 }  // namespace vramscope::trace::nsys
