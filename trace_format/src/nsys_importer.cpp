@@ -110,6 +110,7 @@ private:
     int64_t toTrace(int64_t sessionNs) const { return sessionNs + m_sessionStartNs; }
     TimestampNs launchOf(uint64_t key, int64_t correlation) const;
     void addKernel(int64_t globalPid, RawKernel k);
+    void mergeOrphans();
     std::vector<DeviceInfo> devicesUsed(const TraceData& d) const;
     void addSettings(const Process& p, TraceData& d) const;
     LoadedTrace build(uint64_t key, Process& p, uint64_t fileBytes) const;
@@ -147,14 +148,7 @@ Result<std::vector<LoadedTrace>> NsysImporter::run(uint64_t fileBytes) {
     }
     // Rows without a process (globalPid NULL in an old export) belong to the only process there
     // is; with several, they stay a process of their own (pid 0).
-    if (auto orphan = m_processes.find(0); orphan != m_processes.end() && m_processes.size() == 2) {
-        Process& other = std::next(m_processes.begin())->second;
-        auto& o = orphan->second;
-        other.kernels.insert(other.kernels.end(), o.kernels.begin(), o.kernels.end());
-        other.memory.insert(other.memory.end(), o.memory.begin(), o.memory.end());
-        other.ranges.insert(other.ranges.end(), o.ranges.begin(), o.ranges.end());
-        m_processes.erase(orphan);
-    }
+    mergeOrphans();
     std::vector<LoadedTrace> out;
     for (auto& [key, process] : m_processes) {
         if (process.hasEvents()) {
@@ -528,6 +522,32 @@ void appendKernels(std::vector<RawKernel>& kernels, TraceData& d) {
             d.collectives.append(c);
         }
     }
+}
+
+void NsysImporter::mergeOrphans() {
+    auto orphan = m_processes.find(0);
+    Process* other = nullptr;
+    size_t withEvents = 0;
+    for (auto& [key, process] : m_processes) {
+        if (key != 0 && process.hasEvents()) {
+            other = &process;
+            ++withEvents;
+        }
+    }
+    if (orphan == m_processes.end() || withEvents != 1) {
+        return;
+    }
+    const Process& o = orphan->second;
+    other->kernels.insert(other->kernels.end(), o.kernels.begin(), o.kernels.end());
+    other->memory.insert(other->memory.end(), o.memory.begin(), o.memory.end());
+    other->ranges.insert(other->ranges.end(), o.ranges.begin(), o.ranges.end());
+    other->nvtxWithoutEnd += o.nvtxWithoutEnd;
+    other->freesOfUnknownAddress += o.freesOfUnknownAddress;
+    other->hostMemoryEvents += o.hostMemoryEvents;
+    if (other->rank == kUnknownRank) {
+        other->rank = o.rank;
+    }
+    m_processes.erase(orphan);
 }
 
 /// The GPUs this process used (kernels, copies, memory), described from TARGET_INFO_GPU, in

@@ -273,6 +273,29 @@ TEST(NsysImporter, OldSchemaWithoutOptionalTablesAndColumnsLoadsAndSaysWhatWasAb
     EXPECT_EQ(d.header.host, "");  // EXPORT_HOST is personal and never read
 }
 
+TEST(NsysImporter, RowsWithoutAProcessJoinTheOnlyProcessThereIs) {
+    NsysTempDir dir;
+    const std::string path = dir.file("orphans.sqlite");
+    {
+        SqlDb db(path);
+        db.exec(vramscope_test::kNsysReportSchema);
+        // Kernels with a NULL globalPid, NVTX ranges of pid 77.
+        db.exec(
+            "INSERT INTO StringIds VALUES (1, 'k');"
+            "INSERT INTO META_DATA_EXPORT VALUES ('EXPORT_SCHEMA_VERSION', '3.0.0');"
+            "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (10, 20, 0, 1, NULL, 7, 0, NULL, "
+            "1, 1, NULL, 1, 1);"
+            "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid) VALUES (5, 30, "
+            "59, 'r', " +
+            std::to_string(globalId(77, 78)) + ");");
+    }
+    auto t = openTrace(path);
+    ASSERT_TRUE(t.ok()) << t.error().describe();
+    EXPECT_EQ(t->data.header.pid, 77);
+    EXPECT_EQ(t->data.kernels.size(), 1u);
+    EXPECT_EQ(t->data.ranges.size(), 1u);
+}
+
 TEST(NsysImporter, RefusesWhatIsNotAReportWithAClearError) {
     NsysTempDir dir;
     const std::string other = dir.file("other.sqlite");
