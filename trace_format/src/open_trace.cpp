@@ -75,9 +75,12 @@ std::string unsupportedMessage() {
 
 /// An Nsight Systems report (.nsys-rep, .qdrep) is nsys's own format: the Error gives the command
 /// that exports it to the SQLite form read here.
-std::optional<Error> refuseNsysReport(const std::string& path) {
+/// With `onDisk`, a missing file is left to the usual "cannot open" error.
+std::optional<Error> refuseNsysReport(const std::string& path, bool onDisk = true) {
     const std::string n = lower(baseName(path));
-    if (!endsWith(n, ".nsys-rep") && !endsWith(n, ".qdrep")) {
+    std::error_code ec;
+    if ((!endsWith(n, ".nsys-rep") && !endsWith(n, ".qdrep")) ||
+        (onDisk && !fs::exists(path, ec))) {
         return std::nullopt;
     }
     return Error::make(ErrorCode::Unsupported, path,
@@ -395,7 +398,7 @@ Result<LoadedTrace> openTraceBytes(const std::string& bytes, const std::string& 
     if (bytes.empty()) {
         return Error::make(ErrorCode::Truncated, name, "the file is empty");
     }
-    if (auto refused = refuseNsysReport(name)) {
+    if (auto refused = refuseNsysReport(name, false)) {
         return *refused;
     }
     return Error::make(ErrorCode::Unsupported, name, unsupportedMessage());

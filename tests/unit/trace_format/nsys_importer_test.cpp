@@ -330,6 +330,9 @@ TEST(NsysImporter, RefusesWhatIsNotAReportWithAClearError) {
     ASSERT_FALSE(job.ok());
     EXPECT_NE(job.error().message.find("nsys export --type sqlite"), std::string::npos);
     EXPECT_EQ(nsysExportCommand("r.qdrep"), "nsys export --type sqlite --output r.sqlite r.qdrep");
+    auto missing = openTrace(dir.file("missing.nsys-rep"));
+    ASSERT_FALSE(missing.ok());
+    EXPECT_EQ(missing.error().code, ErrorCode::Io);  // a missing file is said to be missing
 }
 
 TEST(NsysImporter, NeverWritesTheReportAndOpensPathsWithUriCharacters) {
