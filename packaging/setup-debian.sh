@@ -7,7 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config ccache git
   qt6-base-dev qt6-base-dev-tools qt6-svg-dev libgl-dev libqcustomplot-dev
   libprotobuf-dev protobuf-compiler
-  libzstd-dev zlib1g-dev libsimdjson-dev nlohmann-json3-dev libarchive-dev
+  libzstd-dev zlib1g-dev libsimdjson-dev nlohmann-json3-dev libarchive-dev libsqlite3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang-format python3
   xvfb xauth

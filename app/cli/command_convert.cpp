@@ -17,7 +17,8 @@ int runConvert(CommandContext& ctx) {
     const std::string help = commandHelp(
         ctx.command, "IN... -o OUT",
         "Imports every input (.vscope, PyTorch memory snapshot, Kineto/Chrome trace JSON,\n"
-        "optionally .gz, directories of them, .tar/.tar.gz archives) as one job and writes one\n"
+        "Nsight Systems SQLite export, optionally .gz, directories of them, .tar/.tar.gz archives) "
+        "as one job and writes one\n"
         ".vscope per rank, with what the importers skipped recorded as data loss.\n\n"
         "Output: when OUT ends in .vscope, OUT-rank<R>.vscope (OUT without its extension);\n"
         "otherwise OUT is a directory (created when missing) holding rank<R>.vscope. A trace "

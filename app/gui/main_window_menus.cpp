@@ -68,8 +68,8 @@ void MainWindow::createMenus() {
     QAction* open = file->addAction(tr("&Open…"), this, [this] {
         const QStringList files = QFileDialog::getOpenFileNames(
             this, tr("Open traces (several files = one job)"), QString(),
-            tr("Traces (*.vscope *.json *.json.gz *.pickle *.pickle.gz *.pkl *.tar.gz *.tgz);;"
-               "All files (*)"));
+            tr("Traces (*.vscope *.json *.json.gz *.pickle *.pickle.gz *.pkl *.sqlite *.tar.gz "
+               "*.tgz);;Nsight Systems SQLite exports (*.sqlite);;All files (*)"));
         if (!files.isEmpty()) {
             openPaths(files);
         }

@@ -46,6 +46,9 @@ constexpr std::array kCounters{
                     "slow) and its queue was full"},
     LossCounterInfo{C::OomEventsDropped, "oom_events_dropped", S::DataLoss,
                     "failed allocations beyond what the agent could queue were not recorded"},
+    LossCounterInfo{C::NsysRowsSkipped, "nsys_rows_skipped", S::DataLoss,
+                    "rows of an Nsight Systems export that make no event were left out (see the "
+                    "reason)"},
 };
 
 constexpr bool inOrder() {
@@ -57,7 +60,7 @@ constexpr bool inOrder() {
     return true;
 }
 static_assert(inOrder(), "kCounters must list every LossCounter in declaration order");
-static_assert(static_cast<size_t>(C::OomEventsDropped) + 1 == kCounters.size(),
+static_assert(static_cast<size_t>(C::NsysRowsSkipped) + 1 == kCounters.size(),
               "every LossCounter needs a registry row");
 
 /// Labels written into DataLoss.what before the registry existed (by the reader, the importers

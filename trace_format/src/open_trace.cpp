@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <fstream>
 #include <memory>
+#include <optional>
 #include <system_error>
 
 #include <unistd.h>
@@ -53,6 +55,9 @@ InputFormat formatFromName(std::string_view fileName) {
     if (endsWith(n, ".json")) {
         return InputFormat::KinetoJson;
     }
+    if (endsWith(n, ".sqlite")) {
+        return InputFormat::NsysSqlite;
+    }
     return InputFormat::Unknown;
 }
 
@@ -65,13 +70,46 @@ bool isSupportedName(std::string_view fileName) {
     return formatFromName(base) != InputFormat::Unknown || isArchiveName(base);
 }
 
-std::string unsupportedMessage(std::string_view bytes) {
-    if (bytes.substr(0, 16) == std::string_view("SQLite format 3\0", 16)) {
-        return "unsupported format: an SQLite database (e.g. an Nsight Systems export); open a "
-               ".vscope file, a PyTorch memory snapshot or a Kineto / Chrome trace JSON instead";
+std::string unsupportedMessage() {
+    return "unsupported format: not a .vscope file, a PyTorch memory snapshot (pickle), a "
+           "Kineto / Chrome trace JSON or an Nsight Systems SQLite export";
+}
+
+/// An Nsight Systems report (.nsys-rep, .qdrep) is nsys's own format: the Error gives the command
+/// that exports it to the SQLite form read here.
+/// With `onDisk`, a missing file is left to the usual "cannot open" error.
+std::optional<Error> refuseNsysReport(const std::string& path, bool onDisk = true) {
+    const std::string n = lower(baseName(path));
+    std::error_code ec;
+    if ((!endsWith(n, ".nsys-rep") && !endsWith(n, ".qdrep")) ||
+        (onDisk && !fs::exists(path, ec))) {
+        return std::nullopt;
     }
-    return "unsupported format: not a .vscope file, a PyTorch memory snapshot (pickle) or a "
-           "Kineto / Chrome trace JSON";
+    return Error::make(ErrorCode::Unsupported, path,
+                       "an Nsight Systems report is read through its SQLite export; make one "
+                       "with: " +
+                           nsysExportCommand(path));
+}
+
+/// Whether the file starts with the SQLite magic (read in place, never loaded into memory).
+bool isSqliteFile(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::string head(16, '\0');
+    in.read(head.data(), static_cast<std::streamsize>(head.size()));
+    return in.gcount() == static_cast<std::streamsize>(head.size()) && looksLikeSqlite(head);
+}
+
+/// The one process of an Nsight Systems report, or an Error that says to open it as a job.
+Result<LoadedTrace> onlyProcess(Result<std::vector<LoadedTrace>> traces, const std::string& name) {
+    if (!traces) {
+        return traces.error();
+    }
+    if (traces->size() != 1) {
+        return Error::make(ErrorCode::Invalid, name,
+                           "the Nsight Systems report holds " + std::to_string(traces->size()) +
+                               " processes (one per rank): open it as a job");
+    }
+    return std::move(traces->front());
 }
 
 void addNotes(LoadedTrace& trace, InputNotes& notes) {
@@ -101,6 +139,20 @@ RankTrace makeRank(std::string path, InputFormat format, LoadedTrace trace) {
     return r;
 }
 
+/// Adds each process of an Nsight Systems report as a rank ("REPORT:pid N" when several).
+void addNsysRanks(Job& job, const std::string& path, Result<std::vector<LoadedTrace>> traces) {
+    if (!traces) {
+        job.skipped.push_back(traces.error());
+        return;
+    }
+    const bool several = traces->size() > 1;
+    for (LoadedTrace& t : *traces) {
+        const std::string display =
+            several ? path + ":pid " + std::to_string(t.data.header.pid) : path;
+        job.ranks.push_back(makeRank(display, InputFormat::NsysSqlite, std::move(t)));
+    }
+}
+
 /// Loads one decoded input and adds it to the job (or to skipped).
 void addToJob(Job& job, const std::string& displayPath, Result<std::string> bytes,
               InputNotes& notes, const ReadOptions& options) {
@@ -109,6 +161,10 @@ void addToJob(Job& job, const std::string& displayPath, Result<std::string> byte
         return;
     }
     const InputFormat format = detectFormat(*bytes, displayPath);
+    if (format == InputFormat::NsysSqlite) {
+        addNsysRanks(job, displayPath, importNsysSqliteBytes(*bytes, displayPath, options));
+        return;
+    }
     auto trace = openTraceBytes(*bytes, displayPath, options);
     if (!trace) {
         job.skipped.push_back(trace.error());
@@ -285,6 +341,14 @@ void openOne(Job& job, const std::string& path, const ReadOptions& options) {
         openArchive(job, path, options);
         return;
     }
+    if (auto refused = refuseNsysReport(path)) {
+        job.skipped.push_back(*refused);
+        return;
+    }
+    if (isSqliteFile(path)) {
+        addNsysRanks(job, path, importNsysSqlite(path, options));
+        return;
+    }
     InputNotes notes;
     auto bytes = readInputBytes(path, kMaxInputBytes, &notes);
     addToJob(job, path, std::move(bytes), notes, options);
@@ -300,6 +364,8 @@ const char* toString(InputFormat format) {
             return "pytorch-snapshot";
         case InputFormat::KinetoJson:
             return "kineto-json";
+        case InputFormat::NsysSqlite:
+            return "nsys-sqlite";
         case InputFormat::Unknown:
             break;
     }
@@ -322,8 +388,8 @@ InputFormat detectFormat(std::string_view firstBytes, std::string_view fileName)
     if (start != std::string_view::npos && (s[start] == '{' || s[start] == '[')) {
         return InputFormat::KinetoJson;
     }
-    if (firstBytes.substr(0, 16) == std::string_view("SQLite format 3\0", 16)) {
-        return InputFormat::Unknown;
+    if (looksLikeSqlite(firstBytes)) {
+        return InputFormat::NsysSqlite;
     }
     return formatFromName(fileName);
 }
@@ -337,13 +403,18 @@ Result<LoadedTrace> openTraceBytes(const std::string& bytes, const std::string& 
             return importPytorchSnapshot(bytes, name, options);
         case InputFormat::KinetoJson:
             return importKinetoJsonBuffer(bytes, name, options);
+        case InputFormat::NsysSqlite:
+            return onlyProcess(importNsysSqliteBytes(bytes, name, options), name);
         case InputFormat::Unknown:
             break;
     }
     if (bytes.empty()) {
         return Error::make(ErrorCode::Truncated, name, "the file is empty");
     }
-    return Error::make(ErrorCode::Unsupported, name, unsupportedMessage(bytes));
+    if (auto refused = refuseNsysReport(name, false)) {
+        return *refused;
+    }
+    return Error::make(ErrorCode::Unsupported, name, unsupportedMessage());
 }
 
 Result<LoadedTrace> openTrace(const std::string& path, const ReadOptions& options) {
@@ -361,6 +432,12 @@ Result<LoadedTrace> openTrace(const std::string& path, const ReadOptions& option
         return Error::make(ErrorCode::Invalid, path,
                            "the archive holds " + std::to_string(job.ranks.size()) +
                                " traces (one per rank): open it as a job");
+    }
+    if (auto refused = refuseNsysReport(path)) {
+        return *refused;
+    }
+    if (isSqliteFile(path)) {
+        return onlyProcess(importNsysSqlite(path, options), path);
     }
     InputNotes notes;
     const bool standardInput = isStandardInput(path);

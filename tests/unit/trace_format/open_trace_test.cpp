@@ -117,7 +117,9 @@ TEST(OpenTrace, DetectsTheFormatFromContentThenName) {
     EXPECT_EQ(detectFormat("\xEF\xBB\xBF  \n[", "x.bin"), InputFormat::KinetoJson);
     EXPECT_EQ(detectFormat(std::string("\x80\x04\x95", 3), "x.bin"), InputFormat::PytorchSnapshot);
     EXPECT_EQ(detectFormat(std::string(kMagic) + "....", "x.json"), InputFormat::Vscope);
-    EXPECT_EQ(detectFormat(std::string("SQLite format 3\0", 16), "x.json"), InputFormat::Unknown);
+    EXPECT_EQ(detectFormat(std::string("SQLite format 3\0", 16), "x.json"),
+              InputFormat::NsysSqlite);
+    EXPECT_EQ(detectFormat("", "report.SQLITE"), InputFormat::NsysSqlite);
     EXPECT_EQ(detectFormat("", "snapshot.pickle.gz"), InputFormat::PytorchSnapshot);
     EXPECT_EQ(detectFormat("", "trace.JSON"), InputFormat::KinetoJson);
     EXPECT_EQ(detectFormat("hello", "notes.txt"), InputFormat::Unknown);
@@ -135,11 +137,18 @@ TEST(OpenTrace, OpensGzippedJsonAndRefusesUnsupportedFormats) {
     EXPECT_EQ(t->data.kernels.size(), 4u);
     EXPECT_EQ(t->data.header.rank, RankId{3});
 
+    // An SQLite file is read as an Nsight Systems export: 20 bytes are a database cut inside its
+    // header (nsys_importer_test covers the rest).
     writeFile(dir.file("x.sqlite"), std::string("SQLite format 3\0rest", 20));
     auto sqlite = openTrace(dir.file("x.sqlite"));
     ASSERT_FALSE(sqlite.ok());
-    EXPECT_NE(sqlite.error().message.find("unsupported format"), std::string::npos);
+    EXPECT_EQ(sqlite.error().code, ErrorCode::Truncated);
+    EXPECT_NE(sqlite.error().message.find("cut inside its 100-byte header"), std::string::npos);
     EXPECT_EQ(sqlite.error().file, dir.file("x.sqlite"));
+    writeFile(dir.file("x.txt"), "plain text");
+    auto text = openTrace(dir.file("x.txt"));
+    ASSERT_FALSE(text.ok());
+    EXPECT_NE(text.error().message.find("unsupported format"), std::string::npos);
 
     auto missing = openTrace(dir.file("missing.json"));
     ASSERT_FALSE(missing.ok());
@@ -328,10 +337,7 @@ TEST(OpenTrace, EveryRealInputOpensWithoutACrash) {
             continue;
         }
         auto r = openTrace(path);
-        if (name.find(".sqlite") != std::string::npos) {
-            ASSERT_FALSE(r.ok()) << path;
-            EXPECT_NE(r.error().message.find("unsupported format"), std::string::npos);
-        } else if (name.find(".json") != std::string::npos) {
+        if (name.find(".sqlite") != std::string::npos || name.find(".json") != std::string::npos) {
             EXPECT_TRUE(r.ok()) << path << ": " << (r.ok() ? "" : r.error().describe());
         } else if (!r.ok()) {
             EXPECT_FALSE(r.error().message.empty()) << path;  // snapshots: no crash is enough

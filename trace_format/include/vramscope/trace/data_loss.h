@@ -40,6 +40,8 @@ enum class LossCounter : uint8_t {
     CuptiRecordsDropped,
     WriterQueueOverflow,
     OomEventsDropped,
+    // Nsight Systems SQLite importer
+    NsysRowsSkipped,
 };
 
 /// One row of the registry.

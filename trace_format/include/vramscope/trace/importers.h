@@ -3,6 +3,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "vramscope/trace/error.h"
 #include "vramscope/trace/trace_file.h"
@@ -54,5 +55,41 @@ Result<LoadedTrace> importKinetoJson(std::string_view jsonBytes, const std::stri
 /// capacity (as readInputBytes() / decodeInputBytes() return it), else copying it once.
 Result<LoadedTrace> importKinetoJsonBuffer(const std::string& json, const std::string& name,
                                            const ReadOptions& options = {});
+
+/// Imports an Nsight Systems SQLite export (`nsys export --type sqlite`), opened read-only and
+/// immutable (nothing is ever written beside or into the report, not even a journal). Returns one
+/// LoadedTrace per profiled process that has GPU activity, GPU memory events or NVTX ranges (one
+/// empty trace when none has), ordered by process id; each is one rank of a job (openJob).
+/// What is mapped (details and the format facts' source in nsys_importer.cpp):
+/// CUPTI_ACTIVITY_KIND_KERNEL (demangled name), _MEMCPY and _MEMSET to kernels (Memcpy / Memset
+/// category with their bytes; NCCL / RCCL kernels also to collectives, function from the kernel
+/// name), launch times from CUPTI_ACTIVITY_KIND_RUNTIME by correlation id within the process;
+/// NVTX_EVENTS push/pop (with their depth per thread) and start/end to Nvtx ranges, those of the
+/// "NCCL" domain named "NCCL: ..."; CUDA_GPU_MEMORY_USAGE_EVENTS to Reserved-level memory events
+/// (host kinds left out); TARGET_INFO_GPU to the header's devices; "MPI Rank N" thread names and
+/// MPI_RANKS to the rank. Times are ns made absolute (Unix) with the session start
+/// (TARGET_INFO_SESSION_START_TIME.utcEpochNs) when the report has it. The header's capture
+/// settings carry nsys.product_version, nsys.schema_version and one nsys.absent.* entry per
+/// missing or empty table (and missing name column) with what that means. Environment,
+/// command-line and user / host / path records of the report are never read.
+/// Errors name the file: a file that is cut (Truncated, from the size the SQLite header
+/// announces), not a database or damaged (Corrupt, with SQLite's words), an SQLite database
+/// without the export's tables (Unsupported), cancelled by the progress callback (Cancelled).
+Result<std::vector<LoadedTrace>> importNsysSqlite(const std::string& path,
+                                                  const ReadOptions& options = {});
+
+/// Same, for a database image in memory (an archive member, standard input); `name` is used in
+/// messages. The bytes are copied once into SQLite's own buffer.
+Result<std::vector<LoadedTrace>> importNsysSqliteBytes(std::string_view bytes,
+                                                       const std::string& name,
+                                                       const ReadOptions& options = {});
+
+/// True when `bytes` starts with the SQLite 3 magic ("SQLite format 3" and a NUL).
+bool looksLikeSqlite(std::string_view bytes);
+
+/// The command that turns an Nsight Systems report (.nsys-rep, or .qdrep of nsys before 2021.3)
+/// into the SQLite export vramscope reads: "nsys export --type sqlite --output R.sqlite
+/// R.nsys-rep" (shell-quoted where the path needs it). Syntax from the nsys CLI's export command.
+std::string nsysExportCommand(std::string_view reportPath);
 
 }  // namespace vramscope::trace

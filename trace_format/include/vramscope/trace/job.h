@@ -12,19 +12,23 @@
 namespace vramscope::trace {
 
 /// The format an input was read as (detectFormat in open_trace.h guesses it).
-enum class InputFormat { Unknown, Vscope, PytorchSnapshot, KinetoJson };
+enum class InputFormat { Unknown, Vscope, PytorchSnapshot, KinetoJson, NsysSqlite };
 
 /// One rank of a job: a loaded trace and where it came from.
 struct RankTrace {
-    std::string path;  ///< the file, or "ARCHIVE:MEMBER" for a trace read from an archive
+    /// The file, or "ARCHIVE:MEMBER" for a trace read from an archive, or "REPORT:pid N" for one
+    /// process of an Nsight Systems report that holds several.
+    std::string path;
     InputFormat format = InputFormat::Unknown;
     LoadedTrace trace;
     /// Added to this rank's timestamps to put it on the job's common time axis (ns).
     /// Rule: every supported producer stamps events with one host clock per rank that is already
     /// shared by the ranks of a job (Kineto: microseconds of the host's clock, made absolute with
     /// `baseTimeNanoseconds` where the file has one, so ranks on different hosts meet on the Unix
-    /// epoch; .vscope: its clock domain). openJob therefore sets 0 for every rank and keeps each
-    /// rank's own times; a caller that knows better (e.g. from matched collectives) may set it.
+    /// epoch; Nsight Systems: ns since the session start made absolute with the report's
+    /// TARGET_INFO_SESSION_START_TIME.utcEpochNs, likewise; .vscope: its clock domain). openJob
+    /// therefore sets 0 for every rank and keeps each rank's own times; a caller that knows better
+    /// (e.g. from matched collectives) may set it.
     int64_t clockOffsetNs = 0;
     std::string rankSource;  ///< where the rank came from: "header", "file name", "unknown"
 };
