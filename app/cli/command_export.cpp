@@ -16,6 +16,7 @@
 #include "vramscope/analysis/job_model.h"
 #include "vramscope/analysis/perfetto_export.h"
 #include "vramscope/analysis/speedscope_export.h"
+#include "vramscope/trace/output_file.h"
 
 namespace vramscope::app {
 
@@ -32,40 +33,15 @@ std::string formatNames() {
     return names;
 }
 
-/// Writes through `write` to `path` ("-" = ctx.out). A file is written beside its final name and
-/// renamed into place once complete, so a failed export never leaves a half-written file under
-/// the name asked for. Returns kExitSuccess, or kExitUnreadable with the file named on ctx.err.
+/// Writes through `write` to `path` ("-" = ctx.out) with trace::writeOutputFile (a failed export
+/// never leaves a half-written file under the name asked for). Returns kExitSuccess, or
+/// kExitUnreadable with the error (naming the file) on ctx.err.
 int writeOutput(CommandContext& ctx, const std::string& path,
-                const std::function<bool(std::ostream&, std::string& error)>& write) {
-    std::string error;
-    if (path == "-") {
-        if (!write(ctx.out, error)) {
-            ctx.err << "vramscope-cli export: " << error << "\n";
-            return kExitUnreadable;
-        }
-        return kExitSuccess;
-    }
-    const std::string partial = path + ".partial";
-    {
-        std::ofstream file(partial, std::ios::binary | std::ios::trunc);
-        if (!file) {
-            ctx.err << "vramscope-cli export: cannot write " << path << "\n";
-            return kExitUnreadable;
-        }
-        const bool ok = write(file, error);
-        file.flush();
-        if (!ok || !file) {
-            file.close();
-            std::remove(partial.c_str());
-            ctx.err << "vramscope-cli export: " << (ok ? "cannot write " + path : error) << "\n";
-            return kExitUnreadable;
-        }
-    }
-    std::error_code ec;
-    std::filesystem::rename(partial, path, ec);
-    if (ec) {
-        std::remove(partial.c_str());
-        ctx.err << "vramscope-cli export: cannot write " << path << ": " << ec.message() << "\n";
+                const std::function<trace::Status(std::ostream&)>& write) {
+    const trace::Status written =
+        path == "-" ? write(ctx.out) : trace::writeOutputFile(path, write);
+    if (!written) {
+        ctx.err << "vramscope-cli export: " << written.error().describe() << "\n";
         return kExitUnreadable;
     }
     return kExitSuccess;
@@ -105,14 +81,9 @@ int exportTrace(CommandContext& ctx, const ExportFormatInfo& format, trace::Job 
     if (!model) {
         return kExitUnreadable;
     }
-    return writeOutput(ctx, out, [&](std::ostream& os, std::string& error) {
-        const trace::Status written = format.format == ExportFormat::Perfetto
-                                          ? analysis::writePerfettoTrace(*model, os)
-                                          : analysis::writeChromeTrace(*model, os);
-        if (!written.ok()) {
-            error = written.error().describe();
-        }
-        return written.ok();
+    return writeOutput(ctx, out, [&](std::ostream& os) {
+        return format.format == ExportFormat::Perfetto ? analysis::writePerfettoTrace(*model, os)
+                                                       : analysis::writeChromeTrace(*model, os);
     });
 }
 
@@ -151,14 +122,13 @@ int exportCsv(CommandContext& ctx, const ParsedArgs& args, const std::string& he
         return kExitUnreadable;
     }
     analysis::CsvSummary summary;
-    const int code = writeOutput(ctx, out, [&](std::ostream& os, std::string& error) {
+    const int code = writeOutput(ctx, out, [&](std::ostream& os) -> trace::Status {
         auto written = analysis::writeCsv(*model, options, os);
         if (!written.ok()) {
-            error = written.error().describe();
-            return false;
+            return written.error();
         }
         summary = std::move(written).value();
-        return true;
+        return trace::Status::success();
     });
     for (const std::string& note : summary.notes) {
         ctx.err << "vramscope-cli export: note: " << note << "\n";
@@ -185,13 +155,8 @@ int exportSpeedscope(CommandContext& ctx, const ParsedArgs& args, const std::str
     const analysis::FlameTree tree = selection->builder->at(*at, request->grouping);
     const analysis::SpeedscopeSource source{selection->rankTrace->path,
                                             selection->rankTrace->trace.data.header.rank};
-    return writeOutput(ctx, out, [&](std::ostream& os, std::string& error) {
-        const trace::Status written = analysis::writeSpeedscope(tree, source, os);
-        if (!written.ok()) {
-            error = written.error().describe();
-        }
-        return written.ok();
-    });
+    return writeOutput(
+        ctx, out, [&](std::ostream& os) { return analysis::writeSpeedscope(tree, source, os); });
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "vramscope/analysis/perfetto_export.h"
 #include "vramscope/analysis/speedscope_export.h"
 #include "vramscope/analysis/text_format.h"
+#include "vramscope/trace/output_file.h"
 
 namespace vramscope::app {
 
@@ -116,32 +117,20 @@ trace::Result<std::string> exportData(const JobModel& job, const DataExportReque
                                   std::string(analysis::exportFormatInfo(request.format).name) +
                                       " export is not available in this build");
     }
-    const std::string partial = path + ".partial";
-    trace::Result<std::string> result = std::string();
-    {
-        std::ofstream file(partial, std::ios::binary | std::ios::trunc);
-        if (!file) {
-            return trace::Error::make(trace::ErrorCode::Io, path, "cannot be written");
-        }
-        result = write(job, request, file);
-        file.flush();
-        if (result.ok() && !file) {
-            result = trace::Error::make(trace::ErrorCode::Io, path, "cannot be written");
-        }
+    std::string sentence;
+    const trace::Status written =
+        trace::writeOutputFile(path, [&](std::ostream& out) -> trace::Status {
+            auto result = write(job, request, out);
+            if (!result.ok()) {
+                return result.error();
+            }
+            sentence = std::move(result).value();
+            return trace::Status::success();
+        });
+    if (!written) {
+        return written.error();
     }
-    std::error_code ec;
-    if (result.ok()) {
-        std::filesystem::rename(partial, path, ec);
-        if (ec) {
-            result = trace::Error::make(trace::ErrorCode::Io, path,
-                                        "cannot be written: " + ec.message());
-        }
-    }
-    if (!result.ok()) {
-        std::filesystem::remove(partial, ec);
-        return result;
-    }
-    return result.value() + " to " + std::filesystem::path(path).filename().string();
+    return sentence + " to " + std::filesystem::path(path).filename().string();
 }
 
 }  // namespace vramscope::app

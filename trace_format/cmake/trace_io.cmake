@@ -23,6 +23,7 @@ target_link_libraries(vramscope_trace_proto PUBLIC protobuf::libprotobuf)
 add_library(vramscope_trace_io STATIC
   ${_tio_dir}/src/trace_data.cpp
   ${_tio_dir}/src/error.cpp
+  ${_tio_dir}/src/output_file.cpp
   ${_tio_dir}/src/data_loss.cpp
   ${_tio_dir}/src/crc32c.cpp
   ${_tio_dir}/src/trace_writer.cpp
