@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <optional>
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -161,10 +162,20 @@ Result<std::string> readInputBytes(const std::string& path, uint64_t maxBytes, I
     return raw;
 }
 
-Result<std::string> readInputStream(int fd, const std::string& name, uint64_t maxBytes,
-                                    InputNotes* notes) {
+Result<std::string> readInputStream(
+    int fd, const std::string& name, uint64_t maxBytes, InputNotes* notes,
+    const std::function<std::string(std::string_view firstBytes)>& refuseStart) {
     std::string raw;
     size_t got = 0;
+    bool probed = !refuseStart;
+    auto refused = [&]() -> std::optional<Error> {
+        probed = true;
+        std::string why = refuseStart(std::string_view(raw.data(), got));
+        if (why.empty()) {
+            return std::nullopt;
+        }
+        return Error::make(ErrorCode::Unsupported, name, std::move(why));
+    };
     constexpr size_t kChunk = 1u << 20;
     for (;;) {
         if (raw.size() < got + kChunk + kInputPaddingBytes) {
@@ -183,11 +194,21 @@ Result<std::string> readInputStream(int fd, const std::string& name, uint64_t ma
             break;
         }
         got += static_cast<size_t>(n);
+        if (!probed && got >= kStreamProbeBytes) {
+            if (auto e = refused()) {
+                return *e;
+            }
+        }
         if (got > maxBytes) {
             return Error::make(ErrorCode::Limit, name,
                                "the input is larger than the limit of " + std::to_string(maxBytes) +
                                    " bytes")
                 .atByte(static_cast<int64_t>(got));
+        }
+    }
+    if (!probed && got > 0) {  // shorter than the probe: look at all of it
+        if (auto e = refused()) {
+            return *e;
         }
     }
     if (isGzip(std::string_view(raw.data(), got))) {

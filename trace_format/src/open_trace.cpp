@@ -330,10 +330,28 @@ bool isStandardInput(const std::string& path) {
     return path == "-";
 }
 
+/// Why the first bytes of standard input cannot be read, or "" when they can: gzip (checked once
+/// decompressed), or a format detectFormat knows by content. A tar archive needs its path
+/// (libarchive reads members from a file).
+std::string refuseStandardInput(std::string_view head) {
+    if (isGzip(head) || detectFormat(head, "") != InputFormat::Unknown) {
+        return {};
+    }
+    if (head.size() > 262 && head.substr(257, 5) == "ustar") {
+        return "a tar archive on standard input is not read; give the archive's path instead";
+    }
+    return unsupportedMessage();
+}
+
+Result<std::string> readStandardInput(InputNotes& notes) {
+    return readInputStream(STDIN_FILENO, kStandardInputName, kMaxInputBytes, &notes,
+                           refuseStandardInput);
+}
+
 void openOne(Job& job, const std::string& path, const ReadOptions& options) {
     if (isStandardInput(path)) {
         InputNotes notes;
-        auto bytes = readInputStream(STDIN_FILENO, kStandardInputName, kMaxInputBytes, &notes);
+        auto bytes = readStandardInput(notes);
         addToJob(job, kStandardInputName, std::move(bytes), notes, options);
         return;
     }
@@ -409,7 +427,9 @@ Result<LoadedTrace> openTraceBytes(const std::string& bytes, const std::string& 
             break;
     }
     if (bytes.empty()) {
-        return Error::make(ErrorCode::Truncated, name, "the file is empty");
+        return Error::make(ErrorCode::Truncated, name,
+                           "there is nothing to read (the input is empty, or a gzip stream that "
+                           "holds no data)");
     }
     if (auto refused = refuseNsysReport(name, false)) {
         return *refused;
@@ -442,8 +462,8 @@ Result<LoadedTrace> openTrace(const std::string& path, const ReadOptions& option
     InputNotes notes;
     const bool standardInput = isStandardInput(path);
     const std::string name = standardInput ? kStandardInputName : path;
-    auto bytes = standardInput ? readInputStream(STDIN_FILENO, name, kMaxInputBytes, &notes)
-                               : readInputBytes(path, kMaxInputBytes, &notes);
+    auto bytes =
+        standardInput ? readStandardInput(notes) : readInputBytes(path, kMaxInputBytes, &notes);
     if (!bytes) {
         return bytes.error();
     }

@@ -128,7 +128,15 @@ TEST(StandardInput, NamesStandardInputWhenItCannotBeRead) {
     ShellRun empty = shell(quoted(VRAMSCOPE_CLI_PATH) + " report - </dev/null 2>&1");
     EXPECT_EQ(empty.code, 3);
     EXPECT_NE(empty.out.find("<stdin>"), std::string::npos) << empty.out;
-    EXPECT_NE(empty.out.find("empty"), std::string::npos) << empty.out;
+    EXPECT_NE(empty.out.find("nothing to read"), std::string::npos) << empty.out;
+    // Endless content no reader takes is refused from its first bytes, not read to the limit.
+    ShellRun endless = shell("yes | " + quoted(VRAMSCOPE_CLI_PATH) + " report - 2>&1");
+    EXPECT_EQ(endless.code, 3);
+    EXPECT_NE(endless.out.find("unsupported format"), std::string::npos) << endless.out;
+    ShellRun tar = shell("tar -C " + quoted(std::string(VRAMSCOPE_SOURCE_DIR)) +
+                         " -cf - README.md | " + quoted(VRAMSCOPE_CLI_PATH) + " report - 2>&1");
+    EXPECT_EQ(tar.code, 3);
+    EXPECT_NE(tar.out.find("give the archive's path"), std::string::npos) << tar.out;
     ShellRun twice = shell(quoted(VRAMSCOPE_CLI_PATH) + " report - - </dev/null 2>&1");
     EXPECT_EQ(twice.code, 3);
     EXPECT_NE(twice.out.find("only once"), std::string::npos) << twice.out;

@@ -7,6 +7,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <string>
 #include <thread>
@@ -149,8 +150,9 @@ TEST(InputBytes, ReadsEmptyInput) {
 
 /// Reads `bytes` back through readInputStream from a pipe, written by another thread in pieces of
 /// `piece` bytes, as a shell pipe delivers them.
-Result<std::string> throughPipe(const std::string& bytes, size_t piece, uint64_t maxBytes,
-                                InputNotes* notes = nullptr) {
+Result<std::string> throughPipe(
+    const std::string& bytes, size_t piece, uint64_t maxBytes, InputNotes* notes = nullptr,
+    const std::function<std::string(std::string_view)>& refuseStart = {}) {
     std::signal(SIGPIPE, SIG_IGN);  // a write after the reader gave up fails instead of killing us
     int fds[2];
     EXPECT_EQ(::pipe(fds), 0);
@@ -165,7 +167,7 @@ Result<std::string> throughPipe(const std::string& bytes, size_t piece, uint64_t
         }
         ::close(fds[1]);
     });
-    auto r = readInputStream(fds[0], kStandardInputName, maxBytes, notes);
+    auto r = readInputStream(fds[0], kStandardInputName, maxBytes, notes, refuseStart);
     ::close(fds[0]);  // a writer blocked on a full pipe now gets EPIPE and ends
     writer.join();
     return r;
@@ -209,6 +211,30 @@ TEST(InputStream, StopsAtTheLimitInsteadOfReadingForever) {
     auto bomb = throughPipe(gzipBytes(std::string(8 << 20, '\0')), 1 << 16, 1 << 20);
     ASSERT_FALSE(bomb.ok());
     EXPECT_EQ(bomb.error().code, ErrorCode::Limit);
+}
+
+TEST(InputStream, StopsAtTheFirstBytesWhenTheyAreRefused) {
+    // 6 MiB of text no reader takes, with a 1 GiB limit: refused from its first bytes, which are
+    // what the check saw (the probe, not the whole stream).
+    size_t seen = 0;
+    auto refuseText = [&](std::string_view head) {
+        seen = head.size();
+        return head.substr(0, 1) == "x" ? std::string("not a trace") : std::string();
+    };
+    auto r = throughPipe(std::string(6 << 20, 'x'), 1 << 16, 1ull << 30, nullptr, refuseText);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code, ErrorCode::Unsupported);
+    EXPECT_EQ(r.error().message, "not a trace");
+    EXPECT_GE(seen, kStreamProbeBytes);
+    EXPECT_LT(seen, size_t{6 << 20});
+    // A stream shorter than the probe is checked whole; an accepted one is read to its end.
+    auto shortOne = throughPipe("xyz", 1, 1 << 20, nullptr, refuseText);
+    ASSERT_FALSE(shortOne.ok());
+    EXPECT_EQ(seen, 3u);
+    auto accepted =
+        throughPipe(std::string(3 << 20, 'y'), 1 << 16, 1ull << 30, nullptr, refuseText);
+    ASSERT_TRUE(accepted.ok());
+    EXPECT_EQ(accepted->size(), size_t{3 << 20});
 }
 
 TEST(InputStream, ReadsAnEmptyStream) {

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -45,10 +46,18 @@ inline constexpr const char* kStandardInputName = "<stdin>";
 /// reads `fd` to its end, gunzipping gzip content, with the same padding. `name` is used in
 /// messages. The bytes read (compressed or not) and the decompressed size are each refused above
 /// `maxBytes` as soon as they pass it, so a stream without end never takes more than `maxBytes`
-/// of memory. Errors: a read error (with the byte offset reached), the limit, damaged gzip.
-/// Does not close `fd`.
-Result<std::string> readInputStream(int fd, const std::string& name,
-                                    uint64_t maxBytes = (64ull << 30), InputNotes* notes = nullptr);
+/// of memory. `refuseStart`, when given, sees the first kStreamProbeBytes bytes (all of them when
+/// the stream is shorter) before more is read; a non-empty answer stops reading there and is the
+/// Error's message (ErrorCode::Unsupported), so content no reader takes is refused from its first
+/// bytes instead of being read to the limit. Errors: a read error (with the byte offset reached),
+/// the limit, damaged gzip, a refused start. Does not close `fd`.
+Result<std::string> readInputStream(
+    int fd, const std::string& name, uint64_t maxBytes = (64ull << 30), InputNotes* notes = nullptr,
+    const std::function<std::string(std::string_view firstBytes)>& refuseStart = {});
+
+/// How many first bytes readInputStream shows `refuseStart`: enough for every format's magic,
+/// a tar header's "ustar" at offset 257 included.
+inline constexpr size_t kStreamProbeBytes = 512;
 
 /// True when `bytes` starts with the gzip magic 1f 8b (RFC 1952 section 2.3.1).
 bool isGzip(std::string_view bytes);
