@@ -72,6 +72,7 @@ struct Process {
     std::map<int64_t, std::string> domains;  ///< NVTX domainId -> name (75 events)
     RankId rank = kUnknownRank;
     uint64_t nvtxWithoutEnd = 0;
+    uint64_t badIntervals = 0;  ///< activity rows whose start or end is no time, or end < start
     uint64_t freesOfUnknownAddress = 0;
     uint64_t hostMemoryEvents = 0;
 
@@ -109,7 +110,7 @@ private:
     }
     int64_t toTrace(int64_t sessionNs) const { return sessionNs + m_sessionStartNs; }
     TimestampNs launchOf(uint64_t key, int64_t correlation) const;
-    void addKernel(int64_t globalPid, RawKernel k);
+    void addKernel(const Query& q, RawKernel k);
     void mergeOrphans();
     std::vector<DeviceInfo> devicesUsed(const TraceData& d) const;
     void addSettings(const Process& p, TraceData& d) const;
@@ -235,8 +236,18 @@ TimestampNs NsysImporter::launchOf(uint64_t key, int64_t correlation) const {
     return it == p->second.end() ? -1 : toTrace(it->second);
 }
 
-void NsysImporter::addKernel(int64_t globalPid, RawKernel k) {
-    const uint64_t key = processKey(globalPid);
+/// Whether the row's start and end (columns 0 and 1 of activityColumns) are integer times with
+/// end >= start: SQLite stores whatever a row was given (text, NULL) despite NOT NULL INTEGER.
+bool hasValidInterval(const Query& q) {
+    return q.isInteger(0) && q.isInteger(1) && q.integer(1) >= q.integer(0);
+}
+
+void NsysImporter::addKernel(const Query& q, RawKernel k) {
+    const uint64_t key = processKey(q.integer(5));
+    if (!hasValidInterval(q)) {
+        ++m_processes[key].badIntervals;
+        return;
+    }
     if (k.event.correlationId != 0) {
         k.event.launchNs = launchOf(key, static_cast<int64_t>(k.event.correlationId));
     }
@@ -283,12 +294,12 @@ Status NsysImporter::readKernels() {
     }
     const std::string nameExpr = names.empty() ? "NULL" : "COALESCE(" + names + ", NULL)";
     Query q(m_db, "SELECT " + activityColumns(m_db, t) + ", " + nameExpr + " FROM " + t + " AS k" +
-                      joins + " WHERE start IS NOT NULL");
+                      joins);
     while (q.next()) {
         RawKernel k{activityEvent(q, m_sessionStartNs), std::string(q.text(6))};
         k.event.category = kineto::isCommunicationKernel(k.name) ? KernelCategory::Communication
                                                                  : KernelCategory::Compute;
-        addKernel(q.integer(5), std::move(k));
+        addKernel(q, std::move(k));
     }
     return q.status();
 }
@@ -301,7 +312,7 @@ Status NsysImporter::readCopies() {
     Query q(m_db, "SELECT " + activityColumns(m_db, t) + ", " + m_db.columnOr(t, "bytes", "0") +
                       ", " + m_db.columnOr(t, "copyKind", "0") + ", " +
                       m_db.columnOr(t, "srcKind") + ", " + m_db.columnOr(t, "dstKind") + " FROM " +
-                      t + " WHERE start IS NOT NULL");
+                      t);
     while (q.next()) {
         RawKernel k{activityEvent(q, m_sessionStartNs), "Memcpy"};
         k.event.category = KernelCategory::Memcpy;
@@ -313,7 +324,7 @@ Status NsysImporter::readCopies() {
             k.name += std::string(" (") + memKindName(q.integer(8)) + " -> " +
                       memKindName(q.integer(9)) + ")";
         }
-        addKernel(q.integer(5), std::move(k));
+        addKernel(q, std::move(k));
     }
     return q.status();
 }
@@ -324,8 +335,7 @@ Status NsysImporter::readMemsets() {
         return Status::success();
     }
     Query q(m_db, "SELECT " + activityColumns(m_db, t) + ", " + m_db.columnOr(t, "bytes", "0") +
-                      ", " + m_db.columnOr(t, "memKind") + " FROM " + t +
-                      " WHERE start IS NOT NULL");
+                      ", " + m_db.columnOr(t, "memKind") + " FROM " + t);
     while (q.next()) {
         RawKernel k{activityEvent(q, m_sessionStartNs), "Memset"};
         k.event.category = KernelCategory::Memset;
@@ -333,7 +343,7 @@ Status NsysImporter::readMemsets() {
         if (!q.isNull(7)) {
             k.name += std::string(" (") + memKindName(q.integer(7)) + ")";
         }
-        addKernel(q.integer(5), std::move(k));
+        addKernel(q, std::move(k));
     }
     return q.status();
 }
@@ -542,6 +552,7 @@ void NsysImporter::mergeOrphans() {
     other->memory.insert(other->memory.end(), o.memory.begin(), o.memory.end());
     other->ranges.insert(other->ranges.end(), o.ranges.begin(), o.ranges.end());
     other->nvtxWithoutEnd += o.nvtxWithoutEnd;
+    other->badIntervals += o.badIntervals;
     other->freesOfUnknownAddress += o.freesOfUnknownAddress;
     other->hostMemoryEvents += o.hostMemoryEvents;
     if (other->rank == kUnknownRank) {
@@ -601,6 +612,9 @@ LoadedTrace NsysImporter::build(uint64_t key, Process& p, uint64_t fileBytes) co
         }
     };
     skipped(p.nvtxWithoutEnd, "NVTX ranges without an end (never popped or ended) were left out");
+    skipped(p.badIntervals,
+            "kernel, memcpy or memset rows whose start or end is not a time, or that end before "
+            "they start, were left out");
     skipped(p.freesOfUnknownAddress, "frees of addresses the report never allocated were left out");
     // Rows are the events of this format: counted as whole events of an event stream.
     out.report.eventStream = true;

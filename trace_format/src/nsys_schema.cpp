@@ -66,9 +66,15 @@ std::string quoteIdentifier(std::string_view id) {
 }  // namespace
 
 std::string immutableUri(const std::string& path) {
+    // NOTE(sqlite): "file://x/..." names an authority (host) x, which SQLite refuses; POSIX reads
+    // "//tmp/a" as "/tmp/a", so leading slashes collapse to one.
+    std::string_view p = path;
+    while (p.size() > 1 && p[0] == '/' && p[1] == '/') {
+        p.remove_prefix(1);
+    }
     std::string escaped;
-    escaped.reserve(path.size() + 8);
-    for (char c : path) {
+    escaped.reserve(p.size() + 8);
+    for (char c : p) {
         switch (c) {
             case '%':
                 escaped += "%25";
@@ -242,6 +248,10 @@ bool Query::next() {
 
 bool Query::isNull(int column) const {
     return sqlite3_column_type(m_stmt, column) == SQLITE_NULL;
+}
+
+bool Query::isInteger(int column) const {
+    return sqlite3_column_type(m_stmt, column) == SQLITE_INTEGER;
 }
 
 int64_t Query::integer(int column, int64_t fallback) const {

@@ -82,6 +82,9 @@ public:
     const Status& status() const { return m_status; }
 
     bool isNull(int column) const;
+    /// Whether the column holds an integer (not NULL, text or a real): SQLite keeps what a row
+    /// was given whatever the declared type.
+    bool isInteger(int column) const;
     /// Integer value of a column; `fallback` for NULL.
     int64_t integer(int column, int64_t fallback = 0) const;
     /// Text value of a column ("" for NULL); valid until the next call of next().

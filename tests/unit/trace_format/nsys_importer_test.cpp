@@ -367,6 +367,43 @@ TEST(NsysImporter, NeverWritesTheReportAndOpensPathsWithUriCharacters) {
     ASSERT_EQ(job->ranks.size(), 1u);
     EXPECT_EQ(job->ranks[0].format, InputFormat::NsysSqlite);
     EXPECT_STREQ(toString(InputFormat::NsysSqlite), "nsys-sqlite");
+    // A path spelled with leading "//" (POSIX: the same as "/") is no URI authority.
+    ASSERT_EQ(path.front(), '/');
+    auto doubled = openTrace("/" + path);
+    ASSERT_TRUE(doubled.ok()) << doubled.error().describe();
+    EXPECT_EQ(doubled->data.kernels.size(), 4u);
+}
+
+TEST(NsysImporter, RowsWhoseTimesAreNoIntervalAreLeftOutAndCounted) {
+    NsysTempDir dir;
+    const std::string path = dir.file("bad_rows.sqlite");
+    {
+        SqlDb db(path);
+        buildSmallReport(db);  // 2 kernels, 1 memcpy, 1 memset that are sound
+        const std::string gpid = std::to_string(globalId(kPid));
+        // SQLite keeps what it is given in an INTEGER column that is NOT NULL: a text start, a
+        // text end, and an end before its start; one of each kind of activity table.
+        db.exec("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES ('soon', 1500, 0, 1, NULL, 7, 21, " +
+                gpid + ", 1, 2, NULL, 1, 1), (7000, 6000, 0, 1, NULL, 7, 23, " + gpid +
+                ", 1, 2, NULL, 1, 1);"
+                "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (3000, 'later', 0, 1, 7, 24, " +
+                gpid + ", 4096, 1, 0, 2);");
+    }
+    auto t = openTrace(path);
+    ASSERT_TRUE(t.ok()) << t.error().describe();
+    EXPECT_EQ(t->data.kernels.size(), 4u) << "the four sound rows, nothing at time 0";
+    for (size_t i = 0; i < t->data.kernels.size(); ++i) {
+        EXPECT_GE(t->data.kernels.startNs[i], kSessionStart + 1000);
+        EXPECT_GE(t->data.kernels.endNs[i], t->data.kernels.startNs[i]);
+    }
+    uint64_t counted = 0;
+    for (const DataLoss& loss : t->data.dataLoss) {
+        if (loss.counter == LossCounter::NsysRowsSkipped &&
+            loss.reason.find("end before") != std::string::npos) {
+            counted += loss.count;
+        }
+    }
+    EXPECT_EQ(counted, 3u);
 }
 
 }  // namespace
