@@ -94,7 +94,9 @@ std::optional<std::pair<int64_t, int64_t>> rangeExtremes(const LodSeries& lod, i
 
 size_t writeMemory(const JobModel& job, size_t points, std::ostream& out) {
     RowWriter w(out);
-    w.header({"rank", "device", "time_ns", "allocated_bytes", "reserved_bytes"});
+    // trace_time_ns: the same time in the rank's own clock, what `flame --at` / `export --format
+    // speedscope --at` take as an integer and report --json's peak_time_ns is in.
+    w.header({"rank", "device", "time_ns", "trace_time_ns", "allocated_bytes", "reserved_bytes"});
     size_t rows = 0;
     for (const GpuSeries& g : job.gpus) {
         std::vector<MemoryRow> all = memoryRows(g.allocated.series(), g.reserved.series());
@@ -103,6 +105,7 @@ size_t writeMemory(const JobModel& job, size_t points, std::ostream& out) {
         }
         for (const MemoryRow& r : all) {
             w.optional(rankCell(g.rank)).number(toInt(g.key.device)).number(r.timeNs);
+            w.number(job.toRankNs(g.key.rankIndex, r.timeNs));
             w.optional(r.allocatedBytes).optional(r.reservedBytes).end();
         }
         rows += all.size();

@@ -1,5 +1,6 @@
 #include "data_export_dialog.h"
 
+#include <QApplication>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDialogButtonBox>
@@ -269,15 +270,18 @@ void startDataExport(QMainWindow* window, std::shared_ptr<const analysis::JobMod
                      const DataExportRequest& request) {
     const analysis::ExportFormatInfo& info = analysis::exportFormatInfo(request.format);
     const QString extension = qs(info.extension);
-    QString path = QFileDialog::getSaveFileName(
+    // The dialog adds the extension to a bare name itself, before it asks whether to replace an
+    // existing file, so that no file is replaced without asking.
+    QFileDialog save(
         window, QObject::tr("Export Data"), suggestedExportName(*job, request),
         qs(info.description) + QStringLiteral(" (*") + extension + QStringLiteral(")"));
-    if (path.isEmpty()) {
+    save.setAcceptMode(QFileDialog::AcceptSave);
+    save.setFileMode(QFileDialog::AnyFile);
+    save.setDefaultSuffix(extension.mid(1));
+    if (save.exec() != QDialog::Accepted || save.selectedFiles().isEmpty()) {
         return;
     }
-    if (!path.endsWith(extension)) {
-        path += extension;
-    }
+    const QString path = save.selectedFiles().constFirst();
     window->statusBar()->showMessage(QObject::tr("Exporting to %1…").arg(path));
     // The full-resolution memory table of a long job runs to gigabytes: write it off the GUI
     // thread. The thread keeps the model alive; the result comes back through `window`.
@@ -295,6 +299,8 @@ void startDataExport(QMainWindow* window, std::shared_ptr<const analysis::JobMod
         }
     });
     QObject::connect(thread, &QThread::finished, thread, &QObject::deleteLater);
+    // Quitting while a file is written waits for it (a running QThread must not be destroyed).
+    QObject::connect(qApp, &QCoreApplication::aboutToQuit, thread, [thread] { thread->wait(); });
     thread->start();
 }
 

@@ -109,7 +109,8 @@ struct CommandLine {
         parser.addPositionalArgument(
             QStringLiteral("inputs"),
             QStringLiteral(
-                ".vscope, PyTorch snapshot or Kineto JSON files, or directories of them"),
+                ".vscope, PyTorch snapshot, Kineto JSON or Nsight Systems .sqlite files, "
+                "directories or .tar(.gz) archives of them, or - for standard input"),
             QStringLiteral("[FILES or DIRS...]"));
         parser.addOptions(
             {screenshotOption, sizeOption, viewOption, themeOption, stackByRoleOption});

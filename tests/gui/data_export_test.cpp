@@ -74,7 +74,7 @@ TEST(DataExport, CsvMemoryTableHoldsEveryStepAndThePeakOfEachRank) {
     std::istringstream lines(slurp(path));
     std::string line;
     std::getline(lines, line);
-    EXPECT_EQ(line, "rank,device,time_ns,allocated_bytes,reserved_bytes\r");
+    EXPECT_EQ(line, "rank,device,time_ns,trace_time_ns,allocated_bytes,reserved_bytes\r");
     std::map<std::string, int64_t> rows, peak;
     while (std::getline(lines, line)) {
         std::vector<std::string> f;
@@ -82,9 +82,9 @@ TEST(DataExport, CsvMemoryTableHoldsEveryStepAndThePeakOfEachRank) {
         for (std::string x; std::getline(fields, x, ',');) {
             f.push_back(x);
         }
-        ASSERT_EQ(f.size(), 5u) << line;
+        ASSERT_EQ(f.size(), 6u) << line;
         ++rows[f[0]];
-        peak[f[0]] = std::max<int64_t>(peak[f[0]], std::stoll(f[3]));
+        peak[f[0]] = std::max<int64_t>(peak[f[0]], std::stoll(f[4]));
     }
     const int64_t events = 2 + spec().iterations * 2 * spec().activationsPerIteration;
     for (const char* rank : {"0", "1"}) {

@@ -155,7 +155,8 @@ def synthetic_checks(cli, work, schema):
     out = os.path.join(work, "synth-memory.csv")
     run(cli, "export", *files, "--format", "csv", "--table", "memory", "-o", out)
     rows, header = read_csv(out)
-    check(header == ["rank", "device", "time_ns", "allocated_bytes", "reserved_bytes"],
+    check(header == ["rank", "device", "time_ns", "trace_time_ns", "allocated_bytes",
+                     "reserved_bytes"],
           f"memory header {header}")
     for r in range(n):
         mine = [x for x in rows if x["rank"] == str(r)]
@@ -236,6 +237,17 @@ def bert_checks(cli, work, path, schema):
     check(max(int(x["reserved_bytes"]) for x in rows) == peak_reserved, "bert: Total Reserved")
     times = [int(x["time_ns"]) for x in rows]
     check([t - times[0] for t in times] == [t - ts[0] for t in ts], "bert: time steps")
+    # trace_time_ns is the trace's own clock: Kineto's ts plus the file's baseTimeNanoseconds.
+    base = int(raw.get("baseTimeNanoseconds", 0)) if isinstance(raw, dict) else 0
+    check([int(x["trace_time_ns"]) for x in rows] == [t + base for t in ts],
+          "bert: trace_time_ns = ts + baseTimeNanoseconds")
+    # ... and a time from that column goes straight into --at: the live set at the peak row.
+    peak_row = max(rows, key=lambda x: int(x["allocated_bytes"]))
+    out = os.path.join(work, "bert-at-peak.speedscope.json")
+    run(cli, "export", path, "--format", "speedscope", "--at", peak_row["trace_time_ns"], "-o", out)
+    with open(out) as f:
+        weights = sum(sum(p["weights"]) for p in json.load(f)["profiles"])
+    check(weights == peak, f"bert: speedscope at the CSV's peak row = {weights}, peak {peak}")
 
     out = os.path.join(work, "bert-memory-points.csv")
     run(cli, "export", path, "--format", "csv", "--table", "memory", "--points", "10", "-o", out)

@@ -74,12 +74,13 @@ TEST(CsvExport, FieldsAreQuotedAsRfc4180WhenTheyHoldCommasQuotesOrLineBreaks) {
 TEST(CsvExport, MemoryTableHasOneRowPerStepOnJobTimeWhenFullResolution) {
     auto m = handModel();
     ASSERT_TRUE(m);
-    // Job time 0 = the first event, 1000: rows at 0, 1000 and 3000 (ns), both levels each.
+    // Job time 0 = the first event, trace time 1000: rows at 0, 1000 and 3000 (ns), with their
+    // trace times 1000, 2000 and 4000 (the events' own), both levels each.
     EXPECT_EQ(csvOf(*m, CsvTable::Memory),
-              "rank,device,time_ns,allocated_bytes,reserved_bytes\r\n"
-              "3,0,0,100,256\r\n"
-              "3,0,1000,150,256\r\n"
-              "3,0,3000,50,256\r\n");
+              "rank,device,time_ns,trace_time_ns,allocated_bytes,reserved_bytes\r\n"
+              "3,0,0,1000,100,256\r\n"
+              "3,0,1000,2000,150,256\r\n"
+              "3,0,3000,4000,50,256\r\n");
 }
 
 TEST(CsvExport, GapsTableQuotesKernelNamesAndGivesJobTime) {

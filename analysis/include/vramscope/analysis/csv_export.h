@@ -24,8 +24,10 @@ namespace vramscope::analysis {
 
 /// The tables a job can be exported as.
 enum class CsvTable : unsigned char {
-    /// rank, device, time_ns, allocated_bytes, reserved_bytes: one row per time either level of
-    /// a GPU changes (buildMemoryTimelines, moved to job time), or the --points reduction.
+    /// rank, device, time_ns, trace_time_ns, allocated_bytes, reserved_bytes: one row per time
+    /// either level of a GPU changes (buildMemoryTimelines, moved to job time), or the --points
+    /// reduction. trace_time_ns is the same time in the rank's own clock (the clock of
+    /// `flame --at NS`, `export --format speedscope --at NS` and report --json's peak_time_ns).
     Memory,
     /// rank, device, start_ns, end_ns, duration_ns, cause, kernel_before, kernel_after: the idle
     /// gaps of DeviceAnalysis::breakdown (the largest BreakdownOptions::maxGaps per GPU).
