@@ -54,6 +54,18 @@ uint32_t sizeClass(uint64_t bytes) {
 constexpr uint64_t kNoRolesSlot = kMemoryRoleCount;
 constexpr uint64_t kNotClassifiedSlot = kMemoryRoleCount + 1;
 
+// Stack key of stackless memory alive before recording began: no stack id reaches it (ids index
+// TraceData::stacks), so it cannot meet a real stack.
+constexpr uint32_t kPreExistingStackKey = 0xffffffffu;
+
+/// The stack part of an event's key: its stack id, or kPreExistingStackKey for stackless
+/// pre-existing memory, so that it is told apart from allocations the producer gave no stack.
+uint32_t stackKey(const trace::MemoryEvents& m, uint32_t e) {
+    const uint32_t stack = toInt(m.stack[e]);
+    return stack == 0 && m.kind[e] == trace::MemoryKind::PreExisting ? kPreExistingStackKey
+                                                                     : stack;
+}
+
 }  // namespace
 
 FlameTreeBuilder::FlameTreeBuilder(const trace::TraceData& data, trace::DeviceIndex device,
@@ -78,7 +90,7 @@ std::vector<FlameTreeBuilder::Item> FlameTreeBuilder::aggregate(const std::vecto
         uint64_t key = 0;
         switch (grouping) {
             case FlameGrouping::Stack:
-                key = toInt(m.stack[e]);
+                key = stackKey(m, e);
                 break;
             case FlameGrouping::Nvtx:
                 key = m.nvtxRange[e];
@@ -96,7 +108,7 @@ std::vector<FlameTreeBuilder::Item> FlameTreeBuilder::aggregate(const std::vecto
                 const RoleRule rule = m_roles->ruleOfEvent(e);
                 const uint64_t role =
                     rule == RoleRule::NotClassified ? kNotClassifiedSlot : uint64_t(roleOf(rule));
-                key = (role << 32) | toInt(m.stack[e]);
+                key = (role << 32) | stackKey(m, e);
                 break;
             }
         }
@@ -117,6 +129,10 @@ std::vector<FlameTreeBuilder::Item> FlameTreeBuilder::aggregate(const std::vecto
 }
 
 void FlameTreeBuilder::appendStack(uint32_t stack, std::vector<std::string>& path) {
+    if (stack == kPreExistingStackKey) {
+        path.push_back(kPreExistingLabel);
+        return;
+    }
     if (stack == 0 || stack >= m_data.stacks.size() || m_data.stacks[stack].empty()) {
         path.push_back("(no stack)");
         return;

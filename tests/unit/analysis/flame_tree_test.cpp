@@ -76,6 +76,17 @@ TEST(FlameTree, GroupsTheLiveSetByStackRootFirst) {
               "(no stack) 7\n");
 }
 
+TEST(FlameTree, SaysWhichStacklessMemoryWasAliveBeforeTheTrace) {
+    // 64 B alive before recording began (an importer's PreExisting block, no stack) and 7 B the
+    // producer gave no stack: two nodes, each named for what it is.
+    TraceData d;
+    alloc(d, 0, 0x10, 64, trace::StackId{0}, 0, MemoryKind::PreExisting);
+    alloc(d, 5, 0x20, 7, trace::StackId{0});
+    FlameTreeBuilder b(d, trace::DeviceIndex{0}, MemoryLevel::Allocated);
+    EXPECT_EQ(toFolded(b.at(10, FlameGrouping::Stack)),
+              std::string(kPreExistingLabel) + " 64\n(no stack) 7\n");
+}
+
 TEST(FlameTree, DiffShowsWhatGrew) {
     Fixture f;
     FlameTreeBuilder b(f.d, trace::DeviceIndex{0}, MemoryLevel::Allocated);

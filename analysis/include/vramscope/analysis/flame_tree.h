@@ -16,7 +16,9 @@
 namespace vramscope::analysis {
 
 enum class FlameGrouping {
-    Stack,     ///< stack frames, outermost (root) first; "(no stack)" without one
+    /// stack frames, outermost (root) first; "(no stack)" without one, kPreExistingLabel for
+    /// memory alive before recording began that came without a stack (MemoryKind::PreExisting)
+    Stack,
     Nvtx,      ///< the allocation's NVTX range and its enclosing ranges, outermost first
     Category,  ///< memory kind, then size class ("<1 MiB", "1-64 MiB", "64 MiB-1 GiB", ">=1 GiB")
     /// roleLabel() of the allocation's role (MemoryRoles), then its stack frames as Stack does;
@@ -26,6 +28,9 @@ enum class FlameGrouping {
 };
 /// The single node of a Role tree built without roles.
 inline constexpr const char* kNoRolesLabel = "(no roles: the allocations were not classified)";
+/// The stack node of memory alive before recording began that has no stack of its own (importers
+/// add it as MemoryKind::PreExisting allocations at the first trace time).
+inline constexpr const char* kPreExistingLabel = "(alive before the trace began, no stack)";
 /// The role node of an allocation the roles did not classify.
 inline constexpr const char* kNotClassifiedLabel = "(not classified)";
 const char* toString(FlameGrouping grouping);
