@@ -62,8 +62,7 @@ constexpr uint32_t kPreExistingStackKey = 0xffffffffu;
 /// pre-existing memory, so that it is told apart from allocations the producer gave no stack.
 uint32_t stackKey(const trace::MemoryEvents& m, uint32_t e) {
     const uint32_t stack = toInt(m.stack[e]);
-    return stack == 0 && m.kind[e] == trace::MemoryKind::PreExisting ? kPreExistingStackKey
-                                                                     : stack;
+    return stack == 0 && m.kind[e] == trace::MemoryKind::PreExisting ? kPreExistingStackKey : stack;
 }
 
 }  // namespace
