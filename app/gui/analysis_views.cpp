@@ -9,6 +9,8 @@
 #include <QToolBar>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 #include "main_window.h"
 #include "vramscope/widgets/advice_panel.h"
 #include "vramscope/widgets/comm_lanes_view.h"
@@ -138,6 +140,15 @@ void AnalysisViews::apply(std::shared_ptr<const analysis::JobModel> job) {
             (hasOom ? m_segmentsDock : m_leakDock)->raise();
         } else {
             m_gapsDock->raise();
+        }
+        // Kernels but no memory on any GPU (an Nsight Systems report taken without
+        // --cuda-memory-usage, a profile without profile_memory): the memory plots would be
+        // empty, so the window opens on the communication lanes.
+        const bool anyMemory =
+            std::any_of(m_job->gpus.begin(), m_job->gpus.end(),
+                        [](const analysis::GpuSeries& g) { return g.memory.hasData(); });
+        if (!anyMemory && !m_job->kernels.empty()) {
+            m_window->centralTabs()->setCurrentWidget(m_lanesTab);
         }
         // Once the window has its size (the first turn of the event loop after a job arrives),
         // the bottom docks take their share of the height.

@@ -64,7 +64,7 @@ int renderScreenshot(const QStringList& inputs, const QString& out, QSize size, 
     }
     window.setJob(job);
     window.stackByRoleAction()->setChecked(stackByRole);
-    if (!window.showView(view)) {
+    if (!view.isEmpty() && !window.showView(view)) {
         printError(QStringLiteral("unknown view \"%1\"; known views: %2")
                        .arg(view, window.viewNames().join(QStringLiteral(", "))));
         return kExitUsage;
@@ -89,8 +89,10 @@ struct CommandLine {
                                   QStringLiteral("WxH"), QStringLiteral("1600x1000")};
     QCommandLineOption viewOption{
         QStringLiteral("view"),
-        QStringLiteral("View to show: %1. Default timeline.").arg(QLatin1String(kViewNames)),
-        QStringLiteral("NAME"), QStringLiteral("timeline")};
+        QStringLiteral("View to show: %1. Default: timeline, or lanes for a job with kernels "
+                       "and no memory data.")
+            .arg(QLatin1String(kViewNames)),
+        QStringLiteral("NAME")};
     QCommandLineOption themeOption{
         QStringLiteral("theme"), QStringLiteral("system, light or dark."), QStringLiteral("THEME")};
     QCommandLineOption stackByRoleOption{
@@ -182,7 +184,9 @@ int main(int argc, char** argv) {
     const QStringList inputs = parser.positionalArguments();
     QTimer::singleShot(0, &window, [&window, inputs, &parser, &viewOption] {
         window.openPaths(inputs);
-        window.showView(parser.value(viewOption));
+        if (parser.isSet(viewOption)) {
+            window.showView(parser.value(viewOption));
+        }
     });
     return QApplication::exec();
 }

@@ -79,6 +79,9 @@ TEST(EmptyState, WindowShownBeforeAnyJobPaintsEveryViewThenLoads) {
     EXPECT_TRUE(kernels->gpus.empty());  // no memory data: no memory plot
     window.setJob(kernels);
     settle();
+    // No memory anywhere: the window opens on the communication lanes, not on empty plots.
+    EXPECT_EQ(window.centralTabs()->tabText(window.centralTabs()->currentIndex()),
+              QStringLiteral("Communication lanes"));
     visitEveryView(window);
     for (const QString& name : window.viewNames()) {
         EXPECT_TRUE(window.showView(name)) << name.toStdString();
