@@ -160,6 +160,10 @@ void addToJob(Job& job, const std::string& displayPath, Result<std::string> byte
         job.skipped.push_back(bytes.error());
         return;
     }
+    if (bytes->empty() && !notes.problems.empty()) {  // e.g. a gzip stream damaged from its start
+        job.skipped.push_back(notes.problems.front());
+        return;
+    }
     const InputFormat format = detectFormat(*bytes, displayPath);
     if (format == InputFormat::NsysSqlite) {
         addNsysRanks(job, displayPath, importNsysSqliteBytes(*bytes, displayPath, options));
@@ -325,6 +329,14 @@ void dropRepeatedRanks(Job& job) {
     job.ranks = std::move(kept);
 }
 
+/// A tar header: "ustar" at byte 257 (POSIX.1-1988 ustar format, also GNU tar's).
+bool isTarBytes(std::string_view bytes) {
+    return bytes.size() > 262 && bytes.substr(257, 5) == "ustar";
+}
+
+constexpr const char* kTarOnStandardInput =
+    "a tar archive on standard input is not read; give the archive's path instead";
+
 /// "-" on a command line: standard input, read to its end (a pipe has no size up front).
 bool isStandardInput(const std::string& path) {
     return path == "-";
@@ -334,11 +346,13 @@ bool isStandardInput(const std::string& path) {
 /// decompressed), or a format detectFormat knows by content. A tar archive needs its path
 /// (libarchive reads members from a file).
 std::string refuseStandardInput(std::string_view head) {
-    if (isGzip(head) || detectFormat(head, "") != InputFormat::Unknown) {
+    // Only blank so far (JSON may start with any amount of whitespace): too early to tell.
+    if (isGzip(head) || detectFormat(head, "") != InputFormat::Unknown ||
+        head.find_first_not_of(" \t\r\n") == std::string_view::npos) {
         return {};
     }
-    if (head.size() > 262 && head.substr(257, 5) == "ustar") {
-        return "a tar archive on standard input is not read; give the archive's path instead";
+    if (isTarBytes(head)) {
+        return kTarOnStandardInput;
     }
     return unsupportedMessage();
 }
@@ -428,8 +442,13 @@ Result<LoadedTrace> openTraceBytes(const std::string& bytes, const std::string& 
     }
     if (bytes.empty()) {
         return Error::make(ErrorCode::Truncated, name,
-                           "there is nothing to read (the input is empty, or a gzip stream that "
-                           "holds no data)");
+                           "there is nothing to read: the input is empty");
+    }
+    if (isTarBytes(bytes)) {  // a .tar.gz given as bytes (standard input): libarchive needs a file
+        return Error::make(ErrorCode::Unsupported, name,
+                           name == kStandardInputName
+                               ? std::string(kTarOnStandardInput)
+                               : std::string("a tar archive: open it by its path"));
     }
     if (auto refused = refuseNsysReport(name, false)) {
         return *refused;
@@ -466,6 +485,9 @@ Result<LoadedTrace> openTrace(const std::string& path, const ReadOptions& option
         standardInput ? readStandardInput(notes) : readInputBytes(path, kMaxInputBytes, &notes);
     if (!bytes) {
         return bytes.error();
+    }
+    if (bytes->empty() && !notes.problems.empty()) {  // e.g. a gzip stream damaged from its start
+        return notes.problems.front();
     }
     auto trace = openTraceBytes(*bytes, name, options);
     if (trace) {

@@ -1,11 +1,17 @@
 #include "vramscope/trace/output_file.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
-#include <cstdio>
+#include <charconv>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <system_error>
+#include <ostream>
+#include <streambuf>
+#include <string_view>
+#include <vector>
 
 namespace vramscope::trace {
 
@@ -17,57 +23,163 @@ Error ioError(const std::string& path, const std::string& why) {
     return Error::make(ErrorCode::Io, path, "cannot be written: " + why);
 }
 
-/// Opens `target` for writing and streams into it; `shown` is the name used in errors.
-Status writeInto(const std::string& target, const std::string& shown,
-                 const std::function<Status(std::ostream&)>& write) {
-    std::ofstream file(target, std::ios::binary | std::ios::trunc);
-    if (!file) {
-        return ioError(shown, std::strerror(errno));
+/// An output stream buffer over a file descriptor (write(2) in 64 KiB pieces), keeping the errno
+/// of a failed write so that the error can say why (ENOSPC: "No space left on device").
+class FdBuffer : public std::streambuf {
+public:
+    explicit FdBuffer(int fd) : m_fd(fd), m_buffer(1 << 16) {
+        setp(m_buffer.data(), m_buffer.data() + m_buffer.size());
     }
-    if (Status s = write(file); !s) {
+    ~FdBuffer() override { sync(); }
+    int error() const { return m_errno; }
+
+protected:
+    int_type overflow(int_type c) override {
+        if (sync() != 0) {
+            return traits_type::eof();
+        }
+        if (!traits_type::eq_int_type(c, traits_type::eof())) {
+            *pptr() = traits_type::to_char_type(c);
+            pbump(1);
+        }
+        return traits_type::not_eof(c);
+    }
+    int sync() override {
+        const char* p = pbase();
+        while (p < pptr()) {
+            const ssize_t n = ::write(m_fd, p, static_cast<size_t>(pptr() - p));
+            if (n < 0 && errno == EINTR) {
+                continue;
+            }
+            if (n <= 0) {
+                m_errno = n < 0 ? errno : EIO;
+                return -1;
+            }
+            p += n;
+        }
+        setp(m_buffer.data(), m_buffer.data() + m_buffer.size());
+        return 0;
+    }
+
+private:
+    int m_fd;
+    int m_errno = 0;
+    std::vector<char> m_buffer;
+};
+
+/// Streams `write` into `fd` (not closed here); `shown` is the name used in errors.
+Status writeToFd(int fd, const std::string& shown,
+                 const std::function<Status(std::ostream&)>& write) {
+    FdBuffer buffer(fd);
+    std::ostream out(&buffer);
+    const Status s = write(out);
+    out.flush();
+    if (buffer.error() != 0) {  // the stream failed: say why, whatever the writer made of it
+        return ioError(shown, std::strerror(buffer.error()));
+    }
+    if (!s) {
         return s;
     }
-    file.flush();
-    if (!file) {
-        return ioError(shown, "the write failed part way (disk full?)");
+    return out ? Status::success() : ioError(shown, "the write failed part way");
+}
+
+/// The descriptor a path names in this process (/dev/stdout, /dev/stderr, /dev/fd/N,
+/// /proc/self/fd/N), or -1. Opening such a path anew would truncate a redirected file and lose
+/// what the shell wrote before or appends after; writing through the descriptor keeps it.
+int openDescriptorOf(std::string_view path) {
+    if (path == "/dev/stdout") {
+        return STDOUT_FILENO;
     }
-    file.close();
-    if (file.fail()) {
-        return ioError(shown, "closing the file failed");
+    if (path == "/dev/stderr") {
+        return STDERR_FILENO;
     }
-    return Status::success();
+    for (std::string_view prefix : {"/dev/fd/", "/proc/self/fd/"}) {
+        if (path.substr(0, prefix.size()) == prefix) {
+            std::string_view digits = path.substr(prefix.size());
+            int fd = -1;
+            auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), fd);
+            if (ec == std::errc() && end == digits.data() + digits.size() &&
+                ::fcntl(fd, F_GETFD) != -1) {
+                return fd;
+            }
+        }
+    }
+    return -1;
+}
+
+/// Writes into an existing file in place (devices, FIFOs, files with several hard links).
+Status writeInPlace(const std::string& path, const std::function<Status(std::ostream&)>& write) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+    if (fd < 0) {
+        return ioError(path, std::strerror(errno));
+    }
+    Status s = writeToFd(fd, path, write);
+    if (::close(fd) != 0 && s) {
+        s = ioError(path, std::strerror(errno));
+    }
+    return s;
+}
+
+/// The permission bits a new file gets here (0666 less the umask).
+mode_t newFileMode() {
+    const mode_t mask = ::umask(0);
+    ::umask(mask);
+    return 0666 & ~mask;
 }
 
 }  // namespace
 
 Status writeOutputFile(const std::string& path, const std::function<Status(std::ostream&)>& write) {
-    std::error_code ec;
-    const fs::file_status st = fs::status(path, ec);  // follows symbolic links
-    if (fs::is_directory(st)) {
+    if (const int fd = openDescriptorOf(path); fd >= 0) {
+        return writeToFd(fd, path, write);
+    }
+    struct stat st {};
+    const bool exists = ::stat(path.c_str(), &st) == 0;  // follows symbolic links
+    if (exists && S_ISDIR(st.st_mode)) {
         return ioError(path, "it is a directory; give a file name");
     }
-    if (fs::exists(st) && !fs::is_regular_file(st)) {
-        return writeInto(path, path, write);  // a device, FIFO or socket: write in place
+    if (exists && !S_ISREG(st.st_mode)) {
+        return writeInPlace(path, write);  // a device, FIFO or socket
+    }
+    if (exists && ::access(path.c_str(), W_OK) != 0) {
+        return ioError(path, std::strerror(errno));  // never replace what may not be written
+    }
+    if (exists && st.st_nlink > 1) {
+        return writeInPlace(path, write);  // renaming would cut the other links off
     }
     // A link to a regular file: replace its target, keep the link.
+    std::error_code ec;
     std::string target = path;
     if (fs::is_symlink(fs::symlink_status(path, ec))) {
-        const fs::path resolved = fs::canonical(path, ec);
-        if (!ec) {
+        if (const fs::path resolved = fs::canonical(path, ec); !ec) {
             target = resolved.string();
         }
     }
-    const std::string partial = target + ".partial";
-    if (Status s = writeInto(partial, path, write); !s) {
-        fs::remove(partial, ec);
-        return s;
+    // A unique name beside the target (never a user's own file), renamed onto it when complete.
+    std::string temp = target + ".partial-XXXXXX";
+    const int fd = ::mkstemp(temp.data());
+    if (fd < 0) {
+        const fs::path dir = fs::path(target).parent_path();
+        return ioError(path, "cannot create a file in " + (dir.empty() ? "." : dir.string()) +
+                                 ": " + std::strerror(errno));
     }
-    fs::rename(partial, target, ec);
-    if (ec) {
-        fs::remove(partial, ec);
-        return ioError(path, ec.message());
+    // Keep the replaced file's permissions (and owner, where allowed); a new file gets the usual
+    // 0666 less the umask instead of mkstemp's 0600.
+    ::fchmod(fd, exists ? (st.st_mode & 07777) : newFileMode());
+    if (exists) {
+        [[maybe_unused]] const int ignored = ::fchown(fd, st.st_uid, st.st_gid);
     }
-    return Status::success();
+    Status s = writeToFd(fd, path, write);
+    if (::close(fd) != 0 && s) {
+        s = ioError(path, std::strerror(errno));
+    }
+    if (s && ::rename(temp.c_str(), target.c_str()) != 0) {
+        s = ioError(path, std::strerror(errno));
+    }
+    if (!s) {
+        ::unlink(temp.c_str());
+    }
+    return s;
 }
 
 }  // namespace vramscope::trace

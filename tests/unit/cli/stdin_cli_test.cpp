@@ -120,6 +120,18 @@ TEST(StandardInput, ReadsPlainJsonPicklesAndVscopeStreamsLikeTheirFiles) {
     std::filesystem::remove_all(dir);
 }
 
+TEST(StandardInput, JsonAfterMoreBlankThanTheProbeStillOpens) {
+    // 3000 blanks, a pause (so the first reads hold blanks only), then the trace: JSON may start
+    // with any amount of whitespace, so the first bytes alone do not refuse it.
+    VRAMSCOPE_REQUIRE_INPUT(kBert);
+    ShellRun r =
+        shell("{ head -c 3000 /dev/zero | tr '\\0' ' '; sleep 0.3; gzip -dc " + quoted(kBert) +
+              "; } | " + quoted(VRAMSCOPE_CLI_PATH) + " report - --json 2>&1");
+    ASSERT_EQ(r.code, 0) << r.out;
+    EXPECT_EQ(nlohmann::json::parse(r.out)["devices"][0]["peak_allocated_bytes"].get<int64_t>(),
+              producerPeakAllocated(kBert));
+}
+
 TEST(StandardInput, NamesStandardInputWhenItCannotBeRead) {
     ShellRun garbage =
         shell("echo 'not a trace' | " + quoted(VRAMSCOPE_CLI_PATH) + " report - 2>&1");
@@ -137,6 +149,14 @@ TEST(StandardInput, NamesStandardInputWhenItCannotBeRead) {
                          " -cf - README.md | " + quoted(VRAMSCOPE_CLI_PATH) + " report - 2>&1");
     EXPECT_EQ(tar.code, 3);
     EXPECT_NE(tar.out.find("give the archive's path"), std::string::npos) << tar.out;
+    ShellRun tarGz = shell("tar -C " + quoted(std::string(VRAMSCOPE_SOURCE_DIR)) +
+                           " -czf - README.md | " + quoted(VRAMSCOPE_CLI_PATH) + " report - 2>&1");
+    EXPECT_EQ(tarGz.code, 3);
+    EXPECT_NE(tarGz.out.find("give the archive's path"), std::string::npos) << tarGz.out;
+    ShellRun damagedGzip = shell("printf '\\037\\213\\010\\000garbage' | " +
+                                 quoted(VRAMSCOPE_CLI_PATH) + " report - 2>&1");
+    EXPECT_EQ(damagedGzip.code, 3);
+    EXPECT_NE(damagedGzip.out.find("gzip"), std::string::npos) << damagedGzip.out;
     ShellRun twice = shell(quoted(VRAMSCOPE_CLI_PATH) + " report - - </dev/null 2>&1");
     EXPECT_EQ(twice.code, 3);
     EXPECT_NE(twice.out.find("only once"), std::string::npos) << twice.out;

@@ -1,14 +1,17 @@
 // writeOutputFile: complete files only under the name asked for, links followed, and special files
 // (devices, FIFOs) written in place instead of replaced by a regular file.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "vramscope/trace/output_file.h"
 
@@ -32,6 +35,18 @@ std::string contentOf(const fs::path& p) {
     return s.str();
 }
 
+/// Files in `d` other than `keep`: what an export left beside its output.
+std::vector<std::string> leftovers(const fs::path& d, const std::vector<std::string>& keep) {
+    std::vector<std::string> out;
+    for (const auto& e : fs::directory_iterator(d)) {
+        const std::string name = e.path().filename().string();
+        if (std::find(keep.begin(), keep.end(), name) == keep.end()) {
+            out.push_back(name);
+        }
+    }
+    return out;
+}
+
 auto writes(const std::string& text) {
     return [text](std::ostream& out) {
         out << text;
@@ -46,7 +61,7 @@ TEST(OutputFile, WritesANewFileAndReplacesAnOldOneWhole) {
     EXPECT_EQ(contentOf(path), "first\n");
     ASSERT_TRUE(writeOutputFile(path, writes("second\n")).ok());
     EXPECT_EQ(contentOf(path), "second\n");
-    EXPECT_FALSE(fs::exists(path + ".partial"));
+    EXPECT_TRUE(leftovers(d, {"out.csv"}).empty());
     fs::remove_all(d);
 }
 
@@ -61,7 +76,7 @@ TEST(OutputFile, AFailedWriteLeavesTheOldFileAndNoPartialFile) {
     ASSERT_FALSE(failed.ok());
     EXPECT_EQ(failed.error().message, "the writer gave up");
     EXPECT_EQ(contentOf(path), "good\n");
-    EXPECT_FALSE(fs::exists(path + ".partial"));
+    EXPECT_TRUE(leftovers(d, {"out.json"}).empty());
     fs::remove_all(d);
 }
 
@@ -93,7 +108,52 @@ TEST(OutputFile, WritesIntoDevicesAndFifosInsteadOfReplacingThem) {
     fs::remove_all(d);
 }
 
+TEST(OutputFile, KeepsTheUsersFilesModeAndOtherLinks) {
+    const fs::path d = freshDir("keep");
+    const std::string path = (d / "notes.txt").string();
+    std::ofstream(path + ".partial") << "the user's own file";
+    std::ofstream(path) << "old";
+    fs::permissions(path, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read);
+    ASSERT_TRUE(writeOutputFile(path, writes("new")).ok());
+    EXPECT_EQ(contentOf(path), "new");
+    EXPECT_EQ(contentOf(path + ".partial"), "the user's own file");
+    EXPECT_EQ(fs::status(path).permissions() & fs::perms::all,
+              fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read);
+    // A new file gets 0666 less the umask, as any program's output would.
+    const mode_t mask = ::umask(0);
+    ::umask(mask);
+    const std::string fresh = (d / "fresh.csv").string();
+    ASSERT_TRUE(writeOutputFile(fresh, writes("x")).ok());
+    EXPECT_EQ(static_cast<mode_t>(fs::status(fresh).permissions() & fs::perms::all), 0666 & ~mask);
+    // A second hard link sees the new content too.
+    const fs::path other = d / "other-name.txt";
+    fs::create_hard_link(path, other);
+    ASSERT_TRUE(writeOutputFile(path, writes("newer")).ok());
+    EXPECT_EQ(contentOf(other), "newer");
+    EXPECT_EQ(fs::hard_link_count(path), 2u);
+    fs::remove_all(d);
+}
+
+TEST(OutputFile, WritesThroughAnOpenDescriptorKeepingWhatIsAlreadyThere) {
+    // `{ echo HEAD; cli -o /dev/stdout; } >> f`: the bytes land after HEAD, nothing is replaced.
+    const fs::path d = freshDir("fd");
+    const std::string file = (d / "appended.txt").string();
+    const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::write(fd, "HEAD\n", 5), 5);
+    ASSERT_TRUE(writeOutputFile("/dev/fd/" + std::to_string(fd), writes("export\n")).ok());
+    ASSERT_EQ(::write(fd, "TAIL\n", 5), 5);
+    ::close(fd);
+    EXPECT_EQ(contentOf(file), "HEAD\nexport\nTAIL\n");
+    fs::remove_all(d);
+}
+
 TEST(OutputFile, NamesThePathAndTheReasonWhenItCannotWrite) {
+    // A full device: the system's reason, not only that the write failed.
+    const Status full = writeOutputFile("/dev/full", writes(std::string(1 << 20, 'x')));
+    ASSERT_FALSE(full.ok());
+    EXPECT_NE(full.error().message.find("No space left on device"), std::string::npos)
+        << full.error().message;
     const fs::path d = freshDir("errors");
     const Status intoMissing = writeOutputFile((d / "no" / "such" / "x.csv").string(), writes(""));
     ASSERT_FALSE(intoMissing.ok());

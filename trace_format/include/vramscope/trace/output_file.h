@@ -12,15 +12,20 @@
 namespace vramscope::trace {
 
 /// Writes `path` through `write`, which streams the content and returns its own Status.
-/// - A regular file, or a path that does not exist yet: written to "<file>.partial" in the same
-///   directory and renamed onto the file once complete (rename(2) is atomic within a file
-///   system); the partial file is removed on any failure. A symbolic link to a regular file is
-///   followed: its target is replaced the same way and the link stays.
-/// - Anything else that exists (a character device, a FIFO, a socket: /dev/null, /dev/stdout,
-///   /dev/fd/N from a shell's process substitution): opened and written in place.
-/// Errors (ErrorCode::Io, naming `path` and the system's reason): the file or its directory
-/// cannot be written, a directory was given, or the stream failed part way; `write`'s own error
-/// is returned as it is.
+/// - A path naming one of this process's open descriptors (/dev/stdout, /dev/stderr, /dev/fd/N,
+///   /proc/self/fd/N): written through that descriptor, so a shell's redirection (`> f`, `>> f`,
+///   a pipe, `>(cmd)`) gets the bytes where it expects them.
+/// - A regular file, or a path that does not exist yet: written to a new uniquely named file
+///   beside it ("<file>.partial-XXXXXX", mkstemp) and renamed onto the file once complete
+///   (rename(2) is atomic within a file system), so the name never holds half a file; the
+///   temporary is removed on any failure (a killed process leaves it behind). A replaced file's
+///   permission bits (and owner, where allowed) are kept; a file this process may not write is
+///   refused, not replaced. A symbolic link to a regular file is followed (its target is
+///   replaced, the link stays); a file with several hard links is written in place instead.
+/// - Anything else that exists (a character device, a FIFO, a socket): written in place.
+/// Errors (ErrorCode::Io, naming `path` with the system's reason, e.g. "No space left on
+/// device"): the file or its directory cannot be written, a directory was given, or a write
+/// failed part way; `write`'s own error is returned as it is when the stream did not fail.
 Status writeOutputFile(const std::string& path, const std::function<Status(std::ostream&)>& write);
 
 }  // namespace vramscope::trace
