@@ -25,7 +25,41 @@ class ChromeSink final : public exporting::ExportSink {
 public:
     explicit ChromeSink(std::ostream& out) : m_out(out) { m_out << "{\"traceEvents\":[\n"; }
 
-    void finish() { m_out << "\n],\"displayTimeUnit\":\"ns\"}\n"; }
+    /// Closes the event list. A job of one rank also gets Kineto's own top-level metadata
+    /// (distributedInfo: rank and world size; deviceProperties: id, name, totalGlobalMem, uuid),
+    /// so that reading the file back keeps the rank and the GPUs' names and capacities.
+    void finish(const JobModel& model) {
+        m_out << "\n],\"displayTimeUnit\":\"ns\"";
+        if (model.job.ranks.size() == 1) {
+            const trace::FileHeader& h = model.job.ranks.front().trace.data.header;
+            nlohmann::json info = nlohmann::json::object();
+            if (h.rank != trace::kUnknownRank) {
+                info["rank"] = toInt(h.rank);
+            }
+            if (h.worldSize > 0) {
+                info["world_size"] = h.worldSize;
+            }
+            if (!info.empty()) {
+                m_out << ",\"distributedInfo\":" << info.dump();
+            }
+            nlohmann::json devices = nlohmann::json::array();
+            for (const trace::DeviceInfo& d : h.devices) {
+                nlohmann::json dev = {{"id", toInt(d.index)}, {"name", d.name}};
+                if (d.totalMemoryBytes > 0) {
+                    dev["totalGlobalMem"] = d.totalMemoryBytes;
+                }
+                if (!d.uuid.empty()) {
+                    dev["uuid"] = d.uuid;
+                }
+                devices.push_back(std::move(dev));
+            }
+            if (!devices.empty()) {
+                m_out << ",\"deviceProperties\":"
+                      << devices.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+            }
+        }
+        m_out << "}\n";
+    }
 
     void process(int rankIndex, std::string_view name) override {
         const int pid = rankIndex + 1;
@@ -179,7 +213,7 @@ private:
 trace::Status writeChromeTrace(const JobModel& model, std::ostream& out) {
     ChromeSink sink(out);
     exporting::walkJob(model, sink);
-    sink.finish();
+    sink.finish(model);
     out.flush();
     if (!out) {
         return trace::Error::make(trace::ErrorCode::Io, model.title,

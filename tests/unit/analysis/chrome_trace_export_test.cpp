@@ -30,6 +30,7 @@ const std::string kRealdata = VRAMSCOPE_REALDATA_DIR;
 const std::string kBert =
     kRealdata +
     "/AMD-AGI_TraceLens/tests/traces/h100/gaunernst_bert-small-uncased__1016001.json.gz";
+const std::string kB200 = kRealdata + "/AMD-AGI_TraceLens/tests/traces/b200/eager_trace.json.gz";
 const std::string kDfIndex = kRealdata +
                              "/facebookresearch_HolisticTraceAnalysis/tests/data/df_index_resolver/"
                              "df_index_resolver.json.gz";
@@ -115,6 +116,33 @@ TEST(ChromeTraceExportRealdata, BertReadBackGivesTheSourcesPeaksAndKernelCounts)
 TEST(ChromeTraceExportRealdata, DfIndexReadBackGivesTheSourcesPeaksAndKernelCountsOnGpu1) {
     VRAMSCOPE_REQUIRE_INPUT(kDfIndex);
     expectRoundTripKeepsPeaksAndKernels(kDfIndex);
+}
+
+TEST(ChromeTraceExportRealdata, OneRanksReadBackKeepsItsRankWorldSizeAndGpus) {
+    // The b200 trace's own distributedInfo and deviceProperties, read here with nlohmann-json.
+    VRAMSCOPE_REQUIRE_INPUT(kB200);
+    const nlohmann::json src = testdata::loadGzJson(kB200);
+    ASSERT_TRUE(src.contains("distributedInfo"));
+    ASSERT_TRUE(src.contains("deviceProperties"));
+    auto job = trace::openJob({kB200});
+    ASSERT_TRUE(job.ok()) << job.error().describe();
+    auto m = buildJobModel(std::move(job).value(), "b200");
+    ASSERT_TRUE(m.ok());
+    auto back = trace::importKinetoJson(exportChrome(*m.value()), "exported.json");
+    ASSERT_TRUE(back.ok()) << back.error().describe();
+    const trace::FileHeader& h = back->data.header;
+    EXPECT_EQ(toInt(h.rank), src["distributedInfo"]["rank"].get<int>());
+    EXPECT_EQ(h.worldSize, src["distributedInfo"]["world_size"].get<int>());
+    // Every GPU the source lists that the trace used comes back with its name and memory.
+    ASSERT_FALSE(h.devices.empty());
+    for (const trace::DeviceInfo& d : h.devices) {
+        const auto it = std::find_if(
+            src["deviceProperties"].begin(), src["deviceProperties"].end(),
+            [&](const nlohmann::json& p) { return p["id"].get<int>() == toInt(d.index); });
+        ASSERT_NE(it, src["deviceProperties"].end()) << "GPU " << toInt(d.index);
+        EXPECT_EQ(d.name, (*it)["name"].get<std::string>());
+        EXPECT_EQ(d.totalMemoryBytes, (*it)["totalGlobalMem"].get<uint64_t>());
+    }
 }
 
 trace::Job syntheticJob(int ranks) {
