@@ -138,8 +138,30 @@ CollectiveMatch matchCollectives(const std::vector<RankInput>& ranks) {
             m.participants.push_back(CollectiveParticipant{rank, s.device, s.startNs, s.endNs, 0});
         }
     }
+    // Pairing by order holds only while every rank saw the same sequence of a function. A group
+    // in which a rank's kernel ended before the last rank's began cannot be one collective (a rank
+    // leaves a collective only once every rank has joined it), so the sequences of that function
+    // differ (events dropped, a sampled trace) and none of its pairings is trusted.
+    std::set<std::string> misordered;
+    if (!allKeyed) {
+        for (const auto& [key, m] : groups) {
+            trace::TimestampNs lastStart = INT64_MIN;
+            for (const CollectiveParticipant& p : m.participants) {
+                lastStart = std::max(lastStart, p.startNs);
+            }
+            if (m.participants.size() >= 2 &&
+                std::any_of(m.participants.begin(), m.participants.end(),
+                            [lastStart](const auto& p) { return p.endNs < lastStart; })) {
+                misordered.insert(m.function);
+            }
+        }
+    }
     std::map<trace::RankId, RankWait> waits;
     for (auto& [key, m] : groups) {
+        if (misordered.count(m.function) > 0) {
+            ++result.impossibleByOrder;
+            continue;
+        }
         if (m.participants.size() < 2) {
             ++result.unmatched;
             continue;

@@ -281,6 +281,10 @@ std::string csvTableUnavailable(const JobModel& job, CsvTable table) {
                                       ? "no rank has collectives"
                                       : std::to_string(m.unmatched) +
                                             " collectives were seen on fewer than two ranks";
+                if (m.impossibleByOrder > 0) {
+                    why += "; " + std::to_string(m.impossibleByOrder) +
+                           " paired by order could not be one collective";
+                }
                 if (job.ranks.size() < 2) {
                     why = "the job has one rank";
                 }

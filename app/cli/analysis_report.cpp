@@ -420,6 +420,7 @@ Json collectivesJson(const JobAnalysis& job, size_t maxCollectives) {
     j["source"] = m.source;
     j["matched"] = m.collectives.size();
     j["unmatched"] = m.unmatched;
+    j["impossible_by_order"] = m.impossibleByOrder;
     j["point_to_point"] = m.pointToPoint;
     j["partial"] = job.coverage.partial();
     j["not_one_job"] =
@@ -615,6 +616,13 @@ void writeJobAnalysisText(const JobAnalysis& job, std::ostream& os) {
     if (m.pointToPoint > 0) {
         os << "  point-to-point operations (send/recv): " << m.pointToPoint
            << ", not matched (a send waits for its peer, not for the last rank)\n";
+    }
+    if (m.impossibleByOrder > 0) {
+        os << "  " << m.impossibleByOrder
+           << " collectives paired by order were left out: in some pairs a rank's kernel ended "
+              "before the last rank's began, which no collective allows, so the ranks' sequences "
+              "of "
+              "those functions differ (events dropped or sampled)\n";
     }
     if (!m.collectives.empty()) {
         os << "\ncollectives across ranks: " << m.collectives.size() << " matched by " << m.method

@@ -58,6 +58,11 @@ TraceData kernelsOnly(const std::vector<std::pair<std::string, int64_t>>& kernel
 }
 
 TEST(Collectives, MatchesCommunicationKernelsByOrderPerFunction) {
+    // Kernels last 50 ns. Rank 2's only AllReduce runs 10..60 (400 - 390) on the job axis, ended
+    // before rank 1's first AllReduce began (130): by order they would be one collective, which
+    // no collective allows (a rank leaves only once every rank has joined), so the ranks'
+    // AllReduce sequences differ and both AllReduce groups are left out. What stays, by hand:
+    // the AllGather, 300 / 290.
     const TraceData a =
         kernelsOnly({{"ncclKernel_AllReduce_RING_LL_Sum_float", 100},
                      {"gemm", 150},
@@ -72,21 +77,47 @@ TEST(Collectives, MatchesCommunicationKernelsByOrderPerFunction) {
         {{&a, trace::RankId{0}, 0}, {&b, trace::RankId{1}, 0}, {&c, trace::RankId{2}, -390}});
     EXPECT_EQ(m.method, "order");
     EXPECT_EQ(m.source, "communication kernels");
-    ASSERT_EQ(m.collectives.size(), 3u);
-    // First AllReduce: arrivals 100, 130, 10 (400 - 390): rank 1 is last.
-    EXPECT_EQ(m.collectives[0].function, "AllReduce");
-    EXPECT_EQ(m.collectives[0].participants.size(), 3u);
-    EXPECT_EQ(m.collectives[0].stragglerRank, trace::RankId{1});
-    EXPECT_EQ(m.collectives[0].skewNs, 120);
-    EXPECT_EQ(m.collectives[1].function, "AllGather");
-    EXPECT_EQ(m.collectives[1].stragglerRank, trace::RankId{0});
-    EXPECT_EQ(m.collectives[2].stragglerRank, trace::RankId{0});
-    EXPECT_EQ(m.collectives[2].participants.size(), 2u);
-    EXPECT_EQ(m.ranks[0].totalWaitNs, 30 + 0 + 0);
-    EXPECT_EQ(m.ranks[1].totalWaitNs, 0 + 10 + 20);
-    // Arrived 120 ns before the last rank, but its kernel lasted 50 ns: 50 ns of it waited.
-    EXPECT_EQ(m.collectives[0].participants[2].waitNs, 120);
-    EXPECT_EQ(m.ranks[2].totalWaitNs, 50);
+    EXPECT_EQ(m.impossibleByOrder, 2u);
+    EXPECT_EQ(m.unmatched, 0u);
+    ASSERT_EQ(m.collectives.size(), 1u);
+    EXPECT_EQ(m.collectives[0].function, "AllGather");
+    EXPECT_EQ(m.collectives[0].stragglerRank, trace::RankId{0});
+    EXPECT_EQ(m.collectives[0].skewNs, 10);
+    ASSERT_EQ(m.ranks.size(), 2u);
+    EXPECT_EQ(m.ranks[0].totalWaitNs, 0);
+    EXPECT_EQ(m.ranks[1].totalWaitNs, 10);
+    // Without rank 2 the first AllReduces pair up: arrivals 100 and 130, rank 1 last.
+    const CollectiveMatch two =
+        matchCollectives({{&a, trace::RankId{0}, 0}, {&b, trace::RankId{1}, 0}});
+    EXPECT_EQ(two.impossibleByOrder, 0u);
+    ASSERT_EQ(two.collectives.size(), 3u);
+    EXPECT_EQ(two.collectives[0].stragglerRank, trace::RankId{1});
+    EXPECT_EQ(two.collectives[0].skewNs, 30);
+}
+
+TEST(Collectives, KeyedCollectivesCountOnlyTheWaitInsideTheOwnKernel) {
+    // Matched by (communicator, function, sequence), a rank whose kernel is shorter than its lead
+    // (clocks of two hosts can disagree by that much) waited its whole kernel, not more.
+    auto rankWith = [](int64_t start, int64_t end) {
+        TraceData d;
+        trace::CollectiveEvent e;
+        e.startNs = start;
+        e.endNs = end;
+        e.communicatorHash = 0xabc;
+        e.function = d.intern("AllReduce");
+        e.seqNumber = 0;
+        d.collectives.append(e);
+        return d;
+    };
+    const TraceData early = rankWith(10, 60);  // 120 ns ahead of the last, a 50 ns kernel
+    const TraceData late = rankWith(130, 200);
+    const CollectiveMatch m =
+        matchCollectives({{&early, trace::RankId{0}, 0}, {&late, trace::RankId{1}, 0}});
+    EXPECT_EQ(m.method, "communicator+sequence");
+    ASSERT_EQ(m.collectives.size(), 1u);
+    EXPECT_EQ(m.collectives[0].participants[0].waitNs, 120);
+    EXPECT_EQ(m.ranks[0].totalWaitNs, 50);
+    EXPECT_EQ(m.impossibleByOrder, 0u);
 }
 
 TEST(Collectives, FunctionFromKernelName) {

@@ -58,6 +58,12 @@ struct CollectiveMatch {
     std::vector<MatchedCollective> collectives;  ///< in order of first arrival
     std::vector<RankWait> ranks;                 ///< sorted by rank
     size_t unmatched = 0;                        ///< collectives seen on fewer than two ranks
+    /// Groups the "order" method formed for a function whose pairing is shown wrong: in one of
+    /// its groups a rank's kernel ended before the last rank's began, which no collective allows
+    /// (a rank leaves a collective only once every rank has joined it). The ranks' sequences of
+    /// that function differ (events dropped, a sampled trace), so every group of it is left out
+    /// rather than reported as waits.
+    size_t impossibleByOrder = 0;
     /// Point-to-point operations (isPointToPoint) seen, summed over ranks. They are not matched:
     /// a send waits for its one peer, not for the last rank of a group, so they say nothing
     /// about stragglers.
