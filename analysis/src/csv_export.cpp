@@ -326,6 +326,12 @@ trace::Result<CsvSummary> writeCsv(const JobModel& job, const CsvOptions& option
             break;
         case CsvTable::Collectives:
             summary.rows = writeCollectives(job, out);
+            if (const size_t left = job.collectives().impossibleByOrder; left > 0) {
+                summary.notes.push_back(
+                    std::to_string(left) +
+                    " collectives paired by order were left out: in some pairs a rank's kernel "
+                    "ended before the last rank's began, so the ranks' sequences differ");
+            }
             break;
         case CsvTable::Iterations:
             summary.rows = writeIterations(job, out);

@@ -162,19 +162,18 @@ Result<std::string> readInputBytes(const std::string& path, uint64_t maxBytes, I
     return raw;
 }
 
-Result<std::string> readInputStream(
-    int fd, const std::string& name, uint64_t maxBytes, InputNotes* notes,
-    const std::function<std::string(std::string_view firstBytes)>& refuseStart) {
+Result<std::string> readInputStream(int fd, const std::string& name, uint64_t maxBytes,
+                                    InputNotes* notes, const StreamStartCheck& refuseStart) {
     std::string raw;
     size_t got = 0;
-    bool probed = !refuseStart;
+    bool decided = !refuseStart;
     auto refused = [&]() -> std::optional<Error> {
-        probed = true;
-        std::string why = refuseStart(std::string_view(raw.data(), got));
-        if (why.empty()) {
+        std::optional<std::string> why = refuseStart(std::string_view(raw.data(), got));
+        decided = why.has_value();
+        if (!why || why->empty()) {
             return std::nullopt;
         }
-        return Error::make(ErrorCode::Unsupported, name, std::move(why));
+        return Error::make(ErrorCode::Unsupported, name, std::move(*why));
     };
     constexpr size_t kChunk = 1u << 20;
     for (;;) {
@@ -194,7 +193,7 @@ Result<std::string> readInputStream(
             break;
         }
         got += static_cast<size_t>(n);
-        if (!probed && got >= kStreamProbeBytes) {
+        if (!decided && got >= kStreamProbeBytes) {
             if (auto e = refused()) {
                 return *e;
             }
@@ -206,7 +205,7 @@ Result<std::string> readInputStream(
                 .atByte(static_cast<int64_t>(got));
         }
     }
-    if (!probed && got > 0) {  // shorter than the probe: look at all of it
+    if (!decided && got > 0 && got < kStreamProbeBytes) {  // shorter than the probe: all of it
         if (auto e = refused()) {
             return *e;
         }

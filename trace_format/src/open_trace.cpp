@@ -2,6 +2,7 @@
 
 #include <archive.h>
 #include <archive_entry.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <cctype>
@@ -342,19 +343,58 @@ bool isStandardInput(const std::string& path) {
     return path == "-";
 }
 
-/// Why the first bytes of standard input cannot be read, or "" when they can: gzip (checked once
-/// decompressed), or a format detectFormat knows by content. A tar archive needs its path
-/// (libarchive reads members from a file).
-std::string refuseStandardInput(std::string_view head) {
-    // Only blank so far (JSON may start with any amount of whitespace): too early to tell.
-    if (isGzip(head) || detectFormat(head, "") != InputFormat::Unknown ||
-        head.find_first_not_of(" \t\r\n") == std::string_view::npos) {
-        return {};
+/// Blank bytes that may lead a JSON document on standard input before it is refused.
+constexpr size_t kMaxLeadingBlankBytes = 1u << 20;
+
+/// The judgement of readInputStream's start check on plain (not gzipped) bytes: "" = a format
+/// the readers take, nullopt = only blanks so far (JSON may start with any amount of them),
+/// else why not.
+std::optional<std::string> judgePlainStart(std::string_view head) {
+    if (detectFormat(head, "") != InputFormat::Unknown) {
+        return std::string();
+    }
+    if (head.find_first_not_of(" \t\r\n") == std::string_view::npos) {
+        if (head.size() < kMaxLeadingBlankBytes) {
+            return std::nullopt;
+        }
+        return std::string("the first ") + std::to_string(kMaxLeadingBlankBytes) +
+               " bytes are blank: " + unsupportedMessage();
     }
     if (isTarBytes(head)) {
-        return kTarOnStandardInput;
+        return std::string(kTarOnStandardInput);
     }
     return unsupportedMessage();
+}
+
+/// The start of a gzip stream, decompressed (at most `limit` bytes; what zlib could make of the
+/// bytes so far, errors left to the full read).
+std::string gunzipStart(std::string_view gz, size_t limit) {
+    z_stream zs{};
+    if (inflateInit2(&zs, 15 + 16) != Z_OK) {
+        return {};
+    }
+    std::string out(limit, '\0');
+    zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(gz.data()));
+    zs.avail_in = static_cast<uInt>(std::min<size_t>(gz.size(), UINT32_MAX));
+    zs.next_out = reinterpret_cast<Bytef*>(out.data());
+    zs.avail_out = static_cast<uInt>(out.size());
+    inflate(&zs, Z_SYNC_FLUSH);
+    out.resize(out.size() - zs.avail_out);
+    inflateEnd(&zs);
+    return out;
+}
+
+/// readInputStream's start check for standard input: the plain judgement, on the decompressed
+/// start for gzip content (so that `yes | gzip` is refused too, not read to the limit).
+std::optional<std::string> refuseStandardInput(std::string_view head) {
+    if (!isGzip(head)) {
+        return judgePlainStart(head);
+    }
+    const std::string start = gunzipStart(head, kMaxLeadingBlankBytes);
+    if (start.empty()) {
+        return std::nullopt;  // nothing decompressed yet (or damaged: the full read says so)
+    }
+    return judgePlainStart(start);
 }
 
 Result<std::string> readStandardInput(InputNotes& notes) {
@@ -434,6 +474,9 @@ Result<LoadedTrace> openTraceBytes(const std::string& bytes, const std::string& 
         case InputFormat::PytorchSnapshot:
             return importPytorchSnapshot(bytes, name, options);
         case InputFormat::KinetoJson:
+            if (bytes.rfind("\xEF\xBB\xBF", 0) == 0) {  // a UTF-8 byte order mark: not JSON's
+                return importKinetoJson(std::string_view(bytes).substr(3), name, options);
+            }
             return importKinetoJsonBuffer(bytes, name, options);
         case InputFormat::NsysSqlite:
             return onlyProcess(importNsysSqliteBytes(bytes, name, options), name);

@@ -144,20 +144,23 @@ Status writeOutputFile(const std::string& path, const std::function<Status(std::
     if (exists && ::access(path.c_str(), W_OK) != 0) {
         return ioError(path, std::strerror(errno));  // never replace what may not be written
     }
-    if (exists && st.st_nlink > 1) {
-        return writeInPlace(path, write);  // renaming would cut the other links off
-    }
-    // A link to a regular file: replace its target, keep the link.
+    // A symbolic link: write its target (created when the link dangles), keep the link.
     std::error_code ec;
     std::string target = path;
     if (fs::is_symlink(fs::symlink_status(path, ec))) {
         if (const fs::path resolved = fs::canonical(path, ec); !ec) {
             target = resolved.string();
+        } else if (const fs::path to = fs::read_symlink(path, ec); !ec) {
+            target = (to.is_absolute() ? to : fs::path(path).parent_path() / to).string();
         }
     }
     // A unique name beside the target (never a user's own file), renamed onto it when complete.
     std::string temp = target + ".partial-XXXXXX";
     const int fd = ::mkstemp(temp.data());
+    if (fd < 0 && exists && (errno == EACCES || errno == EROFS || errno == EPERM)) {
+        // No new file may go beside it, but the file itself may be written (as `>` would).
+        return writeInPlace(path, write);
+    }
     if (fd < 0) {
         const fs::path dir = fs::path(target).parent_path();
         return ioError(path, "cannot create a file in " + (dir.empty() ? "." : dir.string()) +

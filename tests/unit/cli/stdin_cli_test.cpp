@@ -132,6 +132,15 @@ TEST(StandardInput, JsonAfterMoreBlankThanTheProbeStillOpens) {
               producerPeakAllocated(kBert));
 }
 
+TEST(StandardInput, JsonWithAByteOrderMarkOpens) {
+    VRAMSCOPE_REQUIRE_INPUT(kBert);
+    ShellRun r = shell("{ printf '\\357\\273\\277'; gzip -dc " + quoted(kBert) + "; } | " +
+                       quoted(VRAMSCOPE_CLI_PATH) + " report - --json 2>&1");
+    ASSERT_EQ(r.code, 0) << r.out;
+    EXPECT_EQ(nlohmann::json::parse(r.out)["devices"][0]["peak_allocated_bytes"].get<int64_t>(),
+              producerPeakAllocated(kBert));
+}
+
 TEST(StandardInput, NamesStandardInputWhenItCannotBeRead) {
     ShellRun garbage =
         shell("echo 'not a trace' | " + quoted(VRAMSCOPE_CLI_PATH) + " report - 2>&1");
@@ -145,6 +154,15 @@ TEST(StandardInput, NamesStandardInputWhenItCannotBeRead) {
     ShellRun endless = shell("yes | " + quoted(VRAMSCOPE_CLI_PATH) + " report - 2>&1");
     EXPECT_EQ(endless.code, 3);
     EXPECT_NE(endless.out.find("unsupported format"), std::string::npos) << endless.out;
+    // Endless blanks, and endless content inside gzip, are refused too (from their start).
+    ShellRun blanks =
+        shell("yes ' ' | timeout 60 " + quoted(VRAMSCOPE_CLI_PATH) + " report - 2>&1");
+    EXPECT_EQ(blanks.code, 3) << blanks.out;
+    EXPECT_NE(blanks.out.find("are blank"), std::string::npos) << blanks.out;
+    ShellRun gzipped =
+        shell("yes | gzip -1 | timeout 60 " + quoted(VRAMSCOPE_CLI_PATH) + " report - 2>&1");
+    EXPECT_EQ(gzipped.code, 3) << gzipped.out;
+    EXPECT_NE(gzipped.out.find("unsupported format"), std::string::npos) << gzipped.out;
     ShellRun tar = shell("tar -C " + quoted(std::string(VRAMSCOPE_SOURCE_DIR)) +
                          " -cf - README.md | " + quoted(VRAMSCOPE_CLI_PATH) + " report - 2>&1");
     EXPECT_EQ(tar.code, 3);

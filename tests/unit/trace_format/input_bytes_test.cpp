@@ -150,9 +150,9 @@ TEST(InputBytes, ReadsEmptyInput) {
 
 /// Reads `bytes` back through readInputStream from a pipe, written by another thread in pieces of
 /// `piece` bytes, as a shell pipe delivers them.
-Result<std::string> throughPipe(
-    const std::string& bytes, size_t piece, uint64_t maxBytes, InputNotes* notes = nullptr,
-    const std::function<std::string(std::string_view)>& refuseStart = {}) {
+Result<std::string> throughPipe(const std::string& bytes, size_t piece, uint64_t maxBytes,
+                                InputNotes* notes = nullptr,
+                                const StreamStartCheck& refuseStart = {}) {
     std::signal(SIGPIPE, SIG_IGN);  // a write after the reader gave up fails instead of killing us
     int fds[2];
     EXPECT_EQ(::pipe(fds), 0);
@@ -217,7 +217,7 @@ TEST(InputStream, StopsAtTheFirstBytesWhenTheyAreRefused) {
     // 6 MiB of text no reader takes, with a 1 GiB limit: refused from its first bytes, which are
     // what the check saw (the probe, not the whole stream).
     size_t seen = 0;
-    auto refuseText = [&](std::string_view head) {
+    auto refuseText = [&](std::string_view head) -> std::optional<std::string> {
         seen = head.size();
         return head.substr(0, 1) == "x" ? std::string("not a trace") : std::string();
     };

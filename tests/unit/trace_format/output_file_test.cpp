@@ -80,6 +80,15 @@ TEST(OutputFile, AFailedWriteLeavesTheOldFileAndNoPartialFile) {
     fs::remove_all(d);
 }
 
+TEST(OutputFile, ADanglingLinkGetsItsTargetWritten) {
+    const fs::path d = freshDir("dangling");
+    fs::create_symlink("made-here.json", d / "link.json");  // relative, target missing
+    ASSERT_TRUE(writeOutputFile((d / "link.json").string(), writes("{}")).ok());
+    EXPECT_TRUE(fs::is_symlink(fs::symlink_status(d / "link.json")));
+    EXPECT_EQ(contentOf(d / "made-here.json"), "{}");
+    fs::remove_all(d);
+}
+
 TEST(OutputFile, FollowsALinkToARegularFileAndKeepsTheLink) {
     const fs::path d = freshDir("link");
     const fs::path target = d / "real.pftrace";
@@ -125,12 +134,12 @@ TEST(OutputFile, KeepsTheUsersFilesModeAndOtherLinks) {
     const std::string fresh = (d / "fresh.csv").string();
     ASSERT_TRUE(writeOutputFile(fresh, writes("x")).ok());
     EXPECT_EQ(static_cast<mode_t>(fs::status(fresh).permissions() & fs::perms::all), 0666 & ~mask);
-    // A second hard link sees the new content too.
+    // A second hard link keeps the old content whole (the new file replaces this name only).
     const fs::path other = d / "other-name.txt";
     fs::create_hard_link(path, other);
     ASSERT_TRUE(writeOutputFile(path, writes("newer")).ok());
-    EXPECT_EQ(contentOf(other), "newer");
-    EXPECT_EQ(fs::hard_link_count(path), 2u);
+    EXPECT_EQ(contentOf(path), "newer");
+    EXPECT_EQ(contentOf(other), "new");
     fs::remove_all(d);
 }
 

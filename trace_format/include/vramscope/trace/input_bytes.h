@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -46,14 +47,17 @@ inline constexpr const char* kStandardInputName = "<stdin>";
 /// reads `fd` to its end, gunzipping gzip content, with the same padding. `name` is used in
 /// messages. The bytes read (compressed or not) and the decompressed size are each refused above
 /// `maxBytes` as soon as they pass it, so a stream without end never takes more than `maxBytes`
-/// of memory. `refuseStart`, when given, sees the first kStreamProbeBytes bytes (all of them when
-/// the stream is shorter) before more is read; a non-empty answer stops reading there and is the
-/// Error's message (ErrorCode::Unsupported), so content no reader takes is refused from its first
-/// bytes instead of being read to the limit. Errors: a read error (with the byte offset reached),
-/// the limit, damaged gzip, a refused start. Does not close `fd`.
-Result<std::string> readInputStream(
-    int fd, const std::string& name, uint64_t maxBytes = (64ull << 30), InputNotes* notes = nullptr,
-    const std::function<std::string(std::string_view firstBytes)>& refuseStart = {});
+/// of memory. `refuseStart`, when given, judges the start of the stream: it sees the bytes read
+/// so far once there are kStreamProbeBytes of them (or the whole stream when it is shorter), and
+/// again after every further read while it answers nullopt (cannot tell yet); "" accepts, any
+/// other answer stops reading there and is the Error's message (ErrorCode::Unsupported), so
+/// content no reader takes is refused from its first bytes instead of being read to the limit.
+/// Errors: a read error (with the byte offset reached), the limit, damaged gzip, a refused start.
+/// Does not close `fd`.
+using StreamStartCheck = std::function<std::optional<std::string>(std::string_view start)>;
+Result<std::string> readInputStream(int fd, const std::string& name,
+                                    uint64_t maxBytes = (64ull << 30), InputNotes* notes = nullptr,
+                                    const StreamStartCheck& refuseStart = {});
 
 /// How many first bytes readInputStream shows `refuseStart`: enough for every format's magic,
 /// a tar header's "ustar" at offset 257 included.

@@ -20,8 +20,11 @@ namespace vramscope::trace {
 ///   (rename(2) is atomic within a file system), so the name never holds half a file; the
 ///   temporary is removed on any failure (a killed process leaves it behind). A replaced file's
 ///   permission bits (and owner, where allowed) are kept; a file this process may not write is
-///   refused, not replaced. A symbolic link to a regular file is followed (its target is
-///   replaced, the link stays); a file with several hard links is written in place instead.
+///   refused, not replaced. A symbolic link is followed (its target is written, created when
+///   the link dangles; the link stays). A file with several hard links is replaced under this
+///   name only (its other names keep the old content: never a half-written file under any name).
+///   Where no file may be created beside an existing writable file (a directory the user cannot
+///   write), the file is written in place, as a shell's `>` would.
 /// - Anything else that exists (a character device, a FIFO, a socket): written in place.
 /// Errors (ErrorCode::Io, naming `path` with the system's reason, e.g. "No space left on
 /// device"): the file or its directory cannot be written, a directory was given, or a write
