@@ -686,27 +686,6 @@ private:
 
 }  // namespace
 
-std::optional<std::pair<DeviceIndex, MemoryLevel>> memoryCounterOf(std::string_view name) {
-    constexpr std::string_view kPrefix = "GPU ";
-    if (!name.starts_with(kPrefix)) {
-        return std::nullopt;
-    }
-    name.remove_prefix(kPrefix.size());
-    int32_t device = 0;
-    const auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), device);
-    if (ec != std::errc() || end == name.data() || device < 0) {
-        return std::nullopt;
-    }
-    const std::string_view level(end, static_cast<size_t>(name.data() + name.size() - end));
-    if (level == " allocated") {
-        return std::make_pair(DeviceIndex{device}, MemoryLevel::Allocated);
-    }
-    if (level == " reserved") {
-        return std::make_pair(DeviceIndex{device}, MemoryLevel::Reserved);
-    }
-    return std::nullopt;
-}
-
 simdjson::error_code KinetoParser::parse(const char* data, size_t size, size_t capacity,
                                          RawKineto& out, const ProgressFn& progress) {
     if (const error_code e = m_parser.iterate(data, size, capacity).get(m_doc)) {

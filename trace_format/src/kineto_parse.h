@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "kineto_text.h"
 #include "vramscope/trace/error.h"
 #include "vramscope/trace/trace_data.h"
 #include "vramscope/trace/trace_file.h"
@@ -86,10 +87,6 @@ struct RawCounter {
     MemoryLevel level = MemoryLevel::Allocated;
     uint64_t bytes = 0;
 };
-
-/// The GPU and level a Chrome counter name stands for ("GPU 0 allocated" -> {0, Allocated}), or
-/// nullopt for any other name.
-std::optional<std::pair<DeviceIndex, MemoryLevel>> memoryCounterOf(std::string_view name);
 
 struct RawRange {
     int64_t startNs = 0;

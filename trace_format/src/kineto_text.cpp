@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
@@ -487,6 +488,27 @@ int32_t indexInRankList(std::string_view list, int32_t rank) {
         i = j;
     }
     return -1;
+}
+
+std::optional<std::pair<DeviceIndex, MemoryLevel>> memoryCounterOf(std::string_view name) {
+    constexpr std::string_view kPrefix = "GPU ";
+    if (!name.starts_with(kPrefix)) {
+        return std::nullopt;
+    }
+    name.remove_prefix(kPrefix.size());
+    int32_t device = 0;
+    const auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), device);
+    if (ec != std::errc() || end == name.data() || device < 0) {
+        return std::nullopt;
+    }
+    const std::string_view level(end, static_cast<size_t>(name.data() + name.size() - end));
+    if (level == " allocated") {
+        return std::make_pair(DeviceIndex{device}, MemoryLevel::Allocated);
+    }
+    if (level == " reserved") {
+        return std::make_pair(DeviceIndex{device}, MemoryLevel::Reserved);
+    }
+    return std::nullopt;
 }
 
 }  // namespace vramscope::trace::kineto

@@ -1,6 +1,7 @@
 #pragma once
 // Text helpers for the Kineto / Chrome trace JSON importer: numbers read from their JSON text,
-// repairs that make a damaged document parseable, and names of NCCL / RCCL collectives.
+// repairs that make a damaged document parseable, names of NCCL / RCCL collectives, and the GPU
+// memory counter names of Chrome counter events ("GPU 0 allocated").
 // Internal to trace_format; pure functions, thread-safe.
 
 #include <cstddef>
@@ -10,6 +11,8 @@
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "vramscope/trace/trace_data.h"
 
 namespace vramscope::trace::kineto {
 
@@ -79,5 +82,9 @@ bool isCommunicationKernel(std::string_view name);
 uint64_t fnv1a64(std::string_view s);
 /// Index of `rank` in a rank list written as text ("[0, 1, 2, 3]"), -1 when absent.
 int32_t indexInRankList(std::string_view list, int32_t rank);
+
+/// The GPU and level a Chrome counter name stands for ("GPU 0 allocated" -> {0, Allocated}), or
+/// nullopt for any other name.
+std::optional<std::pair<DeviceIndex, MemoryLevel>> memoryCounterOf(std::string_view name);
 
 }  // namespace vramscope::trace::kineto
