@@ -357,16 +357,27 @@ std::vector<DlrmRank> readDlrm() {
     return out;
 }
 
-TEST(PerfettoExportRealdata, DlrmFlowsLinkTheSameCollectiveOnEveryRank) {
-    VRAMSCOPE_REQUIRE_INPUT(kDlrm);
-    const std::vector<DlrmRank> raw = readDlrm();
-    ASSERT_EQ(raw.size(), 8u);
-    auto job = trace::openJob({kDlrm});
-    ASSERT_TRUE(job.ok());
-    auto m = modelOf(std::move(job).value());
-    ASSERT_TRUE(m);
-    const PfTrace pf = replayPerfetto(exportPerfetto(*m));
-    ASSERT_TRUE(pf.problems.empty()) << pf.problems.front();
+/// The real 8-rank dlrm job: its raw JSON as read here, its model, and the model's Perfetto export
+/// read back.
+class PerfettoDlrm : public ::testing::Test {
+protected:
+    void SetUp() override {
+        VRAMSCOPE_REQUIRE_INPUT(kDlrm);
+        raw = readDlrm();
+        ASSERT_EQ(raw.size(), 8u);
+        auto job = trace::openJob({kDlrm});
+        ASSERT_TRUE(job.ok());
+        m = modelOf(std::move(job).value());
+        ASSERT_TRUE(m);
+        pf = replayPerfetto(exportPerfetto(*m));
+        ASSERT_TRUE(pf.problems.empty()) << pf.problems.front();
+    }
+    std::vector<DlrmRank> raw;
+    std::shared_ptr<const JobModel> m;
+    PfTrace pf;
+};
+
+TEST_F(PerfettoDlrm, FlowsLinkTheSameCollectiveOnEveryRank) {
     // Per process, its collective slices in time order, and where each flow id sits.
     std::map<int32_t, std::vector<const PfSlice*>> collectives;
     for (const PfSlice& s : pf.slices) {
@@ -413,16 +424,7 @@ TEST(PerfettoExportRealdata, DlrmFlowsLinkTheSameCollectiveOnEveryRank) {
     }
 }
 
-TEST(PerfettoExportRealdata, DlrmKernelSlicesEqualTheTracesKernelCounts) {
-    VRAMSCOPE_REQUIRE_INPUT(kDlrm);
-    const std::vector<DlrmRank> raw = readDlrm();
-    ASSERT_EQ(raw.size(), 8u);
-    auto job = trace::openJob({kDlrm});
-    ASSERT_TRUE(job.ok());
-    auto m = modelOf(std::move(job).value());
-    ASSERT_TRUE(m);
-    const PfTrace pf = replayPerfetto(exportPerfetto(*m));
-    ASSERT_TRUE(pf.problems.empty()) << pf.problems.front();
+TEST_F(PerfettoDlrm, KernelSlicesEqualTheTracesKernelCounts) {
     std::map<int32_t, std::map<std::string, size_t>> counted;
     for (const PfSlice& s : pf.slices) {
         if (pf.nameOf(s.track).find(" · stream ") != std::string::npos) {
