@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "advice_rules.h"
 #include "vramscope/analysis/oom_diagnosis.h"
 #include "vramscope/analysis/straggler.h"
 #include "vramscope/analysis/text_format.h"
@@ -21,13 +22,21 @@ const char* toString(Severity severity) {
     return "info";
 }
 
-namespace {
-
-std::string where(const DeviceFacts& f) {
-    return deviceLabel(f.rank, f.device);
+const char* toString(AssessmentOutcome outcome) {
+    switch (outcome) {
+        case AssessmentOutcome::Fired:
+            return "fired";
+        case AssessmentOutcome::Clear:
+            return "clear";
+        case AssessmentOutcome::NotAssessed:
+            return "not assessed";
+    }
+    return "not assessed";
 }
 
-Advice make(const DeviceFacts& f, const char* rule, Severity severity, std::string message) {
+namespace detail {
+
+Advice makeAdvice(const DeviceFacts& f, const char* rule, Severity severity, std::string message) {
     Advice a;
     a.rule = rule;
     a.severity = severity;
@@ -35,6 +44,31 @@ Advice make(const DeviceFacts& f, const char* rule, Severity severity, std::stri
     a.device = f.device;
     a.message = std::move(message);
     return a;
+}
+
+void assess(std::vector<AdviceAssessment>& out, const DeviceFacts& f, const char* rule,
+            AssessmentOutcome outcome, std::string detail, Severity severity, bool onHost) {
+    AdviceAssessment a;
+    a.rule = rule;
+    a.input = f.input;
+    a.rank = f.rank;
+    a.device = onHost ? trace::kHostDevice : f.device;
+    a.outcome = outcome;
+    a.severity = severity;
+    a.detail = std::move(detail);
+    out.push_back(std::move(a));
+}
+
+}  // namespace detail
+
+namespace {
+
+std::string where(const DeviceFacts& f) {
+    return deviceLabel(f.rank, f.device);
+}
+
+Advice make(const DeviceFacts& f, const char* rule, Severity severity, std::string message) {
+    return detail::makeAdvice(f, rule, severity, std::move(message));
 }
 
 void oomRule(const DeviceFacts& f, std::vector<Advice>& out) {
@@ -339,9 +373,10 @@ bool enoughTimeEvidence(const TimeBreakdown& b, const AdviceOptions& o) {
     return b.spanNs >= o.minTimeSpanNs && uint64_t(b.kernels) >= o.minTimeKernels;
 }
 
-std::vector<Advice> adviseOn(const std::vector<DeviceFacts>& devices,
-                             const AdviceOptions& options) {
+std::vector<Advice> adviseOn(const std::vector<DeviceFacts>& devices, const AdviceOptions& options,
+                             std::vector<AdviceAssessment>* assessments) {
     std::vector<Advice> out;
+    std::vector<AdviceAssessment> assessed;
     for (const DeviceFacts& f : devices) {
         oomRule(f, out);
         peakRule(f, options, out);
@@ -352,6 +387,13 @@ std::vector<Advice> adviseOn(const std::vector<DeviceFacts>& devices,
             return a.rule == "peak-near-capacity" && a.rank == f.rank && a.device == f.device;
         });
         rolesRule(f, options, nearCapacity, out);
+        detail::mixedPrecisionRule(f, options, out, assessed);
+        detail::allocatorChurnRule(f, options, out, assessed);
+        detail::hostMemoryRule(f, options, out, assessed);
+        detail::slowDownRule(f, options, out, assessed);
+    }
+    if (assessments != nullptr) {
+        *assessments = std::move(assessed);
     }
     sortAdvice(out);
     return out;

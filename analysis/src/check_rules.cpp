@@ -28,6 +28,7 @@ public:
         : m_rules(rules), m_options(options) {}
 
     void device(const DeviceAnalysis& d) {
+        m_firstOfInput = m_device == nullptr || m_device->input != d.input;
         m_device = &d;
         if (m_rules.failOnOom) {
             oom();
@@ -41,6 +42,13 @@ public:
         if (m_rules.maxExposedCommunication) {
             exposed(*m_rules.maxExposedCommunication);
         }
+        for (const std::string& rule : m_rules.adviceRules) {
+            checklist(rule);
+        }
+    }
+
+    void setAssessments(const std::vector<AdviceAssessment>* assessments) {
+        m_assessments = assessments;
     }
 
     std::vector<RuleResult> take() { return std::move(m_results); }
@@ -188,8 +196,43 @@ private:
         }
     }
 
+    /// A checklist rule's assessments of this device (and of its rank's host, which is
+    /// assessed on the rank's first device): Fired at Warning or worse fails.
+    void checklist(const std::string& rule) {
+        bool any = false;
+        for (const AdviceAssessment& a : *m_assessments) {
+            if (a.rule != rule || a.input != m_device->input ||
+                (a.device != m_device->device && a.device != trace::kHostDevice)) {
+                continue;
+            }
+            if (a.device == trace::kHostDevice && !m_firstOfInput) {
+                continue;
+            }
+            any = true;
+            RuleOutcome outcome = RuleOutcome::NotChecked;
+            std::string detail = a.detail;
+            if (a.outcome == AssessmentOutcome::Fired) {
+                outcome = a.severity == Severity::Info ? RuleOutcome::Pass : RuleOutcome::Fail;
+                if (outcome == RuleOutcome::Pass) {
+                    detail = "advice of severity info only: " + detail;
+                }
+            } else if (a.outcome == AssessmentOutcome::Clear) {
+                outcome = RuleOutcome::Pass;
+            }
+            add(rule.c_str(), outcome, std::move(detail));
+            if (a.device == trace::kHostDevice) {
+                m_results.back().device = trace::kHostDevice;
+            }
+        }
+        if (!any) {
+            add(rule.c_str(), RuleOutcome::NotChecked, "the rule made no assessment of this GPU");
+        }
+    }
+
     const CheckRules& m_rules;
     const JobAnalysisOptions& m_options;
+    const std::vector<AdviceAssessment>* m_assessments = nullptr;
+    bool m_firstOfInput = true;
     const DeviceAnalysis* m_device = nullptr;
     std::vector<RuleResult> m_results;
 };
@@ -220,6 +263,7 @@ const char* toString(RuleOutcome outcome) {
 std::vector<RuleResult> evaluateRules(const JobAnalysis& job, const CheckRules& rules,
                                       const JobAnalysisOptions& options) {
     Evaluator e(rules, options);
+    e.setAssessments(&job.assessments);
     for (const DeviceAnalysis& d : job.devices) {
         e.device(d);
     }

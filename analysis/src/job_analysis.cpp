@@ -485,6 +485,7 @@ trace::Result<JobAnalysis> analyzeJob(const std::vector<RankInput>& inputs,
     std::vector<DeviceFacts> facts;
     for (const DeviceAnalysis& d : job.devices) {
         DeviceFacts f;
+        f.input = d.input;
         f.rank = d.rank;
         f.device = d.device;
         f.memory = d.memory;
@@ -497,9 +498,17 @@ trace::Result<JobAnalysis> analyzeJob(const std::vector<RankInput>& inputs,
         f.rolesAtPeak = d.rolesAtPeak ? &*d.rolesAtPeak : nullptr;
         f.ranks = job.coverage.worldSize > 0 ? job.coverage.worldSize
                                              : int32_t(job.coverage.ranksPresent);
+        // --- mixed-precision ---
+
+        // --- allocator-churn ---
+
+        // --- host-memory ---
+
+        // --- slow-down ---
+
         facts.push_back(f);
     }
-    job.advice = adviseOn(facts, options.advice);
+    job.advice = adviseOn(facts, options.advice, &job.assessments);
     if (job.straggler) {
         if (auto a = stragglerAdvice(*job.straggler, options.gpuHourPrice, options.straggler)) {
             job.advice.push_back(std::move(*a));

@@ -341,6 +341,9 @@ std::string rankLabel(trace::RankId rank) {
 }
 
 std::string deviceLabel(trace::RankId rank, trace::DeviceIndex device) {
+    if (device == trace::kHostDevice) {
+        return rankLabel(rank) + " host";
+    }
     return rankLabel(rank) + " GPU " + std::to_string(trace::toInt(device));
 }
 

@@ -366,6 +366,45 @@ void addDeviceAnalysisJson(const DeviceAnalysis& d, int64_t offset, Json& j, siz
     }
 }
 
+/// The checklist rules that found nothing or could not judge (what fired is in the advice above):
+/// one line per rule and outcome with the same detail, naming the GPUs it holds for.
+void writeChecklist(std::ostream& os, const std::vector<AdviceAssessment>& assessed) {
+    struct Line {
+        const AdviceAssessment* first;
+        std::vector<std::string> where;
+    };
+    std::vector<Line> lines;
+    for (const AdviceAssessment& a : assessed) {
+        if (a.outcome == AssessmentOutcome::Fired) {
+            continue;
+        }
+        auto same = std::find_if(lines.begin(), lines.end(), [&](const Line& l) {
+            return l.first->rule == a.rule && l.first->outcome == a.outcome &&
+                   l.first->detail == a.detail;
+        });
+        if (same == lines.end()) {
+            lines.push_back({&a, {}});
+            same = lines.end() - 1;
+        }
+        same->where.push_back(deviceLabel(a.rank, a.device));
+    }
+    if (lines.empty()) {
+        return;
+    }
+    os << "\ntraining checklist (rules that gave no advice):\n";
+    for (const Line& l : lines) {
+        std::string where;
+        for (size_t i = 0; i < l.where.size() && i < 4; ++i) {
+            where += (i ? ", " : "") + l.where[i];
+        }
+        if (l.where.size() > 4) {
+            where += " and " + std::to_string(l.where.size() - 4) + " more";
+        }
+        os << "  " << l.first->rule << ": " << toString(l.first->outcome) << " (" << where
+           << "): " << l.first->detail << "\n";
+    }
+}
+
 Json adviceJson(const std::vector<Advice>& advice) {
     Json out = Json::array();
     for (const Advice& a : advice) {
@@ -379,6 +418,20 @@ Json adviceJson(const std::vector<Advice>& advice) {
                        {"evidence", e},
                        {"rank", toInt(a.rank) >= 0 ? Json(toInt(a.rank)) : Json(nullptr)},
                        {"device", toInt(a.device)}});
+    }
+    return out;
+}
+
+Json assessmentsJson(const std::vector<AdviceAssessment>& assessed) {
+    Json out = Json::array();
+    for (const AdviceAssessment& a : assessed) {
+        const bool fired = a.outcome == AssessmentOutcome::Fired;
+        out.push_back({{"rule", a.rule},
+                       {"rank", toInt(a.rank) >= 0 ? Json(toInt(a.rank)) : Json(nullptr)},
+                       {"device", toInt(a.device)},
+                       {"outcome", toString(a.outcome)},
+                       {"severity", fired ? Json(toString(a.severity)) : Json(nullptr)},
+                       {"detail", a.detail}});
     }
     return out;
 }
@@ -654,6 +707,7 @@ void writeJobAnalysisText(const JobAnalysis& job, std::ostream& os) {
     for (const Advice& a : job.advice) {
         os << "  [" << toString(a.severity) << "] " << a.rule << ": " << a.message << "\n";
     }
+    writeChecklist(os, job.assessments);
     if (job.cost && !job.cost->known) {
         os << "\ncost: unknown (" << job.cost->unknownReason << ")\n";
     } else if (job.cost) {

@@ -56,6 +56,9 @@ nlohmann::ordered_json segmentsJson(const analysis::SegmentOverview& overview,
 
 /// [{"rule", "severity", "message", "evidence": {name: value}, "rank", "device"}].
 nlohmann::ordered_json adviceJson(const std::vector<analysis::Advice>& advice);
+/// One object per checklist assessment: rule, rank (null = unknown), device (-1 = the rank's
+/// host), outcome ("fired", "clear", "not assessed"), severity (null unless fired), detail.
+nlohmann::ordered_json assessmentsJson(const std::vector<analysis::AdviceAssessment>& assessed);
 /// {"gpu_hour_price", "gpus", "step_time_ns", ...} or null.
 nlohmann::ordered_json costJson(const std::optional<analysis::CostEstimate>& cost);
 /// {"method", "source", "matched", "unmatched", "point_to_point", "partial", "straggler",

@@ -109,6 +109,9 @@ int runCheck(CommandContext& ctx) {
         {"--max-exposed-communication", true, "F",
          "fail when exposed transfer (exposed communication less waiting for the last rank) / "
          "span > F on any GPU"},
+        {"--advice", true, "RULE[,RULE...]|all",
+         "also check training-checklist rules (mixed-precision, allocator-churn, host-memory, "
+         "slow-down): fail where one gives a warning or worse"},
         {"--allow-oom", false, "", "do not fail when a GPU ran out of memory"},
         {"--allow-unchecked", false, "",
          "do not fail when a rule named on the command line could not be checked (it still "
@@ -124,7 +127,7 @@ int runCheck(CommandContext& ctx) {
     const std::string help = commandHelp(
         ctx.command,
         "FILE|DIR... [--max-peak-fraction F] [--fail-on-leak] [--max-exposed-communication F]\n"
-        "       [--allow-oom] [--capacity BYTES|GPU] [--allow-unchecked]",
+        "       [--advice RULE,...|all] [--allow-oom] [--capacity BYTES|GPU] [--allow-unchecked]",
         "Checks rules over every GPU of a job and prints one PASS/FAIL line per rule with the\n"
         "numbers behind it. With no rule given, checks all three with --max-peak-fraction " +
             limit(*defaults.maxPeakShare) + ",\n--fail-on-leak and --max-exposed-communication " +
@@ -134,7 +137,10 @@ int runCheck(CommandContext& ctx) {
             "communication = communication kernels' time not overlapped by compute kernels, as a\n"
             "fraction of the span from the first kernel start to the last kernel end, less the\n"
             "part spent waiting for the last rank of a collective matched across ranks (that\n"
-            "is the straggler's; `report` names it).\n\n"
+            "is the straggler's; `report` names it).\n"
+            "--advice checks rules of the training checklist, as `report` gives them: each FAILs\n"
+            "where it gives a warning or worse, PASSes where it finds nothing (or info only),\n"
+            "and is NOT CHECKED where the trace lacks what it needs (it says what).\n\n"
             "A rule that cannot be checked on a GPU prints NOT CHECKED with the reason: no memory\n"
             "data (peak, leak, oom), capacity unknown (peak; give --capacity), too few iterations\n"
             "(leak), no kernels or a span under " +
@@ -165,7 +171,35 @@ int runCheck(CommandContext& ctx) {
             asked.emplace_back(rule);
         }
     }
+    std::vector<std::string> adviceRules;
+    if (auto v = args->value("--advice")) {
+        std::string rest = *v;
+        while (!rest.empty()) {
+            const size_t comma = rest.find(',');
+            const std::string rule = rest.substr(0, comma);
+            rest = comma == std::string::npos ? std::string() : rest.substr(comma + 1);
+            const bool known =
+                std::find_if(std::begin(kChecklistRules), std::end(kChecklistRules),
+                             [&](const char* r) { return rule == r; }) != std::end(kChecklistRules);
+            if (rule == "all") {
+                adviceRules.assign(std::begin(kChecklistRules), std::end(kChecklistRules));
+            } else if (known) {
+                adviceRules.push_back(rule);
+            } else {
+                return usageError(ctx,
+                                  "--advice: unknown rule '" + rule +
+                                      "' (mixed-precision, allocator-churn, host-memory, "
+                                      "slow-down, all)",
+                                  help);
+            }
+        }
+        if (adviceRules.empty()) {
+            return usageError(ctx, "--advice needs a rule name", help);
+        }
+        asked.insert(asked.end(), adviceRules.begin(), adviceRules.end());
+    }
     CheckRules rules = asked.empty() ? CheckRules::defaults() : CheckRules{};
+    rules.adviceRules = adviceRules;
     rules.failOnOom = !args->has("--allow-oom");
     rules.failOnLeak = rules.failOnLeak || args->has("--fail-on-leak");
     if (auto v = args->value("--max-peak-fraction")) {

@@ -131,6 +131,7 @@ Json JobReport::toJson() const {
         j["partial"] = c.partial();
         j["collectives"] = collectivesJson(*analysis);
         j["advice"] = adviceJson(analysis->advice);
+        j["assessments"] = assessmentsJson(analysis->assessments);
         j["cost"] = costJson(analysis->cost);
     }
     return j;

@@ -1,6 +1,7 @@
 #pragma once
 // Advice from the evidence (each piece states the numbers behind it) and the cost of a job.
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -25,7 +26,8 @@ struct Evidence {
 };
 
 /// One piece of advice. Rules: "oom", "peak-near-capacity", "leak", "exposed-communication",
-/// "host-bound", "model-state", "memory-roles".
+/// "host-bound", "model-state", "memory-roles", and the training checklist's "mixed-precision",
+/// "allocator-churn", "host-memory", "slow-down" (kChecklistRules).
 struct Advice {
     std::string rule;
     Severity severity = Severity::Info;
@@ -64,11 +66,44 @@ struct OomFacts {
     std::optional<RolesAt> roles;
 };
 
+/// The training checklist's rules: each says, for every device it looks at, whether it fired,
+/// found nothing, or could not be assessed and what is missing (AdviceAssessment), so that
+/// `check` can pass or fail on them and `report` can say what it could not judge.
+inline constexpr const char* kChecklistRules[] = {"mixed-precision", "allocator-churn",
+                                                  "host-memory", "slow-down"};
+
+/// What a checklist rule concluded on one device (or one rank's host, device = kHostDevice).
+enum class AssessmentOutcome {
+    Fired,        ///< the rule gave advice (see JobAnalysis::advice)
+    Clear,        ///< the data was enough and showed nothing to fix
+    NotAssessed,  ///< the data cannot support a verdict; `detail` says what is missing
+};
+/// "fired", "clear", "not assessed".
+const char* toString(AssessmentOutcome outcome);
+
+/// One checklist rule's conclusion on one device: with Fired / Clear the figure and formula it
+/// rests on ("fp32 matmul time 2.1 ms / matmul time 40.3 ms = 5 % <= 50 %"), with NotAssessed
+/// what is missing ("no matmul or convolution kernel in this trace").
+struct AdviceAssessment {
+    std::string rule;
+    size_t input = SIZE_MAX;  ///< DeviceFacts::input
+    trace::RankId rank = trace::kUnknownRank;
+    trace::DeviceIndex device = trace::kHostDevice;
+    AssessmentOutcome outcome = AssessmentOutcome::NotAssessed;
+    Severity severity = Severity::Info;  ///< of the advice given when Fired
+    std::string detail;
+};
+
 struct CommunicationSplit;  // straggler.h
+struct PrecisionMix;        // precision.h
+struct AllocatorChurn;      // allocator_churn.h
+struct HostMemoryReport;    // host_memory.h
+struct SlowDownReport;      // slow_down.h
 
 /// What the advisor looks at for one device of one rank (filled from the analyses; plain data so
 /// tests and callers can build it by hand).
 struct DeviceFacts {
+    size_t input = SIZE_MAX;  ///< index of the rank among the job's inputs, SIZE_MAX = unknown
     trace::RankId rank = trace::kUnknownRank;
     trace::DeviceIndex device{0};
     MemorySummary memory;  ///< capacity and peaks (capacityBytes 0 = unknown)
@@ -88,6 +123,12 @@ struct DeviceFacts {
     /// Ranks of the job (the headers' world size, else the ranks present); the sharding advice
     /// names (N-1)/N with it when it is 2 or more.
     int32_t ranks = 0;
+    /// The checklist's facts (null = not computed for this device; the rule then says so).
+    const PrecisionMix* precision = nullptr;  ///< matmul / convolution kernel time by precision
+    const AllocatorChurn* churn = nullptr;    ///< reserved segments made and freed per iteration
+    /// The rank's host memory (set on one device of each rank: the rank's first device).
+    const HostMemoryReport* host = nullptr;
+    const SlowDownReport* slowDown = nullptr;  ///< iteration durations over the run
 };
 
 /// Thresholds of the rules (fractions are 0..1).
@@ -106,6 +147,14 @@ struct AdviceOptions {
     double roleShare = 0.2;
     int64_t minTimeSpanNs = 1'000'000;  ///< 1 ms
     uint64_t minTimeKernels = 2;
+
+    // --- mixed-precision thresholds (precision.h) ---
+
+    // --- allocator-churn thresholds (allocator_churn.h) ---
+
+    // --- host-memory thresholds (host_memory.h) ---
+
+    // --- slow-down thresholds (slow_down.h) ---
 };
 
 /// Whether `breakdown` holds enough evidence for the time rules: span >= minTimeSpanNs and
@@ -139,9 +188,13 @@ bool enoughTimeEvidence(const TimeBreakdown& breakdown, const AdviceOptions& opt
 ///   of it (ZeRO-1 / FSDP), or a lighter optimizer; persistent memory -> the same, as parameters
 ///   and optimizer state together; parameters + gradients -> mixed precision or model
 ///   parallelism. Needs rolesAtPeak.
+/// The checklist rules (kChecklistRules; each documented in its own header) run on every device
+/// as well and, when `assessments` is given, append one AdviceAssessment per rule and device
+/// they looked at (device order, then rule order).
 /// Sorted by severity (Critical first), then rank, device.
 std::vector<Advice> adviseOn(const std::vector<DeviceFacts>& devices,
-                             const AdviceOptions& options = {});
+                             const AdviceOptions& options = {},
+                             std::vector<AdviceAssessment>* assessments = nullptr);
 
 /// Sorts advice as adviseOn returns it: severity (Critical first), then rank, device; stable.
 void sortAdvice(std::vector<Advice>& advice);

@@ -24,6 +24,10 @@ struct CheckRules {
     std::optional<double> maxExposedCommunication;
     /// Fail when a GPU ran out of memory.
     bool failOnOom = true;
+    /// Checklist rules (kChecklistRules, advice.h) to check: each fails where it gave advice of
+    /// Warning or Critical severity, passes where it was clear or gave Info only, and is
+    /// NotChecked where it could not be assessed (JobAnalysis::assessments).
+    std::vector<std::string> adviceRules;
 
     /// The rules `check` runs when none is named: every rule, peak share kCapacityWarningShare,
     /// exposed communication 0.3, leaks and OOMs.
@@ -37,7 +41,9 @@ const char* toString(RuleOutcome outcome);  ///< "PASS", "FAIL", "NOT CHECKED"
 /// The result of one rule on one GPU (or on the whole job, with device = -1 and input = SIZE_MAX
 /// when the job has no GPU at all).
 struct RuleResult {
-    std::string rule;  ///< "oom", "max-peak-fraction", "fail-on-leak", "max-exposed-communication"
+    /// "oom", "max-peak-fraction", "fail-on-leak", "max-exposed-communication", or a checklist
+    /// rule's name ("mixed-precision", ...)
+    std::string rule;
     RuleOutcome outcome = RuleOutcome::NotChecked;
     size_t input = SIZE_MAX;                   ///< DeviceAnalysis::input
     trace::RankId rank = trace::kUnknownRank;  ///< -1 = unknown
@@ -49,17 +55,18 @@ struct RuleResult {
 };
 
 /// Evaluates `rules` on every device of `job`, in device order, rules in the order oom,
-/// max-peak-fraction, fail-on-leak, max-exposed-communication. A rule is NotChecked, with the
-/// reason, where the data cannot support a verdict: no memory data (oom, peak, leak), capacity
-/// unknown (peak), an OOM at a limit below the device (peak: its share of capacity is not the
-/// headroom the job had), fewer iterations with memory data than max(2, options.leak.minIterations)
-/// (leak), no kernels or less than AdviceOptions' minimum span and kernel count (exposed
-/// communication; see enoughTimeEvidence). On a partial input (DeviceAnalysis::partialInput: the
-/// trace lost events) a rule that would pass is NotChecked too, since the lost part may hold the
-/// OOM, the higher peak or the climbing iterations; a rule that fails still fails (what was kept
-/// already breaks it) and says the input was partial. A job without devices gives one NotChecked
-/// with rule "all rules", its detail starting with kNoGpuMessage. The oom rule names the cause
-/// (diagnoseOom). Pure; no I/O.
+/// max-peak-fraction, fail-on-leak, max-exposed-communication, then CheckRules::adviceRules in
+/// their order (a rank's host-memory result follows the rank's first device, with device -1). A
+/// rule is NotChecked, with the reason, where the data cannot support a verdict: no memory data
+/// (oom, peak, leak), capacity unknown (peak), an OOM at a limit below the device (peak: its share
+/// of capacity is not the headroom the job had), fewer iterations with memory data than max(2,
+/// options.leak.minIterations) (leak), no kernels or less than AdviceOptions' minimum span and
+/// kernel count (exposed communication; see enoughTimeEvidence). On a partial input
+/// (DeviceAnalysis::partialInput: the trace lost events) a rule that would pass is NotChecked too,
+/// since the lost part may hold the OOM, the higher peak or the climbing iterations; a rule that
+/// fails still fails (what was kept already breaks it) and says the input was partial. A job
+/// without devices gives one NotChecked with rule "all rules", its detail starting with
+/// kNoGpuMessage. The oom rule names the cause (diagnoseOom). Pure; no I/O.
 std::vector<RuleResult> evaluateRules(const JobAnalysis& job, const CheckRules& rules,
                                       const JobAnalysisOptions& options = {});
 

@@ -85,6 +85,14 @@ struct DeviceAnalysis {
     /// nullopt when no allocation's stack holds an operator frame (only profiler traces with CPU
     /// ops have them).
     std::optional<OperatorMemoryTable> operators;
+
+    // --- mixed-precision facts (precision.h) ---
+
+    // --- allocator-churn facts (allocator_churn.h) ---
+
+    // --- host-memory facts (host_memory.h; on the rank's first device) ---
+
+    // --- slow-down facts (slow_down.h) ---
 };
 
 /// Whether the trace recorded anything on the device: memory (events or counters) or kernels. A
@@ -120,6 +128,9 @@ struct JobAnalysis {
     /// straggler->meetsEvidence.
     std::optional<StragglerFinding> straggler;
     std::vector<Advice> advice;
+    /// What each checklist rule (kChecklistRules) concluded on each device, device order then
+    /// rule order: fired, clear, or not assessed with what is missing.
+    std::vector<AdviceAssessment> assessments;
     std::optional<CostEstimate> cost;
 };
 
