@@ -205,10 +205,10 @@ private:
                 (a.device != m_device->device && a.device != trace::kHostDevice)) {
                 continue;
             }
+            any = true;  // a rank's host is checked once, with its first GPU
             if (a.device == trace::kHostDevice && !m_firstOfInput) {
                 continue;
             }
-            any = true;
             RuleOutcome outcome = RuleOutcome::NotChecked;
             std::string detail = a.detail;
             if (a.outcome == AssessmentOutcome::Fired) {

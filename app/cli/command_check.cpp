@@ -110,7 +110,7 @@ int runCheck(CommandContext& ctx) {
          "fail when exposed transfer (exposed communication less waiting for the last rank) / "
          "span > F on any GPU"},
         {"--advice", true, "RULE[,RULE...]|all",
-         "also check training-checklist rules (mixed-precision, allocator-churn, host-memory, "
+         "check rules of the training checklist (mixed-precision, allocator-churn, host-memory, "
          "slow-down): fail where one gives a warning or worse"},
         {"--allow-oom", false, "", "do not fail when a GPU ran out of memory"},
         {"--allow-unchecked", false, "",
@@ -184,7 +184,9 @@ int runCheck(CommandContext& ctx) {
             if (rule == "all") {
                 adviceRules.assign(std::begin(kChecklistRules), std::end(kChecklistRules));
             } else if (known) {
-                adviceRules.push_back(rule);
+                if (std::find(adviceRules.begin(), adviceRules.end(), rule) == adviceRules.end()) {
+                    adviceRules.push_back(rule);
+                }
             } else {
                 return usageError(ctx,
                                   "--advice: unknown rule '" + rule +

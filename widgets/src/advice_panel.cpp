@@ -294,6 +294,29 @@ QString checksHtml(const analysis::JobModel& job) {
                          QString::fromStdString(r.rule).toHtmlEscaped(), where.toHtmlEscaped(),
                          QString::fromStdString(r.detail).toHtmlEscaped());
     }
+    html += QStringLiteral("</ul>");
+    if (job.analysis.assessments.empty()) {
+        return html;
+    }
+    html += QObject::tr(
+        "<p><b>Training checklist</b> (<tt>vramscope-cli check --advice all</tt>): what each "
+        "rule found, or what it lacks to judge:</p><ul>");
+    for (const analysis::AdviceAssessment& a : job.analysis.assessments) {
+        const bool fired = a.outcome == analysis::AssessmentOutcome::Fired;
+        const char* colour = fired
+                                 ? (a.severity == analysis::Severity::Info ? "#1565c0" : "#c62828")
+                             : a.outcome == analysis::AssessmentOutcome::Clear ? "#2e7d32"
+                                                                               : "#777777";
+        const QString outcome = fired ? QString::fromLatin1(analysis::toString(a.severity))
+                                      : QString::fromLatin1(analysis::toString(a.outcome));
+        html +=
+            QStringLiteral("<li><b style=\"color:%1\">%2</b> %3: %4: %5</li>")
+                .arg(
+                    QLatin1String(colour), outcome.toUpper(),
+                    QString::fromStdString(a.rule).toHtmlEscaped(),
+                    QString::fromStdString(analysis::deviceLabel(a.rank, a.device)).toHtmlEscaped(),
+                    QString::fromStdString(a.detail).toHtmlEscaped());
+    }
     return html + QStringLiteral("</ul>");
 }
 

@@ -298,3 +298,74 @@ TEST(Unit, EvaluateRulesGivesOneSkipForTheJobWhenItHasNoDevices) {
 
 }  // namespace
 }  // namespace vramscope::analysis
+
+namespace vramscope::analysis {
+namespace {
+
+AdviceAssessment assessment(const char* rule, size_t input, int device, AssessmentOutcome outcome,
+                            Severity severity, const char* detail) {
+    AdviceAssessment a;
+    a.rule = rule;
+    a.input = input;
+    a.rank = trace::RankId{int(input)};
+    a.device = trace::DeviceIndex{device};
+    a.outcome = outcome;
+    a.severity = severity;
+    a.detail = detail;
+    return a;
+}
+
+DeviceAnalysis gpu(size_t input, int device) {
+    DeviceAnalysis d;
+    d.input = input;
+    d.rank = trace::RankId{int(input)};
+    d.device = trace::DeviceIndex{device};
+    return d;
+}
+
+TEST(CheckRules, ChecklistRuleFailsOnWarningPassesOnClearOrInfoAndNeverPassesUnassessed) {
+    JobAnalysis job;
+    job.devices = {gpu(0, 0), gpu(0, 1), gpu(1, 0)};
+    job.assessments = {
+        assessment("mixed-precision", 0, 0, AssessmentOutcome::Fired, Severity::Warning, "w"),
+        assessment("mixed-precision", 0, 1, AssessmentOutcome::Fired, Severity::Info, "i"),
+        assessment("mixed-precision", 1, 0, AssessmentOutcome::NotAssessed, Severity::Info, "m"),
+        assessment("slow-down", 0, 0, AssessmentOutcome::Clear, Severity::Info, "c"),
+    };
+    CheckRules rules;
+    rules.failOnOom = false;
+    rules.adviceRules = {"mixed-precision"};
+    const std::vector<RuleResult> r = evaluateRules(job, rules);
+    ASSERT_EQ(r.size(), 3u);  // one per GPU; slow-down was not asked for
+    EXPECT_EQ(r[0].outcome, RuleOutcome::Fail);
+    EXPECT_EQ(r[0].detail, "w");
+    EXPECT_EQ(r[1].outcome, RuleOutcome::Pass);  // info only
+    EXPECT_NE(r[1].detail.find("info"), std::string::npos);
+    EXPECT_EQ(r[2].outcome, RuleOutcome::NotChecked);
+    EXPECT_EQ(r[2].detail, "m");
+    for (const RuleResult& x : r) {
+        EXPECT_EQ(x.rule, "mixed-precision");
+    }
+}
+
+TEST(CheckRules, HostAssessmentIsCheckedOncePerRankAndAPartialInputNeverPasses) {
+    JobAnalysis job;
+    job.devices = {gpu(0, 0), gpu(0, 1)};
+    job.devices[1].partialInput = true;
+    job.devices[0].partialInput = true;
+    job.assessments = {
+        assessment("host-memory", 0, -1, AssessmentOutcome::Clear, Severity::Info, "flat"),
+    };
+    CheckRules rules;
+    rules.failOnOom = false;
+    rules.adviceRules = {"host-memory"};
+    const std::vector<RuleResult> r = evaluateRules(job, rules);
+    // The host result once (with the first GPU); GPU 1 has no result of its own.
+    ASSERT_EQ(r.size(), 1u);
+    EXPECT_EQ(r[0].device, trace::kHostDevice);
+    EXPECT_EQ(r[0].outcome, RuleOutcome::NotChecked);  // would pass, but the input lost events
+    EXPECT_NE(r[0].detail.find("flat"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace vramscope::analysis
