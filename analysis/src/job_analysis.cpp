@@ -326,6 +326,9 @@ trace::Result<DeviceAnalysis> analyzeDevice(const RankInput& input, size_t input
             d.breakdown = std::move(b);
         }
     }
+    if (d.breakdown) {
+        d.precision = precisionMix(data, dev);
+    }
     return d;
 }
 
@@ -499,6 +502,7 @@ trace::Result<JobAnalysis> analyzeJob(const std::vector<RankInput>& inputs,
         f.ranks = job.coverage.worldSize > 0 ? job.coverage.worldSize
                                              : int32_t(job.coverage.ranksPresent);
         // --- mixed-precision ---
+        f.precision = d.precision ? &*d.precision : nullptr;
 
         // --- allocator-churn ---
 

@@ -149,6 +149,18 @@ struct AdviceOptions {
     uint64_t minTimeKernels = 2;
 
     // --- mixed-precision thresholds (precision.h) ---
+    /// Fires when fp32 + tf32 time / classified matmul + convolution time is above this...
+    double fullPrecisionMatmulShare = 0.5;
+    /// ...and fp32 + tf32 matmul + convolution time / compute time is at least this: below it
+    /// half precision would save little of the step (the time rules' 10 %, hostBoundFraction).
+    double fullPrecisionComputeShare = 0.1;
+    /// Not assessed when kernels of unknown precision hold more than this share of the matmul +
+    /// convolution time (the verdict would rest on the minority that could be read)...
+    double maxUnknownMatmulShare = 0.5;
+    /// ...or with fewer classified matmul / convolution kernels, or less of their time, than
+    /// this: a handful of tiny GEMMs (a toy step, a warm-up) says nothing about a training job.
+    uint64_t minMatmulKernels = 10;
+    int64_t minMatmulTimeNs = 100'000;  ///< 100 us
 
     // --- allocator-churn thresholds (allocator_churn.h) ---
 
@@ -191,6 +203,12 @@ bool enoughTimeEvidence(const TimeBreakdown& breakdown, const AdviceOptions& opt
 /// The checklist rules (kChecklistRules; each documented in its own header) run on every device
 /// as well and, when `assessments` is given, append one AdviceAssessment per rule and device
 /// they looked at (device order, then rule order).
+/// - mixed-precision (Warning; precision.h): fp32 + tf32 matmul / convolution time / classified
+///   matmul / convolution time > fullPrecisionMatmulShare and fp32 + tf32 time / compute time >=
+///   fullPrecisionComputeShare: bf16 / fp16 autocast (about half the activation memory, 2x the
+///   tf32 and 15-16x the fp32 tensor-core rate on A100 / H100). Clear at or below either share;
+///   not assessed without matmul / convolution kernels, with unknown precision for more than
+///   maxUnknownMatmulShare of their time, or below minMatmulKernels / minMatmulTimeNs.
 /// Sorted by severity (Critical first), then rank, device.
 std::vector<Advice> adviseOn(const std::vector<DeviceFacts>& devices,
                              const AdviceOptions& options = {},

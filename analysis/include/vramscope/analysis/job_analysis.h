@@ -18,6 +18,7 @@
 #include "vramscope/analysis/memory_roles.h"
 #include "vramscope/analysis/memory_summary.h"
 #include "vramscope/analysis/operator_memory.h"
+#include "vramscope/analysis/precision.h"
 #include "vramscope/analysis/straggler.h"
 #include "vramscope/analysis/time_breakdown.h"
 #include "vramscope/trace/error.h"
@@ -87,6 +88,8 @@ struct DeviceAnalysis {
     std::optional<OperatorMemoryTable> operators;
 
     // --- mixed-precision facts (precision.h) ---
+    /// Matmul / convolution kernel time by precision; nullopt without kernels on the device.
+    std::optional<PrecisionMix> precision;
 
     // --- allocator-churn facts (allocator_churn.h) ---
 

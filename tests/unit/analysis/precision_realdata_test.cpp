@@ -1,0 +1,219 @@
+// The precision mix and the mixed-precision rule on real Kineto traces. Expected times are
+// recomputed here from the raw JSON (zlib + nlohmann-json) with this test's own list of the
+// matmul / convolution names each file holds (looked up in the files, written out below), never
+// with the classifier under test: |union of [ts, ts + dur)| over the kernels a list selects.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "realdata.h"
+#include "realdata_json.h"
+#include "vramscope/analysis/job_analysis.h"
+#include "vramscope/analysis/precision.h"
+#include "vramscope/trace/open_trace.h"
+
+namespace vramscope::analysis {
+namespace {
+
+using testdata::eventsOf;
+using testdata::loadGzJson;
+using P = KernelPrecision;
+
+const std::string kRealdata = VRAMSCOPE_REALDATA_DIR;
+const std::string kResnet = kRealdata +
+                            "/pytorch_kineto/tb_plugin/samples/resnet50_num_workers_0/"
+                            "worker0.1623143089861.pt.trace.json.gz";
+const std::string kDfIndex = kRealdata +
+                             "/facebookresearch_HolisticTraceAnalysis/tests/data/"
+                             "df_index_resolver/df_index_resolver.json.gz";
+const std::string kBert =
+    kRealdata +
+    "/AMD-AGI_TraceLens/tests/traces/h100/gaunernst_bert-small-uncased__1016001.json.gz";
+const std::string kB200 = kRealdata + "/AMD-AGI_TraceLens/tests/traces/b200/eager_trace.json.gz";
+
+using Select = std::function<bool(const std::string&)>;
+
+bool has(const std::string& s, const char* t) {
+    return s.find(t) != std::string::npos;
+}
+bool starts(const std::string& s, const char* t) {
+    return s.rfind(t, 0) == 0;
+}
+
+/// |union| in us of the GPU kernels (cat "kernel", any case; ph "X") whose name `select` takes,
+/// and how many there were.
+std::pair<double, size_t> unionUs(const nlohmann::json& doc, const Select& select) {
+    std::vector<std::pair<double, double>> v;
+    for (const auto& e : eventsOf(doc)) {
+        std::string cat = e.value("cat", "");
+        std::transform(cat.begin(), cat.end(), cat.begin(), ::tolower);
+        if (cat != "kernel" || e.value("ph", "") != "X" || !e.contains("name")) {
+            continue;
+        }
+        if (select(e["name"].get<std::string>())) {
+            const double ts = e["ts"].get<double>();
+            v.emplace_back(ts, ts + e["dur"].get<double>());
+        }
+    }
+    std::sort(v.begin(), v.end());
+    double total = 0, start = 0, end = -1e300;
+    for (const auto& [s, e] : v) {
+        if (s > end) {
+            total += end > -1e300 ? end - start : 0.0;
+            start = s;
+            end = e;
+        } else {
+            end = std::max(end, e);
+        }
+    }
+    total += v.empty() ? 0.0 : end - start;
+    return {total, v.size()};
+}
+
+/// The analysis of a one-GPU file, its one device with kernels, and that device's assessment.
+struct Analysed {
+    trace::LoadedTrace trace;
+    JobAnalysis job;
+    const DeviceAnalysis* device = nullptr;
+    const AdviceAssessment* assessment = nullptr;
+};
+
+void analyse(const std::string& path, Analysed& out) {
+    auto t = trace::openTrace(path);
+    ASSERT_TRUE(t.ok()) << t.error().message;
+    out.trace = std::move(t).value();
+    auto job = analyzeJob({{&out.trace.data, trace::RankId{0}, 0}});
+    ASSERT_TRUE(job.ok());
+    out.job = std::move(job).value();
+    for (const DeviceAnalysis& d : out.job.devices) {
+        if (d.precision) {
+            ASSERT_EQ(out.device, nullptr) << "one GPU with kernels expected";
+            out.device = &d;
+        }
+    }
+    ASSERT_NE(out.device, nullptr);
+    for (const AdviceAssessment& a : out.job.assessments) {
+        if (a.rule == "mixed-precision" && a.device == out.device->device) {
+            out.assessment = &a;
+        }
+    }
+    ASSERT_NE(out.assessment, nullptr);
+}
+
+double us(int64_t ns) {
+    return double(ns) / 1000.0;
+}
+
+/// Kernel times are rounded to whole ns by the importer: two roundings per kernel at most.
+double tolerance(size_t kernels) {
+    return 0.002 * double(kernels) + 0.01;
+}
+
+TEST(PrecisionRealdata, Resnet50Fp32SampleFiresOnSgemmAndScudnn) {
+    VRAMSCOPE_REQUIRE_INPUT(kResnet);
+    // 2021 PyTorch, V100, no autocast: cuBLAS sgemm and cuDNN fp32 convolution kernels
+    // (volta_scudnn_*, implicit / explicit_convolve_sgemm<float>, dgrad_engine<float>,
+    // wgrad_alg0_engine<float>, winograd<float>); no half precision name at all.
+    const Select fp32 = [](const std::string& n) {
+        return has(n, "sgemm") || has(n, "scudnn") || has(n, "cudnn::detail::dgrad_engine<float") ||
+               has(n, "cudnn::cnn::wgrad_alg0_engine<float") || has(n, "winograd");
+    };
+    const Select half = [](const std::string& n) {
+        return has(n, "h884") || has(n, "hcudnn") || has(n, "fp16") || has(n, "bf16");
+    };
+    const nlohmann::json doc = loadGzJson(kResnet);
+    const auto [fp32Us, fp32Count] = unionUs(doc, fp32);
+    ASSERT_GT(fp32Count, 100u);
+    EXPECT_EQ(unionUs(doc, half).second, 0u);
+    Analysed a;
+    ASSERT_NO_FATAL_FAILURE(analyse(kResnet, a));
+    const PrecisionMix& m = *a.device->precision;
+    EXPECT_EQ(m.kernels(P::Fp32), fp32Count);
+    EXPECT_NEAR(us(m.ns(P::Fp32)), fp32Us, tolerance(fp32Count));
+    EXPECT_EQ(m.ns(P::Fp16) + m.ns(P::Bf16) + m.ns(P::Tf32) + m.ns(P::Unknown), 0);
+    EXPECT_EQ(a.assessment->outcome, AssessmentOutcome::Fired) << a.assessment->detail;
+    // The share of compute time, recomputed: every kernel but copies / memsets / NCCL.
+    const auto [computeUs, computeCount] = unionUs(doc, [](const std::string& n) {
+        return !has(n, "nccl") && !starts(n, "Memcpy") && !starts(n, "Memset");
+    });
+    ASSERT_GT(computeCount, 0u);
+    EXPECT_GE(fp32Us / computeUs, 0.1);
+    EXPECT_NEAR(us(a.device->breakdown->computeNs), computeUs, tolerance(computeCount));
+}
+
+TEST(PrecisionRealdata, DfIndexResolverFiresOnVoltaSgemm) {
+    VRAMSCOPE_REQUIRE_INPUT(kDfIndex);
+    // cuBLAS fp32 GEMM / GEMV kernels of a fp32 job (gemmSN / gemmk1 / gemv: cuBLAS small-N,
+    // k = 1 and matrix-vector kernels templated on float).
+    const Select fp32 = [](const std::string& n) {
+        return has(n, "sgemm") || starts(n, "void gemmSN_") || starts(n, "void gemmk1_kernel<") ||
+               starts(n, "void gemv") || has(n, "internal::gemvx::kernel<");
+    };
+    const nlohmann::json doc = loadGzJson(kDfIndex);
+    const auto [fp32Us, fp32Count] = unionUs(doc, fp32);
+    ASSERT_GT(fp32Count, 1000u);
+    Analysed a;
+    ASSERT_NO_FATAL_FAILURE(analyse(kDfIndex, a));
+    const PrecisionMix& m = *a.device->precision;
+    EXPECT_EQ(m.kernels(P::Fp32), fp32Count);
+    EXPECT_NEAR(us(m.ns(P::Fp32)), fp32Us, tolerance(fp32Count));
+    EXPECT_EQ(m.fullPrecisionNs, m.classifiedNs);  // nothing in half precision
+    EXPECT_EQ(a.assessment->outcome, AssessmentOutcome::Fired) << a.assessment->detail;
+    ASSERT_FALSE(m.topFullPrecision.empty());
+    EXPECT_EQ(m.topFullPrecision[0].name, "volta_sgemm_128x32_nt");  // 83.0 ms in the file
+}
+
+TEST(PrecisionRealdata, BertSmallBf16OnH100IsClear) {
+    VRAMSCOPE_REQUIRE_INPUT(kBert);
+    // CUTLASS bf16 tensor-op GEMMs and one cuBLAS sm90 bf16 xmma GEMM; flash attention is not
+    // a matmul here.
+    const Select bf16 = [](const std::string& n) {
+        return (has(n, "cutlass_80_tensorop_bf16_s16816gemm") ||
+                has(n, "cutlass_80_wmma_tensorop_bf16_s161616gemm") ||
+                starts(n, "sm90_xmma_gemm_bf16bf16"));
+    };
+    const nlohmann::json doc = loadGzJson(kBert);
+    const auto [bf16Us, bf16Count] = unionUs(doc, bf16);
+    ASSERT_EQ(bf16Count, 26u);  // 17 + 1 + 4 + 4 in the file
+    Analysed a;
+    ASSERT_NO_FATAL_FAILURE(analyse(kBert, a));
+    const PrecisionMix& m = *a.device->precision;
+    EXPECT_EQ(m.kernels(P::Bf16), bf16Count);
+    EXPECT_EQ(m.mathKernels, bf16Count);
+    EXPECT_NEAR(us(m.ns(P::Bf16)), bf16Us, tolerance(bf16Count));
+    EXPECT_EQ(m.fullPrecisionNs, 0);
+    EXPECT_EQ(a.assessment->outcome, AssessmentOutcome::Clear) << a.assessment->detail;
+}
+
+TEST(PrecisionRealdata, B200NvjetKernelsAreCountedAsUnknownNotGuessed) {
+    VRAMSCOPE_REQUIRE_INPUT(kB200);
+    // cuBLASLt nvjet_* names carry no type; the TensorRT-LLM MoE bmm_<A>_ kernels do.
+    const nlohmann::json doc = loadGzJson(kB200);
+    const auto [nvjetUs, nvjetCount] =
+        unionUs(doc, [](const std::string& n) { return starts(n, "nvjet_"); });
+    const auto [fp8Us, fp8Count] =
+        unionUs(doc, [](const std::string& n) { return starts(n, "bmm_MxE4m3_"); });
+    const auto [bf16Us, bf16Count] =
+        unionUs(doc, [](const std::string& n) { return starts(n, "bmm_Bfloat16_"); });
+    ASSERT_EQ(nvjetCount, 109u);  // 36 + 36 + 36 + 1
+    Analysed a;
+    ASSERT_NO_FATAL_FAILURE(analyse(kB200, a));
+    const PrecisionMix& m = *a.device->precision;
+    EXPECT_EQ(m.kernels(P::Unknown), nvjetCount);
+    EXPECT_NEAR(us(m.ns(P::Unknown)), nvjetUs, tolerance(nvjetCount));
+    EXPECT_EQ(m.kernels(P::Fp8), fp8Count);
+    EXPECT_NEAR(us(m.ns(P::Fp8)), fp8Us, tolerance(fp8Count));
+    EXPECT_EQ(m.kernels(P::Bf16), bf16Count);
+    EXPECT_NEAR(us(m.ns(P::Bf16)), bf16Us, tolerance(bf16Count));
+    EXPECT_EQ(m.fullPrecisionNs, 0);
+    EXPECT_EQ(a.assessment->outcome, AssessmentOutcome::Clear) << a.assessment->detail;
+}
+
+}  // namespace
+}  // namespace vramscope::analysis
