@@ -12,9 +12,11 @@ namespace {
 
 constexpr const char* kRule = "host-memory";
 
-/// "CPU Total Allocated (CPU allocator)": the series and what it measures.
+/// "host memory (CPU allocator's total, counter \"CPU Total Allocated\")": what the series
+/// measures and its name in the trace.
 std::string seriesLabel(const HostMemoryReport& h) {
-    return "host memory (" + h.counterName + ", " + toString(h.source) + ")";
+    return std::string("host memory (") + toString(h.source) + ", counter \"" + h.counterName +
+           "\")";
 }
 
 /// "; pinned host memory peak 256.00 MiB over 12 allocations", or "" without pinned allocations.
@@ -29,10 +31,7 @@ std::string pinnedText(const HostMemoryReport& h) {
 Advice growthAdvice(const DeviceFacts& facts, const HostMemoryReport& h) {
     const double growth = h.trend.slopeBytesPerIteration * double(h.iterations.size() - 1);
     std::string msg = deviceLabel(facts.rank, trace::kHostDevice) + ": " + seriesLabel(h) +
-                      " climbs every iteration: +" +
-                      formatBytes(double(h.trend.growthBytesPerIteration)) + " per iteration, " +
-                      formatBytes(growth) + " over " + std::to_string(h.iterations.size()) +
-                      " iterations (" + h.trend.reason + ") Peak " +
+                      " climbs every iteration: " + h.trend.reason + " Peak " +
                       formatBytes(double(h.peakBytes)) + pinnedText(h) + ".";
     msg +=
         " Growth on the host is the data loader's or the loop's: a Dataset holding Python lists "

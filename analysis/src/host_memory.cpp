@@ -7,7 +7,7 @@ const char* toString(HostSeriesSource source) {
         case HostSeriesSource::ResidentBytes:
             return "resident set";
         case HostSeriesSource::AllocatorBytes:
-            return "CPU allocator";
+            return "CPU allocator's total";
         case HostSeriesSource::None:
             break;
     }

@@ -2,6 +2,21 @@
 // The host side of the training checklist's "do not forget data-loader memory": one rank's host
 // memory over its iterations (does it come back to the same baseline, or climb?) and its pinned
 // host memory. Pure functions over one rank's TraceData; the result is plain data.
+//
+// The "host-memory" advice rule (advice_host_memory.cpp) reads a HostMemoryReport:
+//  - Fired (Warning) when trend.verdict is Staircase: with the baselines b_k of n iterations,
+//    s = Theil-Sen slope, growth = s x (n - 1), noise = 1.4826 x MAD of the residuals, growth >
+//    max(noiseFactor x noise, minTotalGrowthBytes) and rising in >= minRisingFraction of the
+//    iterations: the GPU leak's rule and thresholds (LeakOptions: 3.0, 1 MiB, 0.6), so that a
+//    host staircase and a GPU staircase mean the same. The advice names the data-loader
+//    pitfalls (PyTorch's DataLoader documentation, "multi-process data loading": forked workers
+//    copy Python objects on read because reference counts write to their pages; pin_memory).
+//  - Clear on a Sawtooth, with the same figures.
+//  - NotAssessed without a host counter and without pinned allocations ("the trace records no
+//    host memory"), with pinned allocations only (their peak is given, but there is no curve),
+//    with fewer than minIterations iterations, or with growth that does not rise consistently.
+// Pinned bytes are reported, not judged: a fair share of host RAM for pinned buffers depends on
+// the machine's RAM, which no trace records, so there is no principled threshold to fire on.
 
 #include <cstdint>
 #include <string>
@@ -20,7 +35,7 @@ enum class HostSeriesSource {
     ResidentBytes,   ///< CounterKind::HostResidentBytes: the process's resident set (capture)
     AllocatorBytes,  ///< CounterKind::HostAllocatedBytes: the CPU allocator's total (Kineto)
 };
-/// "none", "resident set", "CPU allocator".
+/// "none", "resident set", "CPU allocator's total".
 const char* toString(HostSeriesSource source);
 
 /// One rank's host memory. Built by analyzeHostMemory; read by the host-memory advice rule and
