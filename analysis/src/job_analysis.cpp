@@ -11,6 +11,7 @@
 #include <set>
 #include <thread>
 
+#include "vramscope/analysis/host_memory.h"
 #include "vramscope/analysis/live_set.h"
 #include "vramscope/analysis/memory_timeline.h"
 #include "vramscope/analysis/segments.h"
@@ -371,6 +372,11 @@ InputAnalysis analyzeInput(const RankInput& input, size_t index, const JobAnalys
             }
             out.devices.push_back(std::move(d).value());
         }
+        // The host is the rank's, not a GPU's: analysed once, over the first GPU's iterations.
+        if (!out.devices.empty()) {
+            out.devices.front().host = std::make_shared<const HostMemoryReport>(
+                analyzeHostMemory(*input.data, out.devices.front().iterations, options.leak));
+        }
         progress(1.0);
     } catch (const std::bad_alloc&) {
         out.error =
@@ -507,6 +513,7 @@ trace::Result<JobAnalysis> analyzeJob(const std::vector<RankInput>& inputs,
         // --- allocator-churn ---
 
         // --- host-memory ---
+        f.host = d.host.get();
 
         // --- slow-down ---
 

@@ -57,9 +57,8 @@ std::string percent(double v) {
     return buf;
 }
 
-/// Per-iteration baseline and peak of `curve`. The curve is known from its first step on: before
-/// it nothing was recorded, so an iteration counts only the part from the first step on, and an
-/// iteration that ends before the first step is left out.
+}  // namespace
+
 std::vector<IterationMemory> iterationMemory(const StepSeries& curve,
                                              const IterationSet& iterations) {
     std::vector<IterationMemory> out;
@@ -88,6 +87,8 @@ std::vector<IterationMemory> iterationMemory(const StepSeries& curve,
     }
     return out;
 }
+
+namespace {
 
 /// The curve of `level` on `device` as the timeline shows it (the producer's totals when it has
 /// them, else the running sum of events).
@@ -250,15 +251,34 @@ void describeFrames(const trace::TraceData& data, SurvivorGroup& g) {
 }
 
 void decide(LeakReport& r, const LeakOptions& options) {
-    const size_t n = r.iterations.size();
+    BaselineTrend t = baselineTrend(r.iterations, options);
+    r.verdict = t.verdict;
+    r.reason = std::move(t.reason);
+    r.slopeBytesPerIteration = t.slopeBytesPerIteration;
+    r.noiseBytes = t.noiseBytes;
+    r.risingFraction = t.risingFraction;
+    r.growthBytesPerIteration = t.growthBytesPerIteration;
+    if (r.verdict == LeakVerdict::Staircase && r.capacityBytes > 0 &&
+        r.growthBytesPerIteration > 0) {
+        const double left = double(r.capacityBytes) - double(r.iterations.back().peakBytes);
+        r.iterationsToOom = std::max(0.0, left / double(r.growthBytesPerIteration));
+    }
+}
+
+}  // namespace
+
+BaselineTrend baselineTrend(const std::vector<IterationMemory>& iterations,
+                            const LeakOptions& options) {
+    BaselineTrend r;
+    const size_t n = iterations.size();
     if (n < size_t(std::max(2, options.minIterations))) {
         r.verdict = LeakVerdict::Inconclusive;
         r.reason = "too few iterations with memory data: " + std::to_string(n) + " (at least " +
                    std::to_string(options.minIterations) + " are needed).";
-        return;
+        return r;
     }
     std::vector<double> y;
-    for (const IterationMemory& m : r.iterations) {
+    for (const IterationMemory& m : iterations) {
         y.push_back(double(m.baselineBytes));
     }
     const double s = theilSenSlope(y);
@@ -291,19 +311,14 @@ void decide(LeakReport& r, const LeakOptions& options) {
     if (s > 0 && growth > bar && r.risingFraction >= options.minRisingFraction) {
         r.verdict = LeakVerdict::Staircase;
         r.growthBytesPerIteration = int64_t(std::llround(s));
-        if (r.capacityBytes > 0 && r.growthBytesPerIteration > 0) {
-            const double left = double(r.capacityBytes) - double(r.iterations.back().peakBytes);
-            r.iterationsToOom = std::max(0.0, left / double(r.growthBytesPerIteration));
-        }
     } else if (growth <= bar) {
         r.verdict = LeakVerdict::Sawtooth;
     } else {
         r.verdict = LeakVerdict::Inconclusive;
         r.reason += " Significant growth, but not rising consistently.";
     }
+    return r;
 }
-
-}  // namespace
 
 std::string survivorLabel(const SurvivorGroup& g) {
     if (!g.userFrame.empty()) {

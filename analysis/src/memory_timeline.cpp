@@ -158,6 +158,28 @@ StepSeries memoryEventSeries(const TraceData& data, DeviceIndex device, MemoryLe
     return seriesFromEvents(data, indices, preTraceBytes, unmatchedFrees);
 }
 
+StepSeries counterSeries(const TraceData& data, DeviceIndex device, CounterKind kind) {
+    std::vector<uint32_t> indices;
+    const auto& c = data.counters;
+    for (size_t i = 0; i < c.size(); ++i) {
+        if (c.device[i] == device && c.kind[i] == kind) {
+            indices.push_back(static_cast<uint32_t>(i));
+        }
+    }
+    return seriesFromCounters(data, indices);
+}
+
+StepSeries memoryKindSeries(const TraceData& data, MemoryKind kind) {
+    std::vector<uint32_t> indices;
+    const auto& m = data.memory;
+    for (size_t i = 0; i < m.size(); ++i) {
+        if (m.kind[i] == kind) {
+            indices.push_back(static_cast<uint32_t>(i));
+        }
+    }
+    return seriesFromEvents(data, indices, nullptr, nullptr);
+}
+
 std::vector<MemoryTimeline> buildMemoryTimelines(const TraceData& data) {
     std::map<DeviceIndex, DeviceInputs> inputs;
     for (const auto& d : data.header.devices) {
@@ -179,7 +201,9 @@ std::vector<MemoryTimeline> buildMemoryTimelines(const TraceData& data) {
     }
     const auto& c = data.counters;
     for (size_t i = 0; i < c.size(); ++i) {
-        if (toInt(c.device[i]) < 0 || c.kind[i] == CounterKind::Generic) {
+        // Only GPU memory counters draw a GPU's curve: a host counter (even one a producer put on
+        // a device) or a generic one is no GPU memory.
+        if (toInt(c.device[i]) < 0 || !trace::isGpuMemoryCounter(c.kind[i])) {
             continue;
         }
         inputs[c.device[i]].counters[c.kind[i] == CounterKind::AllocatedBytes ? 0 : 1].push_back(

@@ -250,6 +250,23 @@ bool leaks(const SyntheticJobSpec& spec, int rank) {
     return spec.leakBytesPerIteration > 0 && (spec.leakRank == -1 || spec.leakRank == rank);
 }
 
+/// The host counter's three samples of iteration `i` over [start, end) (see hostCounter).
+void appendHostMemory(TraceData& data, const SyntheticJobSpec& spec, int i, int64_t start,
+                      int64_t end) {
+    const trace::StringId name = data.intern("host resident bytes");
+    const double base =
+        double(spec.hostBaseBytes) + double(i) * double(spec.hostGrowthBytesPerIteration);
+    const int64_t span = end - start;
+    data.counters.append(
+        {start, name, trace::kHostDevice, trace::CounterKind::HostResidentBytes, base});
+    data.counters.append({start + span / 2, name, trace::kHostDevice,
+                          trace::CounterKind::HostResidentBytes,
+                          base + double(spec.hostBatchBytes)});
+    data.counters.append({start + 3 * span / 4, name, trace::kHostDevice,
+                          trace::CounterKind::HostResidentBytes,
+                          base + double(spec.hostGrowthBytesPerIteration)});
+}
+
 /// Kernels of one iteration on one rank, in start-time order.
 void appendKernels(TraceData& data, const SyntheticJobSpec& spec, const Timing& tm,
                    const Names& names, int64_t start, int64_t end, trace::DeviceIndex device,
@@ -327,7 +344,9 @@ std::string validateSyntheticJobSpec(const SyntheticJobSpec& spec) {
     constexpr uint64_t kMaxBytes = uint64_t{1} << 50;  // 1 PiB: keeps every sum inside int64
     if (spec.weightBytes > kMaxBytes || spec.optimizerBytes > kMaxBytes ||
         spec.activationBytes > kMaxBytes || spec.leakBytesPerIteration > kMaxBytes ||
-        spec.allReduceBytes > kMaxBytes || spec.segmentBytes > kMaxBytes) {
+        spec.allReduceBytes > kMaxBytes || spec.segmentBytes > kMaxBytes ||
+        spec.hostBaseBytes > kMaxBytes || spec.hostGrowthBytesPerIteration > kMaxBytes ||
+        spec.hostBatchBytes > kMaxBytes) {
         return "byte sizes must be at most 1 PiB";
     }
     const double period =
@@ -351,6 +370,9 @@ uint64_t syntheticEventsPerIteration(const SyntheticJobSpec& spec, int rank) {
     }
     if (leaks(spec, rank)) {
         events += 1;
+    }
+    if (spec.hostCounter) {
+        events += 3;  // the host counter's samples
     }
     if (spec.trainingPhases) {
         // Input, gradient and optimizer temporary (alloc and free each), the forward temporary
@@ -509,6 +531,9 @@ TraceData generateSyntheticRank(const SyntheticJobSpec& spec, int rank) {
             c.algorithm = names.algorithm;
             c.protocol = names.protocol;
             data.collectives.append(c);
+        }
+        if (spec.hostCounter) {
+            appendHostMemory(data, spec, i, start, end);
         }
     }
     return data;

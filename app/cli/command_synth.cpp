@@ -49,6 +49,8 @@ int runSynth(CommandContext& ctx) {
         {"--straggler-rank", true, "R", "a rank that starts every iteration 2 ms late"},
         {"--training-phases", false, "",
          "add an optimizer step, gradients, inputs and temporaries with known roles of memory"},
+        {"--host-growth-bytes-per-iteration", true, "B",
+         "record the host's resident memory, growing B bytes every iteration (0: flat)"},
         {"--seed", true, "S", "changes addresses and names only, never times or sizes; default 1"},
         {"--noise", false, "",
          "benchmarks: irregular times and addresses that compress like a real trace (peak bytes "
@@ -109,6 +111,18 @@ int runSynth(CommandContext& ctx) {
                               help);
         }
         spec.leakBytesPerIteration = *v;
+    }
+    if (auto text = args->value("--host-growth-bytes-per-iteration")) {
+        const auto v = parseByteCount(*text);
+        if (!v) {
+            return usageError(ctx,
+                              "--host-growth-bytes-per-iteration needs a byte count such as "
+                              "1048576 or 64MiB, not '" +
+                                  *text + "'",
+                              help);
+        }
+        spec.hostCounter = true;
+        spec.hostGrowthBytesPerIteration = *v;
     }
     if (auto text = args->value("--events")) {
         const auto v = parseInteger(*text);

@@ -14,6 +14,7 @@
 
 #include "cupti_session.h"
 #include "device_facts.h"
+#include "host_memory_sampler.h"
 #include "launch_options.h"
 #include "trace_output.h"
 
@@ -365,6 +366,10 @@ bool Agent::takeStaged(bool final) {
         if (final) {
             m_converter->closeOpenRanges(m_converter->lastTimestampNs());
         }
+        // The counter's name goes through the staging table, the one the written ids come from.
+        if (m_hostResidentName == 0) {
+            m_hostResidentName = m_staging.intern(kHostResidentCounterName);
+        }
         for (size_t i = m_out.strings.size(); i < m_staging.strings.size(); ++i) {
             m_out.strings.push_back(m_staging.strings[i]);
         }
@@ -385,6 +390,13 @@ bool Agent::takeStaged(bool final) {
                                       m_overflowByKind[kind],
                                       recordKindName(static_cast<CUpti_ActivityKind>(kind)), 0, 0});
             m_overflowByKind[kind] = 0;
+        }
+    }
+    // The host's resident memory, once per writer round (one flush period): here on the writer
+    // thread, never in a CUDA callback, since reading /proc is I/O.
+    if (const int64_t now = cuptiNowNs(); now > 0) {
+        if (const auto resident = readResidentBytes()) {
+            m_out.counters.append(hostResidentSample(m_hostResidentName, now, *resident));
         }
     }
     uint64_t r = m_oomRead.load(std::memory_order_relaxed);

@@ -132,6 +132,7 @@ private:
     bool m_headerWritten = false;
     std::atomic<bool> m_writerFailed{false};
     trace::FileHeader m_header;
+    trace::StringId m_hostResidentName = 0;  ///< interned in m_staging on the first sample
 };
 
 }  // namespace vramscope::capture

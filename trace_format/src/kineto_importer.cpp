@@ -3,7 +3,8 @@
 //
 // Format facts used here come from PyTorch's profiler output (libkineto ChromeTraceLogger and
 // torch.autograd.profiler), as seen in the real traces in the project's test data:
-//  - `[memory]` instant events: args Device Type (c10::DeviceType, 0 = CPU, 1 = CUDA), Device Id,
+//  - `[memory]` instant events: args Device Type (c10::DeviceType, 0 = CPU, 1 = CUDA; CPU events
+//    have Device Id -1 and become the host counter), Device Id,
 //    Addr, Bytes (negative = free), Total Allocated and Total Reserved after the event (missing
 //    in 2021 traces);
 //  - kernels, memcpys and memsets carry args device, stream, correlation (the runtime call with
@@ -104,6 +105,7 @@ private:
     void buildMemory();
     void buildDeviceMemory(DeviceIndex device, const std::vector<size_t>& rows);
     void buildMemoryCounters(const std::map<DeviceIndex, std::vector<size_t>>& memory);
+    void buildHostMemory();
     void buildRanges();
     void buildHeader();
 
@@ -307,9 +309,10 @@ void TraceBuilder::addCollective(size_t row, const CollectiveArgs* args,
     m_data.collectives.append(c);
 }
 
-void TraceBuilder::buildMemory() {
-    const auto& raw = m_raw.memory;
-    m_memoryStacks = kineto::memoryStacks(m_raw, m_data);
+namespace {
+
+/// Positions of `raw` in time order, ties broken by the producer's "Ev Idx".
+std::vector<size_t> timeOrder(const std::vector<kineto::RawMemory>& raw) {
     std::vector<size_t> order(raw.size());
     std::iota(order.begin(), order.end(), size_t{0});
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
@@ -319,14 +322,46 @@ void TraceBuilder::buildMemory() {
         return raw[a].eventIndex >= 0 && raw[b].eventIndex >= 0 &&
                raw[a].eventIndex < raw[b].eventIndex;
     });
+    return order;
+}
+
+/// Bytes alive before the first of `rows` (in time order): with Total Allocated, the first total
+/// minus that event's Bytes; without, the deepest the running sum of Bytes goes below zero.
+int64_t preExistingBytes(const std::vector<kineto::RawMemory>& raw, const std::vector<size_t>& rows,
+                         bool hasTotals) {
+    if (hasTotals) {
+        const auto first = std::find_if(rows.begin(), rows.end(),
+                                        [&](size_t i) { return raw[i].totalAllocated >= 0; });
+        return raw[*first].totalAllocated - raw[*first].bytes;
+    }
+    int64_t sum = 0;
+    int64_t deepest = 0;
+    for (size_t i : rows) {
+        sum += raw[i].bytes;
+        deepest = std::max(deepest, -sum);
+    }
+    return deepest;
+}
+
+bool anyTotals(const std::vector<kineto::RawMemory>& raw, const std::vector<size_t>& rows) {
+    return std::any_of(rows.begin(), rows.end(),
+                       [&](size_t i) { return raw[i].totalAllocated >= 0; });
+}
+
+}  // namespace
+
+void TraceBuilder::buildMemory() {
+    const auto& raw = m_raw.memory;
+    m_memoryStacks = kineto::memoryStacks(m_raw, m_data);
     std::map<DeviceIndex, std::vector<size_t>> byDevice;
-    for (size_t i : order) {
+    for (size_t i : timeOrder(raw)) {
         byDevice[raw[i].device].push_back(i);
     }
     for (const auto& [device, rows] : byDevice) {
         buildDeviceMemory(device, rows);
     }
     buildMemoryCounters(byDevice);
+    buildHostMemory();
     // Rows were appended device by device; put them back in time order (stable per device).
     MemoryEvents& mem = m_data.memory;
     std::vector<size_t> idx(mem.size());
@@ -380,20 +415,8 @@ void TraceBuilder::buildMemoryCounters(const std::map<DeviceIndex, std::vector<s
 void TraceBuilder::buildDeviceMemory(DeviceIndex device, const std::vector<size_t>& rows) {
     noteDevice(device);
     const auto& raw = m_raw.memory;
-    const bool hasTotals =
-        std::any_of(rows.begin(), rows.end(), [&](size_t i) { return raw[i].totalAllocated >= 0; });
-    int64_t preExisting = 0;
-    if (hasTotals) {
-        const auto first = std::find_if(rows.begin(), rows.end(),
-                                        [&](size_t i) { return raw[i].totalAllocated >= 0; });
-        preExisting = raw[*first].totalAllocated - raw[*first].bytes;
-    } else {
-        int64_t sum = 0;
-        for (size_t i : rows) {
-            sum += raw[i].bytes;
-            preExisting = std::max(preExisting, -sum);
-        }
-    }
+    const bool hasTotals = anyTotals(raw, rows);
+    const int64_t preExisting = preExistingBytes(raw, rows, hasTotals);
     const int64_t t0 = toTrace(raw[rows.front()].tsNs);
     if (preExisting > 0) {
         MemoryEvent pre;
@@ -434,6 +457,30 @@ void TraceBuilder::buildDeviceMemory(DeviceIndex device, const std::vector<size_
         if (r.totalReserved >= 0) {
             m_data.counters.append({t, reservedName, device, CounterKind::ReservedBytes,
                                     static_cast<double>(r.totalReserved)});
+        }
+    }
+}
+
+/// The CPU's `[memory]` events (the CPU allocator's tensors) to one HostAllocatedBytes counter on
+/// kHostDevice: the producer's Total Allocated; without totals (2021 traces), what was alive
+/// before the first event (preExistingBytes) plus the running sum of Bytes, as for a GPU. Host
+/// memory is no GPU memory: no memory events, no device.
+void TraceBuilder::buildHostMemory() {
+    const auto& raw = m_raw.hostMemory;
+    if (raw.empty()) {
+        return;
+    }
+    const std::vector<size_t> rows = timeOrder(raw);
+    const bool hasTotals = anyTotals(raw, rows);
+    const StringId name =
+        m_data.intern(hasTotals ? kHostAllocatedCounterName : kHostAllocatedRebuiltCounterName);
+    int64_t running = std::max<int64_t>(preExistingBytes(raw, rows, hasTotals), 0);
+    for (size_t i : rows) {
+        running += raw[i].bytes;
+        const int64_t value = hasTotals ? raw[i].totalAllocated : running;
+        if (value >= 0) {
+            m_data.counters.append({toTrace(raw[i].tsNs), name, kHostDevice,
+                                    CounterKind::HostAllocatedBytes, static_cast<double>(value)});
         }
     }
 }
@@ -517,10 +564,6 @@ void TraceBuilder::buildHeader() {
     if (m_raw.baseTimeNs) {
         h.captureSettings.emplace_back("kineto.baseTimeNanoseconds",
                                        std::to_string(*m_raw.baseTimeNs));
-    }
-    if (m_raw.cpuMemoryEvents > 0) {
-        h.captureSettings.emplace_back("kineto.cpu_memory_events_skipped",
-                                       std::to_string(m_raw.cpuMemoryEvents));
     }
 }
 

@@ -505,8 +505,9 @@ void EventReader::commitGpuOp(const Fields& f, GpuOpKind kind) {
 void EventReader::commitMemory(const Fields& f) {
     noteHostPid(f);
     const Args& a = f.args;
-    if (a.deviceType.value_or(-1) != 1) {  // c10::DeviceType: 0 = CPU, 1 = CUDA
-        ++(a.deviceType.value_or(-1) == 0 ? m_out.cpuMemoryEvents : m_out.otherMemoryEvents);
+    const int64_t deviceType = a.deviceType.value_or(-1);  // c10::DeviceType: 0 = CPU, 1 = CUDA
+    if (deviceType != 0 && deviceType != 1) {
+        ++m_out.otherMemoryEvents;
         return;
     }
     if (!f.tsNs || !a.memBytes) {
@@ -517,13 +518,14 @@ void EventReader::commitMemory(const Fields& f) {
     m.tsNs = *f.tsNs;
     m.address = a.address.value_or(0);
     m.bytes = *a.memBytes;
-    m.device = static_cast<DeviceIndex>(a.deviceId.value_or(0));
+    // CPU events carry Device Id -1; they are the host's, whatever the id says.
+    m.device = deviceType == 0 ? kHostDevice : static_cast<DeviceIndex>(a.deviceId.value_or(0));
     m.totalAllocated = a.totalAllocated.value_or(-1);
     m.totalReserved = a.totalReserved.value_or(-1);
     m.eventIndex = a.eventIndex.value_or(-1);
     m.pid = f.pid.value_or(0);
     m.threadId = f.tid.value_or(0);
-    m_out.memory.push_back(m);
+    (deviceType == 0 ? m_out.hostMemory : m_out.memory).push_back(m);
 }
 
 void EventReader::commitCounter(const Fields& f) {

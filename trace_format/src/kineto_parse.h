@@ -54,7 +54,7 @@ struct RawKernel {
     int32_t collectiveArgs = -1;  ///< index into RawKineto::kernelCollectives, -1 = none
 };
 
-/// A `[memory]` instant event of a CUDA device.
+/// A `[memory]` instant event of a CUDA device, or of the CPU (device kHostDevice).
 struct RawMemory {
     int64_t tsNs = 0;
     uint64_t address = 0;
@@ -126,6 +126,9 @@ struct RawKineto {
     std::vector<RawKernel> kernels;
     std::vector<CollectiveArgs> kernelCollectives;
     std::vector<RawMemory> memory;
+    /// `[memory]` events of the CPU (Device Type 0), in file order: the CPU allocator's tensors,
+    /// recorded with profile_memory=True; they become a host counter, never GPU memory.
+    std::vector<RawMemory> hostMemory;
     std::vector<RawCounter> counters;  ///< GPU memory counters ("ph":"C"), in file order
     std::vector<RawRange> ranges;
     std::vector<RawComms> comms;
@@ -135,7 +138,6 @@ struct RawKineto {
     bool sawEventArray = false;      ///< the root is an array, or has a traceEvents array
     uint64_t events = 0;             ///< traceEvents elements read
     uint64_t nonObjects = 0;         ///< traceEvents elements that were not objects
-    uint64_t cpuMemoryEvents = 0;    ///< `[memory]` events of the CPU (Device Type 0), skipped
     uint64_t otherMemoryEvents = 0;  ///< `[memory]` events of other device types, skipped
     uint64_t valuesOutOfRange = 0;   ///< numbers outside int64 in fields we read, skipped
     uint64_t eventsWithoutTime = 0;  ///< events we map that had no usable ts, skipped

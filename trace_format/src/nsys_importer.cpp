@@ -368,12 +368,17 @@ Status NsysImporter::readMemory() {
         const uint64_t key = processKey(q.integer(1));
         Process& p = m_processes[key];
         MemoryEvent e;
-        if (!gpuMemoryKind(q.integer(5, 7), e.kind)) {
+        // Pinned host memory (cudaHostAlloc) is kept, on the host, for the host-memory analysis;
+        // pageable host memory is no allocation of the process's own that nsys tracks.
+        const bool pinned = q.integer(5, 7) == 1;
+        if (pinned) {
+            e.kind = MemoryKind::Pinned;
+        } else if (!gpuMemoryKind(q.integer(5, 7), e.kind)) {
             ++p.hostMemoryEvents;
             continue;
         }
         e.timestampNs = toTrace(q.integer(0));
-        e.device = DeviceIndex{static_cast<int32_t>(q.integer(2))};
+        e.device = pinned ? kHostDevice : DeviceIndex{static_cast<int32_t>(q.integer(2))};
         e.address = static_cast<uint64_t>(q.integer(3));
         e.sizeBytes = static_cast<uint64_t>(std::max<int64_t>(0, q.integer(4)));
         // cudaMalloc-level allocations from the driver: the reserved level (DESIGN.md "Two
@@ -568,6 +573,7 @@ void NsysImporter::mergeOrphans() {
 std::vector<DeviceInfo> NsysImporter::devicesUsed(const TraceData& d) const {
     std::set<DeviceIndex> used(d.kernels.device.begin(), d.kernels.device.end());
     used.insert(d.memory.device.begin(), d.memory.device.end());
+    used.erase(kHostDevice);  // pinned host memory is no GPU's
     if (used.empty()) {
         return m_gpus;
     }
@@ -650,9 +656,9 @@ void NsysImporter::addSettings(const Process& p, TraceData& d) const {
     }
     settings.insert(settings.end(), m_notes.begin(), m_notes.end());
     if (p.hostMemoryEvents > 0) {
-        settings.emplace_back("nsys.host_memory_events_left_out",
-                              std::to_string(p.hostMemoryEvents) +
-                                  " (pageable or pinned host memory is no GPU memory)");
+        settings.emplace_back(
+            "nsys.host_memory_events_left_out",
+            std::to_string(p.hostMemoryEvents) + " (pageable host memory is no GPU memory)");
     }
 }
 

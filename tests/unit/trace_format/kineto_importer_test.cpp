@@ -70,18 +70,21 @@ TEST(KinetoImporter, MapsCudaMemoryEventsToAllocatedLevelAndCounters) {
     const auto& c = t.data.counters;
     std::vector<double> allocated;
     std::vector<double> reserved;
+    std::vector<double> host;
     for (size_t i = 0; i < c.size(); ++i) {
+        if (c.kind[i] == CounterKind::HostAllocatedBytes) {
+            EXPECT_EQ(c.device[i], kHostDevice);
+            host.push_back(c.value[i]);
+            continue;
+        }
         EXPECT_EQ(c.device[i], DeviceIndex{1});
         (c.kind[i] == CounterKind::AllocatedBytes ? allocated : reserved).push_back(c.value[i]);
     }
     EXPECT_EQ(allocated, (std::vector<double>{1100, 1000}));
     EXPECT_EQ(reserved, (std::vector<double>{4000, 4000}));
-    // The CPU event is not GPU memory: skipped and counted.
-    const auto& s = t.data.header.captureSettings;
-    EXPECT_NE(std::find(s.begin(), s.end(),
-                        std::make_pair(std::string("kineto.cpu_memory_events_skipped"),
-                                       std::string("1"))),
-              s.end());
+    // The CPU event is host memory: no memory event, no device; a host counter of its running
+    // sum (the event has no Total Allocated), 64 bytes.
+    EXPECT_EQ(host, (std::vector<double>{64}));
     ASSERT_EQ(t.data.header.devices.size(), 1u);
     EXPECT_EQ(t.data.header.devices[0].index, DeviceIndex{1});
 }

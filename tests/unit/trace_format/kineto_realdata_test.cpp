@@ -127,6 +127,71 @@ TEST(KinetoRealData, MemoryPeaksEqualTheFilesOwnTotals) {
     }
 }
 
+/// The CPU's `[memory]` events of a file (Device Type 0) and the peak of the host counter they
+/// should give: the largest Total Allocated, or (2021 files without totals) the largest running
+/// sum of Bytes in time order, lifted by its deepest deficit.
+struct CpuMemory {
+    size_t events = 0;
+    double peak = 0.0;
+};
+
+CpuMemory cpuMemoryOf(const json& doc) {
+    std::vector<std::pair<double, int64_t>> rows;  // (ts us, Bytes), file order
+    CpuMemory c;
+    bool totals = false;
+    for (const auto& e : eventsOf(doc)) {
+        if (!e.is_object() || e.value("name", "") != "[memory]" ||
+            e["args"].value("Device Type", -1) != 0) {
+            continue;
+        }
+        ++c.events;
+        if (e["args"].contains("Total Allocated")) {
+            totals = true;
+            c.peak = std::max(c.peak, e["args"]["Total Allocated"].get<double>());
+        }
+        rows.emplace_back(e["ts"].get<double>(), e["args"]["Bytes"].get<int64_t>());
+    }
+    if (!totals) {
+        std::stable_sort(rows.begin(), rows.end(),
+                         [](const auto& a, const auto& b) { return a.first < b.first; });
+        int64_t sum = 0;
+        int64_t lowest = 0;
+        int64_t highest = 0;
+        for (const auto& r : rows) {
+            sum += r.second;
+            lowest = std::min(lowest, sum);
+            highest = std::max(highest, sum);
+        }
+        c.peak = double(highest - lowest);
+    }
+    return c;
+}
+
+TEST(KinetoRealData, CpuMemoryEventsBecomeOneHostCounterAndNoGpuMemory) {
+    for (const std::string& path : {kDfIndex, kBert, kResnet}) {
+        SKIP_IF_MISSING(path);
+        const CpuMemory expected = cpuMemoryOf(loadGzJson(path));
+        ASSERT_GT(expected.events, 0u) << path;
+        const auto t = open(path);
+        size_t host = 0;
+        for (size_t i = 0; i < t.data.counters.size(); ++i) {
+            const bool isHost = t.data.counters.kind[i] == CounterKind::HostAllocatedBytes;
+            host += isHost;
+            // Host samples sit on the host, and nothing on the host is GPU memory.
+            EXPECT_EQ(isHost, t.data.counters.device[i] == kHostDevice) << path;
+        }
+        EXPECT_EQ(host, expected.events) << path;
+        EXPECT_EQ(counterMax(t.data, CounterKind::HostAllocatedBytes)[kHostDevice], expected.peak)
+            << path;
+        for (DeviceIndex d : t.data.memory.device) {
+            ASSERT_NE(d, kHostDevice) << path;
+        }
+        for (const DeviceInfo& d : t.data.header.devices) {
+            EXPECT_NE(d.index, kHostDevice) << path;
+        }
+    }
+}
+
 TEST(KinetoRealData, DfIndexResolverMemoryIsOnDeviceOneAndReplaysToTheTotals) {
     SKIP_IF_MISSING(kDfIndex);
     const auto t = open(kDfIndex);

@@ -133,7 +133,7 @@ TEST(NsysImporter, MapsKernelsCopiesLaunchesAndRanges) {
     }
 }
 
-TEST(NsysImporter, MemoryEventsGiveThePeakOfTheirRunningSumWithoutHostMemory) {
+TEST(NsysImporter, MemoryEventsGiveThePeakOfTheirRunningSumWithPinnedMemoryOnTheHost) {
     NsysTempDir dir;
     const std::string path = dir.file("memory.sqlite");
     struct Row {
@@ -171,23 +171,38 @@ TEST(NsysImporter, MemoryEventsGiveThePeakOfTheirRunningSumWithoutHostMemory) {
     }
     ASSERT_EQ(peak, (4 << 20) + (8 << 20) + 256);
 
+    const size_t pinnedRows =
+        size_t(std::count_if(rows.begin(), rows.end(), [](const Row& r) { return r.kind == 1; }));
+    ASSERT_EQ(pinnedRows, 2u);
+
     auto t = openTrace(path);
     ASSERT_TRUE(t.ok()) << t.error().describe();
     const MemoryEvents& m = t->data.memory;
-    ASSERT_EQ(m.size(), gpuRows);
+    ASSERT_EQ(m.size(), gpuRows + pinnedRows);
     int64_t ours = 0;
     int64_t ourPeak = 0;
+    size_t pinned = 0;
     for (size_t i = 0; i < m.size(); ++i) {
         EXPECT_EQ(m.level[i], MemoryLevel::Reserved);
-        EXPECT_NE(m.kind[i], MemoryKind::Pinned);
+        if (m.kind[i] == MemoryKind::Pinned) {
+            // Pinned memory is the host's, never a GPU's: the 64 MiB cudaHostAlloc and its free.
+            EXPECT_EQ(m.device[i], kHostDevice);
+            EXPECT_EQ(m.sizeBytes[i], uint64_t{64} << 20);
+            ++pinned;
+            continue;
+        }
         ours += m.action[i] == MemoryAction::Alloc ? static_cast<int64_t>(m.sizeBytes[i])
                                                    : -static_cast<int64_t>(m.sizeBytes[i]);
         ourPeak = std::max(ourPeak, ours);
     }
+    EXPECT_EQ(pinned, pinnedRows);
     EXPECT_EQ(ourPeak, peak);
-    EXPECT_EQ(m.kind[4], MemoryKind::DeviceStatic);  // the 256-byte module global
+    EXPECT_EQ(m.kind[5], MemoryKind::DeviceStatic);  // the 256-byte module global
+    for (const DeviceInfo& d : t->data.header.devices) {
+        EXPECT_NE(d.index, kHostDevice);
+    }
     ASSERT_NE(setting(t->data.header, "nsys.host_memory_events_left_out"), nullptr);
-    EXPECT_EQ(setting(t->data.header, "nsys.host_memory_events_left_out")->substr(0, 2), "3 ");
+    EXPECT_EQ(setting(t->data.header, "nsys.host_memory_events_left_out")->substr(0, 2), "1 ");
 }
 
 TEST(NsysImporter, SeveralProcessesBecomeRanksOfOneJob) {

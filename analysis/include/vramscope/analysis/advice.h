@@ -200,6 +200,12 @@ bool enoughTimeEvidence(const TimeBreakdown& breakdown, const AdviceOptions& opt
 ///   of it (ZeRO-1 / FSDP), or a lighter optimizer; persistent memory -> the same, as parameters
 ///   and optimizer state together; parameters + gradients -> mixed precision or model
 ///   parallelism. Needs rolesAtPeak.
+/// - host-memory (Warning; once per rank, on the host, from DeviceFacts::host): the rank's host
+///   memory (resident set, else the CPU allocator's total) climbs every iteration by the leak's
+///   staircase rules (baselineTrend with JobAnalysisOptions::leak): slope, growth, peak, pinned
+///   bytes, and the data-loader pitfalls (copy-on-read of Python objects in forked workers,
+///   pin_memory buffers, tensors kept on the CPU). Clear on a sawtooth; not assessed without host
+///   memory, with too few iterations, or with inconsistent growth (see host_memory.h).
 /// The checklist rules (kChecklistRules; each documented in its own header) run on every device
 /// as well and, when `assessments` is given, append one AdviceAssessment per rule and device
 /// they looked at (device order, then rule order).

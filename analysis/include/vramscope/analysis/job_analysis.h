@@ -94,6 +94,9 @@ struct DeviceAnalysis {
     // --- allocator-churn facts (allocator_churn.h) ---
 
     // --- host-memory facts (host_memory.h; on the rank's first device) ---
+    /// The rank's host memory (analyzeHostMemory over this device's iterations); set on the
+    /// rank's first device only, null on the others.
+    std::shared_ptr<const HostMemoryReport> host;
 
     // --- slow-down facts (slow_down.h) ---
 };

@@ -10,6 +10,7 @@
 #include "vramscope/analysis/allocation_index.h"
 #include "vramscope/analysis/iterations.h"
 #include "vramscope/analysis/live_set.h"
+#include "vramscope/analysis/memory_timeline.h"
 #include "vramscope/trace/trace_data.h"
 
 namespace vramscope::analysis {
@@ -129,6 +130,29 @@ std::string stackLabel(const trace::TraceData& data, trace::StackId stack);
 /// Same, building the index for the detail level of `device`.
 LeakReport analyzeLeak(const trace::TraceData& data, trace::DeviceIndex device,
                        const IterationSet& iterations, const LeakOptions& options = {});
+
+/// The trend of per-iteration baselines by the leak's verdict rules (see analyzeLeak): what the
+/// GPU leak and the host-memory analysis (host_memory.h) share.
+struct BaselineTrend {
+    LeakVerdict verdict = LeakVerdict::Inconclusive;
+    std::string reason;                   ///< one sentence with the numbers behind the verdict
+    double slopeBytesPerIteration = 0.0;  ///< Theil-Sen slope against iteration position
+    double noiseBytes = 0.0;              ///< 1.4826 x MAD of the residuals about the line
+    double risingFraction = 0.0;          ///< share of consecutive baseline differences > 0
+    int64_t growthBytesPerIteration = 0;  ///< round(slope) when Staircase, else 0
+};
+
+/// The verdict on `iterations`' baselines with analyzeLeak's rules and thresholds (minIterations,
+/// noiseFactor, minTotalGrowthBytes, minRisingFraction); Inconclusive with "too few iterations"
+/// below minIterations (or 2).
+BaselineTrend baselineTrend(const std::vector<IterationMemory>& iterations,
+                            const LeakOptions& options = {});
+
+/// Per-iteration baseline (lowest value) and peak of `curve` (any byte series: a GPU's or the
+/// host's). The curve is known from its first step on: an iteration counts only its part from
+/// the first step on, and one that ends before it is left out. Empty for an empty curve.
+std::vector<IterationMemory> iterationMemory(const StepSeries& curve,
+                                             const IterationSet& iterations);
 
 /// Theil-Sen estimator: the median over pairs i < j of (y[j] - y[i]) / (j - i). 0 for n < 2.
 /// For n > 2000, 2 million pairs are drawn at random with a fixed seed (deterministic).

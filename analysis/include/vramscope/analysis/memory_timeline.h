@@ -82,4 +82,13 @@ StepSeries memoryEventSeries(const trace::TraceData& data, DeviceIndex device,
                              trace::MemoryLevel level, int64_t* preTraceBytes = nullptr,
                              uint64_t* unmatchedFrees = nullptr);
 
+/// The counters of `kind` on `device` as a step series (samples at equal times keep the later one;
+/// values rounded to whole non-negative bytes), as buildMemoryTimelines takes a producer's totals.
+/// E.g. the host's memory: counterSeries(data, kHostDevice, CounterKind::HostResidentBytes).
+StepSeries counterSeries(const trace::TraceData& data, DeviceIndex device, trace::CounterKind kind);
+
+/// The running sum of the memory events of `kind` on every device (both levels), by the event
+/// rules of buildMemoryTimelines: e.g. the pinned host memory (MemoryKind::Pinned) in use.
+StepSeries memoryKindSeries(const trace::TraceData& data, trace::MemoryKind kind);
+
 }  // namespace vramscope::analysis

@@ -104,6 +104,17 @@ struct SyntheticJobSpec {
     bool trainingPhases = false;
     uint64_t inputBytes = 64ull << 20;           ///< per iteration, with trainingPhases
     uint64_t optimizerTempBytes = 128ull << 20;  ///< per optimizer step, with trainingPhases
+
+    // --- host memory (the host-memory rule) ---
+    /// A HostResidentBytes counter on the host of every rank, "host resident bytes", with H =
+    /// hostBaseBytes, G = hostGrowthBytesPerIteration, b = hostBatchBytes; in iteration i:
+    /// H + i G at S_i(r), H + i G + b at the middle of the iteration (a batch in flight) and
+    /// H + (i + 1) G at three quarters of it. So iteration i's baseline is H + i G, its peak
+    /// H + i G + b, the growth G per iteration, the peak H + (N - 1) G + b.
+    bool hostCounter = false;
+    uint64_t hostBaseBytes = 2ull << 30;
+    uint64_t hostGrowthBytesPerIteration = 0;
+    uint64_t hostBatchBytes = 256ull << 20;
 };
 
 /// Empty when `spec` can be generated; otherwise a sentence naming the bad parameter. Needs

@@ -16,6 +16,12 @@ namespace vramscope::trace {
 inline constexpr std::string_view kRebuiltAllocatedCounterName =
     "Total Allocated (rebuilt from Bytes)";
 
+/// Names of the HostAllocatedBytes counter the Kineto importer makes of the CPU's `[memory]`
+/// events: the producer's Total Allocated, or (files without totals) the running sum of Bytes.
+inline constexpr std::string_view kHostAllocatedCounterName = "CPU Total Allocated";
+inline constexpr std::string_view kHostAllocatedRebuiltCounterName =
+    "CPU Total Allocated (rebuilt from Bytes)";
+
 /// Imports a PyTorch CUDA memory snapshot (torch.cuda.memory._dump_snapshot: a pickle of plain
 /// data, already gunzipped). Never executes pickle code. `name` is used in messages.
 /// Per device: alloc / free_completed become Allocated-level events (free_requested is only

@@ -81,12 +81,30 @@ enum class KernelCategory : uint8_t {
     Memset = 3,
 };
 
-/// Meaning of a counter series.
+/// Meaning of a counter series. AllocatedBytes and ReservedBytes are GPU memory (on a device >=
+/// 0); the Host kinds are the process's host memory (on kHostDevice) and never a GPU's.
 enum class CounterKind : uint8_t {
     Generic = 0,
     AllocatedBytes = 1,  ///< the producer's own total allocated bytes (e.g. Kineto Total Allocated)
     ReservedBytes = 2,   ///< the producer's own total reserved bytes (e.g. Kineto Total Reserved)
+    /// The process's resident host memory, bytes (the capture agent: /proc/self/statm resident
+    /// pages x page size).
+    HostResidentBytes = 3,
+    /// The CPU allocator's total allocated bytes (Kineto `[memory]` of Device Type 0: Total
+    /// Allocated, or the running sum of Bytes where the file has no totals).
+    HostAllocatedBytes = 4,
 };
+
+/// Whether a counter of `kind` is GPU memory (AllocatedBytes, ReservedBytes): what the memory
+/// timelines and every GPU analysis read. Host and generic counters are not.
+constexpr bool isGpuMemoryCounter(CounterKind kind) noexcept {
+    return kind == CounterKind::AllocatedBytes || kind == CounterKind::ReservedBytes;
+}
+
+/// Whether a counter of `kind` is host memory (HostResidentBytes, HostAllocatedBytes).
+constexpr bool isHostMemoryCounter(CounterKind kind) noexcept {
+    return kind == CounterKind::HostResidentBytes || kind == CounterKind::HostAllocatedBytes;
+}
 
 /// What an NVTX / annotation range is.
 enum class RangeKind : uint8_t {
