@@ -46,6 +46,8 @@ int runSynth(CommandContext& ctx) {
         {"--leak-bytes-per-iteration", true, "B",
          "bytes kept alive every iteration on the leaking rank (e.g. 64MiB); default 0"},
         {"--leak-rank", true, "R", "the rank that leaks, -1 for all; default 0"},
+        {"--activation-bytes", true, "B",
+         "bytes of each of the 24 activation tensors per iteration (e.g. 512MiB); default 256MiB"},
         {"--straggler-rank", true, "R", "a rank that starts every iteration 2 ms late"},
         {"--training-phases", false, "",
          "add an optimizer step, gradients, inputs and temporaries with known roles of memory"},
@@ -123,6 +125,17 @@ int runSynth(CommandContext& ctx) {
         }
         spec.hostCounter = true;
         spec.hostGrowthBytesPerIteration = *v;
+    }
+    if (auto text = args->value("--activation-bytes")) {
+        const auto v = parseByteCount(*text);
+        if (!v || *v == 0) {
+            return usageError(ctx,
+                              "--activation-bytes needs a positive byte count such as 268435456 "
+                              "or 256MiB, not '" +
+                                  *text + "'",
+                              help);
+        }
+        spec.activationBytes = *v;
     }
     if (auto text = args->value("--events")) {
         const auto v = parseInteger(*text);

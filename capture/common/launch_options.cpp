@@ -34,13 +34,29 @@ std::string baseName(const std::string& path) {
 std::string runUsage() {
     return "usage: vramscope-run [-o DIR_OR_FILE] [--per-tensor] [--flush-ms N] [--job NAME] "
            "-- COMMAND [ARGS...]\n"
+           "       vramscope-run --sweep NAME=V1,V2,... [-o DIR] [options] -- COMMAND [ARGS...]\n"
            "  -o DIR|FILE.vscope|unix:PATH  where traces go (default: ./vramscope-traces/);\n"
            "                                one file per process, named by rank\n"
            "  --per-tensor    PyTorch: add backend:cudaMallocAsync to PYTORCH_CUDA_ALLOC_CONF so\n"
            "                  every tensor allocation is recorded, not only segments\n"
            "  --flush-ms N    hand records to the writer every N ms (default 200)\n"
            "  --job NAME      job name in file names (default: from the command)\n"
-           "Exit code: the command's, or 128+signal when it was killed.\n";
+           "  --sweep NAME=V1,V2,...  run COMMAND once per value, in order, with the\n"
+           "                  environment variable NAME=V and every {NAME} in its arguments\n"
+           "                  replaced by V, each run recorded into DIR/NAME-V/; values are\n"
+           "                  positive numbers (batch sizes). The sweep stops at the first run\n"
+           "                  that fails with a CUDA out-of-memory (an OOM event in its trace,\n"
+           "                  or PyTorch's 'CUDA out of memory.' on its stderr, which passes\n"
+           "                  through unchanged) and at any other failure, then prints the\n"
+           "                  largest stable value, the OOM run's request and\n"
+           "                  `vramscope-cli batch-fit` over the finished runs (the largest\n"
+           "                  value predicted under 80 % and 100 % of the GPU's capacity)\n"
+           "Exit code: the command's, or 128+signal when it was killed.\n"
+           "With --sweep: 0 the sweep stopped at an out-of-memory or ran every value,\n"
+           "  1 a run failed for another reason (its exit status is printed), 2 usage, no\n"
+           "  agent library or no output directory, 3 no run finished (the first value already\n"
+           "  failed with out-of-memory), 4 runs finished but vramscope-cli batch-fit could not\n"
+           "  be run (missing beside vramscope-run; set VRAMSCOPE_CLI to its path).\n";
 }
 
 ParsedRunOptions parseRunArguments(const std::vector<std::string>& args) {
@@ -86,6 +102,16 @@ ParsedRunOptions parseRunArguments(const std::vector<std::string>& args) {
                 return {std::nullopt, "--job needs a name"};
             }
             options.job = *v;
+        } else if (a == "--sweep") {
+            auto v = valueOf(a);
+            if (!v) {
+                return {std::nullopt, "--sweep needs NAME=V1,V2,... (e.g. --sweep BATCH=8,16,32)"};
+            }
+            ParsedSweepSpec sweep = parseSweepSpec(*v);
+            if (!sweep.spec) {
+                return {std::nullopt, sweep.error};
+            }
+            options.sweep = std::move(sweep.spec);
         } else if (!a.empty() && a[0] == '-') {
             return {std::nullopt, "unknown option " + a + " (put the command after --)"};
         } else {
@@ -96,6 +122,12 @@ ParsedRunOptions parseRunArguments(const std::vector<std::string>& args) {
                            args.end());
     if (options.command.empty()) {
         return {std::nullopt, "no command given: vramscope-run [OPTIONS] -- COMMAND [ARGS...]"};
+    }
+    if (options.sweep && parseOutputSpec(options.output).kind != OutputKind::Directory) {
+        return {std::nullopt,
+                "--sweep records each run into DIR/NAME-V/: -o must name a "
+                "directory, not '" +
+                    options.output + "'"};
     }
     return {options, {}};
 }

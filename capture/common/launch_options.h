@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "output_naming.h"
+#include "sweep.h"
 
 namespace vramscope::capture {
 
@@ -24,6 +25,7 @@ struct RunOptions {
     std::optional<int> flushMs;               ///< unset = the agent's default
     std::string job;                          ///< empty = derived from the command
     bool help = false;
+    std::optional<SweepSpec> sweep;    ///< --sweep NAME=V1,V2,...: one run per value
     std::vector<std::string> command;  ///< what to run, argv[0] first
 };
 
@@ -32,8 +34,10 @@ struct ParsedRunOptions {
     std::string error;                  ///< a sentence for the user, when options is empty
 };
 
-/// Parses `vramscope-run [-o DIR_OR_FILE] [--per-tensor] [--flush-ms N] [--job NAME] -- COMMAND...`
-/// (`args` excludes argv[0]). The "--" may be left out when COMMAND does not start with '-'.
+/// Parses `vramscope-run [-o DIR_OR_FILE] [--per-tensor] [--flush-ms N] [--job NAME]
+/// [--sweep NAME=V1,V2,...] -- COMMAND...` (`args` excludes argv[0]). The "--" may be left out
+/// when COMMAND does not start with '-'. With --sweep, -o must name a directory (each run gets
+/// its own NAME-V folder in it) and the spec must parse (parseSweepSpec).
 ParsedRunOptions parseRunArguments(const std::vector<std::string>& args);
 
 /// The usage text printed by --help and after an argument error.

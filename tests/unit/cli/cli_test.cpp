@@ -233,6 +233,25 @@ TEST(Cli, SynthWritesOneFilePerRankIntoADirectory) {
     EXPECT_TRUE(j["data_loss"].is_array());
 }
 
+TEST(Cli, SynthActivationBytesSizesTheSawtooth) {
+    TempDir dir;
+    const auto r = run({"synth", "--ranks", "1", "--iterations", "2", "--activation-bytes",
+                        "100MiB", "-o", dir / "a.vscope"});
+    ASSERT_EQ(r.code, kExitSuccess) << r.err;
+    const auto report = run({"report", "--json", dir / "a-rank0.vscope"});
+    ASSERT_EQ(report.code, kExitSuccess) << report.err;
+    const auto d = nlohmann::json::parse(report.out)["devices"][0];
+    // synthetic_job.h: peak allocated = W + O + A x a = 4 GiB + 8 GiB + 24 x 100 MiB, and reserved
+    // rounds it up to whole 2 GiB segments: 14688 MiB -> 16 GiB.
+    const uint64_t mib = 1ull << 20;
+    EXPECT_EQ(d["peak_allocated_bytes"].get<uint64_t>(), 4096 * mib + 8192 * mib + 24 * 100 * mib);
+    EXPECT_EQ(d["peak_reserved_bytes"].get<uint64_t>(), 16384 * mib);
+    EXPECT_EQ(run({"synth", "--ranks", "1", "--iterations", "1", "--activation-bytes", "0", "-o",
+                   dir / "z.vscope"})
+                  .code,
+              kExitUsage);
+}
+
 TEST(Cli, SynthEventsOptionSizesTheJob) {
     TempDir dir;
     const auto r =
