@@ -297,6 +297,7 @@ trace::Result<DeviceAnalysis> analyzeDevice(const RankInput& input, size_t input
             d.segments = std::move(segments);
         }
     }
+    d.churn = allocatorChurn(data, dev, d.iterations);
     for (const trace::OomEvent& o : data.ooms) {
         if (o.device == dev) {
             d.ooms.push_back(oomFacts(data, o, tl, d, start));
@@ -501,6 +502,7 @@ trace::Result<JobAnalysis> analyzeJob(const std::vector<RankInput>& inputs,
         // --- mixed-precision ---
 
         // --- allocator-churn ---
+        f.churn = &d.churn;
 
         // --- host-memory ---
 

@@ -151,6 +151,13 @@ struct AdviceOptions {
     // --- mixed-precision thresholds (precision.h) ---
 
     // --- allocator-churn thresholds (allocator_churn.h) ---
+    /// allocator-churn fires when segments are freed and reserved again inside more than this
+    /// share of the iterations after the warm-up (a majority): a caching allocator that has found
+    /// its working set reserves no more, and a one-off growth (a longer batch, fragmentation
+    /// once) churns one iteration, not most of them.
+    double churnIterationShare = 0.5;
+    /// Fewest iterations after the warm-up for a verdict: "most" of one iteration is anecdote.
+    size_t churnMinSteadyIterations = 2;
 
     // --- host-memory thresholds (host_memory.h) ---
 
@@ -188,6 +195,12 @@ bool enoughTimeEvidence(const TimeBreakdown& breakdown, const AdviceOptions& opt
 ///   of it (ZeRO-1 / FSDP), or a lighter optimizer; persistent memory -> the same, as parameters
 ///   and optimizer state together; parameters + gradients -> mixed precision or model
 ///   parallelism. Needs rolesAtPeak.
+/// - allocator-churn (Warning): reserved segments freed and allocated again inside more than
+///   churnIterationShare of the iterations after the first (allocator_churn.h), with the
+///   segment allocations, frees and bytes per iteration, the frees from torch.cuda.empty_cache,
+///   and the device idle time in gaps holding a free when the trace has kernels: stop calling
+///   torch.cuda.empty_cache() in the loop, PYTORCH_ALLOC_CONF=expandable_segments:True, steady
+///   batch shapes. Needs reserved-level events with addresses and churnMinSteadyIterations.
 /// The checklist rules (kChecklistRules; each documented in its own header) run on every device
 /// as well and, when `assessments` is given, append one AdviceAssessment per rule and device
 /// they looked at (device order, then rule order).

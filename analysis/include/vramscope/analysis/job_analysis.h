@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "vramscope/analysis/advice.h"
+#include "vramscope/analysis/allocator_churn.h"
 #include "vramscope/analysis/collectives.h"
 #include "vramscope/analysis/iterations.h"
 #include "vramscope/analysis/leak.h"
@@ -89,6 +90,8 @@ struct DeviceAnalysis {
     // --- mixed-precision facts (precision.h) ---
 
     // --- allocator-churn facts (allocator_churn.h) ---
+    /// Reserved segments made and freed per iteration (allocatorChurn).
+    AllocatorChurn churn;
 
     // --- host-memory facts (host_memory.h; on the rank's first device) ---
 
