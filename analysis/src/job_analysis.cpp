@@ -386,6 +386,8 @@ void crossRankFacts(JobAnalysis& job, const std::vector<RankInput>& inputs,
     int64_t steps = 0;
     for (DeviceAnalysis& d : job.devices) {
         steps = std::max<int64_t>(steps, int64_t(d.iterations.count()));
+        d.slowDown = slowDown(*inputs[d.input].data, d.device, d.iterations, &job.collectives,
+                              matchedRanks[d.input], inputs[d.input].clockOffsetNs);
         if (!d.breakdown) {
             continue;
         }
@@ -507,6 +509,7 @@ trace::Result<JobAnalysis> analyzeJob(const std::vector<RankInput>& inputs,
         // --- host-memory ---
 
         // --- slow-down ---
+        f.slowDown = &d.slowDown;
 
         facts.push_back(f);
     }

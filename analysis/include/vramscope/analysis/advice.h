@@ -162,6 +162,16 @@ struct AdviceOptions {
     // --- host-memory thresholds (host_memory.h) ---
 
     // --- slow-down thresholds (slow_down.h) ---
+    /// slow-down fires when the median iteration of the last third of the iterations after the
+    /// warm-up is longer than the first third's by more than the noise, max(slowDownMadFactor x
+    /// 1.4826 x MAD, slowDownMinGrowth x median) of the first third: 1.4826 x MAD estimates the
+    /// standard deviation of normal noise and is not moved by a few outliers (a checkpoint step),
+    /// 3 of them make a false alarm rare; the 5 % floor keeps a perfectly steady run (MAD 0) from
+    /// firing on a few microseconds, and is below what a user would chase.
+    double slowDownMadFactor = 3.0;
+    double slowDownMinGrowth = 0.05;
+    /// Fewest iterations after the warm-up: two in each third, so a median is not one iteration.
+    size_t slowDownMinIterations = 6;
 };
 
 /// Whether `breakdown` holds enough evidence for the time rules: span >= minTimeSpanNs and
@@ -201,6 +211,11 @@ bool enoughTimeEvidence(const TimeBreakdown& breakdown, const AdviceOptions& opt
 ///   and the device idle time in gaps holding a free when the trace has kernels: stop calling
 ///   torch.cuda.empty_cache() in the loop, PYTORCH_ALLOC_CONF=expandable_segments:True, steady
 ///   batch shapes. Needs reserved-level events with addresses and churnMinSteadyIterations.
+/// - slow-down (Warning): iterations after the warm-up got slower (slow_down.h): late-third
+///   median - early-third median > max(slowDownMadFactor x 1.4826 x MAD, slowDownMinGrowth x
+///   median) of the early third; names the part that grew most (compute, communication
+///   transfer, waiting for the last rank and who, copies, host-bound gaps, other idle) with its
+///   medians, and what to look at for it. Needs kernels and slowDownMinIterations.
 /// The checklist rules (kChecklistRules; each documented in its own header) run on every device
 /// as well and, when `assessments` is given, append one AdviceAssessment per rule and device
 /// they looked at (device order, then rule order).

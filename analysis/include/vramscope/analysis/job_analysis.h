@@ -19,6 +19,7 @@
 #include "vramscope/analysis/memory_roles.h"
 #include "vramscope/analysis/memory_summary.h"
 #include "vramscope/analysis/operator_memory.h"
+#include "vramscope/analysis/slow_down.h"
 #include "vramscope/analysis/straggler.h"
 #include "vramscope/analysis/time_breakdown.h"
 #include "vramscope/trace/error.h"
@@ -96,6 +97,9 @@ struct DeviceAnalysis {
     // --- host-memory facts (host_memory.h; on the rank's first device) ---
 
     // --- slow-down facts (slow_down.h) ---
+    /// Iteration periods over the run and their parts (slowDown; set in crossRankFacts, since
+    /// the waits need the job's matched collectives).
+    SlowDownReport slowDown;
 };
 
 /// Whether the trace recorded anything on the device: memory (events or counters) or kernels. A
