@@ -298,6 +298,7 @@ trace::Result<DeviceAnalysis> analyzeDevice(const RankInput& input, size_t input
             d.segments = std::move(segments);
         }
     }
+    d.churn = allocatorChurn(data, dev, d.iterations);
     for (const trace::OomEvent& o : data.ooms) {
         if (o.device == dev) {
             d.ooms.push_back(oomFacts(data, o, tl, d, start));
@@ -394,6 +395,8 @@ void crossRankFacts(JobAnalysis& job, const std::vector<RankInput>& inputs,
     int64_t steps = 0;
     for (DeviceAnalysis& d : job.devices) {
         steps = std::max<int64_t>(steps, int64_t(d.iterations.count()));
+        d.slowDown = slowDown(*inputs[d.input].data, d.device, d.iterations, &job.collectives,
+                              matchedRanks[d.input], inputs[d.input].clockOffsetNs);
         if (!d.breakdown) {
             continue;
         }
@@ -511,11 +514,13 @@ trace::Result<JobAnalysis> analyzeJob(const std::vector<RankInput>& inputs,
         f.precision = d.precision ? &*d.precision : nullptr;
 
         // --- allocator-churn ---
+        f.churn = &d.churn;
 
         // --- host-memory ---
         f.host = d.host.get();
 
         // --- slow-down ---
+        f.slowDown = &d.slowDown;
 
         facts.push_back(f);
     }

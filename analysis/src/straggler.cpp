@@ -38,23 +38,34 @@ JobCoverage jobCoverage(const std::vector<RankInput>& inputs) {
     return c;
 }
 
-std::optional<CommunicationSplit> splitCommunication(
-    const trace::TraceData& data, trace::DeviceIndex device, const TimeBreakdown& breakdown,
-    const CollectiveMatch& match, trace::RankId matchedRank, int64_t clockOffsetNs, bool partial) {
-    CommunicationSplit s;
+std::vector<std::pair<int64_t, int64_t>> waitIntervals(const CollectiveMatch& match,
+                                                       trace::DeviceIndex device,
+                                                       trace::RankId matchedRank,
+                                                       int64_t clockOffsetNs, size_t* collectives) {
     std::vector<std::pair<int64_t, int64_t>> waits;
     for (const MatchedCollective& c : match.collectives) {
         for (const CollectiveParticipant& p : c.participants) {
             if (p.rank != matchedRank || p.device != device) {
                 continue;
             }
-            ++s.collectives;
+            if (collectives != nullptr) {
+                ++*collectives;
+            }
             const int64_t wait = p.waitInKernelNs();
             if (wait > 0) {
                 waits.emplace_back(p.startNs - clockOffsetNs, p.startNs - clockOffsetNs + wait);
             }
         }
     }
+    return waits;
+}
+
+std::optional<CommunicationSplit> splitCommunication(
+    const trace::TraceData& data, trace::DeviceIndex device, const TimeBreakdown& breakdown,
+    const CollectiveMatch& match, trace::RankId matchedRank, int64_t clockOffsetNs, bool partial) {
+    CommunicationSplit s;
+    std::vector<std::pair<int64_t, int64_t>> waits =
+        waitIntervals(match, device, matchedRank, clockOffsetNs, &s.collectives);
     if (s.collectives == 0) {
         return std::nullopt;
     }

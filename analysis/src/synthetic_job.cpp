@@ -356,7 +356,20 @@ std::string validateSyntheticJobSpec(const SyntheticJobSpec& spec) {
         static_cast<double>(spec.allReduceBytes) * 2 / spec.busBandwidthBytesPerS * 1e9;
     const double bytes = static_cast<double>(spec.activationBytes) * spec.activationsPerIteration +
                          static_cast<double>(spec.leakBytesPerIteration) * spec.iterations;
-    if (period * (spec.iterations + 1.0) > 4e18 || bytes > 4e18) {
+    if (spec.slowDownStepNs < 0 || spec.slowDownStepNs > 1'000'000'000'000) {
+        return "slowDownStepNs must be between 0 and 1000 s";
+    }
+    if (spec.slowDownStepNs > 0 && spec.slowDownPart == SyntheticSlowDown::AllReduce &&
+        spec.ranks < 2) {
+        return "a growing all-reduce needs at least 2 ranks";
+    }
+    if (spec.slowDownStepNs > 0 && spec.slowDownPart == SyntheticSlowDown::Straggler &&
+        (spec.stragglerRank < 0 || spec.stragglerRank >= spec.ranks)) {
+        return "a growing straggler delay needs a straggler rank";
+    }
+    const double growth =
+        static_cast<double>(spec.slowDownStepNs) * spec.iterations * (spec.iterations + 1.0) / 2;
+    if (period * (spec.iterations + 1.0) + growth > 4e18 || bytes > 4e18) {
         return "the job is too long or too large for int64 nanoseconds and bytes";
     }
     return {};
@@ -447,10 +460,17 @@ TraceData generateSyntheticRank(const SyntheticJobSpec& spec, int rank) {
 
     uint64_t correlation = 1;
     for (int i = 0; i < spec.iterations; ++i) {
-        const int64_t jobStart = kFirstIterationNs + spec.hostGapNs + i * tm.periodNs;
-        const int64_t start = jobStart + rankDelay;
-        const int64_t end =
-            jobStart + tm.stragglerNs + tm.computeNs - tm.overlapNs + tm.allReduceNs;
+        // Slow-down: G_i more of one part (SyntheticJobSpec), sum of G_j over j < i before S_i.
+        const int64_t grow = i * spec.slowDownStepNs;
+        const int64_t lateBy =
+            spec.slowDownPart == SyntheticSlowDown::Straggler ? grow : 0;  // s_i - s
+        const int64_t longerBy =
+            spec.slowDownPart == SyntheticSlowDown::AllReduce ? grow : 0;  // D_i - D
+        const int64_t jobStart = kFirstIterationNs + spec.hostGapNs + i * tm.periodNs +
+                                 spec.slowDownStepNs * (int64_t(i) * (i - 1) / 2);
+        const int64_t start = jobStart + rankDelay + (spec.stragglerRank == rank ? lateBy : 0);
+        const int64_t end = jobStart + tm.stragglerNs + lateBy + tm.computeNs - tm.overlapNs +
+                            tm.allReduceNs + longerBy;
         const auto firstRange = static_cast<uint32_t>(data.ranges.size());
         const uint32_t forwardRange = firstRange + 2;  // 1-based ids of the ranges below
         const uint32_t backwardRange = firstRange + 3;

@@ -1,4 +1,5 @@
 // vramscope-cli synth: a deterministic synthetic training job, one .vscope per rank.
+#include <algorithm>
 #include <filesystem>
 #include <ostream>
 
@@ -35,6 +36,30 @@ bool intOption(CommandContext& ctx, const ParsedArgs& args, std::string_view nam
 /// the peak near 3.2 GB.
 constexpr uint64_t kMaxEventsPerRank = 50'000'000;
 
+/// --slow-down PART and --slow-down-step-ns NS into `spec`; false after a usage error.
+bool readSlowDown(CommandContext& ctx, const ParsedArgs& args, const std::string& help,
+                  analysis::SyntheticJobSpec& spec) {
+    const auto part = args.value("--slow-down");
+    if (!part) {
+        return true;
+    }
+    static const std::pair<const char*, analysis::SyntheticSlowDown> kParts[] = {
+        {"all-reduce", analysis::SyntheticSlowDown::AllReduce},
+        {"host-gap", analysis::SyntheticSlowDown::HostGap},
+        {"straggler", analysis::SyntheticSlowDown::Straggler}};
+    const auto* it = std::find_if(std::begin(kParts), std::end(kParts),
+                                  [&](const auto& p) { return *part == p.first; });
+    if (it == std::end(kParts)) {
+        usageError(ctx, "--slow-down needs all-reduce, host-gap or straggler, not '" + *part + "'",
+                   help);
+        return false;
+    }
+    spec.slowDownPart = it->second;
+    spec.slowDownStepNs = 1'000'000;
+    return intOption(ctx, args, "--slow-down-step-ns", 0, 1'000'000'000'000, spec.slowDownStepNs,
+                     help);
+}
+
 }  // namespace
 
 int runSynth(CommandContext& ctx) {
@@ -53,6 +78,13 @@ int runSynth(CommandContext& ctx) {
          "add an optimizer step, gradients, inputs and temporaries with known roles of memory"},
         {"--host-growth-bytes-per-iteration", true, "B",
          "record the host's resident memory, growing B bytes every iteration (0: flat)"},
+        {"--slow-down", true, "PART",
+         "iteration i lasts i x --slow-down-step-ns longer in PART: all-reduce (every rank's "
+         "all-reduce), host-gap (the gap after it) or straggler (its delay; needs "
+         "--straggler-rank)"},
+        {"--slow-down-step-ns", true, "NS",
+         "with --slow-down: the growth per iteration; default "
+         "1000000 (1 ms)"},
         {"--seed", true, "S", "changes addresses and names only, never times or sizes; default 1"},
         {"--noise", false, "",
          "benchmarks: irregular times and addresses that compress like a real trace (peak bytes "
@@ -146,6 +178,9 @@ int runSynth(CommandContext& ctx) {
     }
     spec.benchmarkNoise = args->has("--noise");
     spec.trainingPhases = args->has("--training-phases");
+    if (!readSlowDown(ctx, *args, help, spec)) {
+        return kExitUsage;
+    }
     if (const std::string problem = analysis::validateSyntheticJobSpec(spec); !problem.empty()) {
         return usageError(ctx, problem, help);
     }

@@ -163,10 +163,27 @@ struct AdviceOptions {
     int64_t minMatmulTimeNs = 100'000;  ///< 100 us
 
     // --- allocator-churn thresholds (allocator_churn.h) ---
+    /// allocator-churn fires when segments are freed and reserved again inside more than this
+    /// share of the iterations after the warm-up (a majority): a caching allocator that has found
+    /// its working set reserves no more, and a one-off growth (a longer batch, fragmentation
+    /// once) churns one iteration, not most of them.
+    double churnIterationShare = 0.5;
+    /// Fewest iterations after the warm-up for a verdict: "most" of one iteration is anecdote.
+    size_t churnMinSteadyIterations = 2;
 
     // --- host-memory thresholds (host_memory.h) ---
 
     // --- slow-down thresholds (slow_down.h) ---
+    /// slow-down fires when the median iteration of the last third of the iterations after the
+    /// warm-up is longer than the first third's by more than the noise, max(slowDownMadFactor x
+    /// 1.4826 x MAD, slowDownMinGrowth x median) of the first third: 1.4826 x MAD estimates the
+    /// standard deviation of normal noise and is not moved by a few outliers (a checkpoint step),
+    /// 3 of them make a false alarm rare; the 5 % floor keeps a perfectly steady run (MAD 0) from
+    /// firing on a few microseconds, and is below what a user would chase.
+    double slowDownMadFactor = 3.0;
+    double slowDownMinGrowth = 0.05;
+    /// Fewest iterations after the warm-up: two in each third, so a median is not one iteration.
+    size_t slowDownMinIterations = 6;
 };
 
 /// Whether `breakdown` holds enough evidence for the time rules: span >= minTimeSpanNs and
@@ -206,6 +223,17 @@ bool enoughTimeEvidence(const TimeBreakdown& breakdown, const AdviceOptions& opt
 ///   bytes, and the data-loader pitfalls (copy-on-read of Python objects in forked workers,
 ///   pin_memory buffers, tensors kept on the CPU). Clear on a sawtooth; not assessed without host
 ///   memory, with too few iterations, or with inconsistent growth (see host_memory.h).
+/// - allocator-churn (Warning): reserved segments freed and allocated again inside more than
+///   churnIterationShare of the iterations after the first (allocator_churn.h), with the
+///   segment allocations, frees and bytes per iteration, the frees from torch.cuda.empty_cache,
+///   and the device idle time in gaps holding a free when the trace has kernels: stop calling
+///   torch.cuda.empty_cache() in the loop, PYTORCH_ALLOC_CONF=expandable_segments:True, steady
+///   batch shapes. Needs reserved-level events with addresses and churnMinSteadyIterations.
+/// - slow-down (Warning): iterations after the warm-up got slower (slow_down.h): late-third
+///   median - early-third median > max(slowDownMadFactor x 1.4826 x MAD, slowDownMinGrowth x
+///   median) of the early third; names the part that grew most (compute, communication
+///   transfer, waiting for the last rank and who, copies, host-bound gaps, other idle) with its
+///   medians, and what to look at for it. Needs kernels and slowDownMinIterations.
 /// The checklist rules (kChecklistRules; each documented in its own header) run on every device
 /// as well and, when `assessments` is given, append one AdviceAssessment per rule and device
 /// they looked at (device order, then rule order).

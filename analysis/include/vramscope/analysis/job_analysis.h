@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "vramscope/analysis/advice.h"
+#include "vramscope/analysis/allocator_churn.h"
 #include "vramscope/analysis/collectives.h"
 #include "vramscope/analysis/iterations.h"
 #include "vramscope/analysis/leak.h"
@@ -19,6 +20,7 @@
 #include "vramscope/analysis/memory_summary.h"
 #include "vramscope/analysis/operator_memory.h"
 #include "vramscope/analysis/precision.h"
+#include "vramscope/analysis/slow_down.h"
 #include "vramscope/analysis/straggler.h"
 #include "vramscope/analysis/time_breakdown.h"
 #include "vramscope/trace/error.h"
@@ -92,6 +94,8 @@ struct DeviceAnalysis {
     std::optional<PrecisionMix> precision;
 
     // --- allocator-churn facts (allocator_churn.h) ---
+    /// Reserved segments made and freed per iteration (allocatorChurn).
+    AllocatorChurn churn;
 
     // --- host-memory facts (host_memory.h; on the rank's first device) ---
     /// The rank's host memory (analyzeHostMemory over this device's iterations); set on the
@@ -99,6 +103,9 @@ struct DeviceAnalysis {
     std::shared_ptr<const HostMemoryReport> host;
 
     // --- slow-down facts (slow_down.h) ---
+    /// Iteration periods over the run and their parts (slowDown; set in crossRankFacts, since
+    /// the waits need the job's matched collectives).
+    SlowDownReport slowDown;
 };
 
 /// Whether the trace recorded anything on the device: memory (events or counters) or kernels. A

@@ -45,6 +45,16 @@ struct CommunicationSplit {
     bool partial = false;
 };
 
+/// The intervals [own start, own start + waitInKernelNs) in which `device` of the input matched as
+/// `matchedRank` waited for the last rank, in that input's clock (match times less
+/// `clockOffsetNs`), in match order; empty waits are left out. `collectives`, when given, is
+/// increased by the matched collectives the device took part in.
+std::vector<std::pair<int64_t, int64_t>> waitIntervals(const CollectiveMatch& match,
+                                                       trace::DeviceIndex device,
+                                                       trace::RankId matchedRank,
+                                                       int64_t clockOffsetNs,
+                                                       size_t* collectives = nullptr);
+
 /// The split of `device` of the input matched as `matchedRank` (collectiveRanks), whose times
 /// in `match` carry `clockOffsetNs`. `breakdown` is that device's. W = the wait intervals, C =
 /// the union of its compute kernels. nullopt when the device took part in no matched collective.

@@ -70,8 +70,19 @@ namespace vramscope::analysis {
 ///   It needs h >= 12 and f >= 4. Peak allocated (no leak) = 2W + O + A * a + I, first at
 ///   S_1(r) + F + 1 (iteration 0 has no optimizer state yet); roles then: parameters W,
 ///   gradients W, optimizer state O, activations A * a, inputs I, temporaries 0.
+/// With slowDownStepNs = x > 0 (slow_down.h), iteration i gets G_i = i * x more of one part
+/// (slowDownPart): AllReduce: D_i = D + G_i (every rank's all-reduce kernel and collective; needs
+/// n > 1); HostGap: the host gap after iteration i is h + G_i; Straggler: the straggler starts
+/// s_i = s + G_i late (needs 0 <= stragglerRank < n; the others wait s_i in the all-reduce).
+/// Then P_i = P + G_i, S_i = 3'000'000 + h + i * P + x * i * (i - 1) / 2, S_i(r) = S_i + s_i on
+/// the straggler, and E_i = S_i + s_i + C - v + D_i (s_i = s, D_i = D where the part is not
+/// the one that grows): the period from S_i to S_{i+1} is P + G_i on every rank but a growing
+/// straggler, whose own is P + G_{i+1}.
 /// The seed changes no time and no size: only addresses, device UUIDs, the communicator hash,
 /// the job id, and which made-up layer and kernel names are used.
+/// The part of the iteration that SyntheticJobSpec::slowDownStepNs makes grow.
+enum class SyntheticSlowDown { AllReduce, HostGap, Straggler };
+
 struct SyntheticJobSpec {
     int ranks = 2;
     int iterations = 10;
@@ -115,6 +126,10 @@ struct SyntheticJobSpec {
     uint64_t hostBaseBytes = 2ull << 30;
     uint64_t hostGrowthBytesPerIteration = 0;
     uint64_t hostBatchBytes = 256ull << 20;
+    /// Slow-down (see above): each iteration lasts this much longer than the one before, in the
+    /// part slowDownPart; 0 = steady.
+    int64_t slowDownStepNs = 0;
+    SyntheticSlowDown slowDownPart = SyntheticSlowDown::AllReduce;
 };
 
 /// Empty when `spec` can be generated; otherwise a sentence naming the bad parameter. Needs
@@ -122,7 +137,8 @@ struct SyntheticJobSpec {
 /// computeKernelNs >= 1, (K / 2) * d >= A (so F / A >= 1 and B / A >= 1), segmentBytes >= 1,
 /// busBandwidthBytesPerS > 0, non-negative delays and gaps, leakRank >= -1, gpusPerNode >= 1, and
 /// ranks * iterations small enough to stay well inside int64 nanoseconds; with trainingPhases
-/// also hostGapNs >= 12 and F / A >= 4, and no benchmarkNoise.
+/// also hostGapNs >= 12 and F / A >= 4, and no benchmarkNoise; slowDownStepNs >= 0, and with it
+/// above 0 ranks > 1 for AllReduce and a straggler rank for Straggler.
 std::string validateSyntheticJobSpec(const SyntheticJobSpec& spec);
 
 /// Generates one TraceData per rank, in rank order (header rank/world size set, one device per

@@ -71,6 +71,22 @@ struct BreakdownOptions {
 std::vector<TimeBreakdown> computeTimeBreakdowns(const trace::TraceData& data,
                                                  const BreakdownOptions& options = {});
 
+/// The breakdown of `device` inside each of `windows` ([startNs, endNs) in the trace's clock,
+/// e.g. the iterations), in the same order: the formulas of computeTimeBreakdowns over the
+/// device's kernels that overlap the window, each clipped to it, and over the device's idle gaps
+/// clipped to it, so the figures of windows that tile the device's span add up to the whole
+/// device's (a kernel or a gap across a boundary is split there; a gap keeps the cause of the
+/// whole gap, from the kernel that ends it, even when that kernel lies past the window). span is
+/// the part of the window between the device's first kernel start and last kernel end; a
+/// window outside that (or without kernels before and after it) gives kernels 0 and every
+/// figure 0 (firstStartNs = lastEndNs = its start). Gaps are counted by cause and kept
+/// (options.maxGaps) per window. O(k log k) to sort the device's k kernels, then O(log k +
+/// kernels overlapping) per window.
+std::vector<TimeBreakdown> computeWindowBreakdowns(
+    const trace::TraceData& data, trace::DeviceIndex device,
+    const std::vector<std::pair<trace::TimestampNs, trace::TimestampNs>>& windows,
+    const BreakdownOptions& options = {});
+
 /// Total length of the union of [start, end) intervals (any order). Helper, exposed for tests.
 int64_t unionLength(std::vector<std::pair<int64_t, int64_t>> intervals);
 
