@@ -480,3 +480,31 @@ TEST(AdvicePanel, ChecksNameTheLeakingGpuAndWhatCouldNotBeChecked) {
         "NOT CHECKED max-peak-fraction: rank 0 GPU 0: capacity unknown (peak 300 B)")))
         << panel.checksView()->toPlainText().toStdString();
 }
+
+TEST(AdvicePanel, ChecksListTheTrainingChecklistWithWhatEachRuleLacks) {
+    // Every rank's all-reduce lasts 2 ms longer each iteration (synthetic_job.h: D_i = D + i x
+    // 2 ms), so over 12 iterations the later ones are slower by far more than noise on both
+    // ranks; the synthetic job records no host memory, so that rule cannot judge.
+    analysis::SyntheticJobSpec spec;
+    spec.ranks = 2;
+    spec.iterations = 12;
+    spec.slowDownStepNs = 2'000'000;
+    spec.slowDownPart = analysis::SyntheticSlowDown::AllReduce;
+    Fixture f(spec);
+    widgets::AdvicePanel panel;
+    panel.setJob(f.job);
+    const QString checks = panel.checksView()->toPlainText();
+    EXPECT_TRUE(checks.contains(QStringLiteral("Training checklist"))) << checks.toStdString();
+    for (const char* line : {"WARNING slow-down: rank 0 GPU 0:", "WARNING slow-down: rank 1 GPU 1:",
+                             "NOT ASSESSED host-memory: rank 0 host: the trace records no host",
+                             "NOT ASSESSED host-memory: rank 1 host: the trace records no host"}) {
+        EXPECT_TRUE(checks.contains(QString::fromLatin1(line))) << line << "\n"
+                                                                << checks.toStdString();
+    }
+    // One line per rule and GPU (host-memory once per rank): 2 ranks x 4 rules.
+    EXPECT_EQ(checks.count(QStringLiteral("slow-down: rank")) +
+                  checks.count(QStringLiteral("host-memory: rank")) +
+                  checks.count(QStringLiteral("mixed-precision: rank")) +
+                  checks.count(QStringLiteral("allocator-churn: rank")),
+              8);
+}
