@@ -393,6 +393,19 @@ std::vector<Advice> adviseOn(const std::vector<DeviceFacts>& devices, const Advi
         detail::slowDownRule(f, options, out, assessed);
     }
     if (assessments != nullptr) {
+        // What a rule found missing may be in the part of the input that was lost.
+        for (AdviceAssessment& a : assessed) {
+            const auto f = std::find_if(devices.begin(), devices.end(), [&](const DeviceFacts& d) {
+                return d.input == a.input && d.rank == a.rank &&
+                       (d.device == a.device || a.device == trace::kHostDevice);
+            });
+            if (a.outcome == AssessmentOutcome::NotAssessed && f != devices.end() &&
+                f->partialInput) {
+                a.detail +=
+                    " (the input is partial: the trace lost events, and what is missing "
+                    "may be in the lost part)";
+            }
+        }
         *assessments = std::move(assessed);
     }
     sortAdvice(out);

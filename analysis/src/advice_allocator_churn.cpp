@@ -33,29 +33,41 @@ std::string countsText(const AllocatorChurn& c) {
     return s + (c.iterations.size() > 9 ? ", ..." : "");
 }
 
+/// Why the rule fired: churn in most steady iterations, or torch.cuda.empty_cache releasing
+/// segments inside the loop (a finding of its own: the issue it causes is the same, and the
+/// stacks name the call).
+std::string firedBecause(const AllocatorChurn& c, const AdviceOptions& o) {
+    const bool most = c.churnShare() > o.churnIterationShare;
+    std::string s = "segments freed and allocated again inside " + shareText(c) +
+                    (most ? " > " : " <= ") + formatPercent(o.churnIterationShare);
+    if (c.emptyCacheFrees > 0) {
+        s += (most ? "; and " : ", but ") + std::to_string(c.emptyCacheFrees) + " of the " +
+             std::to_string(c.segmentFrees) +
+             " segment frees after the warm-up come from torch.cuda.empty_cache (in their stack)";
+    }
+    return s;
+}
+
 Advice churnAdvice(const DeviceFacts& f, const AllocatorChurn& c, const AdviceOptions& o) {
     const size_t n = c.steadyIterations;
-    std::string msg = deviceLabel(f.rank, f.device) +
-                      ": reserved segments were freed and allocated again inside " + shareText(c) +
-                      " > " + formatPercent(o.churnIterationShare) +
+    std::string msg = deviceLabel(f.rank, f.device) + ": " + firedBecause(c, o) +
                       "; per iteration after the warm-up " +
                       perIteration(double(c.segmentAllocs), n) + " segment allocations (" +
                       formatBytes(double(c.allocBytes) / double(n)) + ") and " +
                       perIteration(double(c.segmentFrees), n) + " segment frees (" +
                       formatBytes(double(c.freeBytes) / double(n)) + "; " + countsText(c) + ")";
-    if (c.emptyCacheFrees > 0) {
-        msg += "; " + std::to_string(c.emptyCacheFrees) + " of the " +
-               std::to_string(c.segmentFrees) + " frees have torch.cuda.empty_cache in their stack";
-    }
     if (c.timeKnown) {
         msg += "; the device sat idle " + formatDuration(double(c.syncIdleNs) / double(n)) +
                " per iteration in gaps holding a segment free (cudaFree synchronises the device)";
     } else {
         msg += "; " + c.timeUnknownReason;
     }
+    msg += c.emptyCacheFrees > 0
+               ? ". Try: stop calling torch.cuda.empty_cache() inside the training loop (the "
+                 "cache it empties is refilled by the next step); set PYTORCH_ALLOC_CONF="
+               : ". No torch.cuda.empty_cache frame is in the stacks of these frees (or the "
+                 "trace has no stacks): if the loop calls it, stop; set PYTORCH_ALLOC_CONF=";
     msg +=
-        ". Try: stop calling torch.cuda.empty_cache() inside the training loop (the cache it "
-        "empties is refilled by the next step); set PYTORCH_ALLOC_CONF="
         "expandable_segments:True (PyTorch docs, CUDA memory management) so segments grow in "
         "place; keep batch shapes steady (pad or bucket variable lengths).";
     Advice a = makeAdvice(f, kRule, Severity::Warning, std::move(msg));
@@ -97,11 +109,9 @@ void allocatorChurnRule(const DeviceFacts& facts, const AdviceOptions& options,
                    std::to_string(options.churnMinSteadyIterations));
         return;
     }
-    if (c->churnShare() > options.churnIterationShare) {
+    if (c->churnShare() > options.churnIterationShare || c->emptyCacheFrees > 0) {
         advice.push_back(churnAdvice(facts, *c, options));
-        assess(assessments, facts, kRule, AssessmentOutcome::Fired,
-               "segments freed and allocated again inside " + shareText(*c) + " > " +
-                   formatPercent(options.churnIterationShare),
+        assess(assessments, facts, kRule, AssessmentOutcome::Fired, firedBecause(*c, options),
                Severity::Warning);
         return;
     }

@@ -91,9 +91,14 @@ void hostMemoryRule(const DeviceFacts& facts, const AdviceOptions& options,
         return;
     }
     if (h.trend.verdict == LeakVerdict::Sawtooth) {
-        note(AssessmentOutcome::Clear,
-             seriesLabel(h) + " returns to its baseline: " + h.trend.reason + " Peak " +
-                 formatBytes(double(h.peakBytes)) + pinnedText(h) + ".");
+        // Sawtooth: the growth over the run is within the threshold, which a slowly rising
+        // baseline can be too; say which.
+        const bool rising = h.trend.slopeBytesPerIteration > 0;
+        note(AssessmentOutcome::Clear, seriesLabel(h) +
+                                           (rising ? " grows less over the run than the threshold: "
+                                                   : " returns to its baseline: ") +
+                                           h.trend.reason + " Peak " +
+                                           formatBytes(double(h.peakBytes)) + pinnedText(h) + ".");
         return;
     }
     // Inconclusive: too few iterations, none at all, or growth that does not rise consistently.

@@ -498,6 +498,7 @@ trace::Result<JobAnalysis> analyzeJob(const std::vector<RankInput>& inputs,
     for (const DeviceAnalysis& d : job.devices) {
         DeviceFacts f;
         f.input = d.input;
+        f.partialInput = d.partialInput;
         f.rank = d.rank;
         f.device = d.device;
         f.memory = d.memory;

@@ -155,8 +155,8 @@ SlowDownReport slowDown(const trace::TraceData& data, trace::DeviceIndex device,
     if (std::find(data.kernels.device.begin(), data.kernels.device.end(), device) ==
         data.kernels.device.end()) {
         r.reason =
-            "no kernels on this GPU: iteration time cannot be split (a memory snapshot "
-            "records none)";
+            "no kernels on this GPU: iteration time cannot be split (PyTorch memory snapshots "
+            "record none)";
         return r;
     }
     if (iterations.count() == 0) {

@@ -174,10 +174,11 @@ int runCheck(CommandContext& ctx) {
     std::vector<std::string> adviceRules;
     if (auto v = args->value("--advice")) {
         std::string rest = *v;
-        while (!rest.empty()) {
+        for (bool more = true; more;) {
             const size_t comma = rest.find(',');
             const std::string rule = rest.substr(0, comma);
-            rest = comma == std::string::npos ? std::string() : rest.substr(comma + 1);
+            more = comma != std::string::npos;
+            rest = more ? rest.substr(comma + 1) : std::string();
             const bool known =
                 std::find_if(std::begin(kChecklistRules), std::end(kChecklistRules),
                              [&](const char* r) { return rule == r; }) != std::end(kChecklistRules);
@@ -187,6 +188,8 @@ int runCheck(CommandContext& ctx) {
                 if (std::find(adviceRules.begin(), adviceRules.end(), rule) == adviceRules.end()) {
                     adviceRules.push_back(rule);
                 }
+            } else if (rule.empty()) {
+                return usageError(ctx, "--advice: an empty rule name in '" + *v + "'", help);
             } else {
                 return usageError(ctx,
                                   "--advice: unknown rule '" + rule +

@@ -1,5 +1,7 @@
 #include "sweep.h"
 
+#include <algorithm>
+
 #include <array>
 #include <cmath>
 #include <cstdio>
@@ -114,6 +116,17 @@ ParsedSweepSpec parseSweepSpec(std::string_view text) {
         return {std::nullopt, "--sweep: '" + spec.name +
                                   "' is not an environment variable name (letters, digits and "
                                   "'_', not starting with a digit)"};
+    }
+    // The launcher's own variables: a sweep over one would move the trace elsewhere or unload
+    // the agent while the run is recorded as if it were traced into DIR/NAME-V/.
+    const bool launcherOwns = spec.name.rfind("VRAMSCOPE_", 0) == 0 ||
+                              spec.name == "CUDA_INJECTION64_PATH" ||
+                              spec.name == "NVTX_INJECTION64_PATH" || spec.name == "LD_PRELOAD" ||
+                              spec.name == "LD_LIBRARY_PATH" || spec.name == "PATH";
+    if (launcherOwns) {
+        return {std::nullopt, "--sweep: " + spec.name +
+                                  " is set by vramscope-run itself or decides what runs; sweep "
+                                  "another variable (e.g. BATCH)"};
     }
     const std::string_view list = text.substr(eq + 1);
     if (list.empty()) {
@@ -336,6 +349,12 @@ int sweepExitCode(const std::vector<SweepRecord>& records, bool fitRan) {
         return kSweepExitFailed;
     }
     if (!largestStableValue(records)) {
+        return kSweepExitNoneFinished;
+    }
+    const bool measured = std::any_of(records.begin(), records.end(), [](const SweepRecord& r) {
+        return r.verdict == SweepVerdict::Finished && r.traceFiles > 0;
+    });
+    if (!measured) {
         return kSweepExitNoneFinished;
     }
     return fitRan ? kSweepExitDone : kSweepExitNoFit;

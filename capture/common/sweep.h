@@ -30,7 +30,9 @@ struct ParsedSweepSpec {
     std::string error;              ///< a sentence for the user, when spec is empty
 };
 
-/// Parses "NAME=V1,V2,...". NAME is an environment variable name ([A-Za-z_][A-Za-z0-9_]*). Each
+/// Parses "NAME=V1,V2,...". NAME is an environment variable name ([A-Za-z_][A-Za-z0-9_]*), not
+/// one vramscope-run sets or one that decides what runs (VRAMSCOPE_*, CUDA_INJECTION64_PATH,
+/// NVTX_INJECTION64_PATH, LD_PRELOAD, LD_LIBRARY_PATH, PATH). Each
 /// value is a positive decimal number, digits with at most one '.' ("8", "0.25"; no sign, no
 /// exponent), because batch-fit fits a line over the values and the text names a directory.
 /// Errors: no '=', a bad NAME, an empty list or an empty item, a value that is not such a
@@ -140,8 +142,9 @@ inline constexpr int kSweepExitNoneFinished = 3;  ///< not one run finished
 inline constexpr int kSweepExitNoFit = 4;
 
 /// The exit code: kSweepExitFailed when the last run Failed, else kSweepExitNoneFinished when no
-/// run finished, else kSweepExitNoFit when `fitRan` is false, else kSweepExitDone. `fitRan` is
-/// true when batch-fit was not needed (fewer than two runs with traces) or gave its answer.
+/// run finished or no finished run wrote a trace (nothing was measured), else kSweepExitNoFit when
+/// `fitRan` is false, else kSweepExitDone. `fitRan` is true when batch-fit was not needed (fewer
+/// than two runs with traces) or gave its answer.
 int sweepExitCode(const std::vector<SweepRecord>& records, bool fitRan);
 
 }  // namespace vramscope::capture

@@ -1,6 +1,7 @@
 #include "sweep_driver.h"
 
 #include <dirent.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <cerrno>
@@ -153,6 +154,19 @@ int runSweep(const RunOptions& options, const std::string& agentPath) {
     const SweepSpec& spec = *options.sweep;
     const std::string baseDir = absolutePath(options.output);
     const std::string job = options.job.empty() ? jobNameFromCommand(options.command) : options.job;
+    struct stat st {};
+    if (stat(baseDir.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) {
+        std::fprintf(stderr,
+                     "vramscope-run: -o %s is not a directory: a sweep records each run into "
+                     "DIR/%s-<V>/; give a directory\n",
+                     baseDir.c_str(), spec.name.c_str());
+        return kSweepExitUsage;
+    }
+    if (!makeDirectories(baseDir)) {
+        std::fprintf(stderr, "vramscope-run: cannot create %s: %s\n", baseDir.c_str(),
+                     std::strerror(errno));
+        return kSweepExitUsage;
+    }
     for (const SweepValue& v : spec.values) {
         const std::string dir = sweepRunDirectory(baseDir, spec.name, v.text);
         if (holdsTraces(dir)) {

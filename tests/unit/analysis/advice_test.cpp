@@ -278,3 +278,27 @@ TEST(Cost, AmountsKeepThreeSignificantDigitsBelowOne) {
 
 }  // namespace
 }  // namespace vramscope::analysis
+
+namespace vramscope::analysis {
+namespace {
+
+TEST(Advice, AChecklistRuleThatLacksDataOnAPartialInputSaysItMayBeInTheLostPart) {
+    for (const bool partial : {false, true}) {
+        DeviceFacts f;
+        f.input = 0;
+        f.rank = trace::RankId{0};
+        f.device = trace::DeviceIndex{0};
+        f.partialInput = partial;
+        std::vector<AdviceAssessment> out;
+        adviseOn({f}, {}, &out);
+        ASSERT_FALSE(out.empty());
+        for (const AdviceAssessment& a : out) {
+            ASSERT_EQ(a.outcome, AssessmentOutcome::NotAssessed) << a.rule;  // no facts at all
+            EXPECT_EQ(a.detail.find("the input is partial") != std::string::npos, partial)
+                << a.rule << ": " << a.detail;
+        }
+    }
+}
+
+}  // namespace
+}  // namespace vramscope::analysis

@@ -181,6 +181,16 @@ TEST_F(SweepRun, RefusesBadSpecsAndTracesLeftFromAnEarlierSweep) {
     EXPECT_TRUE(has(again.err, "already holds traces")) << again.err;
 }
 
+TEST_F(SweepRun, RefusesAnOutputThatIsAFileBeforeRunningAnything) {
+    std::FILE* f = std::fopen((m_dir + "/out").c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fclose(f);
+    const Ran r = sweep("BATCH=8,16", "");
+    EXPECT_EQ(r.exitCode, 2);  // usage: --help's "no output directory"
+    EXPECT_TRUE(has(r.err, "is not a directory")) << r.err;
+    EXPECT_FALSE(has(r.err, "[1/2]")) << r.err;  // no run was started
+}
+
 TEST_F(SweepRun, SaysWhatItKnowsWhenVramscopeCliIsMissing) {
     const Ran r = sweep("BATCH=8,16", "", m_dir + "/no-such-cli");
     EXPECT_EQ(r.exitCode, 4) << r.out << r.err;

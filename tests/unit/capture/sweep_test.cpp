@@ -205,6 +205,24 @@ TEST(SweepSummary, NamesEachRunTheLargestStableValueAndTheOomRequest) {
     oomFirst[0].verdict = judgeSweepRun(oomFirst[0].result);
     EXPECT_EQ(sweepExitCode(oomFirst, true), kSweepExitNoneFinished);
     EXPECT_NE(sweepSummaryText(spec, oomFirst).find("measured: none"), std::string::npos);
+
+    // Runs that finished without writing a trace measured nothing (no CUDA, or the agent
+    // stepped aside): no result, as when none finished.
+    std::vector<SweepRecord> untraced(records.begin(), records.begin() + 2);
+    for (SweepRecord& r : untraced) {
+        r.traceFiles = 0;
+    }
+    EXPECT_EQ(sweepExitCode(untraced, true), kSweepExitNoneFinished);
+}
+
+TEST(SweepSpec, RefusesTheLaunchersOwnVariables) {
+    for (const char* owned : {"VRAMSCOPE_OUTPUT=1,2", "VRAMSCOPE_JOB=1", "CUDA_INJECTION64_PATH=1",
+                              "NVTX_INJECTION64_PATH=1", "LD_PRELOAD=1", "PATH=1"}) {
+        const ParsedSweepSpec p = parseSweepSpec(owned);
+        EXPECT_FALSE(p.spec) << owned;
+        EXPECT_NE(p.error.find("set by vramscope-run"), std::string::npos) << p.error;
+    }
+    EXPECT_TRUE(parseSweepSpec("VRAMSCOPEX=1").spec);  // not the launcher's prefix
 }
 
 TEST(SweepBatchFit, NamesEachRunDirectoryWithItsValue) {

@@ -48,6 +48,13 @@ TEST(SlowDownCli, CheckFailsOnAGrowingAllReduceAndPassesOnASteadyJob) {
     EXPECT_EQ(r.code, kExitCheckFailed) << r.out;
     EXPECT_NE(r.out.find("NOT CHECKED slow-down"), std::string::npos) << r.out;
 
+    // A rule list with an empty or unknown name is a usage error, not a silent subset.
+    for (const char* bad : {"slow-down,", ",slow-down", "slow-down,,host-memory", "Slow-Down"}) {
+        r = run({"check", "--advice", bad, steady});
+        EXPECT_EQ(r.code, kExitUsage) << bad;
+        EXPECT_NE(r.err.find("--advice"), std::string::npos) << r.err;
+    }
+
     r = run({"report", slow});
     EXPECT_EQ(r.code, kExitSuccess);
     EXPECT_NE(r.out.find("communication transfer +8.00 ms of it"), std::string::npos) << r.out;

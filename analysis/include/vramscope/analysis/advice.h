@@ -123,6 +123,9 @@ struct DeviceFacts {
     /// Ranks of the job (the headers' world size, else the ranks present); the sharding advice
     /// names (N-1)/N with it when it is 2 or more.
     int32_t ranks = 0;
+    /// The input lost events (DeviceAnalysis::partialInput): a checklist rule that finds data
+    /// missing says it may be in the lost part.
+    bool partialInput = false;
     /// The checklist's facts (null = not computed for this device; the rule then says so).
     const PrecisionMix* precision = nullptr;  ///< matmul / convolution kernel time by precision
     const AllocatorChurn* churn = nullptr;    ///< reserved segments made and freed per iteration
