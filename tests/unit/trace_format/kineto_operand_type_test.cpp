@@ -99,9 +99,15 @@ TEST(KinetoOperandType, EachKernelGetsTheInputTypeOfTheInnermostMatmulOpAroundIt
     const TraceData& d = r->data;
     ASSERT_EQ(d.kernels.size(), 9u);
     ASSERT_EQ(d.kernels.operandType.size(), 9u);
-    const std::map<std::string, std::string> expected = {
-        {"k1", "c10::Half"}, {"k2", "c10::BFloat16"}, {"k3", "c10::BFloat16"},
-        {"k4", "c10::BFloat16"}, {"k5", "float"}, {"k6", ""}, {"k7", ""}, {"k8", ""}, {"k9", ""}};
+    const std::map<std::string, std::string> expected = {{"k1", "c10::Half"},
+                                                         {"k2", "c10::BFloat16"},
+                                                         {"k3", "c10::BFloat16"},
+                                                         {"k4", "c10::BFloat16"},
+                                                         {"k5", "float"},
+                                                         {"k6", ""},
+                                                         {"k7", ""},
+                                                         {"k8", ""},
+                                                         {"k9", ""}};
     for (const auto& [name, type] : expected) {
         EXPECT_EQ(typeOf(d, name), type) << name;
     }
@@ -114,9 +120,9 @@ const std::string kB200 = kLens + "b200/eager_trace.json.gz";
 const std::string kMi300 = kLens + "mi300/resnet_act_checkpoint.json.gz";
 
 bool isMatmulOp(const std::string& n) {
-    for (const char* op : {"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::linear",
-                           "aten::matmul", "aten::_convolution", "aten::cudnn_convolution",
-                           "aten::miopen_convolution"}) {
+    for (const char* op :
+         {"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::linear", "aten::matmul",
+          "aten::_convolution", "aten::cudnn_convolution", "aten::miopen_convolution"}) {
         if (n == op) {
             return true;
         }
