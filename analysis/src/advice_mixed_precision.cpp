@@ -25,8 +25,13 @@ std::string topNamesText(const std::vector<KernelNameTime>& names) {
     const std::vector<std::string> shown = shortenNames(raw, 60);
     std::string out;
     for (size_t i = 0; i < names.size(); ++i) {
-        out += (i ? ", " : "") + shown[i] + " (" + toString(names[i].precision) + ") " +
-               ms(names[i].timeNs);
+        const KernelNameTime& n = names[i];
+        const std::string precision =
+            !n.fromOperator ? toString(n.precision)
+            : n.precision == KernelPrecision::Fp32
+                ? std::string("fp32 / tf32 by its operator's input type")
+                : std::string(toString(n.precision)) + " by its operator's input type";
+        out += (i ? ", " : "") + shown[i] + " (" + precision + ") " + ms(n.timeNs);
     }
     return out;
 }
@@ -39,6 +44,24 @@ std::string unknownNote(const PrecisionMix& m) {
     }
     return "; precision unknown for " + ms(unknownNs) + " (" +
            std::to_string(m.kernels(KernelPrecision::Unknown)) + " kernels), not counted";
+}
+
+/// "; 130 matmul / convolution kernels, of which 109 classified from their operator's input
+/// type" when the names alone did not give every precision.
+std::string operatorNote(const PrecisionMix& m) {
+    if (m.operatorClassifiedKernels == 0) {
+        return {};
+    }
+    std::string note = "; " + std::to_string(m.mathKernels) +
+                       " matmul / convolution kernels, of which " +
+                       std::to_string(m.operatorClassifiedKernels) +
+                       " classified from their operator's input type (Kineto cpu_op Input type)";
+    if (m.operatorFloatKernels > 0) {
+        note += ", " + std::to_string(m.operatorFloatKernels) +
+                " of them float: fp32, or tf32 if torch.backends.cuda.matmul.allow_tf32 was on "
+                "(the trace does not record it), counted as fp32";
+    }
+    return note;
 }
 
 /// What is missing for a verdict, or "" when the mix supports one.
@@ -81,7 +104,8 @@ std::vector<Evidence> evidenceOf(const PrecisionMix& m, int64_t computeNs) {
             {"full_precision_compute_fraction",
              computeNs > 0 ? double(m.fullPrecisionNs) / double(computeNs) : 0.0, "fraction"},
             {"matmul_kernels", double(m.mathKernels), "kernels"},
-            {"full_precision_matmul_kernels", double(m.fullPrecisionKernels), "kernels"}};
+            {"full_precision_matmul_kernels", double(m.fullPrecisionKernels), "kernels"},
+            {"operator_classified_matmul_kernels", double(m.operatorClassifiedKernels), "kernels"}};
 }
 
 std::string adviceText(const DeviceFacts& f, const PrecisionMix& m, int64_t computeNs) {
@@ -92,7 +116,7 @@ std::string adviceText(const DeviceFacts& f, const PrecisionMix& m, int64_t comp
         std::to_string(m.fullPrecisionKernels) + ") ran " + ms(m.fullPrecisionNs) + ", " +
         formatPercent(ofMatmul) + " of the matmul / convolution time of known precision " +
         ms(m.classifiedNs) + " and " + formatPercent(ofCompute) + " of compute time " +
-        ms(computeNs) + " (unions of kernel intervals" + unknownNote(m) +
+        ms(computeNs) + " (unions of kernel intervals" + unknownNote(m) + operatorNote(m) +
         "). Most time: " + topNamesText(m.topFullPrecision) + ".";
     if (const int64_t tf32 = m.ns(KernelPrecision::Tf32); tf32 > 0) {
         text += " The tf32 part (" + ms(tf32) +
@@ -131,7 +155,7 @@ void mixedPrecisionRule(const DeviceFacts& facts, const AdviceOptions& options,
                matmulFormula + " <= " + formatPercent(options.fullPrecisionMatmulShare, 0) +
                    " (half precision " +
                    ms(m.ns(KernelPrecision::Fp16) + m.ns(KernelPrecision::Bf16)) + ", fp8 " +
-                   ms(m.ns(KernelPrecision::Fp8)) + unknownNote(m) + ")");
+                   ms(m.ns(KernelPrecision::Fp8)) + unknownNote(m) + operatorNote(m) + ")");
         return;
     }
     if (ofCompute < options.fullPrecisionComputeShare) {
@@ -139,7 +163,7 @@ void mixedPrecisionRule(const DeviceFacts& facts, const AdviceOptions& options,
                matmulFormula + ", but fp32 / tf32 matmul time / compute time " + ms(computeNs) +
                    " = " + formatPercent(ofCompute) + " < " +
                    formatPercent(options.fullPrecisionComputeShare, 0) +
-                   ": half precision would save little");
+                   ": half precision would save little" + operatorNote(m));
         return;
     }
     Advice a = makeAdvice(facts, kRule, Severity::Warning, adviceText(facts, m, computeNs));
@@ -148,7 +172,7 @@ void mixedPrecisionRule(const DeviceFacts& facts, const AdviceOptions& options,
     assess(assessments, facts, kRule, AssessmentOutcome::Fired,
            matmulFormula + " > " + formatPercent(options.fullPrecisionMatmulShare, 0) +
                "; / compute time " + ms(computeNs) + " = " + formatPercent(ofCompute) +
-               " >= " + formatPercent(options.fullPrecisionComputeShare, 0),
+               " >= " + formatPercent(options.fullPrecisionComputeShare, 0) + operatorNote(m),
            Severity::Warning);
 }
 

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
+#include <tuple>
 #include <unordered_map>
 
 #include "vramscope/analysis/time_breakdown.h"
@@ -264,14 +266,56 @@ KernelClass classifyKernelName(std::string_view name) {
     return c;
 }
 
+KernelPrecision precisionOfOperandType(std::string_view type) {
+    if (type == "float") {
+        return P::Fp32;
+    }
+    if (type == "c10::Half") {
+        return P::Fp16;
+    }
+    if (type == "c10::BFloat16") {
+        return P::Bf16;
+    }
+    if (startsWith(type, "c10::Float8_")) {
+        return P::Fp8;
+    }
+    if (type == "double") {
+        return P::Fp64;
+    }
+    return P::Unknown;
+}
+
 namespace {
 
 using Intervals = std::vector<std::pair<int64_t, int64_t>>;
 
+/// A kernel's class: from its name, else (a matmul / convolution of unknown precision) from its
+/// operator's input type; `fromOperator` says which.
+KernelClass classOf(const trace::TraceData& data, size_t i, KernelClass byName,
+                    bool& fromOperator) {
+    fromOperator = false;
+    const trace::StringId type =
+        data.kernels.operandType.size() > i ? data.kernels.operandType[i] : trace::StringId{0};
+    if (byName.kind == MathKind::None || byName.precision != P::Unknown || type == 0) {
+        return byName;
+    }
+    const P p = precisionOfOperandType(data.string(type));
+    if (p == P::Unknown) {
+        return byName;
+    }
+    fromOperator = true;
+    return {byName.kind, p};
+}
+
 /// The `limit` names with the most time, most first, ties by name.
 std::vector<KernelNameTime> topNames(std::vector<KernelNameTime> names, size_t limit) {
     std::sort(names.begin(), names.end(), [](const KernelNameTime& a, const KernelNameTime& b) {
-        return a.timeNs != b.timeNs ? a.timeNs > b.timeNs : a.name < b.name;
+        if (a.timeNs != b.timeNs) {
+            return a.timeNs > b.timeNs;
+        }
+        return a.name != b.name
+                   ? a.name < b.name
+                   : std::tie(a.precision, a.fromOperator) < std::tie(b.precision, b.fromOperator);
     });
     if (names.size() > limit) {
         names.resize(limit);
@@ -286,7 +330,8 @@ PrecisionMix precisionMix(const trace::TraceData& data, trace::DeviceIndex devic
     mix.device = device;
     const trace::KernelEvents& k = data.kernels;
     std::unordered_map<trace::StringId, KernelClass> classes;
-    std::unordered_map<trace::StringId, KernelNameTime> byName;
+    // Per (name, precision, from operator): a name may run under fp32 and bf16 operators.
+    std::map<std::tuple<trace::StringId, P, bool>, KernelNameTime> byName;
     std::array<Intervals, kKernelPrecisionCount> byPrecision;
     Intervals all, classified, full;
     for (size_t i = 0; i < k.size(); ++i) {
@@ -298,9 +343,14 @@ PrecisionMix precisionMix(const trace::TraceData& data, trace::DeviceIndex devic
         if (it == classes.end()) {
             it = classes.emplace(k.name[i], classifyKernelName(data.string(k.name[i]))).first;
         }
-        const KernelClass c = it->second;
+        bool fromOperator = false;
+        const KernelClass c = classOf(data, i, it->second, fromOperator);
         if (c.kind == MathKind::None) {
             continue;
+        }
+        if (fromOperator) {
+            ++mix.operatorClassifiedKernels;
+            mix.operatorFloatKernels += c.precision == P::Fp32 ? 1 : 0;
         }
         const std::pair<int64_t, int64_t> iv{k.startNs[i], k.endNs[i]};
         ++mix.mathKernels;
@@ -314,8 +364,9 @@ PrecisionMix precisionMix(const trace::TraceData& data, trace::DeviceIndex devic
         if (isFullPrecision(c.precision)) {
             full.push_back(iv);
         }
-        KernelNameTime& n = byName[k.name[i]];
+        KernelNameTime& n = byName[{k.name[i], c.precision, fromOperator}];
         n.precision = c.precision;
+        n.fromOperator = fromOperator;
         n.timeNs += iv.second - iv.first;
         ++n.kernels;
     }
@@ -328,8 +379,8 @@ PrecisionMix precisionMix(const trace::TraceData& data, trace::DeviceIndex devic
     mix.fullPrecisionKernels = full.size();
     mix.fullPrecisionNs = unionLength(std::move(full));
     std::vector<KernelNameTime> fullNames, unknownNames;
-    for (auto& [id, n] : byName) {
-        n.name = std::string(data.string(id));
+    for (auto& [key, n] : byName) {
+        n.name = std::string(data.string(std::get<0>(key)));
         if (isFullPrecision(n.precision)) {
             fullNames.push_back(n);
         } else if (n.precision == P::Unknown) {

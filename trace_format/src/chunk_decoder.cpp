@@ -117,7 +117,8 @@ bool checkKernels(const v1::KernelBatch& k, std::string& why) {
           ok(k.name_size(), "name") && ok(k.category_size(), "category") &&
           ok(k.launch_lead_ns_size(), "launch_lead_ns") && ok(k.bytes_size(), "bytes") &&
           ok(k.correlation_id_delta_size(), "correlation_id_delta") &&
-          ok(k.launch_unknown_size(), "launch_unknown"))) {
+          ok(k.launch_unknown_size(), "launch_unknown") &&
+          ok(k.operand_type_size(), "operand_type"))) {
         return false;
     }
     if (k.launch_unknown_size() > 0 && k.launch_lead_ns_size() == 0) {
@@ -289,6 +290,7 @@ void applyKernels(const v1::KernelBatch& in, KernelEvents& out, ChunkNotes& note
     }
     appendColumn(out.bytes, in.bytes(), n, uint64_t{0});
     appendDeltaColumn(out.correlationId, in.correlation_id_delta(), n);
+    appendColumn(out.operandType, in.operand_type(), n, StringId{0});
 }
 
 void applyCollectives(const v1::CollectiveBatch& in, CollectiveEvents& out) {

@@ -270,7 +270,8 @@ const char* const kKernelNames[] = {"",
                                     "launch_lead_ns",
                                     "bytes",
                                     "correlation_id_delta",
-                                    "launch_unknown"};
+                                    "launch_unknown",
+                                    "operand_type"};
 const char* const kCollectiveNames[] = {"",          "start_ns_delta",    "duration_ns", "device",
                                         "stream",    "communicator_hash", "rank",        "nranks",
                                         "function",  "seq_number",        "bytes",       "datatype",
@@ -329,6 +330,7 @@ void applyKernels(const Batch& b, KernelEvents& out, ChunkNotes& notes) {
     }
     putPlain(out.bytes, b.cols[8], n, uint64_t{0});
     putDelta(out.correlationId, b.cols[9], n);
+    putPlain(out.operandType, b.cols[11], n, StringId{0});
 }
 
 void applyCollectives(const Batch& b, CollectiveEvents& out) {
@@ -414,7 +416,7 @@ FastDecode decodeChunkFast(std::string_view payload, TraceData& data, v1::Chunk&
         restBytes.append(reinterpret_cast<const char*>(fieldStart),
                          static_cast<size_t>(p - fieldStart));
     }
-    const int maxField[5] = {8, 10, 13, 7, 5};
+    const int maxField[5] = {8, 11, 13, 7, 5};
     const int doubleField[5] = {0, 0, 0, 0, 5};
     for (int i = 0; i < 5; ++i) {
         if (batches[i].present && !scanBatch(batches[i], maxField[i], doubleField[i])) {
@@ -427,7 +429,7 @@ FastDecode decodeChunkFast(std::string_view payload, TraceData& data, v1::Chunk&
     }
     size_t gaps[3] = {0, 0, 0};
     if (!checkBatch(batches[0], "memory", kMemoryNames, 8, why) ||
-        !checkBatch(batches[1], "kernel", kKernelNames, 10, why) ||
+        !checkBatch(batches[1], "kernel", kKernelNames, 11, why) ||
         !checkBatch(batches[2], "collective", kCollectiveNames, 13, why) ||
         !checkBatch(batches[3], "range", kRangeNames, 7, why) ||
         !checkBatch(batches[4], "counter", kCounterNames, 5, why) ||

@@ -54,11 +54,7 @@ public:
     TraceBuilder(const RawKineto& raw, TraceData& data) : m_raw(raw), m_data(data) {}
 
     void build() {
-        m_launches = m_raw.launches;
-        std::stable_sort(m_launches.begin(), m_launches.end(),
-                         [](const kineto::RawLaunch& a, const kineto::RawLaunch& b) {
-                             return a.correlation < b.correlation;
-                         });
+        sortLaunches();
         chooseTimeBase();
         buildKernels();
         buildCollectives();
@@ -97,6 +93,13 @@ private:
             [](const kineto::RawLaunch& l, uint64_t c) { return l.correlation < c; });
         return it != m_launches.end() && it->correlation == correlation ? &*it : nullptr;
     }
+    /// m_launches by correlation id, with the operand type of each launch's operator.
+    void sortLaunches();
+    /// The operand type of the op that launched `launch` (an entry of m_launches), 0 = none.
+    StringId operandTypeOf(const kineto::RawLaunch* launch) {
+        const std::string_view t = m_launchTypes[size_t(launch - m_launches.data())];
+        return t.empty() ? StringId{0} : intern(t);
+    }
     void chooseTimeBase();
     void buildKernels();
     void buildCollectives();
@@ -116,11 +119,27 @@ private:
     int64_t m_firstNs = std::numeric_limits<int64_t>::max();
     std::unordered_map<std::string_view, StringId> m_stringCache;
     std::map<DeviceIndex, bool> m_devicesSeen;
-    std::vector<kineto::RawLaunch> m_launches;  ///< sorted by correlation id
-    std::vector<size_t> m_kernelOrder;          ///< raw kernel index of each KernelEvents row
-    std::vector<StackId> m_memoryStacks;        ///< stack of each raw memory event
+    std::vector<kineto::RawLaunch> m_launches;    ///< sorted by correlation id
+    std::vector<std::string_view> m_launchTypes;  ///< per m_launches entry (launchOperandTypes)
+    std::vector<size_t> m_kernelOrder;            ///< raw kernel index of each KernelEvents row
+    std::vector<StackId> m_memoryStacks;          ///< stack of each raw memory event
     std::map<uint64_t, std::vector<size_t>> m_commsByThread;  ///< comms rows sorted by start
 };
+
+void TraceBuilder::sortLaunches() {
+    const std::vector<std::string_view> types = kineto::launchOperandTypes(m_raw);
+    std::vector<size_t> order(m_raw.launches.size());
+    std::iota(order.begin(), order.end(), size_t{0});
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+        return m_raw.launches[a].correlation < m_raw.launches[b].correlation;
+    });
+    m_launches.reserve(order.size());
+    m_launchTypes.reserve(order.size());
+    for (size_t i : order) {
+        m_launches.push_back(m_raw.launches[i]);
+        m_launchTypes.push_back(types[i]);
+    }
+}
 
 void TraceBuilder::chooseTimeBase() {
     int64_t lo = std::numeric_limits<int64_t>::max();
@@ -188,6 +207,7 @@ void TraceBuilder::buildKernels() {
         if (const kineto::RawLaunch* launch =
                 k.correlation != 0 ? findLaunch(k.correlation) : nullptr) {
             e.launchNs = toTrace(launch->tsNs);
+            e.operandType = operandTypeOf(launch);
         }
         noteDevice(e.device);
         out.append(e);

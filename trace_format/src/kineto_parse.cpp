@@ -99,6 +99,7 @@ struct Args {
         totalReserved, eventIndex;
     std::optional<uint64_t> correlation, bytes, address;
     CollectiveArgs collective;
+    std::string_view inputType;  ///< first non-empty "Input type" entry
 };
 
 struct Fields {
@@ -195,6 +196,25 @@ public:
         return readNumberText(v, dstNs, [](std::string_view t) { return parseMicrosToNs(t); });
     }
 
+    /// The first non-empty string of an array ("Input type": ["", "c10::BFloat16", ...]).
+    error_code readFirstType(od::value v, std::string_view& dst) {
+        od::array types;
+        if (const error_code e = v.get_array().get(types)) {
+            return isFatal(e) ? e : simdjson::SUCCESS;
+        }
+        for (auto element : types) {
+            od::value t;
+            if (const error_code e = std::move(element).get(t)) {
+                return e;
+            }
+            std::string_view s;
+            if (dst.empty() && t.get_string().get(s) == simdjson::SUCCESS) {
+                dst = s;
+            }
+        }
+        return simdjson::SUCCESS;
+    }
+
     error_code readArgs(od::value v, Args& a) {
         od::object obj;
         if (const error_code e = v.get_object().get(obj)) {
@@ -252,6 +272,8 @@ public:
             return readString(v, c.groupRanks);
         if (key == "Process Group ID")
             return readUint(v, c.groupId);
+        if (key == "Input type")
+            return readFirstType(v, a.inputType);
         error_code e = simdjson::SUCCESS;
         int64_t* dst = nullptr;
         if (key == "In msg nelems") {
@@ -288,7 +310,7 @@ public:
             case Cat::GpuUserAnnotation:
                 return true;
             case Cat::CpuOp:
-                return !f.hasName || f.name == kCommsOpName;
+                return !f.hasName || f.name == kCommsOpName || isPrecisionOp(f.name);
             case Cat::Instant:
             case Cat::None:
             case Cat::Other:
@@ -375,8 +397,9 @@ public:
         }
         switch (f.category) {
             case Cat::CpuOp:
-                // Kept as a RawSpan: its time and thread are needed, its args (shapes) are not.
-                return f.name != kCommsOpName && spanComplete(f);
+                // Kept as a RawSpan: its time and thread are needed, its args (shapes) are not,
+                // except the input type of a matmul / convolution.
+                return spanComplete(f) && f.name != kCommsOpName && !isPrecisionOp(f.name);
             case Cat::Python:
                 return spanComplete(f);
             case Cat::Other:
@@ -399,8 +422,10 @@ private:
     /// Keeps an operator or Python call that may enclose memory events of its thread.
     void noteSpan(const Fields& f, bool python) {
         if (f.tsNs && f.durNs > 0) {
-            m_out.spans.push_back(
-                RawSpan{*f.tsNs, f.durNs, f.pid.value_or(0), f.tid.value_or(0), f.name, python});
+            const std::string_view type =
+                !python && isPrecisionOp(f.name) ? f.args.inputType : std::string_view{};
+            m_out.spans.push_back(RawSpan{*f.tsNs, f.durNs, f.pid.value_or(0), f.tid.value_or(0),
+                                          f.name, type, python});
         }
     }
     void noteHostPid(const Fields& f) {
@@ -436,7 +461,8 @@ void EventReader::commit(const Fields& f) {
         case Cat::Runtime:
             noteHostPid(f);
             if (f.args.correlation && f.tsNs) {
-                m_out.launches.push_back({*f.args.correlation, *f.tsNs, f.tid.value_or(0)});
+                m_out.launches.push_back(
+                    {*f.args.correlation, *f.tsNs, f.tid.value_or(0), f.pid.value_or(0)});
             }
             return;
         case Cat::GpuUserAnnotation: {

@@ -75,6 +75,10 @@ struct RawSpan {
     int64_t pid = 0;
     uint64_t threadId = 0;
     std::string_view name;
+    /// The first non-empty entry of args "Input type" (the element type of the op's first tensor
+    /// input: "float", "c10::BFloat16"), kept only for matmul / convolution ops
+    /// (isPrecisionOp, kineto_text.h); empty otherwise.
+    std::string_view inputType;
     bool python = false;  ///< python_function
 };
 
@@ -112,6 +116,7 @@ struct RawLaunch {
     uint64_t correlation = 0;
     int64_t tsNs = 0;
     uint64_t threadId = 0;
+    int64_t pid = 0;
 };
 
 /// Everything the first pass keeps.

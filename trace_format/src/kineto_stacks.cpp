@@ -77,15 +77,13 @@ Frame pythonFrame(std::string_view name, TraceData& data) {
     return Frame{data.intern(name), 0, 0};
 }
 
-std::vector<StackId> memoryStacks(const RawKineto& raw, TraceData& data) {
-    std::vector<StackId> out(raw.memory.size(), StackId{0});
-    if (raw.spans.empty() || raw.memory.empty()) {
-        return out;
+void forEachEnclosing(const std::vector<RawSpan>& spans, const std::vector<LanePoint>& points,
+                      size_t maxSpans, const EnclosingVisitor& visit) {
+    if (spans.empty() || points.empty()) {
+        return;
     }
-    const auto& spans = raw.spans;
-    const auto& memory = raw.memory;
     auto spanLane = [&](size_t i) { return std::make_tuple(spans[i].pid, spans[i].threadId); };
-    auto memoryLane = [&](size_t i) { return std::make_tuple(memory[i].pid, memory[i].threadId); };
+    auto pointLane = [&](size_t i) { return std::make_tuple(points[i].pid, points[i].threadId); };
 
     // Kineto writes events per producer (ops, then Python calls, then memory), not in time order.
     // Sort keys: lane, start, then the longer one first (it encloses the other), then a Python
@@ -112,29 +110,28 @@ std::vector<StackId> memoryStacks(const RawKineto& raw, TraceData& data) {
     for (size_t k = 0; k < keys.size(); ++k) {
         spanOrder[k] = keys[k].index;
     }
-    std::vector<uint32_t> memoryOrder(memory.size());
-    std::iota(memoryOrder.begin(), memoryOrder.end(), 0u);
-    std::sort(memoryOrder.begin(), memoryOrder.end(), [&](uint32_t a, uint32_t b) {
-        if (memoryLane(a) != memoryLane(b)) {
-            return memoryLane(a) < memoryLane(b);
+    std::vector<uint32_t> pointOrder(points.size());
+    std::iota(pointOrder.begin(), pointOrder.end(), 0u);
+    std::sort(pointOrder.begin(), pointOrder.end(), [&](uint32_t a, uint32_t b) {
+        if (pointLane(a) != pointLane(b)) {
+            return pointLane(a) < pointLane(b);
         }
-        return memory[a].tsNs != memory[b].tsNs ? memory[a].tsNs < memory[b].tsNs : a < b;
+        return points[a].tsNs != points[b].tsNs ? points[a].tsNs < points[b].tsNs : a < b;
     });
 
-    FrameCache frames(spans, data);
     std::vector<uint32_t> open;  // spans started and not known to be closed, outermost first
-    std::vector<FrameId> stack;
+    std::vector<uint32_t> enclosing;
     size_t next = 0;  // position in spanOrder
-    for (size_t k = 0; k < memoryOrder.size(); ++k) {
-        const uint32_t m = memoryOrder[k];
-        const int64_t t = memory[m].tsNs;
-        if (k > 0 && memoryLane(memoryOrder[k - 1]) != memoryLane(m)) {
+    for (size_t k = 0; k < pointOrder.size(); ++k) {
+        const uint32_t m = pointOrder[k];
+        const int64_t t = points[m].tsNs;
+        if (k > 0 && pointLane(pointOrder[k - 1]) != pointLane(m)) {
             open.clear();  // another thread
         }
-        while (next < spanOrder.size() && spanLane(spanOrder[next]) < memoryLane(m)) {
+        while (next < spanOrder.size() && spanLane(spanOrder[next]) < pointLane(m)) {
             ++next;
         }
-        while (next < spanOrder.size() && spanLane(spanOrder[next]) == memoryLane(m) &&
+        while (next < spanOrder.size() && spanLane(spanOrder[next]) == pointLane(m) &&
                spans[spanOrder[next]].startNs <= t) {
             const uint32_t s = spanOrder[next++];
             while (!open.empty() && spanEnd(spans[open.back()]) <= spans[s].startNs) {
@@ -145,20 +142,58 @@ std::vector<StackId> memoryStacks(const RawKineto& raw, TraceData& data) {
         while (!open.empty() && spanEnd(spans[open.back()]) <= t) {
             open.pop_back();
         }
-        // Innermost first, in nesting order: an op, the Python calls around it, the op or
-        // annotation (ProfilerStep#N) around those, and so on out.
-        stack.clear();
+        enclosing.clear();
         size_t inspected = 0;
         for (size_t k = open.size();
-             k-- > 0 && inspected < kMaxInspectedSpans && stack.size() < kMaxStackFrames;
+             k-- > 0 && inspected < kMaxInspectedSpans && enclosing.size() < maxSpans;
              ++inspected) {
-            const RawSpan& s = spans[open[k]];
-            if (spanEnd(s) > t) {  // else closed under a span that outlives it
-                stack.push_back(frames.frameOf(open[k]));
+            if (spanEnd(spans[open[k]]) > t) {  // else closed under a span that outlives it
+                enclosing.push_back(open[k]);
             }
         }
-        out[m] = data.internStack(stack);
+        visit(m, enclosing);
     }
+}
+
+std::vector<StackId> memoryStacks(const RawKineto& raw, TraceData& data) {
+    std::vector<StackId> out(raw.memory.size(), StackId{0});
+    std::vector<LanePoint> points(raw.memory.size());
+    for (size_t i = 0; i < raw.memory.size(); ++i) {
+        points[i] = {raw.memory[i].pid, raw.memory[i].threadId, raw.memory[i].tsNs};
+    }
+    FrameCache frames(raw.spans, data);
+    std::vector<FrameId> stack;
+    forEachEnclosing(raw.spans, points, kMaxStackFrames,
+                     [&](size_t m, const std::vector<uint32_t>& enclosing) {
+                         stack.clear();
+                         for (uint32_t s : enclosing) {
+                             stack.push_back(frames.frameOf(s));
+                         }
+                         out[m] = data.internStack(stack);
+                     });
+    return out;
+}
+
+std::vector<std::string_view> launchOperandTypes(const RawKineto& raw) {
+    std::vector<std::string_view> out(raw.launches.size());
+    const bool any = std::any_of(raw.spans.begin(), raw.spans.end(),
+                                 [](const RawSpan& s) { return !s.inputType.empty(); });
+    if (!any) {
+        return out;
+    }
+    std::vector<LanePoint> points(raw.launches.size());
+    for (size_t i = 0; i < raw.launches.size(); ++i) {
+        points[i] = {raw.launches[i].pid, raw.launches[i].threadId, raw.launches[i].tsNs};
+    }
+    forEachEnclosing(raw.spans, points, kMaxStackFrames,
+                     [&](size_t l, const std::vector<uint32_t>& enclosing) {
+                         for (uint32_t s : enclosing) {  // innermost first
+                             if (!raw.spans[s].inputType.empty()) {
+                                 out[l] = raw.spans[s].inputType;
+                                 return;
+                             }
+                         }
+                     });
     return out;
 }
 

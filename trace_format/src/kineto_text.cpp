@@ -511,4 +511,16 @@ std::optional<std::pair<DeviceIndex, MemoryLevel>> memoryCounterOf(std::string_v
     return std::nullopt;
 }
 
+bool isPrecisionOp(std::string_view name) {
+    for (std::string_view op :
+         {"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::linear", "aten::matmul",
+          "aten::_convolution", "aten::cudnn_convolution", "aten::miopen_convolution"}) {
+        if (name == op) {
+            return true;
+        }
+    }
+    // aten::conv1d / conv2d / conv3d / convolution / conv_transpose2d / convolution_backward
+    return name.rfind("aten::conv", 0) == 0;
+}
+
 }  // namespace vramscope::trace::kineto

@@ -1,7 +1,8 @@
 #pragma once
 // Text helpers for the Kineto / Chrome trace JSON importer: numbers read from their JSON text,
 // repairs that make a damaged document parseable, names of NCCL / RCCL collectives, and the GPU
-// memory counter names of Chrome counter events ("GPU 0 allocated").
+// memory counter names of Chrome counter events ("GPU 0 allocated"), the matmul / convolution
+// operator names.
 // Internal to trace_format; pure functions, thread-safe.
 
 #include <cstddef>
@@ -86,5 +87,10 @@ int32_t indexInRankList(std::string_view list, int32_t rank);
 /// The GPU and level a Chrome counter name stands for ("GPU 0 allocated" -> {0, Allocated}), or
 /// nullopt for any other name.
 std::optional<std::pair<DeviceIndex, MemoryLevel>> memoryCounterOf(std::string_view name);
+
+/// The cpu_op names whose "Input type" tells the operand precision of the kernels they launch:
+/// aten::mm, addmm, bmm, baddbmm, linear, matmul and the convolutions (aten::conv*,
+/// aten::_convolution, aten::cudnn_convolution, aten::miopen_convolution).
+bool isPrecisionOp(std::string_view name);
 
 }  // namespace vramscope::trace::kineto

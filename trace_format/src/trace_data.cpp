@@ -45,6 +45,7 @@ void KernelEvents::reserve(size_t n) {
     launchNs.reserve(n);
     bytes.reserve(n);
     correlationId.reserve(n);
+    operandType.reserve(n);
 }
 
 void KernelEvents::append(const KernelEvent& e) {
@@ -57,11 +58,12 @@ void KernelEvents::append(const KernelEvent& e) {
     launchNs.push_back(e.launchNs);
     bytes.push_back(e.bytes);
     correlationId.push_back(e.correlationId);
+    operandType.push_back(e.operandType);
 }
 
 KernelEvent KernelEvents::at(size_t i) const {
-    return KernelEvent{startNs[i],  endNs[i],    device[i], stream[i],       name[i],
-                       category[i], launchNs[i], bytes[i],  correlationId[i]};
+    return KernelEvent{startNs[i],  endNs[i],    device[i], stream[i],        name[i],
+                       category[i], launchNs[i], bytes[i],  correlationId[i], operandType[i]};
 }
 
 void CollectiveEvents::append(const CollectiveEvent& e) {

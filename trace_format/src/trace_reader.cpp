@@ -355,7 +355,7 @@ void Reader::reserveAhead() {
     if (size_t n = plan(d.kernels.size(), d.kernels.startNs.capacity(), m_lastRows[1])) {
         auto& k = d.kernels;
         reserveAll(n, k.startNs, k.endNs, k.device, k.stream, k.name, k.category, k.launchNs,
-                   k.bytes, k.correlationId);
+                   k.bytes, k.correlationId, k.operandType);
     }
     if (size_t n = plan(d.collectives.size(), d.collectives.startNs.capacity(), m_lastRows[2])) {
         auto& c = d.collectives;
@@ -421,6 +421,7 @@ void Reader::validateIds() {
     fix(d.memory.stack, d.stacks.size(), "memory event stack id", "stack table");
     fix(d.memory.nvtxRange, d.ranges.size() + 1, "memory event NVTX range id", "range table");
     fix(d.kernels.name, strings, "kernel name id", "string table");
+    fix(d.kernels.operandType, strings, "kernel operand type id", "string table");
     fix(d.collectives.function, strings, "collective function id", "string table");
     fix(d.collectives.datatype, strings, "collective datatype id", "string table");
     fix(d.collectives.algorithm, strings, "collective algorithm id", "string table");

@@ -146,6 +146,7 @@ void encodeKernels(const KernelEvents& k, size_t b, size_t e, v1::KernelBatch* o
     if (anyCorrelation) {
         putDeltaColumn(out->mutable_correlation_id_delta(), k.correlationId, b, e);
     }
+    putColumn(out->mutable_operand_type(), k.operandType, b, e, StringId{0});
 }
 
 void encodeCollectives(const CollectiveEvents& c, size_t b, size_t e, v1::CollectiveBatch* out) {
@@ -244,7 +245,7 @@ bool columnsAgree(const KernelEvents& k) {
     const size_t n = k.size();
     return k.endNs.size() == n && k.device.size() == n && k.stream.size() == n &&
            k.name.size() == n && k.category.size() == n && k.launchNs.size() == n &&
-           k.bytes.size() == n && k.correlationId.size() == n;
+           k.bytes.size() == n && k.correlationId.size() == n && k.operandType.size() == n;
 }
 bool columnsAgree(const CollectiveEvents& c) {
     const size_t n = c.size();

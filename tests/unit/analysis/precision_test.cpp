@@ -168,6 +168,60 @@ TEST(PrecisionMix, TakesUnionsPerClassAndSumsPerName) {
     EXPECT_EQ(precisionMix(handBuiltDevice(), trace::DeviceIndex{1}).mathKernels, 0u);
 }
 
+TEST(PrecisionClassify, OperandTypesNamePyTorchScalarTypes) {
+    EXPECT_EQ(precisionOfOperandType("float"), P::Fp32);
+    EXPECT_EQ(precisionOfOperandType("c10::Half"), P::Fp16);
+    EXPECT_EQ(precisionOfOperandType("c10::BFloat16"), P::Bf16);
+    EXPECT_EQ(precisionOfOperandType("c10::Float8_e4m3fn"), P::Fp8);
+    EXPECT_EQ(precisionOfOperandType("c10::Float8_e5m2"), P::Fp8);
+    EXPECT_EQ(precisionOfOperandType("double"), P::Fp64);
+    for (const char* other : {"", "Scalar", "long int", "c10::complex<float>", "floatx"}) {
+        EXPECT_EQ(precisionOfOperandType(other), P::Unknown) << other;
+    }
+}
+
+/// Appends a kernel launched by an operator whose first input is of `type`.
+void kernelUnder(trace::TraceData& d, int64_t startUs, int64_t endUs, const char* name,
+                 const char* type) {
+    kernel(d, startUs, endUs, name);
+    d.kernels.operandType.back() = d.intern(type);
+}
+
+// Device 0 (us): nvjet under bf16 [0,100) and [100,150), nvjet under float [200,300), nvjet
+// under "Scalar" [400,450) (stays unknown), an sgemm under a bf16 op [500,600) (its name wins:
+// fp32), an elementwise add under bf16 [700,800) (not a matmul: not counted).
+TEST(PrecisionMix, TakesTheOperatorsInputTypeOnlyWhenTheNameSaysNothing) {
+    trace::TraceData d;
+    kernelUnder(d, 0, 100, kNvjet, "c10::BFloat16");
+    kernelUnder(d, 100, 150, kNvjet, "c10::BFloat16");
+    kernelUnder(d, 200, 300, kNvjet, "float");
+    kernelUnder(d, 400, 450, kNvjet, "Scalar");
+    kernelUnder(d, 500, 600, kSgemm, "c10::BFloat16");
+    kernelUnder(d, 700, 800, kAdd, "c10::BFloat16");
+    const PrecisionMix m = precisionMix(d, trace::DeviceIndex{0});
+    EXPECT_EQ(m.mathKernels, 5u);
+    EXPECT_EQ(m.kernels(P::Bf16), 2u);
+    EXPECT_EQ(m.ns(P::Bf16), 150'000);
+    EXPECT_EQ(m.kernels(P::Fp32), 2u);           // nvjet under float + sgemm
+    EXPECT_EQ(m.ns(P::Fp32), 200'000);           // [200,300) + [500,600)
+    EXPECT_EQ(m.kernels(P::Unknown), 1u);        // under "Scalar"
+    EXPECT_EQ(m.operatorClassifiedKernels, 3u);  // 2 bf16 + 1 float nvjet
+    EXPECT_EQ(m.operatorFloatKernels, 1u);
+    // nvjet appears once per precision it ran at; the float one is marked as by its operator.
+    ASSERT_EQ(m.topFullPrecision.size(), 2u);
+    EXPECT_EQ(m.topFullPrecision[0].name, kNvjet);  // 100 us, ties by name: n < v
+    EXPECT_TRUE(m.topFullPrecision[0].fromOperator);
+    EXPECT_EQ(m.topFullPrecision[1].name, kSgemm);
+    EXPECT_FALSE(m.topFullPrecision[1].fromOperator);
+    ASSERT_EQ(m.topUnknown.size(), 1u);
+    EXPECT_EQ(m.topUnknown[0].timeNs, 50'000);
+    // Without the column (a trace from another producer) the nvjet kernels stay unknown.
+    d.kernels.operandType.assign(d.kernels.size(), 0);
+    const PrecisionMix byName = precisionMix(d, trace::DeviceIndex{0});
+    EXPECT_EQ(byName.kernels(P::Unknown), 4u);
+    EXPECT_EQ(byName.operatorClassifiedKernels, 0u);
+}
+
 /// A mix and a breakdown built by hand for the rule.
 struct Case {
     PrecisionMix mix;
@@ -298,6 +352,39 @@ TEST(MixedPrecisionRule, RunsInTheJobAnalysisOnAHandBuiltTrace) {
     const auto mine = precisionAssessments(job.value().assessments);
     ASSERT_EQ(mine.size(), 1u);
     EXPECT_EQ(mine[0].outcome, AssessmentOutcome::Fired) << mine[0].detail;
+}
+
+TEST(MixedPrecisionRule, FiresOnNvjetKernelsUnderFloatOpsAndSaysHowTheyWereClassified) {
+    // 20 nvjet kernels of 100 us under float operators, 1 ms apart, and one 100 us elementwise
+    // kernel: fp32 / tf32 2 ms of 2 ms matmul time, 2 ms of 2.1 ms compute.
+    trace::TraceData d;
+    for (int i = 0; i < 20; ++i) {
+        kernelUnder(d, i * 1000, i * 1000 + 100, kNvjet, "float");
+    }
+    kernel(d, 30'000, 30'100, kAdd);
+    RankInput in;
+    in.data = &d;
+    in.rank = trace::RankId{0};
+    JobAnalysisOptions options;
+    options.threads = 1;
+    auto job = analyzeJob({in}, options);
+    ASSERT_TRUE(job.ok());
+    const auto mine = precisionAssessments(job.value().assessments);
+    ASSERT_EQ(mine.size(), 1u);
+    EXPECT_EQ(mine[0].outcome, AssessmentOutcome::Fired) << mine[0].detail;
+    const std::string note =
+        "20 matmul / convolution kernels, of which 20 classified from their operator's input "
+        "type (Kineto cpu_op Input type), 20 of them float: fp32, or tf32 if "
+        "torch.backends.cuda.matmul.allow_tf32 was on";
+    EXPECT_NE(mine[0].detail.find(note), std::string::npos) << mine[0].detail;
+    const auto& advice = job.value().advice;
+    const auto it = std::find_if(advice.begin(), advice.end(),
+                                 [](const Advice& a) { return a.rule == "mixed-precision"; });
+    ASSERT_NE(it, advice.end());
+    EXPECT_NE(it->message.find(note), std::string::npos) << it->message;
+    EXPECT_NE(it->message.find("(fp32 / tf32 by its operator's input type) 2.00 ms"),
+              std::string::npos)
+        << it->message;
 }
 
 }  // namespace

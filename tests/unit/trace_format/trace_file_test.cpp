@@ -413,3 +413,42 @@ TEST(TraceFile, HostMemoryCounterKindsRoundTripThroughBothDecoders) {
     EXPECT_EQ(c.device, (std::vector<DeviceIndex>(3, kHostDevice)));
     EXPECT_FALSE(r->report.problems.empty()) << "the unknown kind 5 is reported";
 }
+
+// The operand type of the operator that launched a kernel (KernelBatch field 11) through the
+// writer and both decoders; a kernel batch without the field (files written before it) reads
+// every row as 0 = unknown.
+TEST(TraceFile, KernelOperandTypeRoundTripsAndOldFilesReadUnknown) {
+    TraceData in;
+    const StringId gemm = in.intern("nvjet_tst_128x64");
+    const StringId bf16 = in.intern("c10::BFloat16");
+    in.kernels.append({10, 20, DeviceIndex{0}, 7, gemm, KernelCategory::Compute, -1, 0, 0, bf16});
+    in.kernels.append({30, 40, DeviceIndex{0}, 7, gemm, KernelCategory::Compute, -1, 0, 0, 0});
+    const LoadedTrace fast = readOk(writeTraceBytes(in, WriterOptions{}));
+    expectSameTrace(in, fast.data);
+    EXPECT_EQ(fast.data.kernels.operandType, (std::vector<StringId>{bf16, 0}));
+
+    // Hand-made chunks: strings 1 = "k", 2 = "float"; two kernels at 100 and 300 ns.
+    const std::string strings = lengthDelimited(
+        2, std::string("\x08\x01") + lengthDelimited(2, "k") + lengthDelimited(2, "float"));
+    std::string starts;
+    for (uint64_t zigzagDelta : {200u, 400u}) {  // 100, 300 ns
+        putVarint(starts, zigzagDelta);
+    }
+    const std::string header = lengthDelimited(1, lengthDelimited(3, "hand-made"));
+    const std::string oldKernels = lengthDelimited(1, starts) + lengthDelimited(5, "\x01\x01");
+    std::string newKernels = oldKernels;
+    for (uint64_t type : {2u, 0u}) {
+        putVarint(newKernels, (11 << 3) | 0);  // operand_type, unpacked: the generic decoder
+        putVarint(newKernels, type);
+    }
+    auto old = readTraceBytes(preamble() + frame(header + strings + lengthDelimited(6, oldKernels)),
+                              "old.vscope");
+    ASSERT_TRUE(old.ok()) << old.error().describe();
+    EXPECT_EQ(old->data.kernels.operandType, (std::vector<StringId>{0, 0}));
+    auto now = readTraceBytes(preamble() + frame(header + strings + lengthDelimited(6, newKernels)),
+                              "new.vscope");
+    ASSERT_TRUE(now.ok()) << now.error().describe();
+    ASSERT_EQ(now->data.kernels.size(), 2u);
+    EXPECT_EQ(now->data.string(now->data.kernels.operandType[0]), "float");
+    EXPECT_EQ(now->data.kernels.operandType[1], StringId{0});
+}

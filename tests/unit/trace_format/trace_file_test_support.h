@@ -74,6 +74,8 @@ inline TraceData makeFullTrace(size_t rows) {
         k.launchNs = i % 3 == 2 ? -1 : t - 2'000 - static_cast<TimestampNs>(i);
         k.bytes = i % 4 >= 2 ? 1'048'576 * i : 0;
         k.correlationId = i % 5 == 4 ? 0 : 90'000 + 3 * i;
+        // Any string ids (no new strings: the truncation tests count the string chunks).
+        k.operandType = i % 3 == 0 ? fwd : (i % 3 == 1 ? StringId{0} : f32);
         d.kernels.append(k);
 
         CollectiveEvent c;
@@ -164,6 +166,7 @@ inline void expectSameTrace(const TraceData& a, const TraceData& b) {
     EXPECT_EQ(a.kernels.launchNs, b.kernels.launchNs);
     EXPECT_EQ(a.kernels.bytes, b.kernels.bytes);
     EXPECT_EQ(a.kernels.correlationId, b.kernels.correlationId);
+    EXPECT_EQ(a.kernels.operandType, b.kernels.operandType);
 
     EXPECT_EQ(a.collectives.startNs, b.collectives.startNs);
     EXPECT_EQ(a.collectives.endNs, b.collectives.endNs);

@@ -87,12 +87,22 @@ struct KernelClass {
 /// Attention kernels (flash / fmha) are not counted: they run only in half precision.
 KernelClass classifyKernelName(std::string_view name);
 
-/// Time and count of one kernel name.
+/// The precision an operator's input element type names, as PyTorch's profiler writes it in
+/// Kineto's cpu_op `Input type` (c10::ScalarType names; TraceData KernelEvents::operandType):
+/// "float" -> Fp32 (which cuBLAS may run as tf32 when torch.backends.cuda.matmul.allow_tf32 is
+/// on, something the trace does not record), "c10::Half" -> Fp16, "c10::BFloat16" -> Bf16,
+/// "c10::Float8_*" (e4m3fn, e5m2, ...) -> Fp8, "double" -> Fp64; anything else ("Scalar",
+/// "long int", "") Unknown. Pure, never throws.
+KernelPrecision precisionOfOperandType(std::string_view type);
+
+/// Time and count of one kernel name at one precision.
 struct KernelNameTime {
     std::string name;
     KernelPrecision precision = KernelPrecision::Unknown;
     int64_t timeNs = 0;  ///< sum of its kernels' durations
     uint64_t kernels = 0;
+    /// The precision came from the launching operator's input type, not from the name.
+    bool fromOperator = false;
 };
 
 /// Matmul and convolution kernel time of one device by precision (the mixed-precision rule's
@@ -113,6 +123,11 @@ struct PrecisionMix {
     /// |union of the fp32 + tf32 intervals| and their count.
     int64_t fullPrecisionNs = 0;
     uint64_t fullPrecisionKernels = 0;
+    /// Kernels whose name gives no precision, classified by their operator's input type
+    /// (precisionOfOperandType), included in the counts above; and of those, the "float" ones
+    /// (fp32, or tf32 when allow_tf32 is on).
+    uint64_t operatorClassifiedKernels = 0;
+    uint64_t operatorFloatKernels = 0;
     /// The fp32 / tf32 kernel names with the most time, most first (ties: name), at most 5.
     std::vector<KernelNameTime> topFullPrecision;
     /// The Unknown names with the most time, at most 3 (what a reader would need to classify).
@@ -123,11 +138,13 @@ struct PrecisionMix {
 };
 
 /// The PrecisionMix of `device`: its Compute kernels (KernelCategory::Compute; NCCL, copies and
-/// memsets are never matmuls) classified by classifyKernelName. Times are unions of kernel
-/// intervals, like TimeBreakdown::computeNs, so that a class's time divided by compute time is
-/// a share of the time the GPU spent computing (a sum of durations would count kernels running
-/// at once on several streams twice and could exceed 100 %); the per-name times are sums.
-/// Kernels with end < start are skipped. O(n log n) in the device's kernels.
+/// memsets are never matmuls) classified by classifyKernelName; a matmul / convolution whose
+/// name gives no precision (cuBLASLt nvjet_*, composable-kernel names) takes the one of the
+/// operator that launched it (KernelEvents::operandType, precisionOfOperandType), when known. Times
+/// are unions of kernel intervals, like TimeBreakdown::computeNs, so that a class's time divided by
+/// compute time is a share of the time the GPU spent computing (a sum of durations would count
+/// kernels running at once on several streams twice and could exceed 100 %); the per-name times are
+/// sums. Kernels with end < start are skipped. O(n log n) in the device's kernels.
 PrecisionMix precisionMix(const trace::TraceData& data, trace::DeviceIndex device);
 
 /// Dense peak tensor-core throughput quoted in the advice, TFLOPS (NVIDIA A100 Tensor Core GPU

@@ -158,6 +158,10 @@ struct KernelEvent {
     TimestampNs launchNs = -1;   ///< host launch time (cudaLaunchKernel start), -1 = unknown
     uint64_t bytes = 0;          ///< bytes moved, for memcpy / memset; 0 otherwise
     uint64_t correlationId = 0;  ///< producer's kernel <-> launch correlation, 0 = none
+    /// The element type of the first tensor input of the matmul / convolution operator that
+    /// launched the kernel, as the profiler wrote it ("float", "c10::BFloat16", "c10::Half"):
+    /// Kineto's cpu_op `Input type`; 0 = unknown or not launched by such an operator.
+    StringId operandType = 0;
 };
 
 struct KernelEvents {
@@ -170,6 +174,7 @@ struct KernelEvents {
     std::vector<TimestampNs> launchNs;
     std::vector<uint64_t> bytes;
     std::vector<uint64_t> correlationId;
+    std::vector<StringId> operandType;
 
     size_t size() const { return startNs.size(); }
     void reserve(size_t n);
