@@ -230,6 +230,34 @@ P templatePrecision(std::string_view args) {
 
 }  // namespace
 
+/// The source names inside an Itanium-mangled name: each <length><identifier> run
+/// (Itanium C++ ABI, "Mangling": <source-name> ::= <positive length number> <identifier>), e.g.
+/// "cutlass_80_simt_sgemm_128x128_8x4_nn_align1" in
+/// "_ZN7cutlass6KernelI52cutlass_80_simt_sgemm_128x128_8x4_nn_align1EEvNT_6ParamsE".
+std::vector<std::string_view> mangledSourceNames(std::string_view name) {
+    std::vector<std::string_view> out;
+    size_t i = 2;  // after "_Z"
+    while (i < name.size()) {
+        if (name[i] < '0' || name[i] > '9') {
+            ++i;
+            continue;
+        }
+        size_t length = 0;
+        size_t j = i;
+        while (j < name.size() && name[j] >= '0' && name[j] <= '9' && length < 100000) {
+            length = length * 10 + size_t(name[j] - '0');
+            ++j;
+        }
+        if (length == 0 || j + length > name.size()) {
+            i = j;
+            continue;
+        }
+        out.push_back(name.substr(j, length));
+        i = j + length;
+    }
+    return out;
+}
+
 KernelClass classifyKernelName(std::string_view name) {
     const bool mangled = startsWith(name, "_Z");
     std::string_view args;
@@ -241,8 +269,16 @@ KernelClass classifyKernelName(std::string_view name) {
         return c;
     }
     if (mangled) {
-        // Only CUTLASS's element type names are read in a mangled name: its other letters
-        // (Itanium type codes, lengths) would match type tokens by accident.
+        // The source names are read as unmangled names are (a CUTLASS operation such as
+        // cutlass_80_simt_sgemm_* named as a template argument); the rest of a mangled name
+        // (Itanium type codes, lengths) would match type tokens by accident. Then CUTLASS's
+        // element type names.
+        for (const std::string_view source : mangledSourceNames(name)) {
+            if (const P p = tokenPrecision(lower(source)); p != P::Unknown) {
+                c.precision = p;
+                return c;
+            }
+        }
         c.precision = has(f, "tfloat32_t")   ? P::Tf32
                       : has(f, "bfloat16_t") ? P::Bf16
                       : has(f, "half_t")     ? P::Fp16

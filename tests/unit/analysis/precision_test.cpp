@@ -77,6 +77,12 @@ TEST(PrecisionClassify, ReadsTheLibrariesNamingConventions) {
         {"_ZN19cutlass_cudnn_train6KernelINS_4conv6kernel23ImplicitGemmConvolutionINS1_11thread"
          "block22ImplicitGemmMultistageENS_10tfloat32_tEEEEEvNT_6ParamsE",
          MathKind::Convolution, P::Tf32},
+        // Mangled CUTLASS GEMMs: the operation is a source name of its own (length 43, 52).
+        {"_ZN7cutlass6KernelI43cutlass_80_simt_sgemm_128x128_8x4_nn_align1EEvNT_6ParamsE",
+         MathKind::Matmul, P::Fp32},
+        {"_ZN7cutlass6KernelI52cutlass_80_tensorop_s1688gemm_128x128_32x3_nn_align4EEvNT_"
+         "6ParamsE",
+         MathKind::Matmul, P::Tf32},
         // ROCm: Tensile, MIOpen, composable kernel.
         {"Cijk_Alik_Bljk_SB_Bias_AS_SAV_UserArgs_MT64x16x32_MI16x16x1_SN", MathKind::Matmul,
          P::Fp32},

@@ -54,7 +54,10 @@ struct KernelClass {
 /// - The name searched is the kernel's function (C++ template arguments and parameters cut off),
 ///   except for CUTLASS wrappers (`cutlass::Kernel<X>`, `cutlass_cudnn_*::Kernel<X>`), whose
 ///   operation X is the first template argument, and Itanium-mangled names (`_Z...`), searched
-///   whole. Functions in `at::native` (PyTorch's own kernels) and `fbgemm` are never matmuls.
+///   whole for the kind; their precision is read from their source names (the
+///   `<length><identifier>` runs of the Itanium C++ ABI, e.g. `cutlass_80_simt_sgemm_...` inside
+///   `_ZN7cutlass6KernelI52cutlass_80_simt_sgemm_...EEvNT_6ParamsE`) by the rules below, then
+///   from CUTLASS's element types (`tfloat32_t`, `bfloat16_t`, `half_t`). Functions in `at::native` (PyTorch's own kernels) and `fbgemm` are never matmuls.
 /// - Kind: Convolution when the function holds `convolve`, `convolution`, `conv_fwd`,
 ///   `conv_bwd`, `scudnn` / `hcudnn` (legacy cuDNN), `dgrad`, `wgrad`, `fprop`, `winograd`,
 ///   `igemm_fwd` / `igemm_bwd` / `igemm_wrw` (MIOpen implicit GEMM); else Matmul when it holds
