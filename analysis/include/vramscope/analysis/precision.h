@@ -57,7 +57,8 @@ struct KernelClass {
 ///   whole for the kind; their precision is read from their source names (the
 ///   `<length><identifier>` runs of the Itanium C++ ABI, e.g. `cutlass_80_simt_sgemm_...` inside
 ///   `_ZN7cutlass6KernelI52cutlass_80_simt_sgemm_...EEvNT_6ParamsE`) by the rules below, then
-///   from CUTLASS's element types (`tfloat32_t`, `bfloat16_t`, `half_t`). Functions in `at::native` (PyTorch's own kernels) and `fbgemm` are never matmuls.
+///   from CUTLASS's element types (`tfloat32_t`, `bfloat16_t`, `half_t`). Functions in `at::native`
+///   (PyTorch's own kernels) and `fbgemm` are never matmuls.
 /// - Kind: Convolution when the function holds `convolve`, `convolution`, `conv_fwd`,
 ///   `conv_bwd`, `scudnn` / `hcudnn` (legacy cuDNN), `dgrad`, `wgrad`, `fprop`, `winograd`,
 ///   `igemm_fwd` / `igemm_bwd` / `igemm_wrw` (MIOpen implicit GEMM); else Matmul when it holds
