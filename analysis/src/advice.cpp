@@ -393,17 +393,24 @@ std::vector<Advice> adviseOn(const std::vector<DeviceFacts>& devices, const Advi
         detail::slowDownRule(f, options, out, assessed);
     }
     if (assessments != nullptr) {
-        // What a rule found missing may be in the part of the input that was lost.
+        // On a partial input what a rule found missing may be in the lost part, and what it
+        // found clear holds for the part that was read only.
         for (AdviceAssessment& a : assessed) {
             const auto f = std::find_if(devices.begin(), devices.end(), [&](const DeviceFacts& d) {
                 return d.input == a.input && d.rank == a.rank &&
                        (d.device == a.device || a.device == trace::kHostDevice);
             });
-            if (a.outcome == AssessmentOutcome::NotAssessed && f != devices.end() &&
-                f->partialInput) {
+            if (f == devices.end() || !f->partialInput) {
+                continue;
+            }
+            if (a.outcome == AssessmentOutcome::NotAssessed) {
                 a.detail +=
                     " (the input is partial: the trace lost events, and what is missing "
                     "may be in the lost part)";
+            } else if (a.outcome == AssessmentOutcome::Clear) {
+                a.detail +=
+                    " (on the part of the input that could be read: the trace lost "
+                    "events)";
             }
         }
         *assessments = std::move(assessed);

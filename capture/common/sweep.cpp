@@ -287,7 +287,9 @@ std::vector<std::string> batchFitArguments(
 std::optional<SweepValue> largestStableValue(const std::vector<SweepRecord>& records) {
     std::optional<SweepValue> best;
     for (const SweepRecord& r : records) {
-        if (r.verdict == SweepVerdict::Finished && (!best || r.value.number > best->number)) {
+        // A run that wrote no trace measured nothing, however it ended.
+        if (r.verdict == SweepVerdict::Finished && r.traceFiles > 0 &&
+            (!best || r.value.number > best->number)) {
             best = r.value;
         }
     }
@@ -348,13 +350,7 @@ int sweepExitCode(const std::vector<SweepRecord>& records, bool fitRan) {
     if (!records.empty() && records.back().verdict == SweepVerdict::Failed) {
         return kSweepExitFailed;
     }
-    if (!largestStableValue(records)) {
-        return kSweepExitNoneFinished;
-    }
-    const bool measured = std::any_of(records.begin(), records.end(), [](const SweepRecord& r) {
-        return r.verdict == SweepVerdict::Finished && r.traceFiles > 0;
-    });
-    if (!measured) {
+    if (!largestStableValue(records)) {  // none finished with a trace: nothing was measured
         return kSweepExitNoneFinished;
     }
     return fitRan ? kSweepExitDone : kSweepExitNoFit;

@@ -125,7 +125,8 @@ struct SweepRecord {
     size_t traceFiles = 0;  ///< .vscope files the run left in its directory
 };
 
-/// The largest value among the Finished runs; nullopt when none finished.
+/// The largest value among the Finished runs that wrote a trace (a run without one measured
+/// nothing); nullopt when there is none.
 std::optional<SweepValue> largestStableValue(const std::vector<SweepRecord>& records);
 
 /// The sweep's report before batch-fit, one line per run made and per value not run, then the

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
+#include "vramscope/analysis/allocator_churn.h"
 #include "vramscope/analysis/straggler.h"
 #include "vramscope/analysis/text_format.h"
 
@@ -297,6 +300,32 @@ TEST(Advice, AChecklistRuleThatLacksDataOnAPartialInputSaysItMayBeInTheLostPart)
             EXPECT_EQ(a.detail.find("the input is partial") != std::string::npos, partial)
                 << a.rule << ": " << a.detail;
         }
+    }
+}
+
+TEST(Advice, AChecklistRuleThatIsClearOnAPartialInputSaysItHoldsForThePartRead) {
+    // No segment churned in 4 steady iterations: clear, on what was read.
+    AllocatorChurn churn;
+    churn.assessable = true;
+    churn.steadyIterations = 4;
+    DeviceFacts f;
+    f.input = 0;
+    f.rank = trace::RankId{0};
+    f.device = trace::DeviceIndex{0};
+    f.churn = &churn;
+    for (const bool partial : {false, true}) {
+        f.partialInput = partial;
+        std::vector<AdviceAssessment> out;
+        adviseOn({f}, {}, &out);
+        const auto c = std::find_if(out.begin(), out.end(), [](const AdviceAssessment& a) {
+            return a.rule == "allocator-churn";
+        });
+        ASSERT_NE(c, out.end());
+        EXPECT_EQ(c->outcome, AssessmentOutcome::Clear) << c->detail;
+        EXPECT_EQ(
+            c->detail.find("on the part of the input that could be read") != std::string::npos,
+            partial)
+            << c->detail;
     }
 }
 

@@ -213,6 +213,10 @@ TEST(SweepSummary, NamesEachRunTheLargestStableValueAndTheOomRequest) {
         r.traceFiles = 0;
     }
     EXPECT_EQ(sweepExitCode(untraced, true), kSweepExitNoneFinished);
+    EXPECT_NE(sweepSummaryText(spec, untraced).find("measured: none"), std::string::npos);
+    // Mixed: the largest value is the largest run with a trace (8), not the traceless 16.
+    untraced[0].traceFiles = 1;
+    EXPECT_EQ(largestStableValue(untraced)->text, "8");
 }
 
 TEST(SweepSpec, RefusesTheLaunchersOwnVariables) {
