@@ -28,62 +28,7 @@ bool isFatal(error_code e) {
     }
 }
 
-/// Kineto event categories we distinguish. Old traces (2021) write Kernel, Runtime, Operator,
-/// Memcpy, Memset; newer ones kernel, cuda_runtime, cpu_op, gpu_memcpy, gpu_memset.
-enum class Cat : uint8_t {
-    None,
-    Other,
-    Kernel,
-    Memcpy,
-    Memset,
-    Runtime,
-    CpuOp,
-    UserAnnotation,
-    GpuUserAnnotation,
-    Instant,
-    Python,  ///< python_function (with_stack=True)
-};
-
-Cat classify(std::string_view cat) {
-    std::array<char, 24> low{};
-    if (cat.size() >= low.size()) {
-        return Cat::Other;
-    }
-    for (size_t i = 0; i < cat.size(); ++i) {
-        const char c = cat[i];
-        low[i] = c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
-    }
-    const std::string_view c(low.data(), cat.size());
-    if (c == "kernel") {
-        return Cat::Kernel;
-    }
-    if (c == "gpu_memcpy" || c == "memcpy") {
-        return Cat::Memcpy;
-    }
-    if (c == "gpu_memset" || c == "memset") {
-        return Cat::Memset;
-    }
-    if (c == "cuda_runtime" || c == "cuda_driver" || c == "runtime" || c == "driver" ||
-        c == "hip_runtime") {
-        return Cat::Runtime;
-    }
-    if (c == "cpu_op" || c == "operator") {
-        return Cat::CpuOp;
-    }
-    if (c == "user_annotation") {
-        return Cat::UserAnnotation;
-    }
-    if (c == "gpu_user_annotation") {
-        return Cat::GpuUserAnnotation;
-    }
-    if (c == "cpu_instant_event") {
-        return Cat::Instant;
-    }
-    if (c == "python_function") {
-        return Cat::Python;
-    }
-    return Cat::Other;
-}
+using Cat = EventCategory;
 
 constexpr std::string_view kMemoryEventName = "[memory]";
 constexpr std::string_view kCommsOpName = "record_param_comms";
@@ -105,7 +50,7 @@ struct Args {
 struct Fields {
     char ph = 0;
     bool hasCat = false;
-    Cat category = Cat::None;  ///< classify(cat), set when cat is read
+    Cat category = Cat::None;  ///< eventCategory(cat), set when cat is read
     bool hasName = false;
     std::string_view cat;
     std::string_view name;
@@ -341,7 +286,7 @@ public:
             } else if (key == "cat") {
                 e = readString(v, f.cat);
                 f.hasCat = true;
-                f.category = classify(f.cat);
+                f.category = eventCategory(f.cat);
             } else if (key == "name") {
                 e = readString(v, f.name);
                 f.hasName = true;

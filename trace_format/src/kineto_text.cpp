@@ -523,4 +523,45 @@ bool isPrecisionOp(std::string_view name) {
     return name.rfind("aten::conv", 0) == 0;
 }
 
+EventCategory eventCategory(std::string_view cat) {
+    std::array<char, 24> low{};
+    if (cat.size() >= low.size()) {
+        return EventCategory::Other;
+    }
+    for (size_t i = 0; i < cat.size(); ++i) {
+        const char c = cat[i];
+        low[i] = c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+    }
+    const std::string_view c(low.data(), cat.size());
+    if (c == "kernel") {
+        return EventCategory::Kernel;
+    }
+    if (c == "gpu_memcpy" || c == "memcpy") {
+        return EventCategory::Memcpy;
+    }
+    if (c == "gpu_memset" || c == "memset") {
+        return EventCategory::Memset;
+    }
+    if (c == "cuda_runtime" || c == "cuda_driver" || c == "runtime" || c == "driver" ||
+        c == "hip_runtime") {
+        return EventCategory::Runtime;
+    }
+    if (c == "cpu_op" || c == "operator") {
+        return EventCategory::CpuOp;
+    }
+    if (c == "user_annotation") {
+        return EventCategory::UserAnnotation;
+    }
+    if (c == "gpu_user_annotation") {
+        return EventCategory::GpuUserAnnotation;
+    }
+    if (c == "cpu_instant_event") {
+        return EventCategory::Instant;
+    }
+    if (c == "python_function") {
+        return EventCategory::Python;
+    }
+    return EventCategory::Other;
+}
+
 }  // namespace vramscope::trace::kineto

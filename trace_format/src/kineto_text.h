@@ -93,4 +93,24 @@ std::optional<std::pair<DeviceIndex, MemoryLevel>> memoryCounterOf(std::string_v
 /// aten::_convolution, aten::cudnn_convolution, aten::miopen_convolution).
 bool isPrecisionOp(std::string_view name);
 
+/// Kineto event categories we distinguish. Old traces (2021) write Kernel, Runtime, Operator,
+/// Memcpy, Memset; newer ones kernel, cuda_runtime, cpu_op, gpu_memcpy, gpu_memset.
+enum class EventCategory : uint8_t {
+    None,
+    Other,
+    Kernel,
+    Memcpy,
+    Memset,
+    Runtime,
+    CpuOp,
+    UserAnnotation,
+    GpuUserAnnotation,
+    Instant,
+    Python,  ///< python_function (with_stack=True)
+};
+
+/// The category of an event from its `cat` (any case); Other for one not listed, and for one
+/// longer than any listed.
+EventCategory eventCategory(std::string_view cat);
+
 }  // namespace vramscope::trace::kineto
