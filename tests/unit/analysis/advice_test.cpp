@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "advice_evidence.h"
+
 #include <algorithm>
 
 #include "vramscope/analysis/allocator_churn.h"
@@ -20,15 +22,7 @@ const Advice* find(const std::vector<Advice>& all, const std::string& rule) {
     return nullptr;
 }
 
-double evidence(const Advice& a, const std::string& name) {
-    for (const Evidence& e : a.evidence) {
-        if (e.name == name) {
-            return e.value;
-        }
-    }
-    ADD_FAILURE() << "no evidence " << name;
-    return -1;
-}
+using test::evidence;
 
 TEST(Advice, PeakAboveEightyPercentOfCapacity) {
     DeviceFacts f;

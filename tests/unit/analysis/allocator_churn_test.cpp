@@ -2,6 +2,8 @@
 // counts, bytes and idle gaps chosen here, so every expected figure is counted by hand.
 #include <gtest/gtest.h>
 
+#include "advice_evidence.h"
+
 #include "memory_events.h"
 #include "vramscope/analysis/advice.h"
 #include "vramscope/analysis/allocator_churn.h"
@@ -91,15 +93,7 @@ std::vector<AdviceAssessment> assessOnly(const AllocatorChurn& c, std::vector<Ad
     return out;
 }
 
-double evidence(const Advice& a, const std::string& name) {
-    for (const Evidence& e : a.evidence) {
-        if (e.name == name) {
-            return e.value;
-        }
-    }
-    ADD_FAILURE() << "no evidence " << name;
-    return -1;
-}
+using test::evidence;
 
 TEST(AllocatorChurn, CountsTheSegmentsOfEachIterationAndLeavesTheWarmUpOut) {
     const trace::TraceData d = churningTrace(5);

@@ -4,6 +4,8 @@
 // on collectives built by hand.
 #include <gtest/gtest.h>
 
+#include "advice_evidence.h"
+
 #include <cmath>
 
 #include "vramscope/analysis/job_analysis.h"
@@ -40,15 +42,7 @@ const Advice* findAdvice(const JobAnalysis& job, const std::string& rule, int ra
     return nullptr;
 }
 
-double evidence(const Advice& a, const std::string& name) {
-    for (const Evidence& e : a.evidence) {
-        if (e.name == name) {
-            return e.value;
-        }
-    }
-    ADD_FAILURE() << "no evidence " << name << " in " << a.rule;
-    return NAN;
-}
+using test::evidence;
 
 SyntheticJobSpec stragglerSpec() {
     SyntheticJobSpec spec;
