@@ -26,7 +26,16 @@ case "$what" in
         >/dev/null || echo "note: npm could not install speedscope; its importer check is skipped"
     fi
     ./packaging/check-format.sh
+    stage_start=$SECONDS
     ctest --preset dev -j "$jobs" --timeout 600
+    echo "dev.sh: unit, golden and GUI tests took $((SECONDS - stage_start)) s"
+    stage_start=$SECONDS
+    ./packaging/sanitize.sh
+    echo "dev.sh: sanitizer build, tests and fuzzing took $((SECONDS - stage_start)) s"
+    stage_start=$SECONDS
+    ./packaging/package-test.sh
+    echo "dev.sh: packages and the install test took $((SECONDS - stage_start)) s"
+    echo "dev.sh: everything took $SECONDS s"
     ;;
   build)
     ;;

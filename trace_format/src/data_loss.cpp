@@ -49,6 +49,15 @@ constexpr std::array kCounters{
     LossCounterInfo{C::NsysRowsSkipped, "nsys_rows_skipped", S::DataLoss,
                     "rows of an Nsight Systems export that make no event were left out (see the "
                     "reason)"},
+    LossCounterInfo{C::SizesOutOfRange, "sizes_out_of_range", S::Error,
+                    "memory sizes larger than any GPU or host could hold (damaged or hostile "
+                    "input) were kept out of peaks and totals"},
+    LossCounterInfo{C::TimesOutOfSpan, "times_out_of_span", S::Error,
+                    "events whose time or duration lies far outside the rest of the trace (a "
+                    "zero or foreign timestamp, a duration of years) were kept out of the span"},
+    LossCounterInfo{C::OutputWriteFailed, "output_write_failed", S::DataLoss,
+                    "the agent could not write its trace output (directory unwritable, disk "
+                    "full); events after the failure are missing"},
 };
 
 constexpr bool inOrder() {
@@ -60,7 +69,7 @@ constexpr bool inOrder() {
     return true;
 }
 static_assert(inOrder(), "kCounters must list every LossCounter in declaration order");
-static_assert(static_cast<size_t>(C::NsysRowsSkipped) + 1 == kCounters.size(),
+static_assert(static_cast<size_t>(C::OutputWriteFailed) + 1 == kCounters.size(),
               "every LossCounter needs a registry row");
 
 /// Labels written into DataLoss.what before the registry existed (by the reader, the importers

@@ -42,6 +42,11 @@ enum class LossCounter : uint8_t {
     OomEventsDropped,
     // Nsight Systems SQLite importer
     NsysRowsSkipped,
+    // any importer: values no real job produces (hostile or damaged input)
+    SizesOutOfRange,
+    TimesOutOfSpan,
+    // capture agent: the trace output itself failed (directory unwritable, disk full)
+    OutputWriteFailed,
 };
 
 /// One row of the registry.
