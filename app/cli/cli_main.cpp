@@ -49,7 +49,10 @@ void writeTopHelp(std::ostream& os) {
     }
     os << "\nAn input named - is standard input (e.g. ssh host cat trace.json.gz | vramscope-cli\n"
           "report -).\n"
-          "'vramscope-cli COMMAND --help' describes a command.\n"
+          "'vramscope-cli COMMAND --help' describes a command.\n\n"
+          "options:\n"
+          "  -h, --help  show this help and exit\n"
+          "  --version   print the version and exit\n\n"
           "exit codes: 0 success, 1 a check failed, 2 usage error, 3 unreadable input (or\n"
           "unwritable output, or not enough memory)\n";
 }
