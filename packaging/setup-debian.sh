@@ -11,6 +11,8 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   clang-format python3
   xvfb xauth
+  # packaging: CPack's dependency scan, the install test, the desktop file validators, man pages
+  dpkg-dev file desktop-file-utils appstream shared-mime-info groff-base man-db
 )
 
 missing=()

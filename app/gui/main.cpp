@@ -3,6 +3,7 @@
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QCoreApplication>
+#include <QIcon>
 #include <QImage>
 #include <QStandardPaths>
 #include <QTimer>
@@ -143,6 +144,10 @@ int main(int argc, char** argv) {
     QApplication::setOrganizationName(QStringLiteral("vramscope"));
     QApplication::setApplicationName(QStringLiteral("vramscope"));
     QApplication::setApplicationVersion(QStringLiteral(VRAMSCOPE_VERSION));
+    // The installed desktop entry and icon (packaging/linux) carry the application id; Wayland
+    // compositors match windows to the entry by it.
+    QGuiApplication::setDesktopFileName(QStringLiteral("io.github.vramscope"));
+    QApplication::setWindowIcon(QIcon::fromTheme(QStringLiteral("io.github.vramscope")));
 
     CommandLine cli;
     QCommandLineParser& parser = cli.parser;
