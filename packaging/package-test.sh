@@ -22,10 +22,13 @@ step() { echo "package-test: $*"; }
 
 [ -f "$build/CPackConfig.cmake" ] || fail "$build is not configured (cmake --preset dev)"
 cmake --build "$build" -j "$(nproc 2>/dev/null || echo 2)" >/dev/null
+# What the build holds, from its configuration (a file left from an earlier configuration is
+# not installed, so it does not count).
+cache_on() { grep -q "^$1:BOOL=ON$" "$build/CMakeCache.txt"; }
 have_agent=0
-[ -f "$build/capture/libvramscope_capture.so" ] && have_agent=1
+cache_on VRAMSCOPE_BUILD_CAPTURE && [ -f "$build/capture/libvramscope_capture.so" ] && have_agent=1
 have_gui=0
-[ -x "$build/app/gui/vramscope" ] && have_gui=1
+cache_on VRAMSCOPE_BUILD_GUI && have_gui=1
 
 out=$build/packages
 rm -rf "$out"
@@ -60,7 +63,7 @@ expected="./usr/bin/vramscope-cli ./usr/bin/vramscope-run ./usr/share/man/man1/v
   ./usr/share/icons/hicolor/16x16/apps/io.github.vramscope.png"
 [ $have_agent = 1 ] && expected="$expected ./usr/lib/vramscope/libvramscope_capture.so"
 for f in $expected; do
-  echo "$contents" | grep -qxF "$f" || fail "the .deb lacks $f"
+  grep -qxF "$f" <<<"$contents" || fail "the .deb lacks $f"
 done
 step "the .deb holds every expected file"
 
@@ -72,21 +75,26 @@ usr=$scratch/root/usr
 
 # Every library the installed programs need is in Depends, except CUDA's (the agent runs inside
 # the job's CUDA environment). dpkg-shlibdeps made the list; this checks it from the ELF files.
+depend_names=$(tr ',|' '\n\n' <<<"$depends" | sed 's/(.*//; s/ //g')
+elf_count=0
 while IFS= read -r elf; do
+  elf_count=$((elf_count + 1))
   for soname in $(objdump -p "$elf" | awk '$1 == "NEEDED" {print $2}'); do
     case "$soname" in libcupti.so* | libcuda.so* | libnvidia*) continue ;; esac
-    lib=$(ldconfig -p | awk -v s="$soname" '$1 == s && /x86-64|x86_64/ {print $NF; exit}')
+    # (awk reads to the end: an early exit would kill ldconfig with SIGPIPE under pipefail)
+    lib=$(ldconfig -p | awk -v s="$soname" '$1 == s && /x86-64/ && !found {print $NF; found = 1}')
     [ -n "$lib" ] || fail "$elf needs $soname, which is not installed here"
     pkg=$(dpkg -S "$lib" 2>/dev/null || dpkg -S "$(readlink -f "$lib")" 2>/dev/null ||
       dpkg -S "/usr$lib" 2>/dev/null || true)
     pkg=${pkg%%:*}
     [ -n "$pkg" ] || fail "no Debian package owns $lib ($soname, needed by $elf)"
-    echo "$depends" | tr ',|' '\n\n' | sed 's/(.*//; s/ //g' | grep -qxF "$pkg" ||
+    grep -qxF "$pkg" <<<"$depend_names" ||
       fail "$(basename "$elf") needs $soname from $pkg, which Depends lacks: $depends"
   done
 done < <(find "$usr" -type f \( -perm -u+x -o -name '*.so' \) -exec sh -c \
-  'head -c4 "$1" | grep -q ELF && echo "$1"' _ {} \;)
-step "Depends covers every NEEDED library: $depends"
+  '[ "$(head -c4 "$1" | tail -c3)" = ELF ] && echo "$1"' _ {} \;)
+[ $elf_count -ge 2 ] || fail "found only $elf_count ELF files in the .deb"
+step "Depends covers every NEEDED library of the $elf_count ELF files: $depends"
 
 log=$scratch/install-test.log
 # run NAME COMMAND...: runs COMMAND, keeps its whole output in $scratch/NAME.out and its first
@@ -144,12 +152,13 @@ tar -xzf "$tgz" -C "$scratch/tgz"
 top=$(ls -d "$scratch"/tgz/*/)
 "${top}bin/vramscope-cli" report >/dev/null 2>&1 || fail "vramscope-cli of the .tar.gz failed"
 if [ $have_agent = 1 ]; then
-  env -u VRAMSCOPE_AGENT "${top}bin/vramscope-run" -o "$scratch/traces" -- "${probe[@]}" 2>/dev/null |
-    grep -qxF "CUDA_INJECTION64_PATH=${top}lib/vramscope/libvramscope_capture.so" ||
-    fail "vramscope-run of the .tar.gz did not find its agent"
+  injected=$(env -u VRAMSCOPE_AGENT "${top}bin/vramscope-run" -o "$scratch/traces" -- \
+    "${probe[@]}" 2>/dev/null) || fail "vramscope-run of the .tar.gz failed"
+  [ "$injected" = "CUDA_INJECTION64_PATH=${top}lib/vramscope/libvramscope_capture.so" ] ||
+    fail "vramscope-run of the .tar.gz did not find its agent: $injected"
 fi
 echo "  (the .tar.gz: vramscope-cli report and the agent lookup ran from $(basename "$top"))" >>"$log"
 
 step "install test output:"
-sed 's/^/  /' "$log" | grep -v '^  $' | head -150
+sed '/^$/d; s/^/  /' "$log"
 step "packages built and tested in $((SECONDS - started)) s"
