@@ -54,7 +54,7 @@ contents=$(dpkg-deb --contents "$deb" | awk '{print $NF}')
 echo "$contents" | sed 's/^/  /'
 expected="./usr/bin/vramscope-cli ./usr/bin/vramscope-run ./usr/share/man/man1/vramscope-cli.1.gz
   ./usr/share/man/man1/vramscope-run.1.gz ./usr/share/mime/packages/vramscope.xml
-  ./usr/share/doc/vramscope/copyright"
+  ./usr/share/doc/vramscope/copyright ./usr/share/doc/vramscope/changelog.gz"
 [ $have_gui = 1 ] && expected="$expected ./usr/bin/vramscope ./usr/share/man/man1/vramscope.1.gz
   ./usr/share/applications/io.github.vramscope.desktop
   ./usr/share/metainfo/io.github.vramscope.metainfo.xml
@@ -66,6 +66,14 @@ for f in $expected; do
   grep -qxF "$f" <<<"$contents" || fail "the .deb lacks $f"
 done
 step "the .deb holds every expected file"
+
+# lintian where it is installed (it is not needed to build or test; packaging/debian holds the
+# one override, with its reason)
+if command -v lintian >/dev/null 2>&1; then
+  lintian_out=$(lintian --tag-display-limit 0 "$deb" 2>&1 | grep -v 'root privileges' || true)
+  echo "${lintian_out:-lintian: no findings}" | sed 's/^/  /'
+  ! grep -q '^E:' <<<"$lintian_out" || fail "lintian found errors"
+fi
 
 # --- unpack into a scratch root ---
 scratch=$(mktemp -d /tmp/vramscope-package-test.XXXXXX)

@@ -5,7 +5,10 @@ Every file lands where Debian and the desktop expect it, nothing else is install
 icons have the sizes their folders name, the man pages are the docs/man sources, and the
 installed vramscope-run finds the installed agent (<prefix>/lib/vramscope) by its own path.
 
+Also: the newest Debian changelog entry and AppStream release are the project's version.
+
 usage: install_layout_test.py --build-dir DIR --source-dir DIR --gui ON|OFF --agent ON|OFF
+                              --version X.Y.Z
 """
 import argparse
 import gzip
@@ -14,6 +17,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import xml.etree.ElementTree as ET
 
 APP_ID = "io.github.vramscope"
 ICON_SIZES = (16, 22, 24, 32, 48, 64, 128, 256)
@@ -29,7 +33,7 @@ def problem(text):
 
 def expected_files(gui, agent):
     files = {"bin/vramscope-cli", "bin/vramscope-run", "share/mime/packages/vramscope.xml",
-             "share/doc/vramscope/copyright"}
+             "share/doc/vramscope/copyright", "share/doc/vramscope/changelog.gz"}
     pages = MAN_PAGES + (("vramscope.1",) if gui else ())
     files |= {f"share/man/man1/{p}.gz" for p in pages}
     if gui:
@@ -38,7 +42,7 @@ def expected_files(gui, agent):
                   f"share/icons/hicolor/scalable/apps/{APP_ID}.svg"}
         files |= {f"share/icons/hicolor/{s}x{s}/apps/{APP_ID}.png" for s in ICON_SIZES}
     if agent:
-        files.add("lib/vramscope/libvramscope_capture.so")
+        files |= {"lib/vramscope/libvramscope_capture.so", "share/lintian/overrides/vramscope"}
     return files, pages
 
 
@@ -68,12 +72,28 @@ def check_launcher(prefix, agent):
         problem(f"without the agent vramscope-run should refuse (exit 2), got {done.returncode}")
 
 
+def check_versions(prefix, gui, version):
+    """The newest entry of the Debian changelog and of the AppStream releases is `version`."""
+    path = os.path.join(prefix, "share/doc/vramscope/changelog.gz")
+    if os.path.exists(path):
+        first = gzip.open(path, "rt").readline()
+        if not first.startswith(f"vramscope ({version})"):
+            problem(f"the changelog starts with '{first.strip()}', not version {version}")
+    path = os.path.join(prefix, f"share/metainfo/{APP_ID}.metainfo.xml")
+    if gui and os.path.exists(path):
+        releases = ET.parse(path).getroot().find("releases")
+        newest = releases[0].get("version") if releases is not None and len(releases) else None
+        if newest != version:
+            problem(f"the AppStream metainfo's newest release is {newest}, not {version}")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--build-dir", required=True)
     parser.add_argument("--source-dir", required=True)
     parser.add_argument("--gui", required=True)
     parser.add_argument("--agent", required=True)
+    parser.add_argument("--version", required=True, help="the project's version")
     args = parser.parse_args()
     gui, agent = args.gui == "ON", args.agent == "ON"
     with tempfile.TemporaryDirectory(prefix="vramscope-install-") as prefix:
@@ -98,6 +118,7 @@ def main():
                 source = f.read()
             if os.path.exists(p) and gzip.open(p).read() != source:
                 problem(f"{p} is not docs/man/{page}")
+        check_versions(prefix, gui, args.version)
         check_launcher(prefix, agent)
         print(f"{len(installed)} files installed under the prefix")
     if problems:
