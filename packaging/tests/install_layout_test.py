@@ -5,7 +5,8 @@ Every file lands where Debian and the desktop expect it, nothing else is install
 icons have the sizes their folders name, the man pages are the docs/man sources, and the
 installed vramscope-run finds the installed agent (<prefix>/lib/vramscope) by its own path.
 
-Also: the newest Debian changelog entry and AppStream release are the project's version.
+Also: the newest Debian changelog entry, AppStream release and man page titles name the
+project's version.
 
 usage: install_layout_test.py --build-dir DIR --source-dir DIR --gui ON|OFF --agent ON|OFF
                               --version X.Y.Z
@@ -73,7 +74,15 @@ def check_launcher(prefix, agent):
 
 
 def check_versions(prefix, gui, version):
-    """The newest entry of the Debian changelog and of the AppStream releases is `version`."""
+    """The newest entry of the Debian changelog and of the AppStream releases, and the man
+    pages' title lines, name `version`."""
+    for page in MAN_PAGES + (("vramscope.1",) if gui else ()):
+        path = os.path.join(prefix, f"share/man/man1/{page}.gz")
+        if not os.path.exists(path):
+            continue
+        title = next((l for l in gzip.open(path, "rt") if l.startswith(".TH ")), "")
+        if f'"vramscope {version}"' not in title:
+            problem(f"{page}: the title line '{title.strip()}' does not name vramscope {version}")
     path = os.path.join(prefix, "share/doc/vramscope/changelog.gz")
     if os.path.exists(path):
         first = gzip.open(path, "rt").readline()
