@@ -26,8 +26,8 @@ struct Variant {
 
 /// `count` cut lengths in [0, size): ten inside the first 64 bytes (headers, magics, the gzip
 /// header), ten within the last 4 KiB (the gzip trailer, a closing bracket, a STOP opcode, the
-/// last frame), the rest evenly spread; sorted, without repeats (fewer than `count` only when
-/// `size` is smaller than that).
+/// last frame), the rest evenly spread; sorted, without repeats. Fewer than `count` only when
+/// `size` is smaller than that; the twenty fixed points are kept even when `count` is smaller.
 std::vector<uint64_t> cutPoints(uint64_t size, size_t count);
 
 /// `bytes` with 1..8 bytes XOR-ed with a non-zero value at seeded positions. Odd `index`es put
