@@ -127,17 +127,6 @@ std::string hostName() {
     return name;
 }
 
-void clearEvents(trace::TraceData& d) {
-    d.memory = {};
-    d.kernels = {};
-    d.collectives = {};
-    d.ranges = {};
-    d.counters = {};
-    d.ooms.clear();
-    d.dataLoss.clear();
-    d.annotations.clear();
-}
-
 }  // namespace
 
 Agent& Agent::instance() {
@@ -189,7 +178,9 @@ bool Agent::start() {
         return false;
     }
     m_config.outputPath = output.path;
-    m_converter = std::make_unique<RecordConverter>(m_staging);
+    // The counter's name goes through the staging table, the one the written ids come from, before
+    // the first round copies that table.
+    m_hostResidentName = m_staging.intern(kHostResidentCounterName);
     const CuptiStart cupti = startCupti(*this, m_config.oomCallbacks);
     if (!cupti.ok) {
         printNotice("capture is off: " + cupti.error);
@@ -232,7 +223,8 @@ bool Agent::start() {
 
     trace::WriterOptions options;
     options.compress = true;
-    m_writer = std::make_unique<trace::TraceWriter>(std::move(output.sink), options);
+    m_writer =
+        std::make_unique<CaptureWriter>(std::move(output.sink), m_staging, printNotice, options);
     m_running.store(true, std::memory_order_release);
     g_agentPid = static_cast<pid_t>(m_pid);
     m_writerThread = std::thread([this] { writerLoop(); });
@@ -261,30 +253,19 @@ void Agent::requestBuffer(uint8_t** buffer, size_t* size, size_t* maxNumRecords)
     *size = *buffer != nullptr ? kBufferBytes : 0;
 }
 
-size_t Agent::stagedRows() const {
-    return m_staging.memory.size() + m_staging.kernels.size() + m_staging.ranges.size() +
-           m_staging.counters.size();
-}
-
 void Agent::completeBuffer(uint8_t* buffer, size_t size, size_t validSize,
                            uint32_t droppedRecords) {
     if (buffer == nullptr) {
         return;
     }
-    {
-        std::lock_guard<std::mutex> lock(m_dataMutex);
-        m_cuptiDropped += droppedRecords;
-        const bool full = m_writerFailed.load() || stagedRows() >= kMaxStagedRows;
-        CUpti_Activity* record = nullptr;
-        while (validSize > 0 &&
-               cuptiActivityGetNextRecord(buffer, validSize, &record) == CUPTI_SUCCESS) {
-            if (full) {
-                ++m_overflowByKind[std::min<size_t>(static_cast<size_t>(record->kind), 63)];
-            } else {
-                m_converter->convert(*record);
-            }
+    CUpti_Activity* record = nullptr;
+    m_staging.addRecords(droppedRecords, [&]() -> const CUpti_Activity* {
+        if (validSize > 0 &&
+            cuptiActivityGetNextRecord(buffer, validSize, &record) == CUPTI_SUCCESS) {
+            return record;
         }
-    }
+        return nullptr;
+    });
     if (size == kBufferBytes) {
         std::lock_guard<std::mutex> lock(m_poolMutex);
         if (m_pool.size() < kMaxPooledBuffers) {
@@ -345,53 +326,10 @@ bool Agent::writeHeaderIfReady(int attempt) {
     if (!q.error.empty()) {
         m_header.captureSettings.emplace_back("device_query_error", q.error);
     }
-    const trace::Status st = m_writer->writeHeader(m_header);
-    if (!st.ok()) {
-        failWriter(st.error().describe());
-        return false;
-    }
-    m_headerWritten = true;
-    return true;
+    return m_writer->writeHeader(m_header);
 }
 
-void Agent::failWriter(const std::string& message) {
-    if (!m_writerFailed.exchange(true)) {
-        printNotice("capture stopped: " + message);
-    }
-}
-
-bool Agent::takeStaged(bool final) {
-    {
-        std::lock_guard<std::mutex> lock(m_dataMutex);
-        if (final) {
-            m_converter->closeOpenRanges(m_converter->lastTimestampNs());
-        }
-        // The counter's name goes through the staging table, the one the written ids come from.
-        if (m_hostResidentName == 0) {
-            m_hostResidentName = m_staging.intern(kHostResidentCounterName);
-        }
-        for (size_t i = m_out.strings.size(); i < m_staging.strings.size(); ++i) {
-            m_out.strings.push_back(m_staging.strings[i]);
-        }
-        std::swap(m_out.memory, m_staging.memory);
-        std::swap(m_out.kernels, m_staging.kernels);
-        std::swap(m_out.ranges, m_staging.ranges);
-        std::swap(m_out.counters, m_staging.counters);
-        if (m_cuptiDropped > 0) {
-            m_out.dataLoss.push_back(
-                {trace::LossCounter::CuptiRecordsDropped, m_cuptiDropped, {}, 0, 0});
-            m_cuptiDropped = 0;
-        }
-        for (size_t kind = 0; kind < m_overflowByKind.size(); ++kind) {
-            if (m_overflowByKind[kind] == 0) {
-                continue;
-            }
-            m_out.dataLoss.push_back({trace::LossCounter::WriterQueueOverflow,
-                                      m_overflowByKind[kind],
-                                      recordKindName(static_cast<CUpti_ActivityKind>(kind)), 0, 0});
-            m_overflowByKind[kind] = 0;
-        }
-    }
+void Agent::takeOwnEvents() {
     // The host's resident memory, once per writer round (one flush period): here on the writer
     // thread, never in a CUDA callback, since reading /proc is I/O.
     if (const int64_t now = cuptiNowNs(); now > 0) {
@@ -409,7 +347,6 @@ bool Agent::takeStaged(bool final) {
     if (const uint64_t lost = m_oomDropped.exchange(0); lost > 0) {
         m_out.dataLoss.push_back({trace::LossCounter::OomEventsDropped, lost, {}, 0, 0});
     }
-    return m_out.eventCount() > 0 || !m_out.dataLoss.empty();
 }
 
 void Agent::writerLoop() {
@@ -423,23 +360,11 @@ void Agent::writerLoop() {
             m_dataReady = false;
         }
         const bool stopping = m_stopping.load();
-        if (!m_headerWritten && !m_writerFailed.load()) {
+        if (!m_writer->headerWritten() && !m_writer->failed()) {
             writeHeaderIfReady(++attempts);
         }
-        if (m_headerWritten && !m_writerFailed.load()) {
-            if (takeStaged(stopping)) {
-                trace::Status st = m_writer->writeEvents(m_out);
-                if (st.ok()) {
-                    st = m_writer->flush();
-                }
-                if (!st.ok()) {
-                    failWriter(st.error().describe());
-                }
-                clearEvents(m_out);
-            }
-        } else if (m_writerFailed.load()) {
-            takeStaged(false);
-            clearEvents(m_out);
+        if (m_writer->headerWritten() || m_writer->failed()) {
+            m_writer->writeRound(m_out, stopping, [this](trace::TraceData&) { takeOwnEvents(); });
         }
         {
             std::lock_guard<std::mutex> lock(m_writerMutex);
@@ -450,7 +375,7 @@ void Agent::writerLoop() {
             break;
         }
     }
-    m_writer.reset();  // closes the file or socket
+    m_writer->close();  // closes the file or socket
     {
         std::lock_guard<std::mutex> lock(m_writerMutex);
         m_writerDone.store(true);

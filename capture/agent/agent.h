@@ -3,10 +3,10 @@
 // writer thread, exit and SIGTERM handling.
 //
 // Threads: CUDA/CUPTI callbacks (training threads and CUPTI's worker) only convert records into the
-// staging tables under m_dataMutex, or push OOM events into a lock-free ring; the flush thread
-// calls cuptiActivityFlushAll periodically; the writer thread alone does I/O. The one Agent of a
-// process is created by InitializeInjection and intentionally never destroyed (CUPTI may call back
-// during process teardown).
+// staging (EventStaging, one mutex, bounded), or push OOM events into a lock-free ring; the flush
+// thread calls cuptiActivityFlushAll periodically; the writer thread alone does I/O. The one Agent
+// of a process is created by InitializeInjection and intentionally never destroyed (CUPTI may call
+// back during process teardown).
 
 #include <cupti.h>
 
@@ -20,8 +20,9 @@
 #include <thread>
 #include <vector>
 
+#include "capture_writer.h"
+#include "event_staging.h"
 #include "output_naming.h"
-#include "record_converter.h"
 #include "vramscope/trace/trace_data.h"
 #include "vramscope/trace/trace_file.h"
 
@@ -73,7 +74,6 @@ private:
 
     static constexpr size_t kBufferBytes = 8u << 20;
     static constexpr size_t kMaxPooledBuffers = 16;
-    static constexpr size_t kMaxStagedRows = 2'000'000;
     static constexpr size_t kOomRing = 64;
 
     struct OomSlot {
@@ -85,22 +85,15 @@ private:
     void flushLoop();
     void writerLoop();
     bool writeHeaderIfReady(int attempt);
-    /// Moves staged events (and new strings) into m_out; true when there is anything to write.
-    bool takeStaged(bool final);
-    size_t stagedRows() const;
-    void failWriter(const std::string& message);
+    /// Adds what the agent itself records (host memory sample, OOM events) to m_out.
+    void takeOwnEvents();
 
     AgentConfig m_config;
     std::atomic<bool> m_running{false};
     int64_t m_pid = 0;
 
-    // staging, guarded by m_dataMutex
-    mutable std::mutex m_dataMutex;
-    trace::TraceData m_staging;
-    std::unique_ptr<RecordConverter> m_converter;
-    std::array<uint64_t, 64> m_overflowByKind{};  ///< records dropped because staging was full
-    uint64_t m_cuptiDropped = 0;                  ///< CUPTI's own dropped-record count
-    uint64_t m_incompleteRecords = 0;
+    // staging between the CUPTI callbacks and the writer thread (thread-safe)
+    EventStaging m_staging;
 
     // buffer pool
     std::mutex m_poolMutex;
@@ -127,12 +120,10 @@ private:
     std::thread m_writerThread;
 
     // writer thread only
-    std::unique_ptr<trace::TraceWriter> m_writer;
+    std::unique_ptr<CaptureWriter> m_writer;
     trace::TraceData m_out;
-    bool m_headerWritten = false;
-    std::atomic<bool> m_writerFailed{false};
     trace::FileHeader m_header;
-    trace::StringId m_hostResidentName = 0;  ///< interned in m_staging on the first sample
+    trace::StringId m_hostResidentName = 0;  ///< interned in m_staging at start
 };
 
 }  // namespace vramscope::capture

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <optional>
 
 #include <sys/stat.h>
@@ -42,8 +43,18 @@ Result<std::string> gunzip(std::string_view in, const std::string& name, uint64_
     const uint64_t ratioCap = static_cast<uint64_t>(in.size()) * 1032u;
     uint64_t guess = std::max<uint64_t>(gzipTrailerSize(in), static_cast<uint64_t>(in.size()) * 4);
     guess = std::min({guess, ratioCap, maxBytes}) + 1;
+    // The trailer only reserves address space: untouched pages are not resident, and pages are
+    // made resident only as output arrives. A cut file's "trailer" is whatever compressed bytes
+    // the cut left last (up to ratioCap, 1032x the input), so it must never be filled up front.
     std::string out;
-    out.resize(static_cast<size_t>(guess) + kInputPaddingBytes);
+    try {
+        out.reserve(static_cast<size_t>(guess) + kInputPaddingBytes);
+    } catch (const std::bad_alloc&) {
+        // A reservation the system refuses: grow by doubling instead.
+    }
+    out.resize(static_cast<size_t>(
+        std::min<uint64_t>(guess, static_cast<uint64_t>(in.size()) * 4 + (1u << 20)) +
+        kInputPaddingBytes));
     size_t produced = 0;
     zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
     size_t inLeft = in.size();
@@ -59,8 +70,12 @@ Result<std::string> gunzip(std::string_view in, const std::string& name, uint64_
                                    "the decompressed content is larger than the limit of " +
                                        std::to_string(maxBytes) + " bytes");
             }
-            out.resize(static_cast<size_t>(std::min<uint64_t>(static_cast<uint64_t>(out.size()) * 2,
-                                                              maxBytes + 1 + kInputPaddingBytes)));
+            // Doubling stays inside the reservation (no copy) until the reservation is used up.
+            const uint64_t doubled = static_cast<uint64_t>(out.size()) * 2;
+            const uint64_t reserved = out.capacity();
+            out.resize(static_cast<size_t>(
+                std::min<uint64_t>(reserved > out.size() ? std::min(doubled, reserved) : doubled,
+                                   maxBytes + 1 + kInputPaddingBytes)));
         }
         const size_t room = std::min<size_t>(out.size() - produced, 1u << 30);
         zs.next_out = reinterpret_cast<Bytef*>(out.data() + produced);

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <new>
 #include <optional>
@@ -22,6 +23,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "kineto_text.h"
 #include "vramscope/trace/importers.h"
 #include "vramscope/trace/pickle_reader.h"
 
@@ -144,8 +146,12 @@ private:
         return v && *v >= 0 ? std::optional<uint64_t>(uint64_t(*v)) : std::nullopt;
     }
     std::string_view stringField(PickleNodeId dict, std::string_view key) const {
-        return m_doc.asString(m_doc.get(dict, key)).value_or(std::string_view());
+        return text(m_doc.get(dict, key));
     }
+    /// The str of `node` ("" when it is none), with invalid UTF-8 replaced by U+FFFD and counted:
+    /// a pickle's str is UTF-8 (Python refuses to unpickle anything else), so invalid bytes are
+    /// damage, and every string handed on (trace names, JSON output) must be valid UTF-8.
+    std::string_view text(PickleNodeId node) const;
     std::optional<TimestampNs> timeField(PickleNodeId dict) const;
     StackId stackOf(PickleNodeId frames);
     void note(const std::string& what, DeviceIndex device, int64_t record,
@@ -169,6 +175,8 @@ private:
     std::vector<StackId> m_stackCache;  // pickle node -> stack id
     std::vector<FrameId> m_scratch;
     std::map<DeviceIndex, DeviceReplay> m_devices;
+    mutable std::deque<std::string> m_repairedText;  ///< owns text() results that were repaired
+    mutable uint64_t m_invalidUtf8 = 0;              ///< sequences replaced by text()
     std::map<std::string, Tally> m_problems;
     TimestampNs m_t0 = 0;
     TimestampNs m_tLast = 0;
@@ -219,13 +227,32 @@ StackId SnapshotImporter::stackOf(PickleNodeId frames) {
     return m_stackCache[frames];
 }
 
+std::string_view SnapshotImporter::text(PickleNodeId node) const {
+    const std::string_view s = m_doc.asString(node).value_or(std::string_view());
+    if (std::all_of(s.begin(), s.end(), [](char c) { return (c & 0x80) == 0; })) {
+        return s;  // ASCII, the usual case
+    }
+    kineto::Utf8Repair fix = kineto::repairUtf8(s);
+    if (fix.replaced == 0) {
+        return s;
+    }
+    m_invalidUtf8 += fix.replaced;
+    return m_repairedText.emplace_back(std::move(fix.text));
+}
+
 void SnapshotImporter::note(const std::string& what, DeviceIndex device, int64_t record,
                             std::string_view example) {
     Tally& t = m_problems[what];
     if (t.count++ == 0) {
         t.firstRecord = record;
         t.firstDevice = device;
-        t.example = std::string(example.substr(0, 40));
+        // At most 40 bytes, never ending inside a UTF-8 sequence.
+        size_t n = std::min<size_t>(example.size(), 40);
+        while (n > 0 && n < example.size() &&
+               (static_cast<unsigned char>(example[n]) & 0xC0) == 0x80) {
+            --n;
+        }
+        t.example = std::string(example.substr(0, n));
     }
 }
 
@@ -508,12 +535,15 @@ void SnapshotImporter::importSettings(PickleNodeId settings) {
         return;
     }
     for (size_t i = 0; i + 1 < kv.size(); i += 2) {
-        const auto key = m_doc.asString(kv[i]);
+        if (m_doc.kind(kv[i]) != PickleKind::String) {
+            continue;
+        }
+        const std::string_view key = text(kv[i]);
         const PickleNodeId v = kv[i + 1];
         std::string value;
         switch (m_doc.kind(v)) {
             case PickleKind::String:
-                value = std::string(*m_doc.asString(v));
+                value = std::string(text(v));
                 break;
             case PickleKind::Bool:
                 value = *m_doc.asInt(v) ? "True" : "False";
@@ -527,9 +557,7 @@ void SnapshotImporter::importSettings(PickleNodeId settings) {
             default:
                 continue;
         }
-        if (key) {
-            m_data.header.captureSettings.emplace_back("allocator." + std::string(*key), value);
-        }
+        m_data.header.captureSettings.emplace_back("allocator." + std::string(key), value);
     }
 }
 
@@ -632,6 +660,16 @@ void SnapshotImporter::finish(LoadedTrace& out, uint64_t inputBytes) {
                                           .atRecord(tally.firstRecord));
         m_data.dataLoss.push_back(
             DataLoss{LossCounter::SnapshotEntriesSkipped, tally.count, what + where, 0, 0});
+        out.report.complete = false;
+    }
+    if (m_invalidUtf8 > 0) {
+        const std::string what =
+            std::to_string(m_invalidUtf8) +
+            " invalid UTF-8 sequences in the snapshot's strings (a pickled str "
+            "is UTF-8) were replaced with U+FFFD";
+        out.report.problems.push_back(Error::make(ErrorCode::Corrupt, m_name, what));
+        m_data.dataLoss.push_back(
+            DataLoss{LossCounter::JsonInvalidUtf8Replaced, m_invalidUtf8, what, 0, 0});
         out.report.complete = false;
     }
     out.data = std::move(m_data);

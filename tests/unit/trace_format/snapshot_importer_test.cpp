@@ -468,6 +468,39 @@ TEST(SnapshotImporter, CountsBadEntriesWithoutFailing) {
     EXPECT_EQ(lost, 9u) << all;
 }
 
+// Found by the corruption sweep: a flipped byte in a pickled str made invalid UTF-8 that went
+// on into the trace's strings and made `report --json` throw (nlohmann-json refuses it). Python
+// refuses such a pickle; we keep it, with the bad sequences replaced (Unicode's U+FFFD
+// substitution, EF BF BD) and counted.
+TEST(SnapshotImporter, ReplacesInvalidUtf8InStringsAndCountsIt) {
+    const Py bad = frame("fwd\xff", "m\xc3.py", 1);  // a stray byte; a sequence cut short
+    // 39 ASCII bytes then a 2-byte character across the 40-byte example limit.
+    const std::string longAction = std::string(39, 'x') + "\xc3\xa9tail";
+    const Py snap = dict({
+        {"device_traces", list({list({
+                              entry("alloc", 0x100, 10, 5, {bad}),
+                              entry(longAction.c_str(), 0x200, 10, 6),
+                          })})},
+    });
+    LoadedTrace t = importOk(snap);
+    const TraceData& d = t.data;
+    ASSERT_EQ(d.memory.size(), 1u);
+    const std::vector<std::string> names = stackNames(d, d.memory.stack[0]);
+    ASSERT_EQ(names.size(), 1u);
+    EXPECT_EQ(names[0], "fwd\xef\xbf\xbd");
+    EXPECT_EQ(d.string(d.frames[toInt(d.stacks[toInt(d.memory.stack[0])][0])].file),
+              "m\xef\xbf\xbd.py");
+    uint64_t replaced = 0;
+    std::string reasons;
+    for (const DataLoss& l : d.dataLoss) {
+        replaced += l.counter == LossCounter::JsonInvalidUtf8Replaced ? l.count : 0;
+        reasons += l.reason + "\n";
+    }
+    EXPECT_EQ(replaced, 2u) << reasons;
+    // The unknown action's example stops before the character it cannot hold whole.
+    EXPECT_NE(reasons.find("(e.g. '" + std::string(39, 'x') + "')"), std::string::npos) << reasons;
+}
+
 TEST(SnapshotImporter, PairsExternalAnnotationsIntoRanges) {
     auto ann = [](const char* name, const char* stage, int64_t t) {
         return dict({{"name", name}, {"stage", stage}, {"time_us", t}, {"device", 0}});

@@ -1,0 +1,85 @@
+#include "capture_writer.h"
+
+namespace vramscope::capture {
+
+namespace {
+
+void clearEvents(trace::TraceData& d) {
+    d.memory = {};
+    d.kernels = {};
+    d.collectives = {};
+    d.ranges = {};
+    d.counters = {};
+    d.ooms.clear();
+    d.dataLoss.clear();
+    d.annotations.clear();
+}
+
+}  // namespace
+
+CaptureWriter::CaptureWriter(std::unique_ptr<trace::ByteSink> sink, EventStaging& staging,
+                             NoticeFn notice, trace::WriterOptions options)
+    : m_writer(std::make_unique<trace::TraceWriter>(std::move(sink), options)),
+      m_staging(staging),
+      m_notice(std::move(notice)) {}
+
+bool CaptureWriter::writeHeader(const trace::FileHeader& header) {
+    if (m_failed || m_headerWritten) {
+        return m_headerWritten;
+    }
+    trace::Status st = m_writer->writeHeader(header);
+    if (st.ok()) {
+        st = m_writer->flush();
+    }
+    if (!st.ok()) {
+        fail(st.error());
+        return false;
+    }
+    m_headerWritten = true;
+    return true;
+}
+
+void CaptureWriter::writeRound(trace::TraceData& out, bool final,
+                               const std::function<void(trace::TraceData&)>& addOwn) {
+    if (!m_headerWritten && !m_failed) {
+        return;  // staging keeps the events until the header is out
+    }
+    m_staging.takeInto(out, final);
+    if (addOwn) {
+        addOwn(out);
+    }
+    if (m_headerWritten && !m_failed && (out.eventCount() > 0 || !out.dataLoss.empty())) {
+        trace::Status st = m_writer->writeEvents(out);
+        if (st.ok()) {
+            st = m_writer->flush();
+        }
+        if (!st.ok()) {
+            fail(st.error());
+        }
+    }
+    clearEvents(out);
+}
+
+void CaptureWriter::close() {
+    m_writer.reset();
+    if (m_failed) {
+        m_notice(std::to_string(m_staging.droppedAfterFailure()) +
+                 " CUPTI records were dropped after the trace output failed");
+    }
+}
+
+uint64_t CaptureWriter::framesWritten() const {
+    return m_writer ? m_writer->framesWritten() : 0;
+}
+
+void CaptureWriter::fail(const trace::Error& error) {
+    if (m_failed) {
+        return;
+    }
+    m_failed = true;
+    m_staging.markOutputFailed();
+    m_notice("capture stopped: " + error.describe() +
+             "; the trace keeps what was written before, later records are counted and dropped");
+}
+
+}  // namespace vramscope::capture

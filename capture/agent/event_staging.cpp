@@ -1,0 +1,102 @@
+#include "event_staging.h"
+
+#include <algorithm>
+
+namespace vramscope::capture {
+
+namespace {
+
+size_t kindIndex(const CUpti_Activity& record, size_t kinds) {
+    return std::min<size_t>(static_cast<size_t>(record.kind), kinds - 1);
+}
+
+void takeCounts(std::array<uint64_t, 64>& byKind, trace::LossCounter counter,
+                trace::TraceData& out) {
+    for (size_t kind = 0; kind < byKind.size(); ++kind) {
+        if (byKind[kind] == 0) {
+            continue;
+        }
+        out.dataLoss.push_back(
+            {counter, byKind[kind], recordKindName(static_cast<CUpti_ActivityKind>(kind)), 0, 0});
+        byKind[kind] = 0;
+    }
+}
+
+}  // namespace
+
+EventStaging::EventStaging(size_t maxRows)
+    : m_maxRows(maxRows), m_converter(std::make_unique<RecordConverter>(m_staging)) {}
+
+size_t EventStaging::stagedRowsLocked() const {
+    return m_staging.memory.size() + m_staging.kernels.size() + m_staging.ranges.size() +
+           m_staging.counters.size();
+}
+
+void EventStaging::addLocked(const CUpti_Activity& record) {
+    if (m_outputFailed) {
+        ++m_failedByKind[kindIndex(record, kKinds)];
+        ++m_droppedAfterFailure;
+    } else if (stagedRowsLocked() >= m_maxRows) {
+        ++m_overflowByKind[kindIndex(record, kKinds)];
+    } else {
+        m_converter->convert(record);
+    }
+}
+
+void EventStaging::takeInto(trace::TraceData& out, bool final) {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    if (final) {
+        m_converter->closeOpenRanges(m_converter->lastTimestampNs());
+    }
+    for (size_t i = out.strings.size(); i < m_staging.strings.size(); ++i) {
+        out.strings.push_back(m_staging.strings[i]);
+    }
+    std::swap(out.memory, m_staging.memory);
+    std::swap(out.kernels, m_staging.kernels);
+    std::swap(out.ranges, m_staging.ranges);
+    std::swap(out.counters, m_staging.counters);
+    if (m_cuptiDropped > 0) {
+        out.dataLoss.push_back({trace::LossCounter::CuptiRecordsDropped, m_cuptiDropped, {}, 0, 0});
+        m_cuptiDropped = 0;
+    }
+    takeCounts(m_overflowByKind, trace::LossCounter::WriterQueueOverflow, out);
+    takeCounts(m_failedByKind, trace::LossCounter::OutputWriteFailed, out);
+}
+
+trace::StringId EventStaging::intern(std::string_view name) {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    return m_staging.intern(name);
+}
+
+void EventStaging::markOutputFailed() {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    m_outputFailed = true;
+}
+
+bool EventStaging::outputFailed() const {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    return m_outputFailed;
+}
+
+uint64_t EventStaging::pendingDrops(trace::LossCounter counter) const {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    const auto& byKind =
+        counter == trace::LossCounter::OutputWriteFailed ? m_failedByKind : m_overflowByKind;
+    uint64_t sum = 0;
+    for (const uint64_t n : byKind) {
+        sum += n;
+    }
+    return sum;
+}
+
+uint64_t EventStaging::droppedAfterFailure() const {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    return m_droppedAfterFailure;
+}
+
+size_t EventStaging::stagedRows() const {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    return stagedRowsLocked();
+}
+
+}  // namespace vramscope::capture

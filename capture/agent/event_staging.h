@@ -1,0 +1,78 @@
+#pragma once
+// The agent's events between the CUPTI callbacks and the writer thread.
+//
+// Thread-safe (one mutex): the job side (CUPTI's buffer-completed callback, on a training thread
+// or CUPTI's worker) converts records into a bounded staging TraceData; the writer thread takes
+// them out once per round. The job side never waits for I/O: when staging is full, or once the
+// output has failed, records are dropped and counted, never queued without bound.
+
+#include <cupti_activity.h>
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string_view>
+
+#include "record_converter.h"
+#include "vramscope/trace/data_loss.h"
+#include "vramscope/trace/trace_data.h"
+
+namespace vramscope::capture {
+
+class EventStaging {
+public:
+    /// Rows (memory, kernels, ranges, counters) staged at most between two writer rounds.
+    static constexpr size_t kDefaultMaxRows = 2'000'000;
+
+    explicit EventStaging(size_t maxRows = kDefaultMaxRows);
+
+    /// Job side: converts every record `next()` yields (a `const CUpti_Activity*`, nullptr at
+    /// the end) under one lock, and adds `cuptiDropped` (CUPTI's own count of records it lost).
+    /// Records beyond maxRows are counted as WriterQueueOverflow, records after outputFailed()
+    /// as OutputWriteFailed (per record kind); none is kept. No I/O, no wait on the writer.
+    template <class NextRecord>
+    void addRecords(uint64_t cuptiDropped, NextRecord&& next) {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        m_cuptiDropped += cuptiDropped;
+        while (const CUpti_Activity* record = next()) {
+            addLocked(*record);
+        }
+    }
+
+    /// Writer side: moves the staged rows, the string-table entries `out` lacks and one DataLoss
+    /// per non-zero drop counter into `out`, and resets the counters. `final` first closes the
+    /// NVTX ranges still open (at exit).
+    void takeInto(trace::TraceData& out, bool final);
+    /// Interns `name` in the staging string table (the ids written come from it).
+    trace::StringId intern(std::string_view name);
+
+    /// From now on every record is dropped and counted as OutputWriteFailed.
+    void markOutputFailed();
+    bool outputFailed() const;
+
+    /// Records dropped so far, and not yet taken, under `counter` (WriterQueueOverflow,
+    /// OutputWriteFailed); for tests and the closing notice.
+    uint64_t pendingDrops(trace::LossCounter counter) const;
+    /// Records dropped under OutputWriteFailed since the output failed (taken or not).
+    uint64_t droppedAfterFailure() const;
+    /// Rows staged now.
+    size_t stagedRows() const;
+
+private:
+    void addLocked(const CUpti_Activity& record);
+    size_t stagedRowsLocked() const;
+
+    static constexpr size_t kKinds = 64;
+    const size_t m_maxRows;
+    mutable std::mutex m_mutex;
+    trace::TraceData m_staging;
+    std::unique_ptr<RecordConverter> m_converter;
+    std::array<uint64_t, kKinds> m_overflowByKind{};  ///< dropped because staging was full
+    std::array<uint64_t, kKinds> m_failedByKind{};    ///< dropped because the output failed
+    uint64_t m_cuptiDropped = 0;
+    uint64_t m_droppedAfterFailure = 0;
+    bool m_outputFailed = false;
+};
+
+}  // namespace vramscope::capture
