@@ -74,6 +74,7 @@ Result<std::string> gunzip(std::string_view in, const std::string& name, uint64_
     std::unique_ptr<z_stream, int (*)(z_stream*)> guard(&zs, inflateEnd);
     bool decided = !refuseStart;
     std::string out(firstBufferSize(in, maxBytes, !decided), '\0');
+    const uint64_t trusted = firstBufferSize(in, maxBytes, false);  // once the start is taken
     size_t produced = 0;
     // Asks refuseStart about the bytes made so far; an Error when it refuses them.
     auto judge = [&](bool atEnd) -> std::optional<Error> {
@@ -100,8 +101,9 @@ Result<std::string> gunzip(std::string_view in, const std::string& name, uint64_
             if (produced > maxBytes) {
                 return tooLarge(name, maxBytes);
             }
+            const uint64_t doubled = static_cast<uint64_t>(out.size()) * 2;
             out.resize(static_cast<size_t>(
-                std::min<uint64_t>(static_cast<uint64_t>(out.size()) * 2, maxBytes + 1)));
+                std::min<uint64_t>(decided ? std::max(doubled, trusted) : doubled, maxBytes + 1)));
         }
         // Small steps until the start is judged, so a refusal comes after kilobytes, not a GiB.
         const size_t step = decided ? (1u << 30) : (64u << 10);

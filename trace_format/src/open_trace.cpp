@@ -60,6 +60,8 @@ InputFormat formatFromName(std::string_view fileName) {
     return InputFormat::Unknown;
 }
 
+std::optional<std::string> judgeFileStart(std::string_view head);
+
 /// Names a directory listing or an archive contributes.
 bool isSupportedName(std::string_view fileName) {
     const std::string_view base = baseName(fileName);
@@ -154,8 +156,6 @@ void addNsysRanks(Job& job, const std::string& path, Result<std::vector<LoadedTr
     }
 }
 
-std::optional<std::string> judgeFileStart(std::string_view head);
-
 /// Loads one decoded input and adds it to the job (or to skipped).
 void addToJob(Job& job, const std::string& displayPath, Result<std::string> bytes,
               InputNotes& notes, const ReadOptions& options) {
@@ -199,6 +199,7 @@ Result<std::string> readMember(archive* a, archive_entry* entry, const std::stri
         data.reserve(static_cast<size_t>(archive_entry_size(entry)));
     }
     char block[1 << 16];
+    bool judged = false;
     for (;;) {
         const la_ssize_t n = archive_read_data(a, block, sizeof block);
         if (n < 0) {
@@ -215,6 +216,15 @@ Result<std::string> readMember(archive* a, archive_entry* entry, const std::stri
             return memberTooLarge(name, maxBytes);
         }
         data.append(block, static_cast<size_t>(n));
+        // Plain content no reader takes is refused from its first bytes, before the rest of
+        // the member is read (gzip content is judged as it is decompressed).
+        if (!judged && data.size() >= kStartJudgeBytes) {
+            judged = true;
+            const std::string_view head = std::string_view(data).substr(0, kStartJudgeBytes);
+            if (auto why = judgeFileStart(head); !isGzip(head) && why && !why->empty()) {
+                return Error::make(ErrorCode::Unsupported, name, std::move(*why));
+            }
+        }
     }
     return data;
 }

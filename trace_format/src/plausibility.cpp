@@ -188,8 +188,8 @@ PlausibilityResult dropImplausibleEvents(TraceData& data) {
     if (result.sizesOutOfRange > 0) {
         data.dataLoss.push_back(
             {LossCounter::SizesOutOfRange, result.sizesOutOfRange,
-             std::to_string(result.sizesOutOfRange) +
-                 " memory events or memory counter samples above 2^50 bytes (1 PiB) removed",
+             "removed " + std::to_string(result.sizesOutOfRange) +
+                 " memory events or memory counter samples above 2^50 bytes (1 PiB)",
              0, 0});
     }
     int64_t lo = 0;
@@ -198,9 +198,9 @@ PlausibilityResult dropImplausibleEvents(TraceData& data) {
     if (result.timesOutOfSpan > 0) {
         data.dataLoss.push_back(
             {LossCounter::TimesOutOfSpan, result.timesOutOfSpan,
-             std::to_string(result.timesOutOfSpan) +
-                 " events with a time more than a day (and 1000x the trace's extent) outside "
-                 "the rest, kept span " +
+             "removed " + std::to_string(result.timesOutOfSpan) +
+                 " events with a time more than a day (and 1000x the trace's extent) away from "
+                 "the rest; span kept " +
                  std::to_string(lo) + ".." + std::to_string(hi) + " ns",
              0, 0});
     }

@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tar_header.h"
 #include "vramscope/trace/input_bytes.h"
 #include "vramscope/trace/open_trace.h"
 
@@ -185,6 +186,22 @@ TEST(HostileInput, ASparseFileOfTwoGibOfZerosIsRefusedFromItsFirstBytes) {
     EXPECT_NE(stdinChild.outcome.find("unsupported format"), std::string::npos)
         << stdinChild.outcome;
     EXPECT_LT(stdinChild.peakKiB - base, 32 * 1024);
+    fs::remove(path);
+}
+
+TEST(HostileInput, AnArchiveMemberOfZerosIsRefusedFromItsFirstBytes) {
+    // A .tar whose member trace.json is 2 GiB of zeros, held as a hole after its header.
+    const std::string path = tempPath("zeros.tar");
+    std::ofstream(path, std::ios::binary) << vramscope_test::tarHeader("trace.json", 2 * kGiB);
+    ASSERT_EQ(truncate(path.c_str(), static_cast<off_t>(512 + 2 * kGiB + 1024)), 0);
+    const long base = baselineKiB();
+    const ChildResult child = runInChild([&] {
+        auto r = openJob({path});
+        return r.ok() ? std::string("loaded") : r.error().describe();
+    });
+    EXPECT_NE(child.outcome.find(path + ":trace.json"), std::string::npos) << child.outcome;
+    EXPECT_NE(child.outcome.find("all zeros"), std::string::npos) << child.outcome;
+    EXPECT_LT(child.peakKiB - base, 32 * 1024) << "KiB above the baseline";
     fs::remove(path);
 }
 
