@@ -56,17 +56,36 @@ size_t firstBufferSize(std::string_view in, uint64_t maxBytes, bool judging) {
     return static_cast<size_t>(std::min(std::max<uint64_t>(guess, 4096), maxBytes + 1));
 }
 
+/// A gzip bomb: more than kBombRatio:1 once kBombCheckBytes are out. Deflate's ceiling is
+/// ~1032:1; real traces compress 14-30:1 (shared/realdata, measured). Content far above that is
+/// long runs of one byte (zeros, or a JSON prefix and gigabytes of spaces), which no trace is.
+constexpr uint64_t kBombCheckBytes = 64ull << 20;
+
+std::optional<Error> refuseBomb(const std::string& name, size_t produced, size_t consumed) {
+    constexpr uint64_t kBombRatio = 200;
+    if (produced < kBombCheckBytes || produced / std::max<size_t>(consumed, 1) <= kBombRatio) {
+        return std::nullopt;
+    }
+    return Error::make(ErrorCode::Limit, name,
+                       std::to_string(consumed) + " compressed bytes decompressed to " +
+                           std::to_string(produced) + " (more than " + std::to_string(kBombRatio) +
+                           ":1): a gzip bomb, not a trace; reading stopped")
+        .atByte(static_cast<int64_t>(consumed));
+}
+
+/// A gzip stream that ends early at compressed byte `at` after `produced` bytes.
+Error streamCut(const std::string& name, size_t produced, int64_t at) {
+    return Error::make(ErrorCode::Truncated, name,
+                       "the gzip stream ends early (the file was cut); " +
+                           std::to_string(produced) + " decompressed bytes before the cut are kept")
+        .atByte(at);
+}
+
 /// Decompresses `in` (one or more gzip members) with memory in proportion to what it makes: the
 /// buffer grows by doubling (never from the trailer alone), `refuseStart` judges the first
-/// decompressed bytes before the rest is made, and content that decompresses at more than
-/// kBombRatio:1 is refused once it passes kBombCheckBytes.
+/// decompressed bytes before the rest is made, and a gzip bomb is refused (refuseBomb).
 Result<std::string> gunzip(std::string_view in, const std::string& name, uint64_t maxBytes,
                            InputNotes* notes, const StreamStartCheck& refuseStart) {
-    // Deflate's ceiling is ~1032:1; real traces compress 14-30:1 (shared/realdata, measured).
-    // Content far above that is long runs of one byte (a bomb: zeros, or a JSON prefix and
-    // gigabytes of spaces), which no trace is.
-    constexpr uint64_t kBombRatio = 200;
-    constexpr uint64_t kBombCheckBytes = 64ull << 20;
     z_stream zs{};
     if (inflateInit2(&zs, 15 + 16) != Z_OK) {
         return Error::make(ErrorCode::Limit, name, "cannot start gzip decompression (zlib)");
@@ -74,7 +93,7 @@ Result<std::string> gunzip(std::string_view in, const std::string& name, uint64_
     std::unique_ptr<z_stream, int (*)(z_stream*)> guard(&zs, inflateEnd);
     bool decided = !refuseStart;
     std::string out(firstBufferSize(in, maxBytes, !decided), '\0');
-    const uint64_t trusted = firstBufferSize(in, maxBytes, false);  // once the start is taken
+    const uint64_t trusted = firstBufferSize(in, maxBytes, false);
     size_t produced = 0;
     // Asks refuseStart about the bytes made so far; an Error when it refuses them.
     auto judge = [&](bool atEnd) -> std::optional<Error> {
@@ -101,12 +120,19 @@ Result<std::string> gunzip(std::string_view in, const std::string& name, uint64_
             if (produced > maxBytes) {
                 return tooLarge(name, maxBytes);
             }
-            const uint64_t doubled = static_cast<uint64_t>(out.size()) * 2;
-            out.resize(static_cast<size_t>(
-                std::min<uint64_t>(decided ? std::max(doubled, trusted) : doubled, maxBytes + 1)));
+            // Trusted sizes only once the start is taken, and above kBombCheckBytes only once
+            // the bomb check has seen that much.
+            uint64_t next = static_cast<uint64_t>(out.size()) * 2;
+            if (decided) {
+                next = std::max(next, produced >= kBombCheckBytes
+                                          ? trusted
+                                          : std::min<uint64_t>(trusted, kBombCheckBytes));
+            }
+            out.resize(static_cast<size_t>(std::min<uint64_t>(next, maxBytes + 1)));
         }
-        // Small steps until the start is judged, so a refusal comes after kilobytes, not a GiB.
-        const size_t step = decided ? (1u << 30) : (64u << 10);
+        // Small steps until the start is judged (a refusal after kilobytes), then 64 MiB steps
+        // so the bomb check sees the ratio before a GiB is made.
+        const size_t step = decided ? (64u << 20) : (64u << 10);
         const size_t room = std::min<size_t>(out.size() - produced, step);
         zs.next_out = reinterpret_cast<Bytef*>(out.data() + produced);
         zs.avail_out = static_cast<uInt>(room);
@@ -116,13 +142,8 @@ Result<std::string> gunzip(std::string_view in, const std::string& name, uint64_
         if (auto refused = judge(false)) {
             return *refused;
         }
-        if (produced >= kBombCheckBytes && produced / std::max<size_t>(consumed, 1) > kBombRatio) {
-            return Error::make(ErrorCode::Limit, name,
-                               std::to_string(consumed) + " compressed bytes decompressed to " +
-                                   std::to_string(produced) + " (more than " +
-                                   std::to_string(kBombRatio) +
-                                   ":1): a gzip bomb, not a trace; reading stopped")
-                .atByte(static_cast<int64_t>(consumed));
+        if (auto bomb = refuseBomb(name, produced, consumed)) {
+            return *bomb;
         }
         if (rc == Z_STREAM_END) {
             if (zs.avail_in == 0 && inLeft == 0) {
@@ -136,11 +157,7 @@ Result<std::string> gunzip(std::string_view in, const std::string& name, uint64_
         }
         const auto at = static_cast<int64_t>(consumed);
         if (rc == Z_BUF_ERROR && zs.avail_in == 0 && inLeft == 0) {
-            Error cut = Error::make(ErrorCode::Truncated, name,
-                                    "the gzip stream ends early (the file was cut); " +
-                                        std::to_string(produced) +
-                                        " decompressed bytes before the cut are kept")
-                            .atByte(at);
+            Error cut = streamCut(name, produced, at);
             if (notes == nullptr) {
                 return cut;
             }
