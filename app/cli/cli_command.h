@@ -31,6 +31,9 @@ struct CommandContext {
     std::vector<std::string> args;
     std::ostream& out;
     std::ostream& err;
+    /// Largest input read, after decompression (--max-input-gib, else VRAMSCOPE_MAX_INPUT_GIB,
+    /// else trace::kDefaultMaxInputBytes).
+    uint64_t maxInputBytes = trace::kDefaultMaxInputBytes;
 };
 
 /// Entry point of vramscope-cli, separate from main() so tests can run commands in-process.

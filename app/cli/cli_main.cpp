@@ -4,6 +4,7 @@
 #include <ostream>
 
 #include "cli_command.h"
+#include "vramscope/trace/input_bytes.h"
 
 // The subcommands, in the order the top-level help lists them. To add one: write
 // app/cli/command_<name>.cpp defining `int vramscope::app::run<Name>(CommandContext&)` (it parses
@@ -47,7 +48,10 @@ void writeTopHelp(std::ostream& os) {
         name.resize(12, ' ');
         os << "  " << name << c.summary << "\n";
     }
-    os << "\nAn input named - is standard input (e.g. ssh host cat trace.json.gz | vramscope-cli\n"
+    os << "\nglobal options (before COMMAND):\n"
+          "  --max-input-gib N  refuse an input larger than N GiB once decompressed (default 16,\n"
+          "                     or VRAMSCOPE_MAX_INPUT_GIB from the environment)\n"
+          "\nAn input named - is standard input (e.g. ssh host cat trace.json.gz | vramscope-cli\n"
           "report -).\n"
           "'vramscope-cli COMMAND --help' describes a command.\n\n"
           "options:\n"
@@ -57,9 +61,46 @@ void writeTopHelp(std::ostream& os) {
           "unwritable output, or not enough memory)\n";
 }
 
+/// Reads the global options that come before the command; returns the index of the command, or
+/// nullopt after writing a usage error.
+std::optional<size_t> globalOptions(const std::vector<std::string>& args, uint64_t& maxInputBytes,
+                                    std::ostream& err) {
+    size_t i = 0;
+    while (i < args.size() && args[i].rfind("--max-input-gib", 0) == 0) {
+        std::string value;
+        if (args[i] == "--max-input-gib" && i + 1 < args.size()) {
+            value = args[i + 1];
+            i += 2;
+        } else if (args[i].rfind("--max-input-gib=", 0) == 0) {
+            value = args[i].substr(16);
+            i += 1;
+        } else {
+            err << "vramscope-cli: --max-input-gib needs a value\n";
+            return std::nullopt;
+        }
+        const std::optional<int64_t> gib = parseInteger(value);
+        if (!gib || *gib < 1 || *gib > (int64_t{1} << 20)) {
+            err << "vramscope-cli: --max-input-gib needs a whole number of GiB from 1 to 1048576, "
+                   "not '"
+                << value << "'\n";
+            return std::nullopt;
+        }
+        maxInputBytes = static_cast<uint64_t>(*gib) << 30;
+    }
+    return i;
+}
+
 }  // namespace
 
-int runCli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+int runCli(const std::vector<std::string>& allArgs, std::ostream& out, std::ostream& err) {
+    uint64_t maxInputBytes = trace::maxInputBytesSetting();
+    const std::optional<size_t> first = globalOptions(allArgs, maxInputBytes, err);
+    if (!first) {
+        writeTopHelp(err);
+        return kExitUsage;
+    }
+    const std::vector<std::string> args(allArgs.begin() + static_cast<ptrdiff_t>(*first),
+                                        allArgs.end());
     if (args.empty()) {
         err << "vramscope-cli: no command given\n\n";
         writeTopHelp(err);
@@ -77,7 +118,7 @@ int runCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
     for (const auto& c : kCommands) {
         if (c.name == name) {
             CommandContext ctx{name, std::vector<std::string>(args.begin() + 1, args.end()), out,
-                               err};
+                               err, maxInputBytes};
             try {
                 return c.run(ctx);
             } catch (const std::bad_alloc&) {

@@ -225,7 +225,9 @@ std::string formatPercent(uint64_t part, uint64_t whole) {
 
 std::optional<trace::Job> loadJob(CommandContext& ctx, const std::vector<std::string>& paths,
                                   bool keepGoing) {
-    auto job = trace::openJob(paths);
+    trace::ReadOptions options;
+    options.maxInputBytes = ctx.maxInputBytes;
+    auto job = trace::openJob(paths, options);
     if (!job.ok()) {
         ctx.err << "vramscope-cli " << ctx.command << ": cannot read " << job.error().describe()
                 << "\n";

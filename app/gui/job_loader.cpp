@@ -1,5 +1,7 @@
 #include "job_loader.h"
 
+#include "vramscope/trace/input_bytes.h"
+
 #include <QThread>
 
 #include <filesystem>
@@ -32,6 +34,7 @@ ModelResult modelOf(trace::Result<trace::Job> job, std::string title,
 
 ModelResult loadJob(const std::vector<std::string>& paths, const LoadProgress& progress) {
     trace::ReadOptions options;
+    options.maxInputBytes = trace::maxInputBytesSetting();  // VRAMSCOPE_MAX_INPUT_GIB
     if (progress) {
         options.progress = [&progress](uint64_t done, uint64_t total) {
             const int permille = total > 0 ? static_cast<int>(1000.0 * static_cast<double>(done) /

@@ -106,7 +106,9 @@ struct CommandLine {
             "Shows where GPU memory goes in a training job. Several files, or a directory, open "
             "as one multi-rank job; with none, the bundled sample opens.\n"
             "Exit codes: 0 success, 2 usage error, 3 unreadable input or unwritable output "
-            "(--screenshot)."));
+            "(--screenshot).\n"
+            "Environment: VRAMSCOPE_MAX_INPUT_GIB=N refuses an input larger than N GiB once "
+            "decompressed (default 16)."));
         parser.addHelpOption();
         parser.addVersionOption();
         parser.addPositionalArgument(

@@ -16,14 +16,12 @@
 
 #include "vramscope/trace/importers.h"
 #include "vramscope/trace/input_bytes.h"
+#include "vramscope/trace/plausibility.h"
 
 namespace vramscope::trace {
 namespace {
 
 namespace fs = std::filesystem;
-
-/// Largest archive member read into memory (the same limit readInputBytes applies to files).
-constexpr uint64_t kMaxInputBytes = 64ull << 30;
 
 std::string lower(std::string_view s) {
     std::string out(s);
@@ -61,6 +59,8 @@ InputFormat formatFromName(std::string_view fileName) {
     }
     return InputFormat::Unknown;
 }
+
+std::optional<std::string> judgeFileStart(std::string_view head);
 
 /// Names a directory listing or an archive contributes.
 bool isSupportedName(std::string_view fileName) {
@@ -110,6 +110,7 @@ Result<LoadedTrace> onlyProcess(Result<std::vector<LoadedTrace>> traces, const s
                            "the Nsight Systems report holds " + std::to_string(traces->size()) +
                                " processes (one per rank): open it as a job");
     }
+    dropImplausibleEvents(traces->front().data);
     return std::move(traces->front());
 }
 
@@ -148,6 +149,7 @@ void addNsysRanks(Job& job, const std::string& path, Result<std::vector<LoadedTr
     }
     const bool several = traces->size() > 1;
     for (LoadedTrace& t : *traces) {
+        dropImplausibleEvents(t.data);
         const std::string display =
             several ? path + ":pid " + std::to_string(t.data.header.pid) : path;
         job.ranks.push_back(makeRank(display, InputFormat::NsysSqlite, std::move(t)));
@@ -179,18 +181,25 @@ void addToJob(Job& job, const std::string& displayPath, Result<std::string> byte
     job.ranks.push_back(makeRank(displayPath, format, std::move(*trace)));
 }
 
-/// Reads the current archive member into memory, refusing members above the size limit.
-Result<std::string> readMember(archive* a, archive_entry* entry, const std::string& name) {
+Error memberTooLarge(const std::string& name, uint64_t maxBytes) {
+    return Error::make(
+        ErrorCode::Limit, name,
+        "the archive member is larger than the limit of " + std::to_string(maxBytes) + " bytes");
+}
+
+/// Reads the current archive member into memory, refusing members above `maxBytes`.
+Result<std::string> readMember(archive* a, archive_entry* entry, const std::string& name,
+                               uint64_t maxBytes) {
     if (archive_entry_size_is_set(entry) != 0 &&
-        static_cast<uint64_t>(archive_entry_size(entry)) > kMaxInputBytes) {
-        return Error::make(ErrorCode::Limit, name,
-                           "the archive member is larger than the 64 GiB limit");
+        static_cast<uint64_t>(archive_entry_size(entry)) > maxBytes) {
+        return memberTooLarge(name, maxBytes);
     }
     std::string data;
     if (archive_entry_size_is_set(entry) != 0) {
         data.reserve(static_cast<size_t>(archive_entry_size(entry)));
     }
     char block[1 << 16];
+    bool judged = false;
     for (;;) {
         const la_ssize_t n = archive_read_data(a, block, sizeof block);
         if (n < 0) {
@@ -203,11 +212,19 @@ Result<std::string> readMember(archive* a, archive_entry* entry, const std::stri
         if (n == 0) {
             break;
         }
-        if (data.size() + static_cast<size_t>(n) > kMaxInputBytes) {
-            return Error::make(ErrorCode::Limit, name,
-                               "the archive member is larger than the 64 GiB limit");
+        if (data.size() + static_cast<size_t>(n) > maxBytes) {
+            return memberTooLarge(name, maxBytes);
         }
         data.append(block, static_cast<size_t>(n));
+        // Plain content no reader takes is refused from its first bytes, before the rest of
+        // the member is read (gzip content is judged as it is decompressed).
+        if (!judged && data.size() >= kStartJudgeBytes) {
+            judged = true;
+            const std::string_view head = std::string_view(data).substr(0, kStartJudgeBytes);
+            if (auto why = judgeFileStart(head); !isGzip(head) && why && !why->empty()) {
+                return Error::make(ErrorCode::Unsupported, name, std::move(*why));
+            }
+        }
     }
     return data;
 }
@@ -235,10 +252,11 @@ void openArchive(Job& job, const std::string& path, const ReadOptions& options) 
         }
         ++members;
         const std::string display = path + ":" + memberName;
-        auto raw = readMember(a.get(), entry, display);
+        auto raw = readMember(a.get(), entry, display, options.maxInputBytes);
         InputNotes notes;
         Result<std::string> bytes =
-            raw ? decodeInputBytes(*raw, display, kMaxInputBytes, &notes) : raw.error();
+            raw ? decodeInputBytes(*raw, display, options.maxInputBytes, &notes, judgeFileStart)
+                : raw.error();
         addToJob(job, display, std::move(bytes), notes, options);
     }
     if (rc != ARCHIVE_EOF) {
@@ -397,15 +415,29 @@ std::optional<std::string> refuseStandardInput(std::string_view head) {
     return judgePlainStart(start);
 }
 
-Result<std::string> readStandardInput(InputNotes& notes) {
-    return readInputStream(STDIN_FILENO, kStandardInputName, kMaxInputBytes, &notes,
-                           refuseStandardInput);
+/// readInputBytes' start check for a file or an archive member (after gzip decompression): the
+/// judgement of judgePlainStart, by content alone (a file named .json that starts with zeros is
+/// no JSON), except that a tar header is left to openTraceBytes' message about archives.
+std::optional<std::string> judgeFileStart(std::string_view head) {
+    if (isTarBytes(head)) {
+        return std::string();
+    }
+    if (head.find_first_not_of('\0') == std::string_view::npos) {
+        return "the first " + std::to_string(head.size()) +
+               " bytes are all zeros (a file never written, or not a trace): " +
+               unsupportedMessage();
+    }
+    return judgePlainStart(head);
+}
+
+Result<std::string> readStandardInput(InputNotes& notes, uint64_t maxBytes) {
+    return readInputStream(STDIN_FILENO, kStandardInputName, maxBytes, &notes, refuseStandardInput);
 }
 
 void openOne(Job& job, const std::string& path, const ReadOptions& options) {
     if (isStandardInput(path)) {
         InputNotes notes;
-        auto bytes = readStandardInput(notes);
+        auto bytes = readStandardInput(notes, options.maxInputBytes);
         addToJob(job, kStandardInputName, std::move(bytes), notes, options);
         return;
     }
@@ -422,7 +454,7 @@ void openOne(Job& job, const std::string& path, const ReadOptions& options) {
         return;
     }
     InputNotes notes;
-    auto bytes = readInputBytes(path, kMaxInputBytes, &notes);
+    auto bytes = readInputBytes(path, options.maxInputBytes, &notes, judgeFileStart);
     addToJob(job, path, std::move(bytes), notes, options);
 }
 
@@ -468,16 +500,22 @@ InputFormat detectFormat(std::string_view firstBytes, std::string_view fileName)
 
 Result<LoadedTrace> openTraceBytes(const std::string& bytes, const std::string& name,
                                    const ReadOptions& options) {
+    auto checked = [](Result<LoadedTrace> trace) {
+        if (trace) {
+            dropImplausibleEvents(trace->data);
+        }
+        return trace;
+    };
     switch (detectFormat(bytes, name)) {
         case InputFormat::Vscope:
-            return readTraceBytes(bytes, name, options);
+            return checked(readTraceBytes(bytes, name, options));
         case InputFormat::PytorchSnapshot:
-            return importPytorchSnapshot(bytes, name, options);
+            return checked(importPytorchSnapshot(bytes, name, options));
         case InputFormat::KinetoJson:
             if (bytes.rfind("\xEF\xBB\xBF", 0) == 0) {  // a UTF-8 byte order mark: not JSON's
-                return importKinetoJson(std::string_view(bytes).substr(3), name, options);
+                return checked(importKinetoJson(std::string_view(bytes).substr(3), name, options));
             }
-            return importKinetoJsonBuffer(bytes, name, options);
+            return checked(importKinetoJsonBuffer(bytes, name, options));
         case InputFormat::NsysSqlite:
             return onlyProcess(importNsysSqliteBytes(bytes, name, options), name);
         case InputFormat::Unknown:
@@ -524,8 +562,9 @@ Result<LoadedTrace> openTrace(const std::string& path, const ReadOptions& option
     InputNotes notes;
     const bool standardInput = isStandardInput(path);
     const std::string name = standardInput ? kStandardInputName : path;
-    auto bytes =
-        standardInput ? readStandardInput(notes) : readInputBytes(path, kMaxInputBytes, &notes);
+    auto bytes = standardInput
+                     ? readStandardInput(notes, options.maxInputBytes)
+                     : readInputBytes(path, options.maxInputBytes, &notes, judgeFileStart);
     if (!bytes) {
         return bytes.error();
     }

@@ -21,6 +21,7 @@
 #include "gz_file.h"
 #include "realdata.h"
 #include "vramscope/trace/importers.h"
+#include "vramscope/trace/open_trace.h"
 
 using namespace std::string_literals;
 
@@ -722,6 +723,49 @@ TEST(SnapshotImporterRealData, ShowsTheH200OutOfMemoryErrorWithItsRequestedSize)
     EXPECT_EQ(imported->data.ooms[0].requestedBytes, 1000ull * 1024 * 1024);
     EXPECT_EQ(imported->data.ooms[0].device, DeviceIndex{0});
     EXPECT_GT(imported->data.ooms[0].freeBytes, 0u);
+}
+
+}  // namespace
+}  // namespace vramscope::trace
+
+namespace vramscope::trace {
+namespace {
+
+// An allocation of 8 EiB (2^63 - 1 bytes) in a snapshot: the importer reads it as it is, and
+// openTraceBytes keeps it (and its free) out of the trace, counted as sizes_out_of_range, so
+// the peak is the 512 B allocation beside it.
+TEST(SnapshotImporter, KeepsAnAllocationOfEightExbibytesOutOfThePeak) {
+    const int64_t eight = INT64_MAX;
+    const Py snap = dict({
+        {"segments",
+         list({segment(0, 0x1000000, 2097152, {block(0x1000000, 2097152, 2097152, "inactive")})})},
+        {"device_traces", list({list({
+                              entry("alloc", 0x1000000, uint64_t(eight), 101),
+                              entry("free_completed", 0x1000000, uint64_t(eight), 102),
+                              entry("alloc", 0x1000000, 512, 103),
+                          })})},
+    });
+    const std::string bytes = toPickle(snap);
+    LoadedTrace raw = importOk(snap);
+    size_t absurd = 0;
+    for (uint64_t size : raw.data.memory.sizeBytes) {
+        absurd += size > (1ull << 50) ? 1 : 0;
+    }
+    EXPECT_EQ(absurd, 2u);  // the alloc and its free, as the file says
+    EXPECT_EQ(runningSums(raw.data)[DeviceIndex{0}].peakAllocated, eight);  // what peaks saw
+    auto opened = openTraceBytes(bytes, "eight.pickle");
+    ASSERT_TRUE(opened.ok()) << opened.error().describe();
+    const TraceData& d = opened->data;
+    EXPECT_EQ(d.memory.size(), raw.data.memory.size() - 2);
+    for (uint64_t size : d.memory.sizeBytes) {
+        EXPECT_LE(size, 1ull << 50);
+    }
+    EXPECT_EQ(runningSums(d)[DeviceIndex{0}].peakAllocated, 512);
+    uint64_t counted = 0;
+    for (const DataLoss& l : d.dataLoss) {
+        counted += l.counter == LossCounter::SizesOutOfRange ? l.count : 0;
+    }
+    EXPECT_EQ(counted, 2u);
 }
 
 }  // namespace
