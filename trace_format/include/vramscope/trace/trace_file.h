@@ -32,13 +32,13 @@ inline constexpr size_t kFrameTailBytes = 4;
 inline constexpr uint8_t kEncodingRaw = 0;
 inline constexpr uint8_t kEncodingZstd = 1;
 
-/// Called with (bytes processed, total bytes); return false to cancel.
 /// Default limit on the size of one input after decompression: 16 GiB. A Kineto JSON of a long
 /// profiling window runs to a few GiB; 16 GiB leaves room for that and refuses a gzip bomb before
 /// it takes a workstation's memory. Users raise it with vramscope-cli --max-input-gib or
 /// VRAMSCOPE_MAX_INPUT_GIB (maxInputBytesSetting()).
 inline constexpr uint64_t kDefaultMaxInputBytes = 16ull << 30;
 
+/// Called with (bytes processed, total bytes); return false to cancel.
 using ProgressFn = std::function<bool(uint64_t done, uint64_t total)>;
 
 /// What the reader managed to load and what it had to skip.
