@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages that building and testing vramscope needs, skipping what is
+# Installs the Debian 12 packages that building and testing vramscope needs (clang and its
+# runtimes, libFuzzer among them, for the asan preset and the fuzz targets), skipping what is
 # already present. Run as root (or with sudo available). Safe to run again.
 set -euo pipefail
 
@@ -10,6 +11,7 @@ packages=(
   libzstd-dev zlib1g-dev libsimdjson-dev nlohmann-json3-dev libarchive-dev libsqlite3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang-format python3
+  clang libclang-rt-14-dev
   xvfb xauth
   # packaging: CPack's dependency scan, the install test, the desktop file validators, man pages
   dpkg-dev file desktop-file-utils appstream shared-mime-info groff-base man-db

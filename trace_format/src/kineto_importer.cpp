@@ -569,7 +569,9 @@ void TraceBuilder::buildHeader() {
         h.wallClockAnchorNs = m_firstNs;  // trace time is Unix time (ns)
         h.anchorTraceNs = m_firstNs;
     }
-    for (const auto& [index, seen] : m_devicesSeen) {
+    for (const auto& entry : m_devicesSeen) {
+        // A plain copy, not a structured binding: clang 14 cannot capture bindings in lambdas.
+        const auto index = entry.first;
         auto it = std::find_if(m_raw.devices.begin(), m_raw.devices.end(),
                                [&](const DeviceInfo& d) { return d.index == index; });
         if (it != m_raw.devices.end()) {

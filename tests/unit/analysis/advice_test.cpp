@@ -112,7 +112,9 @@ TEST(Advice, ExposedCommunicationIsCriticalOnlyWhenTheWaitsAreKnown) {
     f.rank = trace::RankId{0};
     f.breakdown = &b;
     // No collective matched across ranks: part of it may be waiting for an absent rank.
-    const Advice* unknown = find(adviseOn({f}), "exposed-communication");
+    // The advice list stays alive while `unknown` points into it.
+    const auto partial = adviseOn({f});
+    const Advice* unknown = find(partial, "exposed-communication");
     ASSERT_NE(unknown, nullptr);
     EXPECT_EQ(unknown->severity, Severity::Warning);
     EXPECT_NE(unknown->message.find("may be waiting for ranks not in this trace"),

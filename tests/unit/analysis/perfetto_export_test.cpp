@@ -400,8 +400,11 @@ TEST_F(PerfettoDlrm, FlowsLinkTheSameCollectiveOnEveryRank) {
                 r.nccl[k].second == "SendRecv" ? "AllToAll" : r.nccl[k].second;
             EXPECT_EQ(slices[k]->name, function) << "rank " << r.rank << " #" << k;
             // It is the k-th NCCL kernel: same time as that kernel's slice, 1 ns exact.
+            // Copies for the lambda: clang 14 cannot capture structured bindings.
+            const auto startNs = slices[k]->startNs;
+            const auto rankPid = pid;
             const auto kernel = std::find_if(pf.slices.begin(), pf.slices.end(), [&](auto& s) {
-                return s.startNs == slices[k]->startNs && pf.pidOf(s.track) == pid &&
+                return s.startNs == startNs && pf.pidOf(s.track) == rankPid &&
                        s.name.rfind("ncclKernel_" + r.nccl[k].second, 0) == 0;
             });
             EXPECT_NE(kernel, pf.slices.end()) << "rank " << r.rank << " #" << k;
