@@ -93,7 +93,12 @@ std::optional<size_t> globalOptions(const std::vector<std::string>& args, uint64
 }  // namespace
 
 int runCli(const std::vector<std::string>& allArgs, std::ostream& out, std::ostream& err) {
-    uint64_t maxInputBytes = trace::maxInputBytesSetting();
+    auto limit = trace::maxInputBytesSetting();
+    if (!limit) {
+        err << "vramscope-cli: " << limit.error().describe() << "\n";
+        return kExitUsage;
+    }
+    uint64_t maxInputBytes = *limit;
     const std::optional<size_t> first = globalOptions(allArgs, maxInputBytes, err);
     if (!first) {
         writeTopHelp(err);

@@ -34,7 +34,11 @@ ModelResult modelOf(trace::Result<trace::Job> job, std::string title,
 
 ModelResult loadJob(const std::vector<std::string>& paths, const LoadProgress& progress) {
     trace::ReadOptions options;
-    options.maxInputBytes = trace::maxInputBytesSetting();  // VRAMSCOPE_MAX_INPUT_GIB
+    auto limit = trace::maxInputBytesSetting();  // VRAMSCOPE_MAX_INPUT_GIB
+    if (!limit) {
+        return limit.error();
+    }
+    options.maxInputBytes = *limit;
     if (progress) {
         options.progress = [&progress](uint64_t done, uint64_t total) {
             const int permille = total > 0 ? static_cast<int>(1000.0 * static_cast<double>(done) /

@@ -157,7 +157,12 @@ int main(int argc, char** argv) {
     const QCommandLineOption& sizeOption = cli.sizeOption;
     const QCommandLineOption& viewOption = cli.viewOption;
     const QCommandLineOption& themeOption = cli.themeOption;
-    parser.process(app);
+    // parse() rather than process(): Qt's process() exits with 1 on an unknown option, and a
+    // usage error is 2 here as in vramscope-cli (docs/man/vramscope.1, EXIT STATUS).
+    if (!parser.parse(QApplication::arguments())) {
+        printError(parser.errorText());
+        return kExitUsage;
+    }
     const bool stackByRole = parser.isSet(cli.stackByRoleOption);
 
     const QString theme = parser.value(themeOption);

@@ -16,6 +16,7 @@ extern "C" int vramscopeFuzz_vscope(const uint8_t* data, size_t size);
 extern "C" int vramscopeFuzz_kineto(const uint8_t* data, size_t size);
 extern "C" int vramscopeFuzz_snapshot(const uint8_t* data, size_t size);
 extern "C" int vramscopeFuzz_nsys(const uint8_t* data, size_t size);
+extern "C" int vramscopeFuzz_report(const uint8_t* data, size_t size);
 
 namespace {
 
@@ -74,10 +75,14 @@ TEST(FuzzRegression, NsysImporterSurvivesEveryRegressionInput) {
     replayOrSkip("nsys", vramscopeFuzz_nsys);
 }
 
+TEST(FuzzRegression, ReportSurvivesEveryRegressionInput) {
+    replayOrSkip("report", vramscopeFuzz_report);
+}
+
 // An empty input is the first thing every fuzzer tries; each reader must refuse it cleanly.
 TEST(FuzzRegression, EveryTargetAcceptsAnEmptyInput) {
-    for (FuzzEntry entry :
-         {vramscopeFuzz_vscope, vramscopeFuzz_kineto, vramscopeFuzz_snapshot, vramscopeFuzz_nsys}) {
+    for (FuzzEntry entry : {vramscopeFuzz_vscope, vramscopeFuzz_kineto, vramscopeFuzz_snapshot,
+                            vramscopeFuzz_nsys, vramscopeFuzz_report}) {
         EXPECT_EQ(entry(nullptr, 0), 0);
     }
 }

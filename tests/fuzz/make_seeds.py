@@ -126,9 +126,29 @@ def seeds_vscope(source, realdata):
         yield p.name + ".cut", raw[: len(raw) // 2]
 
 
+def seeds_report(source, realdata):
+    """Every other target's seeds (the end-to-end target guesses the format from the content),
+    each small one also gzipped, and one tar holding a Kineto seed, as openJob meets them."""
+    first_json = None
+    for kind in ("vscope", "kineto", "snapshot", "nsys"):
+        for name, data in globals()["seeds_" + kind](source, realdata):
+            yield f"{kind}.{name}", data
+            if len(data) <= CUT_BYTES:
+                yield f"{kind}.{name}.gz", gzip.compress(data, mtime=0)
+            if kind == "kineto" and first_json is None:
+                first_json = data
+    if first_json is not None:
+        buf = io.BytesIO()
+        with tarfile.open(fileobj=buf, mode="w") as tar:
+            info = tarfile.TarInfo("rank0.json")
+            info.size = len(first_json)
+            tar.addfile(info, io.BytesIO(first_json))
+        yield "kineto.rank0.tar", buf.getvalue()
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("target", choices=["vscope", "kineto", "snapshot", "nsys"])
+    ap.add_argument("target", choices=["vscope", "kineto", "snapshot", "nsys", "report"])
     ap.add_argument("outdir", type=pathlib.Path)
     ap.add_argument("--source", type=pathlib.Path, required=True)
     ap.add_argument("--realdata", type=pathlib.Path, required=True)

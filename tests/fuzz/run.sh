@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the built libFuzzer targets for a bounded time each; builds nothing.
-#   tests/fuzz/run.sh TARGET|all SECONDS      TARGET: vscope kineto snapshot nsys
+#   tests/fuzz/run.sh TARGET|all SECONDS      TARGET: vscope kineto snapshot nsys report
 # Build them first: cmake --preset asan && cmake --build --preset asan --target fuzzers
 # Each target runs with its dictionary (dict/TARGET.dict) on a corpus folder in the build tree,
 # seeded at every run from ../shared/realdata and the repository's test inputs (make_seeds.py).
@@ -13,7 +13,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source_dir=$(cd "$here/../.." && pwd)
-all_targets=(vscope kineto snapshot nsys)
+all_targets=(vscope kineto snapshot nsys report)
 
 if [ $# -ne 2 ] || ! [[ $2 =~ ^[0-9]+$ ]]; then
   echo "usage: tests/fuzz/run.sh TARGET|all SECONDS   (TARGET: ${all_targets[*]})" >&2
@@ -52,9 +52,15 @@ for t in "${targets[@]}"; do
   rm -rf "$seeds"
   mkdir -p "$corpus" "$artifacts" "$(dirname "$log")"
   python3 "$here/make_seeds.py" "$t" "$seeds" --source "$source_dir" --realdata "$realdata"
+  dict=$here/dict/$t.dict
+  if [ "$t" = report ]; then
+    # The end-to-end target sees every format: its dictionary is all of theirs.
+    dict=$work/report.dict
+    cat "$here"/dict/{vscope,kineto,snapshot,nsys}.dict >"$dict"
+  fi
   echo "run.sh: fuzzing $t for $seconds s (log: $log)"
   rc=0
-  "$bin" -max_total_time="$seconds" -dict="$here/dict/$t.dict" -rss_limit_mb="$rss_mb" \
+  "$bin" -max_total_time="$seconds" -dict="$dict" -rss_limit_mb="$rss_mb" \
     -timeout="$timeout_s" -print_final_stats=1 -artifact_prefix="$artifacts/" \
     "$corpus" "$seeds" >"$log" 2>&1 || rc=$?
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)

@@ -36,9 +36,7 @@ uint64_t gzipTrailerSize(std::string_view in) {
 
 Error tooLarge(const std::string& name, uint64_t maxBytes) {
     return Error::make(ErrorCode::Limit, name,
-                       "the decompressed content is larger than the limit of " +
-                           std::to_string(maxBytes) + " bytes (" + std::to_string(maxBytes >> 30) +
-                           " GiB; raise it with --max-input-gib or VRAMSCOPE_MAX_INPUT_GIB)");
+                       inputLimitText("the decompressed content is larger than", maxBytes));
 }
 
 /// The first output buffer of gunzip: the ISIZE trailer says how large the content is, but a
@@ -197,7 +195,7 @@ std::optional<Error> judgePlain(std::string_view head, const std::string& name,
 
 }  // namespace
 
-uint64_t maxInputBytesSetting() {
+Result<uint64_t> maxInputBytesSetting() {
     const char* text = std::getenv("VRAMSCOPE_MAX_INPUT_GIB");
     if (text == nullptr) {
         return kDefaultMaxInputBytes;
@@ -206,9 +204,20 @@ uint64_t maxInputBytesSetting() {
     uint64_t gib = 0;
     const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), gib);
     if (ec != std::errc() || end != v.data() + v.size() || gib == 0 || gib > (1u << 20)) {
-        return kDefaultMaxInputBytes;  // not a whole number of GiB in 1..2^20: ignored
+        return Error::make(
+            ErrorCode::Invalid, "VRAMSCOPE_MAX_INPUT_GIB",
+            "must be a whole number of GiB from 1 to 1048576, not '" + std::string(v) + "'");
     }
     return gib << 30;
+}
+
+std::string inputLimitText(const std::string& what, uint64_t maxBytes) {
+    std::string size = std::to_string(maxBytes) + " bytes (";
+    if (maxBytes >= (1ull << 30) && maxBytes % (1ull << 30) == 0) {
+        size += std::to_string(maxBytes >> 30) + " GiB; ";
+    }
+    return what + " the limit of " + size +
+           "raise it with VRAMSCOPE_MAX_INPUT_GIB or vramscope-cli --max-input-gib)";
 }
 
 bool isGzip(std::string_view bytes) {
@@ -223,9 +232,8 @@ Result<std::string> decodeInputBytes(std::string_view bytes, const std::string& 
         return gunzip(bytes, name, maxBytes, notes, refuseStart);
     }
     if (bytes.size() > maxBytes) {
-        return Error::make(
-            ErrorCode::Limit, name,
-            "the input is larger than the limit of " + std::to_string(maxBytes) + " bytes");
+        return Error::make(ErrorCode::Limit, name,
+                           inputLimitText("the input is larger than", maxBytes));
     }
     if (auto refused = judgePlain(bytes.substr(0, kStartJudgeBytes), name, refuseStart)) {
         return *refused;
@@ -265,9 +273,8 @@ Result<std::string> readInputBytes(const std::string& path, uint64_t maxBytes, I
         }
     }
     if (size > maxBytes) {
-        return Error::make(
-            ErrorCode::Limit, path,
-            "the file is larger than the limit of " + std::to_string(maxBytes) + " bytes");
+        return Error::make(ErrorCode::Limit, path,
+                           inputLimitText("the file is larger than", maxBytes));
     }
     std::string raw;
     raw.reserve(static_cast<size_t>(size) + kInputPaddingBytes);
@@ -327,8 +334,7 @@ Result<std::string> readInputStream(int fd, const std::string& name, uint64_t ma
         }
         if (got > maxBytes) {
             return Error::make(ErrorCode::Limit, name,
-                               "the input is larger than the limit of " + std::to_string(maxBytes) +
-                                   " bytes")
+                               inputLimitText("the input is larger than", maxBytes))
                 .atByte(static_cast<int64_t>(got));
         }
     }

@@ -182,9 +182,8 @@ void addToJob(Job& job, const std::string& displayPath, Result<std::string> byte
 }
 
 Error memberTooLarge(const std::string& name, uint64_t maxBytes) {
-    return Error::make(
-        ErrorCode::Limit, name,
-        "the archive member is larger than the limit of " + std::to_string(maxBytes) + " bytes");
+    return Error::make(ErrorCode::Limit, name,
+                       inputLimitText("the archive member is larger than", maxBytes));
 }
 
 /// Reads the current archive member into memory, refusing members above `maxBytes`.

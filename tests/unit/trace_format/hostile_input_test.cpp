@@ -255,12 +255,16 @@ TEST(HostileInput, TheDecompressedSizeLimitIsAnOption) {
 
 TEST(HostileInput, TheLimitSettingComesFromTheEnvironment) {
     ASSERT_EQ(unsetenv("VRAMSCOPE_MAX_INPUT_GIB"), 0);
-    EXPECT_EQ(maxInputBytesSetting(), 16 * kGiB);
+    EXPECT_EQ(maxInputBytesSetting().value(), 16 * kGiB);
     setenv("VRAMSCOPE_MAX_INPUT_GIB", "3", 1);
-    EXPECT_EQ(maxInputBytesSetting(), 3 * kGiB);
-    for (const char* bad : {"", "0", "-2", "1.5", "4GiB", "99999999999"}) {
+    EXPECT_EQ(maxInputBytesSetting().value(), 3 * kGiB);
+    // A value that is set but no whole number of GiB in 1..2^20 is refused, never the default.
+    for (const char* bad : {"", "0", "-2", "1.5", "4GiB", " 2", "99999999999"}) {
         setenv("VRAMSCOPE_MAX_INPUT_GIB", bad, 1);
-        EXPECT_EQ(maxInputBytesSetting(), 16 * kGiB) << bad;
+        const auto got = maxInputBytesSetting();
+        ASSERT_FALSE(got.ok()) << bad;
+        EXPECT_EQ(got.error().file, "VRAMSCOPE_MAX_INPUT_GIB");
+        EXPECT_NE(got.error().message.find(std::string("'") + bad + "'"), std::string::npos);
     }
     unsetenv("VRAMSCOPE_MAX_INPUT_GIB");
 }

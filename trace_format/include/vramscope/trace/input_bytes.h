@@ -64,9 +64,15 @@ Result<std::string> decodeInputBytes(std::string_view bytes, const std::string& 
                                      const StreamStartCheck& refuseStart = {});
 
 /// The limit on one input's decompressed size the CLI and the viewer start from: the environment
-/// variable VRAMSCOPE_MAX_INPUT_GIB (a whole number of GiB, 1 or more) when set and valid, else
-/// kDefaultMaxInputBytes (16 GiB).
-uint64_t maxInputBytesSetting();
+/// variable VRAMSCOPE_MAX_INPUT_GIB (a whole number of GiB, 1 to 2^20) when set, else
+/// kDefaultMaxInputBytes (16 GiB). A value that is set but not such a number is an Error
+/// (ErrorCode::Invalid, file "VRAMSCOPE_MAX_INPUT_GIB") rather than silently the default.
+Result<uint64_t> maxInputBytesSetting();
+
+/// The end of every "larger than the limit" message: "the limit of N bytes (G GiB; raise it with
+/// VRAMSCOPE_MAX_INPUT_GIB or vramscope-cli --max-input-gib)". `what` starts the sentence, e.g.
+/// "the file is larger than".
+std::string inputLimitText(const std::string& what, uint64_t maxBytes);
 
 /// The name standard input goes by in messages and as a trace's path ("-" on a command line).
 inline constexpr const char* kStandardInputName = "<stdin>";
