@@ -61,10 +61,11 @@ void writeTopHelp(std::ostream& os) {
           "unwritable output, or not enough memory)\n";
 }
 
-/// Reads the global options that come before the command; returns the index of the command, or
-/// nullopt after writing a usage error.
-std::optional<size_t> globalOptions(const std::vector<std::string>& args, uint64_t& maxInputBytes,
-                                    std::ostream& err) {
+/// Reads the global options that come before the command (`maxInputBytes` is set only when
+/// --max-input-gib is given); returns the index of the command, or nullopt after writing a usage
+/// error.
+std::optional<size_t> globalOptions(const std::vector<std::string>& args,
+                                    std::optional<uint64_t>& maxInputBytes, std::ostream& err) {
     size_t i = 0;
     while (i < args.size() && args[i].rfind("--max-input-gib", 0) == 0) {
         std::string value;
@@ -93,13 +94,8 @@ std::optional<size_t> globalOptions(const std::vector<std::string>& args, uint64
 }  // namespace
 
 int runCli(const std::vector<std::string>& allArgs, std::ostream& out, std::ostream& err) {
-    auto limit = trace::maxInputBytesSetting();
-    if (!limit) {
-        err << "vramscope-cli: " << limit.error().describe() << "\n";
-        return kExitUsage;
-    }
-    uint64_t maxInputBytes = *limit;
-    const std::optional<size_t> first = globalOptions(allArgs, maxInputBytes, err);
+    std::optional<uint64_t> limitOption;
+    const std::optional<size_t> first = globalOptions(allArgs, limitOption, err);
     if (!first) {
         writeTopHelp(err);
         return kExitUsage;
@@ -119,6 +115,17 @@ int runCli(const std::vector<std::string>& allArgs, std::ostream& out, std::ostr
     if (name == "--version") {
         out << "vramscope-cli " << VRAMSCOPE_VERSION << "\n";
         return kExitSuccess;
+    }
+    // The environment's limit counts only where the option is not given, and only for a command
+    // (help and version read no input).
+    uint64_t maxInputBytes = limitOption.value_or(trace::kDefaultMaxInputBytes);
+    if (!limitOption) {
+        auto fromEnvironment = trace::maxInputBytesSetting();
+        if (!fromEnvironment) {
+            err << "vramscope-cli: " << fromEnvironment.error().describe() << "\n";
+            return kExitUsage;
+        }
+        maxInputBytes = *fromEnvironment;
     }
     for (const auto& c : kCommands) {
         if (c.name == name) {

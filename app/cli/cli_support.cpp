@@ -96,7 +96,13 @@ std::optional<ParsedArgs> parseArgs(CommandContext& ctx, const std::vector<Optio
             }
         }
         if (spec == nullptr) {
-            usageError(ctx, "unknown option '" + name + "'", help);
+            usageError(ctx,
+                       name == "--max-input-gib"
+                           ? "--max-input-gib is a global option: give it before the command "
+                             "(vramscope-cli --max-input-gib N " +
+                                 ctx.command + " ...)"
+                           : "unknown option '" + name + "'",
+                       help);
             return std::nullopt;
         }
         std::string value;

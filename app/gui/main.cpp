@@ -13,6 +13,7 @@
 
 #include "job_loader.h"
 #include "main_window.h"
+#include "vramscope/trace/input_bytes.h"
 
 namespace {
 
@@ -164,6 +165,12 @@ int main(int argc, char** argv) {
         return kExitUsage;
     }
     const bool stackByRole = parser.isSet(cli.stackByRoleOption);
+    // A limit that is set but no number is a usage error before anything is opened (the loader
+    // reads the same setting: job_loader.cpp).
+    if (const auto limit = vramscope::trace::maxInputBytesSetting(); !limit) {
+        printError(QString::fromStdString(limit.error().describe()));
+        return kExitUsage;
+    }
 
     const QString theme = parser.value(themeOption);
     if (!theme.isEmpty() && theme != QLatin1String("system") && theme != QLatin1String("light") &&

@@ -68,7 +68,8 @@ std::optional<Error> refuseBomb(const std::string& name, size_t produced, size_t
     return Error::make(ErrorCode::Limit, name,
                        std::to_string(consumed) + " compressed bytes decompressed to " +
                            std::to_string(produced) + " (more than " + std::to_string(kBombRatio) +
-                           ":1): a gzip bomb, not a trace; reading stopped")
+                           ":1): a gzip bomb, not a trace; reading stopped (a real trace this "
+                           "repetitive opens once decompressed: gunzip it first)")
         .atByte(static_cast<int64_t>(consumed));
 }
 

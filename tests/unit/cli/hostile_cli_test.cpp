@@ -91,5 +91,30 @@ TEST(HostileCli, MaxInputGibLimitsWhatIsRead) {
     fs::remove_all(dir);
 }
 
+// A VRAMSCOPE_MAX_INPUT_GIB that is no number is a usage error for a command that reads input,
+// unless --max-input-gib overrides it; help reads nothing and is not refused. Giving the global
+// option after the command says where it belongs.
+TEST(HostileCli, ABadLimitInTheEnvironmentIsAUsageErrorUnlessTheOptionOverridesIt) {
+    const fs::path dir = tempDir();
+    const std::string json = (dir / "t.json").string();
+    std::ofstream(json) << hostileJson();
+    ASSERT_EQ(setenv("VRAMSCOPE_MAX_INPUT_GIB", "abc", 1), 0);
+    const CliRun refused = run({"info", json});
+    const CliRun overridden = run({"--max-input-gib", "2", "info", json});
+    const CliRun help = run({"--help"});
+    unsetenv("VRAMSCOPE_MAX_INPUT_GIB");
+    EXPECT_EQ(refused.code, kExitUsage);
+    EXPECT_NE(refused.err.find("VRAMSCOPE_MAX_INPUT_GIB: must be a whole number"),
+              std::string::npos)
+        << refused.err;
+    EXPECT_EQ(overridden.code, kExitSuccess) << overridden.err;
+    EXPECT_EQ(help.code, kExitSuccess);
+    const CliRun late = run({"info", "--max-input-gib", "1", json});
+    EXPECT_EQ(late.code, kExitUsage);
+    EXPECT_NE(late.err.find("global option: give it before the command"), std::string::npos)
+        << late.err;
+    fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace vramscope::app
