@@ -165,6 +165,14 @@ uint64_t dropOutOfSpanTimes(TraceData& data, int64_t& spanLo, int64_t& spanHi) {
     for (uint32_t& id : data.memory.nvtxRange) {
         id = id < newId.size() ? newId[id] : 0;
     }
+    // Memory alive before the trace began (MemoryKind::PreExisting, which importers place at the
+    // first event's time) is no event of its own: when that first event was an outlier, it moves
+    // to the start of the kept span instead of taking the memory out of the trace with it.
+    for (size_t i = 0; i < data.memory.size(); ++i) {
+        if (data.memory.kind[i] == MemoryKind::PreExisting && data.memory.timestampNs[i] < lo) {
+            data.memory.timestampNs[i] = lo;
+        }
+    }
     keepMemory(data.memory, keepInstants(data.memory.timestampNs));
     keepCounters(data.counters, keepInstants(data.counters.timestampNs));
     KernelEvents& k = data.kernels;

@@ -217,5 +217,46 @@ TEST(Plausibility, KinetoJsonOfHostileValuesIsCountedWhenOpened) {
     EXPECT_EQ(lossCount(d, LossCounter::SizesOutOfRange), 3u);
 }
 
+// A stray copy of a trace's first [memory] event at ts 0: the importer places the memory alive
+// before the trace began (Total Allocated minus Bytes of the first event in time order, here
+// 1,000,000 - 4096 = 995,904 B) at that event's time. The stray event goes; that memory must
+// stay, at the start of what is kept, or the job loses what was held for good. (300 kernels:
+// the stray event's 4 instants, with its totals and that memory, are under 1 % of all.)
+TEST(Plausibility, MemoryAliveBeforeTheTraceStaysWhenTheFirstEventIsAnOutlier) {
+    std::string events;
+    for (int i = 0; i < 300; ++i) {
+        events += R"({"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": )" +
+                  std::to_string(1'700'000'000'000'000 + i * 100) +
+                  R"(, "dur": 5, "args": {"device": 0, "stream": 7}},)";
+    }
+    const std::string first = R"("cat": "cpu_instant_event", "name": "[memory]", "pid": 7,
+       "tid": 7, "args": {"Device Type": 1, "Device Id": 0, "Addr": 4096, "Bytes": 4096,
+       "Total Allocated": 1000000, "Total Reserved": 2097152}})";
+    events += R"({"ph": "i", "ts": 1700000000000010, )" + first + ",";
+    events += R"({"ph": "i", "ts": 1700000000000030, "cat": "cpu_instant_event",
+       "name": "[memory]", "pid": 7, "tid": 7, "args": {"Device Type": 1, "Device Id": 0,
+       "Addr": 4096, "Bytes": -4096, "Total Allocated": 995904, "Total Reserved": 2097152}},)";
+    events += R"({"ph": "i", "ts": 0, )" + first;
+    auto t = openTraceBytes("{\"traceEvents\": [" + events + "]}", "stray.json");
+    ASSERT_TRUE(t.ok()) << t.error().describe();
+    const TraceData& d = t->data;
+    uint64_t preExisting = 0;
+    int64_t preExistingAt = -1;
+    size_t allocs = 0;
+    for (size_t i = 0; i < d.memory.size(); ++i) {
+        if (d.memory.kind[i] == MemoryKind::PreExisting) {
+            preExisting += d.memory.sizeBytes[i];
+            preExistingAt = d.memory.timestampNs[i];
+        } else if (d.memory.action[i] == MemoryAction::Alloc) {
+            ++allocs;
+        }
+    }
+    EXPECT_EQ(preExisting, 995'904u);
+    EXPECT_EQ(allocs, 1u);  // the real allocation; its stray copy is gone
+    // The kept span starts at the first epoch kernel (1.7e15 us = 1.7e18 ns).
+    EXPECT_EQ(preExistingAt, 1'700'000'000'000'000'000);
+    EXPECT_GE(lossCount(d, LossCounter::TimesOutOfSpan), 1u);
+}
+
 }  // namespace
 }  // namespace vramscope::trace
