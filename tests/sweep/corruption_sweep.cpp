@@ -325,8 +325,9 @@ void printTable(const std::string& name, size_t bytes, const RunResult& clean,
                 limits.child.timeoutSeconds, limits.memoryKiB / 1024);
     std::printf("  %-13s %5s %6s %6s %8s %8s %10s %7s\n", "variant", "runs", "loss", "clean",
                 "refused", "FAILED", "worst RSS", "time s");
-    for (const auto& [kind, t] : tallies) {
-        auto count = [&](Outcome o) {
+    for (const auto& [kind, tally] : tallies) {
+        const Tally& t = tally;  // clang 14 cannot capture a structured binding in a lambda
+        auto count = [&t](Outcome o) {
             auto it = t.counts.find(o);
             return it == t.counts.end() ? size_t(0) : it->second;
         };
