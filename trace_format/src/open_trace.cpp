@@ -193,10 +193,13 @@ Result<std::string> readMember(archive* a, archive_entry* entry, const std::stri
         static_cast<uint64_t>(archive_entry_size(entry)) > maxBytes) {
         return memberTooLarge(name, maxBytes);
     }
+    // The declared size is reserved only once the start is taken: a member of zeros is refused
+    // after its first MiB, without a reservation of the size its header claims.
+    const size_t declared = archive_entry_size_is_set(entry) != 0
+                                ? static_cast<size_t>(archive_entry_size(entry))
+                                : size_t{0};
     std::string data;
-    if (archive_entry_size_is_set(entry) != 0) {
-        data.reserve(static_cast<size_t>(archive_entry_size(entry)));
-    }
+    data.reserve(std::min(declared, kStartJudgeBytes));
     char block[1 << 16];
     bool judged = false;
     for (;;) {
@@ -223,6 +226,7 @@ Result<std::string> readMember(archive* a, archive_entry* entry, const std::stri
             if (auto why = judgeFileStart(head); !isGzip(head) && why && !why->empty()) {
                 return Error::make(ErrorCode::Unsupported, name, std::move(*why));
             }
+            data.reserve(declared);
         }
     }
     return data;
