@@ -47,11 +47,12 @@ constexpr const char* kUsage =
     "compressed again), each in a child process as `vramscope-cli report` would (open, analyse,\n"
     "write the report). A run passes when it loads with a data-loss report, is refused with an\n"
     "error naming the file, or (flips only) loads clean because the flipped bytes did not matter.\n"
-    "It fails on a signal, an escaped exception, more than max(10 x the clean time, 5 s) (a "
+    "It fails on a signal, an escaped exception, more than max(20 x the clean time, 10 s) (a "
     "hang),\n"
     "an error that does not name the file, a cut file loaded with no loss reported, or a peak RSS\n"
     "above max(2 x the clean peak, clean peak + 32 MiB) (the floor keeps a tiny file's\n"
-    "allocator noise from failing). Children run with an address-space limit of\n"
+    "allocator noise from failing; not judged under AddressSanitizer, whose quarantine and\n"
+    "shadow memory reach every child). Children run with an address-space limit of\n"
     "4 GiB + 8 x the clean peak (none under AddressSanitizer). Exit: 0 pass, 1 failures,\n"
     "2 usage, 77 the real input is missing (1 when VRAMSCOPE_REQUIRE_REALDATA is set).\n"
     "--check-coverage fails when DIR holds an input vramscope reads that is not listed.\n";
@@ -343,7 +344,11 @@ void printTable(const std::string& name, size_t bytes, const RunResult& clean,
 bool runVariant(const Variant& v, const fs::path& target, const RunLimits& limits,
                 const RunResult& clean, const SweepOptions& opt, Tally& t) {
     RunResult r = runChild(target, limits.child);
-    if (r.peakKiB > limits.memoryKiB && r.outcome != Outcome::Crash && r.outcome != Outcome::Hang) {
+    // Memory is judged in unsanitized builds only: under AddressSanitizer the parent's quarantine
+    // of freed variants and the shadow memory reach every forked child, so its peak RSS grows from
+    // run to run whatever the reader does (seen: 60 to 85 MiB over one file's runs).
+    if (!kSanitized && r.peakKiB > limits.memoryKiB && r.outcome != Outcome::Crash &&
+        r.outcome != Outcome::Hang) {
         r.detail = std::to_string(r.peakKiB / 1024) + " MiB; " + r.detail;
         r.outcome = Outcome::Memory;
     }
