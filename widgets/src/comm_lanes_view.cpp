@@ -480,4 +480,9 @@ void CommLanesView::mouseMoveEvent(QMouseEvent* event) {
     }
 }
 
+void CommLanesView::setNotes(std::vector<trace::Note> notes) {
+    // Drawing the notes is not written yet.
+    m_notes = std::move(notes);
+}
+
 }  // namespace vramscope::widgets

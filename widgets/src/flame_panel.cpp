@@ -417,4 +417,9 @@ void FlamePanel::highlightStack(analysis::GpuKey gpu, trace::StackId stack) {
     m_view->setHighlightPath(path);
 }
 
+void FlamePanel::setNotes(std::vector<trace::Note> notes) {
+    // Drawing the notes is not written yet.
+    m_notes = std::move(notes);
+}
+
 }  // namespace vramscope::widgets

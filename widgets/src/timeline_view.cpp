@@ -227,4 +227,9 @@ void TimelineView::rebuild() {
     }
 }
 
+void TimelineView::setNotes(std::vector<trace::Note> notes) {
+    // Drawing the notes is not written yet.
+    m_notes = std::move(notes);
+}
+
 }  // namespace vramscope::widgets

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "vramscope/analysis/job_model.h"
+#include "vramscope/trace/notes.h"
 #include "vramscope/widgets/time_mapper.h"
 #include "vramscope/widgets/zoom_state.h"
 
@@ -44,6 +45,11 @@ public:
     void setJob(std::shared_ptr<const analysis::JobModel> job);
     /// Left and right margins, px, matching the VRAM plots' axis rectangle.
     void setMargins(int left, int right);
+
+    /// Notes to draw where this view shows their time or object (a point note as a line, a
+    /// range as a band, a title label that never covers the data labels); replaces the last set.
+    void setNotes(std::vector<trace::Note> notes);
+    const std::vector<trace::Note>& notes() const { return m_notes; }
 
     const std::vector<Lane>& lanes() const { return m_lanes; }
     const std::vector<RankRow>& rankRows() const { return m_rankRows; }
@@ -87,6 +93,7 @@ private:
     static constexpr int kIterationHeight = 13;
     static constexpr int kLaneGap = 5;
     static constexpr int kAxisHeight = 24;
+    std::vector<trace::Note> m_notes;
 };
 
 }  // namespace vramscope::widgets

@@ -8,6 +8,7 @@
 
 #include "vramscope/analysis/flame_tree.h"
 #include "vramscope/analysis/job_model.h"
+#include "vramscope/trace/notes.h"
 #include "vramscope/widgets/zoom_state.h"
 
 class QComboBox;
@@ -45,6 +46,11 @@ public:
     void setGrouping(analysis::FlameGrouping grouping);
     analysis::FlameGrouping grouping() const { return m_grouping; }
     void setSearch(const QString& text);
+
+    /// Notes to draw where this view shows their time or object (a point note as a line, a
+    /// range as a band, a title label that never covers the data labels); replaces the last set.
+    void setNotes(std::vector<trace::Note> notes);
+    const std::vector<trace::Note>& notes() const { return m_notes; }
 
     /// Jumps to the first OOM of the job: selects its GPU and time in the ZoomState, centres the
     /// visible range on it and shows the live set there. False when the job has no OOM.
@@ -92,6 +98,7 @@ private:
     QLabel* m_caption;
     FlameView* m_view;
     QTimer* m_timer;
+    std::vector<trace::Note> m_notes;
 };
 
 }  // namespace vramscope::widgets

@@ -11,6 +11,7 @@
 
 #include "vramscope/analysis/job_model.h"
 #include "vramscope/analysis/role_layers.h"
+#include "vramscope/trace/notes.h"
 #include "vramscope/widgets/plot_style.h"
 #include "vramscope/widgets/zoom_state.h"
 
@@ -67,6 +68,11 @@ public:
     /// Queries and repaints every plot now (for screenshots and tests).
     void replotNow();
 
+    /// Notes to draw where this view shows their time or object (a point note as a line, a
+    /// range as a band, a title label that never covers the data labels); replaces the last set.
+    void setNotes(std::vector<trace::Note> notes);
+    const std::vector<trace::Note>& notes() const { return m_notes; }
+
 protected:
     void changeEvent(QEvent* event) override;
 
@@ -92,6 +98,7 @@ private:
     QLabel* m_empty = nullptr;
     HeatStrip* m_heat = nullptr;
     std::vector<MemoryPlot*> m_plots;
+    std::vector<trace::Note> m_notes;
 };
 
 }  // namespace vramscope::widgets
