@@ -10,6 +10,7 @@
 #include <QString>
 #include <QStringList>
 
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -58,7 +59,44 @@ void paintExportPage(QPainter& painter, const QRect& page, QWidget& view, const 
 QString exportView(QWidget& view, const ExportFrame& frame, const ExportOptions& options,
                    const QString& path);
 
-/// The same picture as a raster image (for the clipboard), `size` logical px at `scale`.
+/// The same picture as a raster image (for the clipboard), `size` logical px at `scale`; a null
+/// image when the size or scale is out of range (see exportView).
 QImage exportImage(QWidget& view, const ExportFrame& frame, QSize size, double scale = 1.0);
+
+/// The size (logical px) the view gets inside a page of `pageSize` framed by `frame`: what the
+/// header, legend, notes and footer leave. Lets a caller lay a view out before exporting it.
+QSize exportViewSize(const ExportFrame& frame, QSize pageSize);
+
+/// A PDF of one or more pages of `pageSize` logical px each (1 px = 1/96 inch), written to a
+/// temporary file and renamed over `path` by finish(), so a failed run leaves no half file.
+/// GUI thread only (it paints widgets). Pages are painted with a QCPPainter in vector mode.
+class ExportPdfDocument {
+public:
+    ExportPdfDocument(const QString& path, QSize pageSize, const QString& title);
+    ~ExportPdfDocument();
+    ExportPdfDocument(const ExportPdfDocument&) = delete;
+    ExportPdfDocument& operator=(const ExportPdfDocument&) = delete;
+
+    /// Opens the file; empty on success, else "cannot write PATH: reason". Call once, first.
+    QString begin();
+    /// A page framed by `frame` around `view`, laid out at exportViewSize(frame, pageSize).
+    void paintViewPage(QWidget& view, const ExportFrame& frame);
+    /// A page of text under the frame's header: `lines` in a fixed-width font, made smaller
+    /// (down to 6 px) until the longest line and all lines fit; past that the last lines are cut.
+    void paintTextPage(const ExportFrame& frame, const QStringList& lines);
+    /// Starts a page (the first call uses the first page) and gives its painter, for pages the
+    /// two above do not cover. Coordinates: logical px, (0,0) top left.
+    QPainter& newPage();
+    /// Writes the file; empty on success, else the message naming the path.
+    QString finish();
+    int pageCount() const;
+
+private:
+    struct Private;
+    QString m_path;
+    QSize m_pageSize;
+    QString m_title;
+    std::unique_ptr<Private> d;
+};
 
 }  // namespace vramscope::widgets
