@@ -44,7 +44,9 @@ public:
             view.show();
             m_hideAfter = true;
         }
-        view.resize(size);
+        // A view that needs more room than the page leaves (many GPU lanes) is laid out at its
+        // minimum and painted scaled down, rather than clipped.
+        view.resize(size.expandedTo(view.minimumSizeHint()));
         QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
         activateLayouts(view);
         QCoreApplication::sendPostedEvents();
