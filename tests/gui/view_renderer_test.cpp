@@ -4,6 +4,7 @@
 
 #include <QFile>
 #include <QImage>
+#include <QLabel>
 #include <QTemporaryDir>
 
 #include <gtest/gtest.h>
@@ -151,4 +152,24 @@ TEST(ViewRenderer, LanesExportAsVectorWithTheTraceName) {
     EXPECT_TRUE(svg.contains(QStringLiteral(">two-rank-job")));
     EXPECT_TRUE(svg.contains(QStringLiteral("Communication lanes")));
     EXPECT_EQ(svg.count(QStringLiteral("<image")), 0);
+}
+
+TEST(ViewRenderer, FlameCaptionTakesTheHeightOfItsTextAtTheExportedWidth) {
+    // The panel is built narrow (its default size) and widened for the page: the caption's
+    // minimum height must follow, not stay at what a narrow width needed.
+    const auto job = syntheticJob();
+    ViewRequest request;
+    request.view = QStringLiteral("flame");
+    BuiltView built = buildView(job, request, QSize(1400, 900));
+    ASSERT_TRUE(built.view);
+    ASSERT_FALSE(exportImage(built.view->widget(), built.view->frame(), QSize(1400, 900)).isNull());
+    QLabel* caption = nullptr;
+    for (QLabel* l : built.view->widget().findChildren<QLabel*>()) {
+        if (l->text().startsWith(QStringLiteral("Live set of")))
+            caption = l;
+    }
+    ASSERT_TRUE(caption);
+    // About 200 characters fit in two lines of a 1300 px wide label.
+    ASSERT_GT(caption->width(), 1000);
+    EXPECT_LE(caption->height(), 2 * caption->fontMetrics().lineSpacing() + 4) << caption->height();
 }

@@ -28,10 +28,13 @@ QString jobTime(const analysis::JobModel& job, int64_t ns) {
 
 /// Gives a word-wrapped label the height its text needs at its current width.
 void fitCaption(QLabel* label) {
+    // NOTE(qt): QLabel::heightForWidth is never below the label's minimum height, so the minimum
+    // is dropped before measuring; otherwise a caption once fitted to a narrow width stays as
+    // tall when the panel widens (a tall empty band above the flame graph).
+    const int old = label->minimumHeight();
+    label->setMinimumHeight(0);
     const int h = label->heightForWidth(std::max(1, label->width()));
-    if (h > 0 && h != label->minimumHeight()) {
-        label->setMinimumHeight(h);
-    }
+    label->setMinimumHeight(h > 0 ? h : old);
 }
 
 /// How the caption names a grouping.
