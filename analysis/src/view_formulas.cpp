@@ -48,6 +48,8 @@ std::string viewTitle(std::string_view view) {
         return "Communication lanes";
     if (view == "flame")
         return "Allocation flame view";
+    if (view == "gaps")
+        return "Idle gaps";
     if (view == "leak")
         return "Leak check";
     if (view == "advice")

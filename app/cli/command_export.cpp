@@ -14,6 +14,7 @@
 #include "vramscope/analysis/csv_export.h"
 #include "vramscope/analysis/export_formats.h"
 #include "vramscope/analysis/job_model.h"
+#include "vramscope/analysis/job_title.h"
 #include "vramscope/analysis/perfetto_export.h"
 #include "vramscope/analysis/speedscope_export.h"
 #include "vramscope/trace/output_file.h"
@@ -63,10 +64,7 @@ constexpr FormatOption kFormatOptions[] = {
 /// through the same functions. Null after writing the error to ctx.err.
 std::shared_ptr<const analysis::JobModel> buildModel(CommandContext& ctx, trace::Job job,
                                                      const std::vector<std::string>& inputs) {
-    const std::string title = inputs.size() == 1
-                                  ? std::filesystem::path(inputs.front()).filename().string()
-                                  : std::to_string(inputs.size()) + " inputs";
-    auto model = analysis::buildJobModel(std::move(job), title);
+    auto model = analysis::buildJobModel(std::move(job), analysis::jobTitle(inputs));
     if (!model.ok()) {
         ctx.err << "vramscope-cli export: " << model.error().describe() << "\n";
         return nullptr;

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 
+#include "vramscope/analysis/job_title.h"
 #include "vramscope/analysis/text_format.h"
 #include "vramscope/bundled_sample.h"
 
@@ -56,15 +57,7 @@ ModelResult loadBundledSample(const LoadProgress& progress) {
 }
 
 std::string jobTitle(const std::vector<std::string>& paths) {
-    if (paths.empty()) {
-        return "bundled sample";
-    }
-    if (paths.size() == 1) {
-        const std::filesystem::path p(paths.front());
-        const std::string name = p.filename().string();
-        return name.empty() ? p.parent_path().filename().string() : name;
-    }
-    return std::to_string(paths.size()) + " files";
+    return analysis::jobTitle(paths);
 }
 
 JobLoader::JobLoader(QObject* parent) : QObject(parent) {}

@@ -31,7 +31,8 @@ trace::Result<std::shared_ptr<const analysis::JobModel>> loadJob(
 trace::Result<std::shared_ptr<const analysis::JobModel>> loadBundledSample(
     const LoadProgress& progress = {});
 
-/// Display name for a set of inputs: the file or directory name, or "N files".
+/// Display name for a set of inputs: analysis::jobTitle (the file or directory name, or
+/// "N inputs").
 std::string jobTitle(const std::vector<std::string>& paths);
 
 /// Loads a job on a worker thread, reports progress and can be cancelled. Signals arrive on the

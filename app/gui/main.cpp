@@ -14,6 +14,8 @@
 #include "job_loader.h"
 #include "main_window.h"
 #include "vramscope/trace/input_bytes.h"
+#include "vramscope/widgets/view_export.h"
+#include "vramscope/widgets/view_renderer.h"
 
 namespace {
 
@@ -22,9 +24,10 @@ namespace {
 constexpr int kExitUsage = 2;
 constexpr int kExitUnreadable = 3;
 
-/// The names --view accepts (MainWindow registers the same names).
+/// The names --view accepts (widgets::renderableViews(); MainWindow registers the same names,
+/// roles aside: there it is View > Stack Allocated Memory by Role).
 const char* const kViewNames =
-    "timeline, flame, flame-role, lanes, gaps, leak, advice, segments, oom";
+    "timeline, roles, lanes, flame, gaps, leak, advice, segments, flame-role, oom";
 
 bool hasArgument(int argc, char** argv, const char* name) {
     for (int i = 1; i < argc; ++i) {
@@ -64,14 +67,23 @@ int renderScreenshot(const QStringList& inputs, const QString& out, QSize size, 
     if (!theme.isEmpty()) {
         window.setTheme(theme);
     }
-    window.setJob(job);
-    window.stackByRoleAction()->setChecked(stackByRole);
-    if (!view.isEmpty() && !window.showView(view)) {
-        printError(QStringLiteral("unknown view \"%1\"; known views: %2")
-                       .arg(view, window.viewNames().join(QStringLiteral(", "))));
-        return kExitUsage;
+    QImage image;
+    if (view.isEmpty()) {
+        window.setJob(job);
+        window.stackByRoleAction()->setChecked(stackByRole);
+        image = window.renderToImage(size);
+    } else {
+        // The view alone, framed as File > Export View frames it: each view its own picture.
+        vramscope::widgets::ViewRequest request;
+        request.view =
+            stackByRole && view == QLatin1String("timeline") ? QStringLiteral("roles") : view;
+        vramscope::widgets::BuiltView built = vramscope::widgets::buildView(job, request, size);
+        if (!built.view) {
+            printError(built.error);
+            return kExitUsage;
+        }
+        image = vramscope::widgets::exportImage(built.view->widget(), built.view->frame(), size);
     }
-    const QImage image = window.renderToImage(size);
     if (image.isNull() || !image.save(out, "PNG")) {
         printError(QStringLiteral("cannot write the screenshot to %1").arg(out));
         return kExitUnreadable;
@@ -92,7 +104,8 @@ struct CommandLine {
     QCommandLineOption viewOption{
         QStringLiteral("view"),
         QStringLiteral("View to show: %1. Default: timeline, or lanes for a job with kernels "
-                       "and no memory data.")
+                       "and no memory data. With --screenshot, the picture is that view alone, "
+                       "framed with its title, the trace, the time range and the formulas.")
             .arg(QLatin1String(kViewNames)),
         QStringLiteral("NAME")};
     QCommandLineOption themeOption{
@@ -204,7 +217,11 @@ int main(int argc, char** argv) {
     QTimer::singleShot(0, &window, [&window, inputs, &parser, &viewOption] {
         window.openPaths(inputs);
         if (parser.isSet(viewOption)) {
-            window.showView(parser.value(viewOption));
+            const QString view = parser.value(viewOption);
+            if (view == QLatin1String("roles")) {
+                window.stackByRoleAction()->setChecked(true);  // the timeline stacked by role
+            }
+            window.showView(view == QLatin1String("roles") ? QStringLiteral("timeline") : view);
         }
     });
     return QApplication::exec();

@@ -47,9 +47,13 @@ public:
         // A view that needs more room than the page leaves (many GPU lanes) is laid out at its
         // minimum and painted scaled down, rather than clipped.
         view.resize(size.expandedTo(view.minimumSizeHint()));
-        QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
-        activateLayouts(view);
-        QCoreApplication::sendPostedEvents();
+        // A few rounds: a child that fits itself to its new width (a word-wrapped caption sets
+        // its minimum height on resize) asks for another layout.
+        for (int round = 0; round < 3; ++round) {
+            QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
+            activateLayouts(view);
+            QCoreApplication::sendPostedEvents();
+        }
     }
     ~ScopedViewSize() {
         if (m_hideAfter)

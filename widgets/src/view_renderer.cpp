@@ -65,7 +65,8 @@ std::vector<trace::Note> notesFor(const ViewRequest& request) {
             (note.endNs < request.range->startNs || note.startNs > request.range->endNs))
             continue;
         if (request.gpu.isValid() && note.pinnedToGpu() &&
-            (note.rankIndex != request.gpu.rankIndex || note.device != trace::toInt(request.gpu.device)))
+            (note.rankIndex != request.gpu.rankIndex ||
+             note.device != trace::toInt(request.gpu.device)))
             continue;
         kept.push_back(note);
     }
@@ -84,8 +85,7 @@ QString rangeText(const analysis::JobModel& job, const std::optional<TimeRange>&
 /// The widget of `view` following `zoom`; null for an unknown name.
 std::unique_ptr<QWidget> makeWidget(const std::shared_ptr<const analysis::JobModel>& job,
                                     const ViewRequest& request,
-                                    const std::vector<trace::Note>& notes, ZoomState& zoom,
-                                    QString& caption) {
+                                    const std::vector<trace::Note>& notes, ZoomState& zoom) {
     const QString& view = request.view;
     const analysis::GpuKey gpu = request.gpu;
     if (view == QLatin1String("timeline") || view == QLatin1String("roles")) {
@@ -122,7 +122,6 @@ std::unique_ptr<QWidget> makeWidget(const std::shared_ptr<const analysis::JobMod
         }
         w->setNotes(notes);
         w->rebuildNow();
-        caption = w->caption();
         return w;
     }
     if (view == QLatin1String("gaps")) {
@@ -148,7 +147,6 @@ std::unique_ptr<QWidget> makeWidget(const std::shared_ptr<const analysis::JobMod
         if (gpu.isValid())
             w->setGpu(gpu);
         w->rebuildNow();
-        caption = w->caption();
         return w;
     }
     return nullptr;
@@ -247,9 +245,9 @@ BuiltView buildView(std::shared_ptr<const analysis::JobModel> job, const ViewReq
         frame.formulas << QString::fromStdString(f);
     frame.version = exportVersionLine();
 
-    QString caption;
-    std::unique_ptr<QWidget> widget = makeWidget(job, clamped, notes, *zoom, caption);
-    frame.timeRange = caption.isEmpty() ? rangeText(*job, range) : caption;
+    std::unique_ptr<QWidget> widget = makeWidget(job, clamped, notes, *zoom);
+    // The flame and segment panels say their moment in their own caption, inside the view.
+    frame.timeRange = rangeText(*job, range);
     widget->setAttribute(Qt::WA_DontShowOnScreen, true);
     widget->resize(exportViewSize(frame, pageSize));
     out.view = std::make_unique<RenderedView>(std::move(zoom), std::move(widget), std::move(frame));
