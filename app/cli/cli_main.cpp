@@ -10,22 +10,43 @@
 // app/cli/command_<name>.cpp defining `int vramscope::app::run<Name>(CommandContext&)` (it parses
 // ctx.args with parseArgs() and answers --help), list the file in app/cli/CMakeLists.txt, and add
 // ONE line here: X("<name>", run<Name>, "<one-line summary>").
-#define VRAMSCOPE_CLI_COMMANDS(X)                                                                \
-    X("info", runInfo, "header, devices, event counts by kind, time span and data loss")         \
-    X("report", runReport, "per-device peaks of allocated and reserved memory (text or JSON)")   \
-    X("synth", runSynth, "write a deterministic synthetic training job, one .vscope per rank")   \
-    X("convert", runConvert, "import any supported input and write .vscope, one file per rank")  \
-    X("flame", runFlame, "the live set at the peak, an OOM or a time as a flame tree")           \
-    X("segments", runSegments, "reserved segments, free blocks and fragmentation at a time/OOM") \
-    X("check", runCheck, "pass/fail rules for CI: peak, leak, exposed communication")            \
-    X("batch-fit", runBatchFit, "largest batch that fits, from runs at several batch sizes")     \
-    X("export", runExport, "write a job for other tools: Perfetto, Chrome JSON, CSV, speedscope")
+#define VRAMSCOPE_CLI_COMMANDS(X)                                                                 \
+    X("info", runInfo, "header, devices, event counts by kind, time span and data loss")          \
+    X("report", runReport, "per-device peaks of allocated and reserved memory (text or JSON)")    \
+    X("synth", runSynth, "write a deterministic synthetic training job, one .vscope per rank")    \
+    X("convert", runConvert, "import any supported input and write .vscope, one file per rank")   \
+    X("flame", runFlame, "the live set at the peak, an OOM or a time as a flame tree")            \
+    X("segments", runSegments, "reserved segments, free blocks and fragmentation at a time/OOM")  \
+    X("check", runCheck, "pass/fail rules for CI: peak, leak, exposed communication")             \
+    X("batch-fit", runBatchFit, "largest batch that fits, from runs at several batch sizes")      \
+    X("export", runExport, "write a job for other tools: Perfetto, Chrome JSON, CSV, speedscope") \
+    X("render", runRender, "one view as a framed PNG, or vector SVG / PDF, headless")             \
+    X("review", runReview, "a multi-page review PDF: summary, then one page per view")
 
 namespace vramscope::app {
 
 #define VRAMSCOPE_DECLARE_COMMAND(name, fn, summary) int fn(CommandContext& ctx);
 VRAMSCOPE_CLI_COMMANDS(VRAMSCOPE_DECLARE_COMMAND)
 #undef VRAMSCOPE_DECLARE_COMMAND
+
+#ifndef VRAMSCOPE_CLI_WITH_QT
+// render and review draw with Qt (app/cli/CMakeLists.txt builds them with the GUI only); a
+// build without Qt keeps the names, so that scripts get a sentence rather than "unknown command".
+namespace {
+int withoutQt(CommandContext& ctx) {
+    ctx.err << "vramscope-cli " << ctx.command
+            << ": this vramscope-cli was built without Qt (VRAMSCOPE_BUILD_GUI=OFF), so it cannot "
+               "draw; use a build with the GUI\n";
+    return kExitUsage;
+}
+}  // namespace
+int runRender(CommandContext& ctx) {
+    return withoutQt(ctx);
+}
+int runReview(CommandContext& ctx) {
+    return withoutQt(ctx);
+}
+#endif
 
 namespace {
 
