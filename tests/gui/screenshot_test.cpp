@@ -87,6 +87,36 @@ TEST(Screenshot, RendersTheH200LeakSnapshot) {
     EXPECT_FALSE(QImage(out).isNull());
 }
 
+TEST(Screenshot, EachViewIsItsOwnPicture) {
+    // With --view the picture is that view alone (view_renderer.h), so two views of the same
+    // job give different pictures; an unknown view is a usage error naming it.
+    QTemporaryDir dir;
+    QImage images[2];
+    const char* views[2] = {"timeline", "flame"};
+    for (int i = 0; i < 2; ++i) {
+        const QString out = dir.filePath(QStringLiteral("%1.png").arg(QLatin1String(views[i])));
+        const GuiRun run =
+            runGui({QStringLiteral("--screenshot"), out, QStringLiteral("--view"),
+                    QLatin1String(views[i]), QStringLiteral("--size"), QStringLiteral("900x600")});
+        ASSERT_EQ(run.exitCode, 0) << run.stderrText.toStdString();
+        images[i] = QImage(out);
+        ASSERT_EQ(images[i].size(), QSize(900, 600));
+    }
+    // The flame graph's rows differ from the plot's curves over most of the picture.
+    int differing = 0;
+    for (int y = 0; y < 600; y += 10) {
+        for (int x = 0; x < 900; x += 10) {
+            differing += images[0].pixel(x, y) != images[1].pixel(x, y) ? 1 : 0;
+        }
+    }
+    EXPECT_GT(differing, 90 * 60 / 10);
+    const GuiRun bad =
+        runGui({QStringLiteral("--screenshot"), dir.filePath(QStringLiteral("x.png")),
+                QStringLiteral("--view"), QStringLiteral("heatmap")});
+    EXPECT_EQ(bad.exitCode, 2);
+    EXPECT_TRUE(bad.stderrText.contains(QStringLiteral("heatmap"))) << bad.stderrText.toStdString();
+}
+
 TEST(CommandLine, HelpAndVersionNeedNoDisplay) {
     for (const char* option : {"--help", "--version"}) {
         QProcess p;
