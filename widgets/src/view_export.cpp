@@ -351,7 +351,7 @@ void ExportPdfDocument::paintTextPage(const ExportFrame& frame, const QStringLis
     paintPage(painter, &d->painter, page, nothing, frame);
     const ExportPageLayout layout = layoutExportPage(page, frame);
     QFont mono = layout.fonts.mono;
-    int pixels = mono.pixelSize();
+    int pixels = 16;  // as large as fits, from 16 px down
     const QString text = lines.join(QLatin1Char('\n'));
     for (; pixels > 6; --pixels) {
         mono.setPixelSize(pixels);

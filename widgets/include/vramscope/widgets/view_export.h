@@ -81,8 +81,9 @@ public:
     QString begin();
     /// A page framed by `frame` around `view`, laid out at exportViewSize(frame, pageSize).
     void paintViewPage(QWidget& view, const ExportFrame& frame);
-    /// A page of text under the frame's header: `lines` in a fixed-width font, made smaller
-    /// (down to 6 px) until the longest line and all lines fit; past that the last lines are cut.
+    /// A page of text under the frame's header: `lines` in a fixed-width font of the largest
+    /// size from 16 px down to 6 px at which the longest line and all lines fit; past that the
+    /// last lines are cut.
     void paintTextPage(const ExportFrame& frame, const QStringList& lines);
     /// Starts a page (the first call uses the first page) and gives its painter, for pages the
     /// two above do not cover. Coordinates: logical px, (0,0) top left.
