@@ -46,6 +46,14 @@ QString elideName(const QFontMetrics& metrics, const std::string& name, int pixe
 bool hasNoGpu(const analysis::JobModel& job);
 QString noGpuSentence();
 
+/// Whether no GPU of `job` has allocation events (JobModel::memoryOf is null for every GPU), and
+/// the sentence the flame view and the details show then: "This trace has no allocation events,
+/// so there is no live set to show: allocation events come from ..." (kAllocationEventsSources).
+bool hasNoAllocationEvents(const analysis::JobModel& job);
+QString noAllocationEventsSentence();
+/// analysis::kAllocationEventsSources as a sentence: "Allocation events come from ... ."
+QString allocationEventsSources();
+
 /// "rank 3 \u00b7 GPU 0", or "rank ? \u00b7 GPU 0" when the rank is unknown.
 QString gpuLabel(const analysis::JobModel& job, const analysis::GpuKey& key);
 
