@@ -364,16 +364,28 @@ void MainWindow::fitDeviceNames() {
         resizeDocks({dock}, {std::min(wanted, maxDevicesDockWidth(*this))}, Qt::Horizontal);
         QApplication::sendPostedEvents(dock, QEvent::LayoutRequest);
     }
-    // Where the dock could not widen enough, the name gives way rather than the numbers.
-    int numbers = 0;
-    for (int c = 0; c < m_deviceModel->columnCount(); ++c) {
-        if (c != widgets::DeviceTreeModel::NameColumn) {
-            numbers += m_deviceTree->columnWidth(c);
+    // Where the dock could not widen enough, the name gives way rather than the numbers, down to a
+    // readable "GPU 0 · T…"; below that the Capacity column goes (the peak keeps its share of
+    // capacity, the plots' titles and the tooltips keep the capacity), rather than cutting it.
+    const int least = fontMetrics().averageCharWidth() * 9 + 2 * m_deviceTree->indentation() + 32;
+    auto numbers = [this](bool withCapacity) {
+        int sum = 0;
+        for (int c = 0; c < m_deviceModel->columnCount(); ++c) {
+            if (c != widgets::DeviceTreeModel::NameColumn &&
+                (withCapacity || c != widgets::DeviceTreeModel::CapacityColumn)) {
+                // What ResizeToContents gives it, hidden or not.
+                // (QTreeView hides sizeHintForColumn; QAbstractItemView's is public.)
+                const QAbstractItemView* view = m_deviceTree;
+                sum += std::max(view->sizeHintForColumn(c),
+                                m_deviceTree->header()->sectionSizeHint(c));
+            }
         }
-    }
-    const int room = m_deviceTree->viewport()->width() - numbers;
-    // ... down to a readable "GPU 0 · Tesl…"; below that the list scrolls sideways.
-    const int least = fontMetrics().averageCharWidth() * 14 + 2 * m_deviceTree->indentation() + 48;
+        return sum;
+    };
+    const int viewport = m_deviceTree->viewport()->width();
+    const bool capacityFits = viewport - numbers(true) >= least;
+    m_deviceTree->setColumnHidden(widgets::DeviceTreeModel::CapacityColumn, !capacityFits);
+    const int room = viewport - numbers(capacityFits);
     if (m_deviceTree->columnWidth(widgets::DeviceTreeModel::NameColumn) > room) {
         m_deviceTree->setColumnWidth(widgets::DeviceTreeModel::NameColumn, std::max(least, room));
     }
