@@ -67,9 +67,10 @@ bool hasNoAllocationEvents(const analysis::JobModel& job) {
 }
 
 QString allocationEventsSources() {
-    QString s = QString::fromUtf8(analysis::kAllocationEventsSources);
-    s[0] = s[0].toUpper();
-    return s + QLatin1Char('.');
+    return QObject::tr(
+        "Allocation events come from a vramscope-run capture, a PyTorch memory "
+        "snapshot (torch.cuda.memory._dump_snapshot) or a PyTorch profiler trace "
+        "taken with profile_memory=True.");
 }
 
 QString noAllocationEventsSentence() {

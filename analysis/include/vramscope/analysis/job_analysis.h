@@ -32,13 +32,6 @@ namespace vramscope::analysis {
 /// anything (gpusRecorded() == 0: a CPU-only profile, an empty trace, a trace whose header lists
 /// the machine's GPUs that the traced process never used), instead of an empty table.
 inline constexpr const char* kNoGpuMessage = "no GPU in this trace";
-/// Where allocation events (what a live set and a flame view are built from) come from, for the
-/// views of a trace that has none (a Kineto trace taken without profile_memory, an Nsight Systems
-/// report without --cuda-memory-usage).
-inline constexpr const char* kAllocationEventsSources =
-    "allocation events come from a vramscope-run capture, a PyTorch memory snapshot "
-    "(torch.cuda.memory._dump_snapshot) or a PyTorch profiler trace taken with "
-    "profile_memory=True";
 /// The same when the reader lost part of the input (a cut or corrupt file): the GPU events may be
 /// in the part that could not be read, so absence is not shown.
 inline constexpr const char* kNoGpuInReadPartMessage =
