@@ -92,11 +92,12 @@ void HeatStrip::paintLegend(QPainter& p) {
     const QFontMetrics fm = p.fontMetrics();
     const int barTop = legendTop() + 4;
     const QString caption = m_anyCapacity ? tr("share of capacity") : tr("share of job peak");
-    p.setPen(m_colors.text);
-    p.drawText(QRect(2, barTop, m_left - 6, kLegendBar + fm.height()),
-               Qt::AlignRight | Qt::AlignVCenter,
-               fm.elidedText(caption, Qt::ElideRight, m_left - 6));
     const int barWidth = std::clamp(width() - m_left - m_right - 2 * fm.height(), 60, 360);
+    // After the bar's last value ("100 %  share of capacity"): the margin is too narrow for it.
+    p.setPen(m_colors.text);
+    p.drawText(QRect(m_left + barWidth + 8, barTop, fm.horizontalAdvance(caption) + 4,
+                     kLegendBar + fm.height()),
+               Qt::AlignLeft | Qt::AlignVCenter, caption);
     for (int x = 0; x < barWidth; ++x) {
         const double f = double(x) / std::max(1, barWidth - 1);
         p.fillRect(QRect(m_left + x, barTop, 1, kLegendBar),
