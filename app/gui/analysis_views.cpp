@@ -2,10 +2,10 @@
 
 #include <QAction>
 #include <QDockWidget>
+#include <QMenuBar>
 #include <QScrollArea>
 #include <QStatusBar>
 #include <QTabWidget>
-#include <QTimer>
 #include <QToolBar>
 #include <QVBoxLayout>
 
@@ -25,21 +25,19 @@ namespace vramscope::app {
 namespace {
 
 /// A dock holding `panel`. Panels taller than their share of the window (the leak panel's chart
-/// and tables, the advice panel's cost form) scroll inside the dock instead of pushing the bottom
-/// dock area, and with it every tab in that area, above its share: the timeline keeps the room.
+/// and tables, the advice panel's cost form, the flame view's controls in a small window) scroll
+/// inside the dock instead of pushing the bottom dock area, and with it every tab in that area,
+/// above its share: the timeline keeps the room (window_layout.h). Where the dock has room, the
+/// panel fills it and nothing scrolls.
 QDockWidget* makeDock(MainWindow* window, QWidget* panel, const QString& title,
-                      const QString& objectName, bool scrolls = false) {
+                      const QString& objectName) {
     auto* dock = new QDockWidget(title, window);
     dock->setObjectName(objectName);
-    if (scrolls) {
-        auto* scroll = new QScrollArea;
-        scroll->setWidget(panel);
-        scroll->setWidgetResizable(true);
-        scroll->setFrameShape(QFrame::NoFrame);
-        dock->setWidget(scroll);
-    } else {
-        dock->setWidget(panel);
-    }
+    auto* scroll = new QScrollArea;
+    scroll->setWidget(panel);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    dock->setWidget(scroll);
     return dock;
 }
 
@@ -57,16 +55,13 @@ AnalysisViews::AnalysisViews(MainWindow* window)
     m_flameDock =
         makeDock(window, m_flame, tr("Allocation flame view"), QStringLiteral("FlameDock"));
     m_gapsDock = makeDock(window, m_gaps, tr("Idle gaps"), QStringLiteral("GapsDock"));
-    m_leakDock = makeDock(window, m_leak, tr("Leak"), QStringLiteral("LeakDock"), true);
-    m_adviceDock =
-        makeDock(window, m_advice, tr("Advice and cost"), QStringLiteral("AdviceDock"), true);
+    m_leakDock = makeDock(window, m_leak, tr("Leak"), QStringLiteral("LeakDock"));
+    m_adviceDock = makeDock(window, m_advice, tr("Advice and cost"), QStringLiteral("AdviceDock"));
     m_segmentsDock = makeDock(window, m_segments, tr("Segments"), QStringLiteral("SegmentsDock"));
-    window->addDockWidget(Qt::BottomDockWidgetArea, m_flameDock);
-    window->splitDockWidget(m_flameDock, m_gapsDock, Qt::Horizontal);
-    window->tabifyDockWidget(m_gapsDock, m_leakDock);
-    window->tabifyDockWidget(m_leakDock, m_adviceDock);
-    window->tabifyDockWidget(m_adviceDock, m_segmentsDock);
-    m_gapsDock->raise();
+    // Tabbed together at the bottom by the window's default layout (window_layout.h).
+    for (QDockWidget* dock : {m_flameDock, m_gapsDock, m_leakDock, m_adviceDock, m_segmentsDock}) {
+        window->addDockWidget(Qt::BottomDockWidgetArea, dock);
+    }
 
     // The lanes share the VRAM plots' time axis: same margins, scrolled when there are many GPUs.
     m_lanes->setMargins(widgets::MemoryPlot::defaultLeftMargin(window->fontMetrics()), 16);
@@ -77,8 +72,12 @@ AnalysisViews::AnalysisViews(MainWindow* window)
     m_lanesTab = scroll;
     window->addCentralTab(m_lanesTab, tr("Communication lanes"));
 
-    auto* bar = window->addToolBar(tr("Analysis"));
+    // In the menu bar's free right end rather than a toolbar row of its own: the row is height
+    // the timeline keeps.
+    auto* bar = new QToolBar(tr("Analysis"), window);
     bar->setObjectName(QStringLiteral("AnalysisToolBar"));
+    bar->setIconSize(QSize(16, 16));
+    window->menuBar()->setCornerWidget(bar, Qt::TopRightCorner);
     m_jumpToOom = bar->addAction(tr("Jump to OOM"), this, &AnalysisViews::jumpToOom);
     m_jumpToOom->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_J));
     m_jumpToOom->setToolTip(
@@ -100,13 +99,11 @@ AnalysisViews::AnalysisViews(MainWindow* window)
     window->addView(QStringLiteral("advice"), [this] { showDock(m_adviceDock); });
     window->addView(QStringLiteral("segments"), [this] { showDock(m_segmentsDock); });
     window->addView(QStringLiteral("oom"), [this] { jumpToOom(); });
-    window->addView(QStringLiteral("lanes"), [this] {
-        m_window->centralTabs()->setCurrentWidget(m_lanesTab);
-        m_dockPercent = 25;
-        fitDocks();
-    });
+    window->addView(QStringLiteral("lanes"),
+                    [this] { m_window->centralTabs()->setCurrentWidget(m_lanesTab); });
 
     connect(window, &MainWindow::jobChanged, this, &AnalysisViews::apply);
+    connect(window, &MainWindow::layoutReset, this, &AnalysisViews::raiseFrontTab);
     connect(m_leak, &widgets::LeakPanel::survivorSelected, this,
             [this](analysis::GpuKey gpu, trace::StackId stack) {
                 m_flameDock->show();
@@ -134,13 +131,6 @@ void AnalysisViews::apply(std::shared_ptr<const analysis::JobModel> job) {
                 tr("Some analyses failed: %1").arg(QString::fromStdString(m_job->analysisProblem)),
                 10000);
         }
-        // Without kernels the idle gaps have nothing to list: the bottom right shows the segments
-        // at an OOM, else the leak verdict.
-        if (m_job->kernels.empty()) {
-            (hasOom ? m_segmentsDock : m_leakDock)->raise();
-        } else {
-            m_gapsDock->raise();
-        }
         // Kernels but no memory on any GPU (an Nsight Systems report taken without
         // --cuda-memory-usage, a profile without profile_memory): the memory plots would be
         // empty, so the window opens on the communication lanes.
@@ -150,11 +140,31 @@ void AnalysisViews::apply(std::shared_ptr<const analysis::JobModel> job) {
         if (!anyMemory && !m_job->kernels.empty()) {
             m_window->centralTabs()->setCurrentWidget(m_lanesTab);
         }
-        // Once the window has its size (the first turn of the event loop after a job arrives),
-        // the bottom docks take their share of the height.
-        QTimer::singleShot(0, this, &AnalysisViews::fitDocks);
+        raiseFrontTab();
     }
     m_jumpToOom->setEnabled(hasOom);
+}
+
+void AnalysisViews::raiseFrontTab() {
+    if (!m_job) {
+        m_flameDock->raise();
+        return;
+    }
+    bool hasOom = false;
+    for (const analysis::GpuSeries& g : m_job->gpus) {
+        hasOom = hasOom || !g.ooms.empty();
+    }
+    const bool anyMemory =
+        std::any_of(m_job->gpus.begin(), m_job->gpus.end(),
+                    [](const analysis::GpuSeries& g) { return g.memory.hasData(); });
+    // The analysis tab in front is the one with something to show: without kernels the idle gaps
+    // have nothing to list (the segments at an OOM, else the leak verdict); without memory the
+    // flame view has nothing (the idle gaps); else what is alive (the flame).
+    if (m_job->kernels.empty()) {
+        (hasOom ? m_segmentsDock : m_leakDock)->raise();
+    } else {
+        (anyMemory ? m_flameDock : m_gapsDock)->raise();
+    }
 }
 
 void AnalysisViews::jumpToOom() {
@@ -168,12 +178,9 @@ void AnalysisViews::jumpToOom() {
 void AnalysisViews::showDock(QDockWidget* dock) {
     dock->show();
     dock->raise();
-    m_dockPercent = 45;  // room for the panel
-    fitDocks();
-}
-
-void AnalysisViews::fitDocks() {
-    m_window->resizeDocks({m_flameDock}, {m_window->height() * m_dockPercent / 100}, Qt::Vertical);
+    // Asked for by name (a --view, Jump to OOM): the panel gets room to be read, 45 % of the
+    // window's height, as a shown view should.
+    m_window->resizeDocks({m_flameDock}, {m_window->height() * 45 / 100}, Qt::Vertical);
 }
 
 }  // namespace vramscope::app

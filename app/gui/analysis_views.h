@@ -47,9 +47,9 @@ public:
 
 private:
     void apply(std::shared_ptr<const analysis::JobModel> job);
+    void raiseFrontTab();
     void jumpToOom();
     void showDock(QDockWidget* dock);
-    void fitDocks();
 
     MainWindow* m_window;
     widgets::FlamePanel* m_flame;
@@ -65,7 +65,6 @@ private:
     QDockWidget* m_segmentsDock = nullptr;
     QWidget* m_lanesTab = nullptr;
     QAction* m_jumpToOom = nullptr;
-    int m_dockPercent = 28;  // share of the window's height for the bottom docks
 
     std::shared_ptr<const analysis::JobModel> m_job;
 };

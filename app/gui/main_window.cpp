@@ -28,6 +28,7 @@
 #include "vramscope/widgets/timeline_view.h"
 #include "vramscope/widgets/units.h"
 #include "vramscope/widgets/zoom_state.h"
+#include "window_layout.h"
 
 namespace vramscope::app {
 
@@ -51,6 +52,17 @@ bool hasEvents(const trace::Job& job) {
         }
     }
     return false;
+}
+
+/// What the Details dock says while it lists nothing: why, when nothing can be listed.
+QString detailsPlaceholder(const analysis::JobModel* job) {
+    if (job && widgets::hasNoGpu(*job)) {
+        return widgets::noGpuSentence();
+    }
+    if (job && !job->gpus.empty() && widgets::hasNoAllocationEvents(*job)) {
+        return widgets::noAllocationEventsSentence();
+    }
+    return QObject::tr("Click a GPU's plot to list the allocations alive at that time.");
 }
 
 /// A time read-out precise enough for the visible span.
@@ -120,10 +132,15 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
         }
     });
 
+    // Docks created elsewhere (a NotesDock) must exist by now to get their place.
+    placeDocksByDefault(*this);
     QSettings settings;
     resize(1400, 900);
     restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
-    restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+    // A state saved before this layout version (other docks, other places) is refused here and
+    // the default layout stays.
+    m_layoutRestored = restoreState(settings.value(QStringLiteral("window/state")).toByteArray(),
+                                    kWindowStateVersion);
     applyTheme(settings.value(QStringLiteral("view/theme"), QStringLiteral("system")).toString());
     updateRecentMenu();
 }
@@ -176,7 +193,6 @@ void MainWindow::createDocks() {
     details->setObjectName(QStringLiteral("DetailsDock"));
     details->setWidget(m_details);
     addDockWidget(Qt::RightDockWidgetArea, details);
-    resizeDocks({devices, details}, {340, 420}, Qt::Horizontal);
 }
 
 int MainWindow::addCentralTab(QWidget* view, const QString& title) {
@@ -286,9 +302,7 @@ void MainWindow::setJob(std::shared_ptr<const analysis::JobModel> job, const QSt
     m_deviceModel->setJob(m_job, widgets::PlotColors::fromPalette(palette()).dark);
     m_deviceTree->expandAll();
     QTimer::singleShot(0, this, &MainWindow::fitDeviceNames);
-    m_details->clear(m_job && widgets::hasNoGpu(*m_job)
-                         ? widgets::noGpuSentence()
-                         : tr("Click a GPU's plot to list the allocations alive at that time."));
+    m_details->clear(detailsPlaceholder(m_job.get()));
     updateSelectionReadout();
     updateBanner();
     if (m_job) {
@@ -328,8 +342,8 @@ void MainWindow::updateBanner() {
 
 void MainWindow::fitDeviceNames() {
     // Names as wide as they need, within reason (the tooltip has the whole name); the dock widens
-    // to show them, up to a third of the window. Sizes are measured over the visible rows, so this
-    // runs once the tree is laid out.
+    // to show them, within what leaves the timeline most of the window (maxDevicesDockWidth). Sizes
+    // are measured over the visible rows, so this runs once the tree is laid out.
     int others =
         2 * m_deviceTree->frameWidth() + m_deviceTree->verticalScrollBar()->sizeHint().width();
     for (int c = 0; c < m_deviceModel->columnCount(); ++c) {
@@ -347,19 +361,31 @@ void MainWindow::fitDeviceNames() {
     const int wanted = others + m_deviceTree->columnWidth(widgets::DeviceTreeModel::NameColumn);
     if (auto* dock = findChild<QDockWidget*>(QStringLiteral("DevicesDock"));
         dock && dock->width() < wanted) {
-        resizeDocks({dock}, {std::min(wanted, width() / 3)}, Qt::Horizontal);
+        resizeDocks({dock}, {std::min(wanted, maxDevicesDockWidth(*this))}, Qt::Horizontal);
         QApplication::sendPostedEvents(dock, QEvent::LayoutRequest);
     }
-    // Where the dock could not widen enough, the name gives way rather than the numbers.
-    int numbers = 0;
-    for (int c = 0; c < m_deviceModel->columnCount(); ++c) {
-        if (c != widgets::DeviceTreeModel::NameColumn) {
-            numbers += m_deviceTree->columnWidth(c);
+    // Where the dock could not widen enough, the name gives way rather than the numbers, down to a
+    // readable "GPU 0 · T…"; below that the Capacity column goes (the peak keeps its share of
+    // capacity, the plots' titles and the tooltips keep the capacity), rather than cutting it.
+    const int least = fontMetrics().averageCharWidth() * 9 + 2 * m_deviceTree->indentation() + 32;
+    auto numbers = [this](bool withCapacity) {
+        int sum = 0;
+        for (int c = 0; c < m_deviceModel->columnCount(); ++c) {
+            if (c != widgets::DeviceTreeModel::NameColumn &&
+                (withCapacity || c != widgets::DeviceTreeModel::CapacityColumn)) {
+                // What ResizeToContents gives it, hidden or not.
+                // (QTreeView hides sizeHintForColumn; QAbstractItemView's is public.)
+                const QAbstractItemView* view = m_deviceTree;
+                sum += std::max(view->sizeHintForColumn(c),
+                                m_deviceTree->header()->sectionSizeHint(c));
+            }
         }
-    }
-    const int room = m_deviceTree->viewport()->width() - numbers;
-    // ... down to a readable "GPU 0 · Tesl…"; below that the list scrolls sideways.
-    const int least = fontMetrics().averageCharWidth() * 14 + 2 * m_deviceTree->indentation() + 48;
+        return sum;
+    };
+    const int viewport = m_deviceTree->viewport()->width();
+    const bool capacityFits = viewport - numbers(true) >= least;
+    m_deviceTree->setColumnHidden(widgets::DeviceTreeModel::CapacityColumn, !capacityFits);
+    const int room = viewport - numbers(capacityFits);
     if (m_deviceTree->columnWidth(widgets::DeviceTreeModel::NameColumn) > room) {
         m_deviceTree->setColumnWidth(widgets::DeviceTreeModel::NameColumn, std::max(least, room));
     }
@@ -416,10 +442,7 @@ void MainWindow::updateDetails() {
     const analysis::GpuKey key = m_zoom->selectedGpu();
     const analysis::GpuSeries* g = m_job ? m_job->gpu(key) : nullptr;
     if (!g) {
-        m_details->clear(
-            m_job && widgets::hasNoGpu(*m_job)
-                ? widgets::noGpuSentence()
-                : tr("Click a GPU's plot to list the allocations alive at that time."));
+        m_details->clear(detailsPlaceholder(m_job.get()));
         return;
     }
     const trace::TraceData& data = m_job->job.ranks[static_cast<size_t>(key.rankIndex)].trace.data;
@@ -456,8 +479,32 @@ void MainWindow::updateDetails() {
     m_details->setLiveSet(heading, std::move(rows));
 }
 
+void MainWindow::resetLayout() {
+    placeDocksByDefault(*this);
+    // Sized once the docks are laid out in their places: sizes given before are those of the
+    // places they came from.
+    QApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
+    fitDefaultDockSizes(*this);
+    QApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
+    fitDeviceNames();
+    emit layoutReset();
+}
+
+void MainWindow::showEvent(QShowEvent* event) {
+    QMainWindow::showEvent(event);
+    // The default sizes are shares of the window: fitted once it is shown at its size, unless a
+    // saved layout came back.
+    if (!m_layoutRestored && !m_layoutFitted) {
+        m_layoutFitted = true;
+        fitDefaultDockSizes(*this);
+    }
+}
+
 QImage MainWindow::renderToImage(QSize size) {
     resize(size);
+    if (!isVisible() && !m_layoutRestored) {
+        m_layoutFitted = false;  // fitted at this size when shown
+    }
     show();
     for (int i = 0; i < 3; ++i) {
         QApplication::processEvents();
@@ -475,7 +522,7 @@ void MainWindow::closeEvent(QCloseEvent* event) {
     m_loader->cancel();
     QSettings settings;
     settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
-    settings.setValue(QStringLiteral("window/state"), saveState());
+    settings.setValue(QStringLiteral("window/state"), saveState(kWindowStateVersion));
     QMainWindow::closeEvent(event);
 }
 

@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <vector>
 
 #include "vramscope/analysis/allocation_index.h"
 
@@ -31,6 +32,12 @@ class ZoomState;
 namespace vramscope::app {
 
 class JobLoader;
+
+/// One thing File > Export View can picture: its name (the picture's default title) and widget.
+struct ExportTarget {
+    QString name;
+    QWidget* widget = nullptr;
+};
 
 /// Owns the shared ZoomState and the views that follow it. Jobs arrive as immutable
 /// analysis::JobModel values, loaded on a worker thread (openPaths) or handed in ready (setJob).
@@ -74,15 +81,31 @@ public:
     /// Renders the whole window at `size` (logical px) into an image, after replotting every view.
     QImage renderToImage(QSize size);
 
+    /// View > Reset Layout: every dock back in its default place and size (window_layout.h), the
+    /// analysis tab in front chosen for the job as when it opened.
+    void resetLayout();
+    /// True when the constructor restored a window state saved by this layout version (the
+    /// default layout was then not applied).
+    bool layoutRestored() const { return m_layoutRestored; }
+
+    /// What File > Export View and Edit > Copy Image can picture: the current centre tab first,
+    /// then the docks shown (those in front of their tab group first), each with its name
+    /// ("Memory timeline", "Idle gaps"), and last the whole window. Never empty.
+    std::vector<ExportTarget> exportTargets();
+
 signals:
     /// A job has been shown; views added as tabs or docks follow it from here.
     void jobChanged(std::shared_ptr<const vramscope::analysis::JobModel> job);
+    /// The docks went back to the default layout; the analysis views bring the job's tab to the
+    /// front again.
+    void layoutReset();
 
 protected:
     void closeEvent(QCloseEvent* event) override;
     void dragEnterEvent(QDragEnterEvent* event) override;
     void dropEvent(QDropEvent* event) override;
     void changeEvent(QEvent* event) override;
+    void showEvent(QShowEvent* event) override;
 
 private:
     void createDocks();
@@ -123,6 +146,8 @@ private:
     std::map<QString, std::function<void()>> m_views;
     QStringList m_currentPaths;
     bool m_applyingTheme = false;
+    bool m_layoutRestored = false;  ///< a saved state of this version was restored
+    bool m_layoutFitted = false;    ///< the default dock sizes were fitted to the shown window
 };
 
 }  // namespace vramscope::app

@@ -9,6 +9,7 @@
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QScrollArea>
 #include <QSettings>
 #include <QStyle>
 #include <QStyleFactory>
@@ -16,6 +17,7 @@
 #include <QVBoxLayout>
 
 #include "data_export_dialog.h"
+#include "export_dialog.h"
 #include "main_window.h"
 #include "vramscope/widgets/device_tree_model.h"
 #include "vramscope/widgets/timeline_view.h"
@@ -93,6 +95,13 @@ void MainWindow::createMenus() {
             QMessageBox::warning(this, tr("Screenshot"), tr("Could not write %1.").arg(path));
         }
     });
+    QAction* exportView =
+        file->addAction(tr("&Export View…"), this, [this] { runExportView(*this); });
+    exportView->setObjectName(QStringLiteral("ExportViewAction"));
+    exportView->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_E));
+    exportView->setToolTip(
+        tr("Save the current view or the whole window as PNG, SVG or PDF, "
+           "framed with its title, trace, time range and notes"));
     file->addAction(tr("Export &Data…"), this, [this] {
         if (!m_job) {
             return;
@@ -105,6 +114,15 @@ void MainWindow::createMenus() {
     file->addSeparator();
     QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
     quit->setShortcut(QKeySequence::Quit);
+
+    QMenu* edit = menuBar()->addMenu(tr("&Edit"));
+    QAction* copy = edit->addAction(tr("&Copy Image"), this, [this] { copyViewImage(*this); });
+    copy->setObjectName(QStringLiteral("CopyImageAction"));
+    copy->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C));
+    copy->setShortcutContext(Qt::WindowShortcut);
+    copy->setToolTip(
+        tr("Copy the current view, framed as File > Export View frames it, to the "
+           "clipboard (Ctrl+Shift+C)"));
 
     QMenu* view = menuBar()->addMenu(tr("&View"));
     createViewActions(view);
@@ -188,6 +206,39 @@ void MainWindow::createViewActions(QMenu* view) {
     for (QDockWidget* dock : findChildren<QDockWidget*>()) {
         view->addAction(dock->toggleViewAction());
     }
+    view->addSeparator();
+    QAction* reset = view->addAction(tr("Reset &Layout"), this, &MainWindow::resetLayout);
+    reset->setToolTip(tr("Put every panel back in its default place and size"));
+    reset->setObjectName(QStringLiteral("ResetLayoutAction"));
+}
+
+namespace {
+/// The view itself rather than the scroll area around it (the lanes tab, the analysis docks): a
+/// picture shows the whole view, laid out at the picture's size, not the part scrolled to.
+QWidget* unwrapped(QWidget* w) {
+    auto* scroll = qobject_cast<QScrollArea*>(w);
+    return scroll && scroll->widget() ? scroll->widget() : w;
+}
+}  // namespace
+
+std::vector<ExportTarget> MainWindow::exportTargets() {
+    std::vector<ExportTarget> out;
+    QWidget* tab = m_tabs->currentWidget();
+    out.push_back(
+        {tab == m_timeline ? tr("Memory timeline") : m_tabs->tabText(m_tabs->currentIndex()),
+         unwrapped(tab)});
+    // The docks in front of their tab group first (what the user sees), then those behind.
+    std::vector<ExportTarget> behind;
+    for (QDockWidget* dock : findChildren<QDockWidget*>(Qt::FindDirectChildrenOnly)) {
+        if (dock->isHidden() || !dock->widget()) {
+            continue;
+        }
+        ExportTarget t{dock->windowTitle(), unwrapped(dock->widget())};
+        (dock->visibleRegion().isEmpty() ? behind : out).push_back(t);
+    }
+    out.insert(out.end(), behind.begin(), behind.end());
+    out.push_back({tr("Whole window"), this});
+    return out;
 }
 
 void MainWindow::createHelpMenu() {

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "job_loader.h"
 #include "vramscope/analysis/job_model.h"
 #include "vramscope/widgets/device_tree_model.h"
@@ -189,7 +191,7 @@ TEST(GpuLabel, UnknownRankReadsRankQuestionMark) {
               QStringLiteral("rank 3 \u00b7 GPU 0"));
 }
 
-TEST(HeatStrip, WarningColoursOnlyWhereTheCapacityIsKnown) {
+TEST(HeatStrip, CapacityColoursOnlyWhereTheCapacityIsKnown) {
     // Rank 0 GPU 0 lists 8 GiB of capacity (twoRankJob); the copy without it has no capacity.
     const auto job = twoRankJob();
     widgets::ZoomState zoom;
@@ -198,16 +200,39 @@ TEST(HeatStrip, WarningColoursOnlyWhereTheCapacityIsKnown) {
     analysis::GpuSeries known = job->gpus.at(0);
     analysis::GpuSeries unknown = known;
     unknown.memory.capacityBytes = 0;
-    const bool dark = false;
-    // 7 GiB of 8 GiB = 87.5 %, past kCapacityWarningShare: the warning scale's red end.
-    const QColor warn = strip.cellColor(known, 7ll << 30);
-    EXPECT_EQ(warn, widgets::usageColor(7.0 / 8.0, dark));
-    EXPECT_LE(warn.hsvHueF(), 0.08);
-    // 6 GiB = 75 %, below it: not red.
-    EXPECT_GT(strip.cellColor(known, 6ll << 30).hsvHueF(), 0.08);
-    // Without a capacity the same bytes are never painted in a warning colour.
+    // 7 GiB of 8 GiB = 87.5 %: three quarters of the way from viridis at 0.8 (#7ad151) to 0.9
+    // (#bddf26), by hand: (122 + 0.75 * 67, 209 + 0.75 * 14, 81 - 0.75 * 43), rounded.
+    EXPECT_EQ(strip.cellColor(known, 7ll << 30), QColor(172, 220, 49));
+    // Nothing and everything: the table's ends.
+    EXPECT_EQ(strip.cellColor(known, 0), QColor(0x44, 0x01, 0x54));
+    EXPECT_EQ(strip.cellColor(known, 8ll << 30), QColor(0xfd, 0xe7, 0x25));
+    // Without a capacity the same bytes are never painted on the capacity scale.
     for (int64_t bytes : {int64_t{0}, int64_t{1} << 30, int64_t{7} << 30, int64_t{1} << 40}) {
         const QColor c = strip.cellColor(unknown, bytes);
         EXPECT_NEAR(c.hsvHueF(), 0.58, 0.01) << bytes;
     }
+}
+
+namespace {
+/// CIE 1976 L* of an sRGB colour (IEC 61966-2-1 decoding, Rec. 709 luminance, D65 white).
+double lightness(const QColor& c) {
+    auto linear = [](double v) {
+        return v <= 0.04045 ? v / 12.92 : std::pow((v + 0.055) / 1.055, 2.4);
+    };
+    const double y =
+        0.2126 * linear(c.redF()) + 0.7152 * linear(c.greenF()) + 0.0722 * linear(c.blueF());
+    const double f = y > 216.0 / 24389.0 ? std::cbrt(y) : (24389.0 / 27.0 * y + 16.0) / 116.0;
+    return 116.0 * f - 16.0;
+}
+}  // namespace
+
+TEST(HeatStrip, CapacityColourMapRisesInLightnessFromNoneToFull) {
+    double previous = -1.0;
+    for (int percent = 0; percent <= 100; ++percent) {
+        const double l = lightness(widgets::usageColor(percent / 100.0));
+        EXPECT_GT(l, previous) << percent << " %";
+        previous = l;
+    }
+    // The shares the old green scale painted alike are apart by a visible step in lightness.
+    EXPECT_GT(lightness(widgets::usageColor(0.35)) - lightness(widgets::usageColor(0.23)), 8.0);
 }

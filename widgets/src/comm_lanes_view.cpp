@@ -350,17 +350,13 @@ void CommLanesView::paintAxis(QPainter& p) const {
 }
 
 void CommLanesView::paintLegend(QPainter& p) const {
-    int x = m_left;
+    // From the widget's left edge (the lane labels' margin is empty at this height), in words
+    // that fit: the full labels when the row has room, shorter ones when not, and items that
+    // still do not fit are left out whole rather than cut ("straggler arri...").
+    int x = 4;
     const int y = 4;
+    const int right = width() - 4;
     const QFontMetrics fm = p.fontMetrics();
-    auto item = [&](const QBrush& brush, const QString& text) {
-        p.fillRect(QRect(x, y + 2, 14, 10), brush);
-        p.setPen(palette().mid().color());
-        p.drawRect(QRect(x, y + 2, 14, 10));
-        p.setPen(palette().text().color());
-        p.drawText(QPoint(x + 18, y + 2 + fm.ascent() - 1), text);
-        x += 18 + fm.horizontalAdvance(text) + 16;
-    };
     // First the job-level fact that qualifies every arrival drawn here: how many ranks are open.
     const analysis::JobCoverage& coverage = m_job->analysis.coverage;
     const bool partial = coverage.partial();
@@ -375,14 +371,40 @@ void CommLanesView::paintLegend(QPainter& p) const {
     p.drawText(QPoint(x, y + 2 + fm.ascent() - 1), ranks);
     x += QFontMetrics(bold).horizontalAdvance(ranks) + 12;
     p.restore();
-    item(kClassColor[0], tr("compute"));
-    item(kClassColor[1], tr("communication"));
-    item(kClassColor[2], tr("memcpy/memset"));
-    item(idleBrush(), tr("idle"));
+    struct Item {
+        QBrush brush;
+        QString text;
+        QString shortText;
+    };
+    std::vector<Item> items = {{kClassColor[0], tr("compute"), tr("compute")},
+                               {kClassColor[1], tr("communication"), tr("comm.")},
+                               {kClassColor[2], tr("memcpy/memset"), tr("memcpy")},
+                               {idleBrush(), tr("idle"), tr("idle")}};
     if (!m_job->collectives().collectives.empty()) {
-        item(QBrush(kStraggler.lighter(130), Qt::Dense5Pattern),
-             partial ? tr("waiting for the last present") : tr("waiting for the last rank"));
-        item(kStraggler, partial ? tr("last present arrives") : tr("last rank arrives"));
+        items.push_back(
+            {QBrush(kStraggler.lighter(130), Qt::Dense5Pattern),
+             partial ? tr("waiting for the last present") : tr("waiting for the last rank"),
+             tr("waiting")});
+        items.push_back({kStraggler, partial ? tr("last present arrives") : tr("last rank arrives"),
+                         tr("last arrives")});
+    }
+    auto widthOf = [&](const QString& text) { return 18 + fm.horizontalAdvance(text) + 16; };
+    int full = 0;
+    for (const Item& it : items) {
+        full += widthOf(it.text);
+    }
+    const bool useShort = x + full - 16 > right;
+    for (const Item& it : items) {
+        const QString& text = useShort ? it.shortText : it.text;
+        if (x + widthOf(text) - 16 > right) {
+            break;
+        }
+        p.fillRect(QRect(x, y + 2, 14, 10), it.brush);
+        p.setPen(palette().mid().color());
+        p.drawRect(QRect(x, y + 2, 14, 10));
+        p.setPen(palette().text().color());
+        p.drawText(QPoint(x + 18, y + 2 + fm.ascent() - 1), text);
+        x += widthOf(text);
     }
     Q_UNUSED(kIdle);
 }

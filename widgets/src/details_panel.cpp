@@ -39,6 +39,7 @@ DetailsPanel::DetailsPanel(QWidget* parent) : QWidget(parent) {
     m_role->setTextFormat(Qt::PlainText);
     stackLayout->addWidget(m_role);
     m_stackHeading = new QLabel(tr("Stack of the selected allocation (innermost first)"), stackBox);
+    m_stackHeading->setWordWrap(true);  // a narrow dock wraps it rather than growing for it
     stackLayout->addWidget(m_stackHeading);
     m_stackModel = new QStringListModel(this);
     m_stack = new QListView(stackBox);
@@ -70,6 +71,10 @@ void DetailsPanel::setLiveSet(const QString& heading, std::vector<LiveRow> rows)
 
 void DetailsPanel::clear(const QString& message) {
     setLiveSet(message, {});
+}
+
+QString DetailsPanel::headingText() const {
+    return m_heading->text();
 }
 
 QStringList DetailsPanel::shownStack() const {

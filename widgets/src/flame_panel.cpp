@@ -256,6 +256,8 @@ void FlamePanel::rebuildNow() {
             why = kernels ? tr("No GPU of this job has allocation events (a trace of kernels "
                                "only): no live set to show.")
                           : tr("This job has no allocation events: no live set to show.");
+            // Where they would come from, for the next capture.
+            why += QLatin1Char(' ') + allocationEventsSources();
             if (hasNoGpu(*m_job)) {
                 why = noGpuSentence();
             }

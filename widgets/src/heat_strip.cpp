@@ -15,6 +15,7 @@ namespace vramscope::widgets {
 namespace {
 constexpr int kRowHeight = 14;
 constexpr int kRowGap = 1;
+constexpr int kLegendBar = 8;  // height of the legend's colour bar, px
 
 QString rowLabel(const analysis::GpuSeries& g) {
     // Short enough for the plots' left margin: "r12/0" is rank 12, GPU 0.
@@ -51,7 +52,12 @@ void HeatStrip::setGpus(std::shared_ptr<const analysis::JobModel> job,
             m_jobPeak = std::max(m_jobPeak, static_cast<double>(g->memory.peakBytes()));
         }
     }
-    setFixedHeight(std::max(1, rowCount()) * (kRowHeight + kRowGap) + 2);
+    m_anyCapacity = false;
+    for (analysis::GpuKey key : m_gpus) {
+        const analysis::GpuSeries* g = m_job->gpu(key);
+        m_anyCapacity = m_anyCapacity || (g && g->memory.capacityBytes > 0);
+    }
+    setFixedHeight(legendTop() + legendHeight());
     updateGeometry();
     update();
 }
@@ -71,6 +77,46 @@ QSize HeatStrip::sizeHint() const {
     return QSize(400, height());
 }
 
+int HeatStrip::legendTop() const {
+    return std::max(1, rowCount()) * (kRowHeight + kRowGap) + 2;
+}
+
+int HeatStrip::legendHeight() const {
+    return kLegendBar + fontMetrics().height() + 8;
+}
+
+void HeatStrip::paintLegend(QPainter& p) {
+    // The colour scale with its values under the rows, so that a colour reads as a number:
+    // "share of capacity" 0 ... 100 %, or, when no GPU's capacity is known, the share of the job's
+    // highest peak in the blue of relativeUsageColor.
+    const QFontMetrics fm = p.fontMetrics();
+    const int barTop = legendTop() + 4;
+    const QString caption = m_anyCapacity ? tr("share of capacity") : tr("share of job peak");
+    const int barWidth = std::clamp(width() - m_left - m_right - 2 * fm.height(), 60, 360);
+    // After the bar's last value ("100 %  share of capacity"): the margin is too narrow for it.
+    p.setPen(m_colors.text);
+    p.drawText(QRect(m_left + barWidth + 8, barTop, fm.horizontalAdvance(caption) + 4,
+                     kLegendBar + fm.height()),
+               Qt::AlignLeft | Qt::AlignVCenter, caption);
+    for (int x = 0; x < barWidth; ++x) {
+        const double f = double(x) / std::max(1, barWidth - 1);
+        p.fillRect(QRect(m_left + x, barTop, 1, kLegendBar),
+                   m_anyCapacity ? usageColor(f) : relativeUsageColor(f, m_colors.dark));
+    }
+    // A value under a tick every 20 %; the 80 % mark (where the rule of thumb says to stop) in
+    // the warning colour when the share is of capacity.
+    for (int v = 0; v <= 100; v += 20) {
+        const int x = m_left + (barWidth - 1) * v / 100;
+        p.setPen(m_anyCapacity && v == 80 ? m_colors.capacity : m_colors.text);
+        p.drawLine(x, barTop + kLegendBar, x, barTop + kLegendBar + 2);
+        const QString label = v == 100 ? QStringLiteral("100 %") : QString::number(v);
+        const int w = fm.horizontalAdvance(label) + 2;
+        // The first label starts at its tick and the last ends at it: none leaves the bar's span.
+        const int left = v == 0 ? x : v == 100 ? x - w + 1 : x - w / 2;
+        p.drawText(QRect(left, barTop + kLegendBar + 2, w, fm.height()), Qt::AlignCenter, label);
+    }
+}
+
 int HeatStrip::rowHeight() const {
     return kRowHeight + kRowGap;
 }
@@ -87,8 +133,7 @@ TimeMapper HeatStrip::mapper() const {
 
 QColor HeatStrip::cellColor(const analysis::GpuSeries& g, int64_t bytes) const {
     if (g.memory.capacityBytes > 0) {
-        return usageColor(static_cast<double>(bytes) / static_cast<double>(g.memory.capacityBytes),
-                          m_colors.dark);
+        return usageColor(static_cast<double>(bytes) / static_cast<double>(g.memory.capacityBytes));
     }
     return relativeUsageColor(static_cast<double>(bytes) / m_jobPeak, m_colors.dark);
 }
@@ -142,8 +187,9 @@ void HeatStrip::paintEvent(QPaintEvent*) {
     if (m_zoom->hasCursor()) {
         const double x = mapper().xAt(m_zoom->cursorNs());
         p.setPen(QPen(m_colors.crosshair, 1, Qt::DashLine));
-        p.drawLine(QPointF(x, 0), QPointF(x, height()));
+        p.drawLine(QPointF(x, 0), QPointF(x, legendTop()));
     }
+    paintLegend(p);
 }
 
 void HeatStrip::mouseMoveEvent(QMouseEvent* event) {

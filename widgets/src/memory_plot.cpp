@@ -51,7 +51,7 @@ MemoryPlot::MemoryPlot(std::shared_ptr<const analysis::JobModel> job, analysis::
     new TimeInteraction(m_zoom, this,
                         {[this] { return mapper(); }, [this](QPointF) { return m_gpu; },
                          [this](QPointF, int64_t t) { m_zoom->setSelectedGpu(m_gpu, t); }});
-    setMinimumHeight(96);
+    setMinimumHeight(minimumReadableHeight(fontMetrics()));
     setPlottingHints(QCP::phFastPolylines | QCP::phCacheLabels);
     setAttribute(Qt::WA_OpaquePaintEvent);
     axisRect()->setAutoMargins(QCP::msNone);
@@ -74,9 +74,14 @@ MemoryPlot::MemoryPlot(std::shared_ptr<const analysis::JobModel> job, analysis::
         const int axisWidth = std::max(40, width() - m.left() - m.right());
         xAxis->ticker()->setTickCount(std::clamp(axisWidth / 110, 2, 8));
         if (m_title) {
+            // The off-scale marker shares the title's row, at its right end.
+            const int marker =
+                m_offScale && m_offScale->visible()
+                    ? QFontMetrics(m_offScale->font()).horizontalAdvance(m_offScale->text()) + 16
+                    : 0;
             const QString full = m_title->property("fullText").toString();
-            m_title->setText(
-                QFontMetrics(m_title->font()).elidedText(full, Qt::ElideRight, axisWidth - 8));
+            m_title->setText(QFontMetrics(m_title->font())
+                                 .elidedText(full, Qt::ElideRight, axisWidth - 8 - marker));
         }
         if (m_noData) {
             const QString full = m_noData->property("fullText").toString();
@@ -99,6 +104,12 @@ MemoryPlot::MemoryPlot(std::shared_ptr<const analysis::JobModel> job, analysis::
     refresh();
 }
 
+int MemoryPlot::minimumReadableHeight(const QFontMetrics& fm) {
+    // The title row, then room for two memory labels (one per 40 px, refresh()) and the peak
+    // label: below this, GPUs stacked are scrolled rather than squashed.
+    return topMarginFor(fm) + std::max(90, 5 * fm.height());
+}
+
 int MemoryPlot::defaultLeftMargin(const QFontMetrics& fm) {
     return fm.horizontalAdvance(QStringLiteral("1023.5 MiB")) + 14;
 }
@@ -119,7 +130,8 @@ void MemoryPlot::setTimeLabelsVisible(bool visible) {
     axisRect()->setMargins(
         QMargins(m.left(), m.top(), m.right(),
                  visible ? kBottomMarginWithLabels : kBottomMarginWithoutLabels));
-    setMinimumHeight(visible ? 96 + kBottomMarginWithLabels : 96);
+    const int least = minimumReadableHeight(fontMetrics());
+    setMinimumHeight(visible ? least + kBottomMarginWithLabels : least);
     replot(rpQueuedReplot);
 }
 
@@ -201,6 +213,16 @@ void MemoryPlot::buildItems() {
     m_capacityText->setText(QStringLiteral("capacity %1")
                                 .arg(formatBytes(static_cast<double>(g.memory.capacityBytes))));
     m_capacityText->setVisible(g.memory.capacityBytes > 0);
+
+    // Capacity and the 80 % line above the memory axis (a peak far below capacity): an arrow
+    // with their values at the plot's top edge says where they are (updateYRange).
+    m_offScale = new QCPItemText(this);
+    m_offScale->position->setType(QCPItemPosition::ptAxisRectRatio);
+    m_offScale->position->setCoords(1.0, 0.0);
+    m_offScale->setPositionAlignment(Qt::AlignRight | Qt::AlignBottom);
+    m_offScale->setClipToAxisRect(false);
+    m_offScale->setPadding(QMargins(6, 0, 2, 2));
+    m_offScale->setVisible(false);
 
     m_title = new QCPItemText(this);
     m_title->position->setType(QCPItemPosition::ptAxisRectRatio);
@@ -397,6 +419,7 @@ void MemoryPlot::applyColors(const PlotColors& colors) {
     m_warningLine->setPen(QPen(colors.warning, 1.5, Qt::DashLine));
     m_warningLegend->setPen(m_warningLine->pen());
     m_capacityText->setColor(colors.capacity);
+    m_offScale->setColor(colors.capacity);
     m_title->setColor(colors.text);
     if (m_noData) {
         m_noData->setColor(colors.text);
@@ -442,6 +465,13 @@ void MemoryPlot::updateYRange() {
     // The legend names only the lines that are on screen; the title still gives the capacity.
     const bool capacityShown = capacity > 0 && capacity <= top;
     const bool warningShown = capacity > 0 && warning <= top;
+    if (capacity > 0 && !capacityShown) {
+        const QString cap = tr("capacity %1").arg(formatBytes(capacity));
+        m_offScale->setText(
+            QStringLiteral("\u2191 ") +
+            (warningShown ? cap : tr("%1 · 80 % line %2").arg(cap, formatBytes(warning))));
+    }
+    m_offScale->setVisible(capacity > 0 && !capacityShown);
     if (capacityShown) {
         m_capacityLegend->addToLegend();
     } else {
@@ -559,10 +589,13 @@ void MemoryPlot::updateMarkers() {
             .arg(useAllocated ? QStringLiteral("allocated") : QStringLiteral("reserved"),
                  formatBytes(static_cast<double>(peak)),
                  formatDuration(static_cast<double>(peakTime)));
-    const double px = xAxis->coordToPixel(static_cast<double>(peakTime));
+    // From the margins, not the axis rectangle: before a replot's layout the rectangle still has
+    // its old width, and a label judged against it ran past the new right edge ("... at 147 m").
+    const TimeMapper tm = mapper();
+    const double px = tm.xAt(peakTime);
     // To the left of the peak when the label would run past the plot's right edge.
     const int textWidth = QFontMetrics(m_peakText->font()).horizontalAdvance(text) + 24;
-    const bool flip = px + textWidth > axisRect()->right();
+    const bool flip = px + textWidth > width() - axisRect()->margins().right();
     // At the top right the legend sits where the label would go: put the label below the peak.
     const double py = yAxis->coordToPixel(static_cast<double>(peak));
     const bool below = flip && legend->visible() &&

@@ -55,20 +55,19 @@ QString shortRoleLabel(analysis::MemoryRole role) {
     return QString::fromUtf8(analysis::roleLabel(role)).section(QStringLiteral(" ("), 0, 0);
 }
 
-QColor usageColor(double fraction, bool dark) {
-    const double f = std::clamp(fraction, 0.0, 1.2);
-    QColor c;
-    if (f < 0.6) {
-        // From a faint green (idle) to a full green.
-        c = QColor::fromHsvF(0.33, 0.25 + 0.6 * f / 0.6, dark ? 0.75 : 0.8);
-    } else if (f < analysis::kCapacityWarningShare) {
-        c = QColor::fromHsvF(0.33 - 0.2 * (f - 0.6) / (analysis::kCapacityWarningShare - 0.6), 0.85,
-                             0.9);
-    } else {
-        c = QColor::fromHsvF(
-            0.08 - 0.08 * std::min(1.0, (f - analysis::kCapacityWarningShare) / 0.2), 0.9, 0.95);
-    }
-    return c;
+QColor usageColor(double fraction) {
+    // viridis at 0, 0.1, ..., 1.0 (matplotlib's _cm_listed.py table, entries 0, 25.5, ..., 255).
+    static constexpr std::array<QRgb, 11> kViridis = {0x440154, 0x482475, 0x414487, 0x355f8d,
+                                                      0x2a788e, 0x21918c, 0x22a884, 0x44bf70,
+                                                      0x7ad151, 0xbddf26, 0xfde725};
+    const double f = std::isfinite(fraction) ? std::clamp(fraction, 0.0, 1.0) : 0.0;
+    const double at = f * static_cast<double>(kViridis.size() - 1);
+    const size_t i = std::min(static_cast<size_t>(at), kViridis.size() - 2);
+    const double t = at - static_cast<double>(i);
+    const QColor a = QColor::fromRgb(kViridis[i]);
+    const QColor b = QColor::fromRgb(kViridis[i + 1]);
+    auto mix = [t](int x, int y) { return static_cast<int>(std::lround(x + t * (y - x))); };
+    return QColor(mix(a.red(), b.red()), mix(a.green(), b.green()), mix(a.blue(), b.blue()));
 }
 
 QColor relativeUsageColor(double fraction, bool dark) {

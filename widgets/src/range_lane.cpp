@@ -154,7 +154,11 @@ void RangeLane::paintEvent(QPaintEvent*) {
             }
             p.fillRect(box, c);
             lastRight = x1;
-            if (box.width() > 24) {
+            // A name only where a readable part of it fits ("Op...ep" says nothing; the tooltip
+            // names every range).
+            if (box.width() > 24 &&
+                (box.width() - 5 >= fm.horizontalAdvance(QStringLiteral("Abcdefgh")) ||
+                 fm.horizontalAdvance(QString::fromStdString(s->name)) <= box.width() - 5)) {
                 p.setPen(s->kind == trace::RangeKind::Iteration ? Qt::white : Qt::black);
                 p.drawText(box.adjusted(3, 0, -2, 0), Qt::AlignLeft | Qt::AlignVCenter,
                            elideName(fm, s->name, static_cast<int>(box.width()) - 5));

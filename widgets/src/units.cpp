@@ -1,5 +1,7 @@
 #include "vramscope/widgets/units.h"
 
+#include <QObject>
+
 #include <algorithm>
 #include <cmath>
 
@@ -53,6 +55,27 @@ QString noGpuSentence() {
     QString s = QString::fromUtf8(analysis::kNoGpuMessage);
     s[0] = s[0].toUpper();
     return s + QStringLiteral(": no GPU memory and no GPU kernels were recorded.");
+}
+
+bool hasNoAllocationEvents(const analysis::JobModel& job) {
+    for (const analysis::GpuSeries& g : job.gpus) {
+        if (job.memoryOf(g.key) != nullptr) {
+            return false;
+        }
+    }
+    return true;
+}
+
+QString allocationEventsSources() {
+    return QObject::tr(
+        "Allocation events come from a vramscope-run capture, a PyTorch memory "
+        "snapshot (torch.cuda.memory._dump_snapshot) or a PyTorch profiler trace "
+        "taken with profile_memory=True.");
+}
+
+QString noAllocationEventsSentence() {
+    return QObject::tr("This trace has no allocation events, so there is no live set to show. ") +
+           allocationEventsSources();
 }
 
 QString gpuLabel(const analysis::JobModel& job, const analysis::GpuKey& key) {

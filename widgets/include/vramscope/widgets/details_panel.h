@@ -28,6 +28,9 @@ public:
     /// Empties the list and shows `message` instead.
     void clear(const QString& message);
 
+    /// The heading (or the message of clear()) as shown, rich text.
+    QString headingText() const;
+
     LiveSetModel* model() const { return m_model; }
     QTableView* table() const { return m_table; }
     /// The stack shown for the selected row, innermost frame first.

@@ -3,6 +3,8 @@
 
 #include <QWidget>
 
+class QPainter;
+
 #include <memory>
 #include <optional>
 
@@ -15,9 +17,10 @@ namespace vramscope::widgets {
 
 /// One row per GPU over the ZoomState's visible range: each pixel column is coloured by the
 /// highest memory in that column (reserved, else allocated; from the level-of-detail reduction)
-/// divided by the capacity (or by the job's highest peak when the capacity is unknown). The label
-/// names the GPU and its peak share, in the warning colour at 80 % and above. Clicking a row
-/// selects that GPU; otherwise TimeInteraction navigates as on the plots. GUI thread only.
+/// divided by the capacity (usageColor, viridis) or by the job's highest peak when the capacity is
+/// unknown (relativeUsageColor). The label names the GPU and its peak share, in the warning
+/// colour at 80 % and above; a legend under the rows gives the colour scale's values. Clicking a
+/// row selects that GPU; otherwise TimeInteraction navigates as on the plots. GUI thread only.
 class HeatStrip : public QWidget {
     Q_OBJECT
 public:
@@ -41,11 +44,14 @@ protected:
 
 private:
     int rowHeight() const;
+    int legendTop() const;
+    int legendHeight() const;
+    void paintLegend(QPainter& p);
     int rowAt(int y) const;
 
 public:
-    /// The colour of a column of GPU `g` using `bytes`: the share of its capacity on the
-    /// green-to-red scale, or, with the capacity unknown, the share of the job's highest peak in
+    /// The colour of a column of GPU `g` using `bytes`: the share of its capacity on the viridis
+    /// scale (usageColor), or, with the capacity unknown, the share of the job's highest peak in
     /// shades of blue (a warning colour would claim a nearness to capacity nobody knows).
     QColor cellColor(const analysis::GpuSeries& g, int64_t bytes) const;
 
@@ -54,6 +60,7 @@ private:
     std::shared_ptr<const analysis::JobModel> m_job;
     std::vector<analysis::GpuKey> m_gpus;
     double m_jobPeak = 1.0;
+    bool m_anyCapacity = false;  ///< the legend reads "share of capacity" (else of the job peak)
     int m_left = 80;
     int m_right = 16;
     PlotColors m_colors;

@@ -28,6 +28,9 @@ public:
     const analysis::GpuSeries& series() const { return *m_series; }
     QCPGraph* allocatedGraph() const { return m_allocated; }
     QCPGraph* reservedGraph() const { return m_reserved; }
+    /// The marker at the plot's top edge giving the capacity (and the 80 % line) when they are
+    /// above the memory axis's range; hidden when they are on screen or the capacity is unknown.
+    const QCPItemText* offScaleMarker() const { return m_offScale; }
     /// True when the graphs hold the exact steps of the visible range (not the reduction).
     bool showsExactSteps() const { return m_exact; }
 
@@ -54,6 +57,9 @@ public:
     /// Queries the reduction for the visible range and the current width, then replots.
     void refresh();
 
+    /// The least height a plot keeps (without time labels), px: the title row and a readable
+    /// memory axis. The timeline scrolls when its plots need more than it has.
+    static int minimumReadableHeight(const QFontMetrics& fm);
     /// Default width of the memory-axis margin, px, for the current font.
     static int defaultLeftMargin(const QFontMetrics& fm);
     /// The visible range on the axis rectangle's x span (from the margins, so it holds between a
@@ -98,6 +104,7 @@ private:
     QCPItemStraightLine* m_capacityLine = nullptr;
     QCPItemStraightLine* m_warningLine = nullptr;
     QCPItemText* m_capacityText = nullptr;
+    QCPItemText* m_offScale = nullptr;  ///< "↑ capacity 80.0 GiB" when it is above the axis
     QCPItemText* m_title = nullptr;
     QCPItemText* m_noData = nullptr;
     QCPItemText* m_peakText = nullptr;

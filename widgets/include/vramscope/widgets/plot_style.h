@@ -43,9 +43,11 @@ QColor roleColor(analysis::MemoryRole role, const QColor& background);
 /// lines and the flame view give the whole label).
 QString shortRoleLabel(analysis::MemoryRole role);
 
-/// Colour for a fraction of capacity in use: green below 60 %, yellow up to
-/// analysis::kCapacityWarningShare (80 %), red from there.
-QColor usageColor(double fraction, bool dark);
+/// Colour for a share of capacity in use, 0..1 (clamped): the viridis colour map (van der Walt and
+/// Smith, matplotlib 2.0; anchors every 10 % from its published table, interpolated linearly in
+/// sRGB), dark violet at 0 to yellow at 1. Its lightness rises monotonically, so a larger share
+/// always reads lighter, on light and dark backgrounds alike, and for colour-blind readers.
+QColor usageColor(double fraction);
 
 /// Colour for a fraction of something other than capacity (e.g. of the job's highest peak when a
 /// GPU's capacity is unknown): shades of one blue, never the warning colours.

@@ -46,6 +46,16 @@ QString elideName(const QFontMetrics& metrics, const std::string& name, int pixe
 bool hasNoGpu(const analysis::JobModel& job);
 QString noGpuSentence();
 
+/// Whether no GPU of `job` has allocation events (JobModel::memoryOf is null for every GPU), and
+/// the sentence the flame view and the details show then: "This trace has no allocation events,
+/// so there is no live set to show. Allocation events come from ..." (allocationEventsSources).
+bool hasNoAllocationEvents(const analysis::JobModel& job);
+QString noAllocationEventsSentence();
+/// Where allocation events (what live sets and flame views are built from) come from, as a
+/// sentence: for the views of a trace that has none (a Kineto trace taken without
+/// profile_memory, an Nsight Systems report without --cuda-memory-usage).
+QString allocationEventsSources();
+
 /// "rank 3 \u00b7 GPU 0", or "rank ? \u00b7 GPU 0" when the rank is unknown.
 QString gpuLabel(const analysis::JobModel& job, const analysis::GpuKey& key);
 
