@@ -13,6 +13,7 @@
 
 #include "job_loader.h"
 #include "main_window.h"
+#include "notes_controller.h"
 #include "vramscope/trace/input_bytes.h"
 
 namespace {
@@ -64,7 +65,10 @@ int renderScreenshot(const QStringList& inputs, const QString& out, QSize size, 
     if (!theme.isEmpty()) {
         window.setTheme(theme);
     }
-    window.setJob(job);
+    window.setJob(job, inputs);  // with its inputs: the notes beside them are drawn too
+    if (auto* notes = window.findChild<vramscope::app::NotesController*>()) {
+        notes->waitForSidecar();
+    }
     window.stackByRoleAction()->setChecked(stackByRole);
     if (!view.isEmpty() && !window.showView(view)) {
         printError(QStringLiteral("unknown view \"%1\"; known views: %2")
