@@ -107,9 +107,12 @@ NotesController::NotesController(MainWindow* window)
 }
 
 NotesController::~NotesController() {
-    saveNow();
-    if (m_worker) {
-        m_worker->wait();
+    // The window is being torn down around us: write without telling it.
+    if (m_dirty && !m_saveTo.isEmpty()) {
+        (void)writeSidecar();
+    }
+    for (QThread* worker : findChildren<QThread*>()) {
+        worker->wait();
     }
 }
 
@@ -283,10 +286,7 @@ void NotesController::onJobChanged(std::shared_ptr<const analysis::JobModel> job
         }
         loaded->notes = std::move(doc.value().notes);
     });
-    if (m_worker) {
-        QThread* old = m_worker;
-        connect(old, &QThread::finished, old, &QObject::deleteLater);
-    }
+    worker->setParent(this);  // waited for when the window goes
     m_worker = worker;
     m_pending = loaded;
     connect(worker, &QThread::finished, this, [this, worker, loaded] {
@@ -374,22 +374,29 @@ void NotesController::applyLoaded(const std::shared_ptr<Loaded>& loaded) {
     emit sidecarApplied();
 }
 
+trace::Status NotesController::writeSidecar() {
+    trace::NotesDocument doc;
+    doc.traces = m_identities;
+    doc.notes = m_model->notes();
+    const trace::Status written = trace::writeNotesFile(m_saveTo.toStdString(), doc);
+    if (written.ok()) {
+        m_dirty = false;
+    }
+    return written;
+}
+
 bool NotesController::saveNow() {
     m_saveTimer->stop();
     if (!m_dirty || m_saveTo.isEmpty()) {
         return true;
     }
-    trace::NotesDocument doc;
-    doc.traces = m_identities;
-    doc.notes = m_model->notes();
-    const trace::Status written = trace::writeNotesFile(m_saveTo.toStdString(), doc);
+    const trace::Status written = writeSidecar();
     if (!written.ok()) {
         m_window->statusBar()->showMessage(
             tr("Notes not saved: %1").arg(QString::fromStdString(written.error().describe())),
             15000);
         return false;
     }
-    m_dirty = false;
     return true;
 }
 

@@ -106,6 +106,8 @@ private:
     void addAllocationNote(int row);
     void deleteSelected();
     void keepInMemory(const QString& why);
+    /// Writes the notes to m_saveTo; clears m_dirty when written.
+    trace::Status writeSidecar();
 
     MainWindow* m_window;
     widgets::ZoomState* m_zoom;

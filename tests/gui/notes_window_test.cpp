@@ -54,7 +54,7 @@ std::string writeTrace(const QTemporaryDir& dir, const QString& name,
 
 /// Opens `paths` in `window` as the GUI does once loaded, and waits for the notes beside them.
 void openIn(app::MainWindow& window, const std::vector<std::string>& paths) {
-    auto loaded = app::loadJob(paths);
+    auto loaded = paths.empty() ? app::loadBundledSample() : app::loadJob(paths);
     ASSERT_TRUE(loaded.ok()) << loaded.error().describe();
     QStringList list;
     for (const std::string& p : paths) {
