@@ -8,13 +8,15 @@ packages=(
   build-essential cmake ninja-build pkg-config ccache git
   qt6-base-dev qt6-base-dev-tools qt6-svg-dev libgl-dev libqcustomplot-dev
   libprotobuf-dev protobuf-compiler
-  libzstd-dev zlib1g-dev libsimdjson-dev nlohmann-json3-dev libarchive-dev libsqlite3-dev
+  libzstd-dev zlib1g-dev libsimdjson-dev nlohmann-json3-dev libarchive-dev libsqlite3-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang-format python3
   clang libclang-rt-14-dev
   xvfb xauth
   # packaging: CPack's dependency scan, the install test, the desktop file validators, man pages
   dpkg-dev file desktop-file-utils appstream shared-mime-info groff-base man-db
+  # review and export tests: pdftotext, pdfinfo, pdftoppm
+  poppler-utils
 )
 
 missing=()

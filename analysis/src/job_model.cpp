@@ -113,22 +113,10 @@ void collectProblems(const trace::Job& job, JobModel& out) {
 
 /// Sets the job time axis and the ranks' offsets onto it.
 void placeRanks(JobModel& m) {
-    int64_t origin = std::numeric_limits<int64_t>::max();
-    int64_t end = std::numeric_limits<int64_t>::min();
-    for (const trace::RankTrace& r : m.job.ranks) {
-        int64_t first = 0;
-        int64_t last = 0;
-        if (eventSpan(r.trace.data, first, last)) {
-            origin = std::min(origin, first + r.clockOffsetNs);
-            end = std::max(end, last + r.clockOffsetNs);
-        }
-    }
-    if (origin > end) {
-        origin = 0;
-        end = 1;
-    }
-    m.originNs = origin;
-    m.durationNs = std::max<int64_t>(1, end - origin);
+    const JobTimeAxis axis = jobTimeAxis(m.job);
+    m.originNs = axis.originNs;
+    m.durationNs = axis.durationNs;
+    const int64_t origin = axis.originNs;
     for (const trace::RankTrace& rank : m.job.ranks) {
         const trace::TraceData& data = rank.trace.data;
         RankInfo info;
@@ -287,6 +275,30 @@ trace::Result<std::shared_ptr<const JobModel>> buildJobModel(trace::Job job, std
         return trace::Error::cancelled(m->title);
     }
     return std::shared_ptr<const JobModel>(std::move(m));
+}
+
+JobTimeAxis jobTimeAxis(const trace::Job& job) {
+    int64_t origin = std::numeric_limits<int64_t>::max();
+    int64_t end = std::numeric_limits<int64_t>::min();
+    for (const trace::RankTrace& r : job.ranks) {
+        int64_t first = 0;
+        int64_t last = 0;
+        if (eventSpan(r.trace.data, first, last)) {
+            origin = std::min(origin, first + r.clockOffsetNs);
+            end = std::max(end, last + r.clockOffsetNs);
+        }
+    }
+    if (origin > end) {
+        origin = 0;
+        end = 1;
+    }
+    JobTimeAxis axis;
+    axis.originNs = origin;
+    axis.durationNs = std::max<int64_t>(1, end - origin);
+    for (const trace::RankTrace& r : job.ranks) {
+        axis.toJobNs.push_back(r.clockOffsetNs - origin);
+    }
+    return axis;
 }
 
 }  // namespace vramscope::analysis

@@ -1,11 +1,64 @@
 // vramscope-cli convert: import any supported input and write .vscope, one file per rank.
+#include <filesystem>
 #include <ostream>
 #include <set>
 
 #include "cli_command.h"
+#include "vramscope/analysis/auto_notes.h"
+#include "vramscope/analysis/job_model.h"
+#include "vramscope/trace/notes.h"
 #include "vramscope/trace/trace_file.h"
 
 namespace vramscope::app {
+
+namespace {
+
+/// The notes to carry into the written files: those of `--notes FILE` (refused when written for
+/// other traces), else the inputs' own sidecar when there is one that belongs to them, else none.
+/// nullopt after an error already written to ctx.err.
+std::optional<std::vector<trace::Note>> notesToCarry(CommandContext& ctx, const ParsedArgs& args,
+                                                     const trace::Job& job) {
+    const auto given = args.value("--notes");
+    const std::string path = given ? *given : trace::notesSidecarPath(args.positional);
+    std::error_code ec;
+    if (path.empty() || (!given && !std::filesystem::exists(path, ec))) {
+        return std::vector<trace::Note>{};
+    }
+    const auto warnOrFail =
+        [&](const std::string& message) -> std::optional<std::vector<trace::Note>> {
+        ctx.err << "vramscope-cli convert: " << message << "\n";
+        if (given) {
+            return std::nullopt;
+        }
+        ctx.err << "vramscope-cli convert: converting without its notes\n";
+        return std::vector<trace::Note>{};
+    };
+    size_t skipped = 0;
+    auto doc = trace::readNotesFile(path, &skipped);
+    if (!doc) {
+        return warnOrFail(doc.error().describe());
+    }
+    std::vector<std::string> rankPaths;
+    for (const trace::RankTrace& r : job.ranks) {
+        rankPaths.push_back(r.path);
+    }
+    auto ids = trace::identifyTraces(rankPaths);
+    if (!ids) {
+        return warnOrFail(ids.error().describe());
+    }
+    if (auto belongs = trace::checkNotesBelongTo(*doc, *ids, path); !belongs.ok()) {
+        return warnOrFail(belongs.error().describe());
+    }
+    if (skipped > 0) {
+        ctx.err << "vramscope-cli convert: " << path << ": " << skipped
+                << " note(s) with a bad field left out\n";
+    }
+    ctx.err << "vramscope-cli convert: carrying " << doc->notes.size() << " note(s) from " << path
+            << "\n";
+    return std::move(doc->notes);
+}
+
+}  // namespace
 
 int runConvert(CommandContext& ctx) {
     const std::vector<OptionSpec> options = {
@@ -13,6 +66,9 @@ int runConvert(CommandContext& ctx) {
         {"--no-compress", false, "", "write frames without zstd compression"},
         {"--keep-going", false, "",
          "convert the inputs that can be read; unreadable ones are named on stderr"},
+        {"--notes", true, "FILE",
+         "carry the notes of FILE (a .vscope-notes.json sidecar) into the output; by default "
+         "the inputs' own sidecar is carried when there is one"},
     };
     const std::string help = commandHelp(
         ctx.command, "IN... -o OUT",
@@ -25,7 +81,10 @@ int runConvert(CommandContext& ctx) {
         "whose\n"
         "rank is unknown is named file<I> after its position I in the job (ranks first, then\n"
         "unknown ones by path); a second trace with the same rank gets -<I> appended. The files\n"
-        "written are listed on stdout.",
+        "written are listed on stdout.\n\n"
+        "Notes: a notes sidecar (docs/notes-format.md) is carried into the files when it was\n"
+        "written for exactly these inputs (SHA-256); a note of one GPU goes into its rank's\n"
+        "file, a note of every GPU into the first file.",
         options);
     int done = kExitSuccess;
     auto args = parseCommand(ctx, options, help, done);
@@ -47,6 +106,11 @@ int runConvert(CommandContext& ctx) {
         ctx.err << "vramscope-cli convert: " << status.error().describe() << "\n";
         return kExitUnreadable;
     }
+    auto notes = notesToCarry(ctx, *args, *job);
+    if (!notes) {
+        return kExitUnreadable;
+    }
+    const analysis::JobTimeAxis axis = analysis::jobTimeAxis(*job);
     trace::WriterOptions writerOptions;
     writerOptions.compress = !args->has("--no-compress");
     std::set<std::string> used;
@@ -60,6 +124,11 @@ int runConvert(CommandContext& ctx) {
             used.insert(label);
         }
         const std::string path = outputPathFor(out, label);
+        // The job is ours: the notes join its annotations rather than a copy of the trace.
+        for (trace::Annotation& a :
+             analysis::annotationsForRank(*notes, static_cast<int>(i), axis.toJobNs[i])) {
+            job->ranks[i].trace.data.annotations.push_back(std::move(a));
+        }
         if (auto status = trace::writeTraceFile(path, rt.trace.data, writerOptions); !status.ok()) {
             ctx.err << "vramscope-cli convert: cannot write " << status.error().describe() << "\n";
             return kExitUnreadable;

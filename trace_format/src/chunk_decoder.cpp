@@ -368,8 +368,10 @@ void applyListsOf(const v1::Chunk& chunk, TraceData& data) {
             DataLoss{counter, d.count(), std::move(reason), d.start_ns(), d.end_ns()});
     }
     for (const auto& a : chunk.annotations()) {
-        data.annotations.push_back(
-            Annotation{a.start_ns(), a.end_ns(), DeviceIndex{a.device()}, a.text(), a.author()});
+        data.annotations.push_back(Annotation{
+            a.start_ns(), a.end_ns(), DeviceIndex{a.device()}, a.text(), a.author(), a.title(),
+            a.color(), a.created_unix_ms(), a.allocation_address(), a.allocation_time_ns(),
+            a.flame_frame(), a.generated(), a.kind(), a.id(), a.all_ranks()});
     }
 }
 

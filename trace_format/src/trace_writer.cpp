@@ -485,6 +485,16 @@ Status TraceWriter::Impl::writeEvents(const TraceData& data, uint64_t& bytesWrit
             p->set_device(toInt(a.device));
             p->set_text(a.text);
             p->set_author(a.author);
+            p->set_title(a.title);
+            p->set_color(a.color);
+            p->set_created_unix_ms(a.createdUnixMs);
+            p->set_allocation_address(a.allocationAddress);
+            p->set_allocation_time_ns(a.allocationTimeNs);
+            p->set_flame_frame(a.flameFrame);
+            p->set_generated(a.generated);
+            p->set_kind(a.kind);
+            p->set_id(a.id);
+            p->set_all_ranks(a.allRanks);
         }
         Status s = emitChunk(bytesWritten, framesWritten);
         if (!s.ok()) {

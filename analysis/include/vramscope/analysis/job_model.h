@@ -99,6 +99,16 @@ struct GpuKernelAnalysis {
     const TimeBreakdown* breakdown = nullptr;  ///< points into JobModel::analysis
 };
 
+/// The job's time axis: job time 0 is the earliest event of any rank on the common axis (trace
+/// time + RankTrace::clockOffsetNs); durationNs reaches the latest (at least 1); toJobNs[i] is
+/// rank i's job time minus its trace time. buildJobModel and `convert --notes` both use it.
+struct JobTimeAxis {
+    int64_t originNs = 0;
+    int64_t durationNs = 1;
+    std::vector<int64_t> toJobNs;  ///< parallel to Job::ranks
+};
+JobTimeAxis jobTimeAxis(const trace::Job& job);
+
 /// One opened job. Immutable once built; every member is safe to read from any thread, and
 /// `flames` is itself thread-safe. Keeps the traces alive (the indexes refer to their events).
 struct JobModel {

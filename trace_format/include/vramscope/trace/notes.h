@@ -72,6 +72,12 @@ struct NotesDocument {
 /// identity: callers keep notes of those in memory only.
 Result<TraceIdentity> identifyTrace(const std::string& path);
 
+/// The identities of the files behind a job's traces (trace::RankTrace::path, in job order):
+/// "ARCHIVE:MEMBER" and "REPORT:pid N" stand for the archive or report file, each file once.
+/// Paths with no file on disk (standard input "-", the bundled sample) are left out, so a job
+/// of those alone gives an empty list (its notes cannot be bound to it). Errors: Io.
+Result<std::vector<TraceIdentity>> identifyTraces(const std::vector<std::string>& rankPaths);
+
 /// Where the notes of a job opened from `inputs` (as given on the command line or in the Open
 /// dialog) live: "<input>.vscope-notes.json" for one file; for several files or a directory,
 /// beside the first input in sorted order ("<dir>.vscope-notes.json" for a directory is not

@@ -276,12 +276,23 @@ struct OomEvent {
 };
 
 /// A note a user pinned to a time range on a device (kHostDevice = all devices).
+/// Fields beyond the first five carry a trace::Note (notes.h) through a .vscope file.
 struct Annotation {
     TimestampNs startNs = 0;
     TimestampNs endNs = 0;
     DeviceIndex device = kHostDevice;
     std::string text;
     std::string author;
+    std::string title;
+    std::string color;  ///< "#rrggbb" or empty
+    int64_t createdUnixMs = 0;
+    uint64_t allocationAddress = 0;    ///< 0 = not pinned to an allocation
+    TimestampNs allocationTimeNs = 0;  ///< trace clock
+    std::string flameFrame;            ///< root first, ";"-joined; empty = none
+    bool generated = false;
+    std::string kind;
+    std::string id;
+    bool allRanks = false;  ///< with device == kHostDevice: every GPU of the job
 };
 
 /// One interned source frame (PyTorch snapshot frames carry name, filename, line).
