@@ -36,7 +36,7 @@ namespace vramscope::app {
 struct NotesController::Loaded {
     uint64_t generation = 0;
     std::vector<std::string> inputs;
-    std::vector<std::string> files;
+    std::vector<std::string> rankPaths;
     std::string sidecar;  ///< where the notes live (empty: nowhere)
     std::vector<trace::TraceIdentity> identities;
     std::string identifyError;  ///< a file could not be hashed: notes stay in memory
@@ -58,26 +58,6 @@ std::string userName() {
 }
 
 }  // namespace
-
-std::vector<std::string> traceFilesOf(const trace::Job& job) {
-    std::vector<std::string> files;
-    for (const trace::RankTrace& r : job.ranks) {
-        std::string path = r.path;
-        // "ARCHIVE:MEMBER" and "REPORT:pid N" name the file they came from before a colon.
-        while (!path.empty() && !QFileInfo(QString::fromStdString(path)).isFile()) {
-            const size_t colon = path.rfind(':');
-            if (colon == std::string::npos) {
-                path.clear();
-                break;
-            }
-            path.resize(colon);
-        }
-        if (!path.empty() && std::find(files.begin(), files.end(), path) == files.end()) {
-            files.push_back(path);
-        }
-    }
-    return files;
-}
 
 NotesController::NotesController(MainWindow* window)
     : QObject(window),
@@ -230,8 +210,10 @@ void NotesController::onJobChanged(std::shared_ptr<const analysis::JobModel> job
     m_identities.clear();
     m_dirty = false;
     m_model->setJob(m_job);
+    // A .vscope file written by `convert --notes` carries its notes: shown unless a sidecar of
+    // its own replaces them.
     m_applying = true;
-    m_model->setNotes({});
+    m_model->setNotes(m_job ? analysis::notesInTraces(*m_job) : std::vector<trace::Note>{});
     m_applying = false;
     const QStringList paths = m_window->currentPaths();
     std::vector<std::string> inputs;
@@ -253,18 +235,19 @@ void NotesController::onJobChanged(std::shared_ptr<const analysis::JobModel> job
     auto loaded = std::make_shared<Loaded>();
     loaded->generation = m_generation;
     loaded->inputs = inputs;
-    loaded->files = traceFilesOf(m_job->job);
+    for (const trace::RankTrace& r : m_job->job.ranks) {
+        loaded->rankPaths.push_back(r.path);
+    }
     // Hashing reads every byte of the traces: off the GUI thread.
     QThread* worker = QThread::create([loaded] {
         loaded->sidecar = trace::notesSidecarPath(loaded->inputs);
-        for (const std::string& f : loaded->files) {
-            trace::Result<trace::TraceIdentity> id = trace::identifyTrace(f);
-            if (!id.ok()) {
-                loaded->identifyError = id.error().describe();
-                return;
-            }
-            loaded->identities.push_back(id.value());
+        trace::Result<std::vector<trace::TraceIdentity>> ids =
+            trace::identifyTraces(loaded->rankPaths);
+        if (!ids.ok()) {
+            loaded->identifyError = ids.error().describe();
+            return;
         }
+        loaded->identities = std::move(ids.value());
         loaded->exists =
             !loaded->sidecar.empty() && QFileInfo::exists(QString::fromStdString(loaded->sidecar));
         if (!loaded->exists) {
@@ -333,10 +316,11 @@ void NotesController::applyLoaded(const std::shared_ptr<Loaded>& loaded) {
         m_saveTo = sidecar;
         m_panel->setInfo({});
         if (loaded->exists) {
-            // Notes made while the traces were being hashed are kept beside the loaded ones.
+            // Notes made while the traces were being hashed are kept beside the loaded ones;
+            // those the files carried give way to the sidecar's.
             std::vector<trace::Note> notes = loaded->notes;
-            const bool madeMeanwhile = !m_model->notes().empty();
-            for (trace::Note n : m_model->notes()) {
+            const bool madeMeanwhile = m_dirty;
+            for (trace::Note n : madeMeanwhile ? m_model->notes() : std::vector<trace::Note>{}) {
                 n.id.clear();  // setNotes gives a fresh id where it clashes
                 notes.push_back(std::move(n));
             }

@@ -134,8 +134,4 @@ private:
     bool m_applying = false;  ///< setNotes from a sidecar: not a change to save
 };
 
-/// The files whose bytes a job was read from, in the job's order, each once: a rank's path, or
-/// the archive or report it names ("ARCHIVE:MEMBER", "REPORT:pid N"). Only existing regular files.
-std::vector<std::string> traceFilesOf(const trace::Job& job);
-
 }  // namespace vramscope::app
