@@ -21,6 +21,7 @@
 #include "job_loader.h"
 #include "main_window.h"
 #include "notes_controller.h"
+#include "vramscope/analysis/auto_notes.h"
 #include "vramscope/analysis/synthetic_job.h"
 #include "vramscope/trace/trace_file.h"
 #include "vramscope/widgets/details_panel.h"
@@ -299,4 +300,66 @@ TEST(NotesWindow, FindingsArePlacedOnceAndUndoneInOneStep) {
     notes->model()->undoStack()->undo();
     ASSERT_EQ(notes->model()->notes().size(), 1u);
     EXPECT_FALSE(notes->model()->notes().front().generated);
+}
+
+TEST(NotesWindow, NotesCarriedInTheTraceShowUntilASidecarReplacesThem) {
+    QTemporaryDir dir;
+    const std::string path = dir.filePath(QStringLiteral("converted.vscope")).toStdString();
+    std::vector<trace::TraceData> traces = analysis::generateSyntheticJob(oneRank());
+    // As `convert --notes` writes it: one note of every GPU in the first rank's file.
+    trace::Note carried;
+    carried.id = "n1";
+    carried.title = "carried in the file";
+    carried.startNs = carried.endNs = 2'000'000;
+    traces.front().annotations = analysis::annotationsForRank({carried}, 0, 0);
+    ASSERT_EQ(traces.front().annotations.size(), 1u);
+    ASSERT_TRUE(trace::writeTraceFile(path, traces.front()).ok());
+    {
+        app::MainWindow window;
+        openIn(window, {path});
+        const std::vector<trace::Note>& shown = notesOf(window)->model()->notes();
+        ASSERT_EQ(shown.size(), 1u);
+        EXPECT_EQ(shown.front().title, "carried in the file");
+    }
+    // A sidecar of its own wins.
+    auto id = trace::identifyTrace(path);
+    ASSERT_TRUE(id.ok());
+    trace::NotesDocument doc;
+    doc.traces = {id.value()};
+    trace::Note own;
+    own.id = "n1";
+    own.title = "from the sidecar";
+    doc.notes = {own};
+    ASSERT_TRUE(trace::writeNotesFile(trace::notesSidecarPath({path}), doc).ok());
+    app::MainWindow window;
+    openIn(window, {path});
+    const std::vector<trace::Note>& shown = notesOf(window)->model()->notes();
+    ASSERT_EQ(shown.size(), 1u);
+    EXPECT_EQ(shown.front().title, "from the sidecar");
+}
+
+TEST(NotesWindow, ADirectoryJobKeepsItsNotesInsideAndDoesNotReadThemAsATrace) {
+    QTemporaryDir dir;
+    ASSERT_TRUE(QDir(dir.path()).mkdir(QStringLiteral("job")));
+    analysis::SyntheticJobSpec spec = oneRank();
+    spec.ranks = 2;
+    std::vector<trace::TraceData> traces = analysis::generateSyntheticJob(spec);
+    const QString jobDir = dir.filePath(QStringLiteral("job"));
+    for (size_t r = 0; r < traces.size(); ++r) {
+        const QString file = QDir(jobDir).filePath(QStringLiteral("rank%1.vscope").arg(r));
+        ASSERT_TRUE(trace::writeTraceFile(file.toStdString(), traces[r]).ok());
+    }
+    {
+        app::MainWindow window;
+        openIn(window, {jobDir.toStdString()});
+        EXPECT_EQ(notesOf(window)->sidecarPath(), QDir(jobDir).filePath("vscope-notes.json"));
+        notesOf(window)->addPointNote();
+        EXPECT_TRUE(notesOf(window)->saveNow());
+    }
+    ASSERT_TRUE(QFile::exists(QDir(jobDir).filePath("vscope-notes.json")));
+    app::MainWindow again;
+    openIn(again, {jobDir.toStdString()});
+    EXPECT_TRUE(again.job()->job.skipped.empty()) << "the sidecar is not an input";
+    EXPECT_EQ(again.job()->job.ranks.size(), 2u);
+    EXPECT_EQ(notesOf(again)->model()->notes().size(), 1u);
 }

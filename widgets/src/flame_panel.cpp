@@ -430,8 +430,12 @@ void FlamePanel::updateFrameMarks() {
             continue;
         }
         FlameView::FrameMark mark;
-        for (const QString& name :
-             QString::fromStdString(n.note.flameFrame).split(QLatin1Char(';'))) {
+        QStringList names = QString::fromStdString(n.note.flameFrame).split(QLatin1Char(';'));
+        // A path written with the root's name ("all;main ...") names the same frame.
+        if (names.size() > 1 && names.front().toStdString() == m_view->tree().root().name) {
+            names.removeFirst();
+        }
+        for (const QString& name : names) {
             mark.path.push_back(name.toStdString());
         }
         mark.number = n.number;
