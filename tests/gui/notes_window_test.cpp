@@ -4,10 +4,14 @@
 // trace reloads into a new window, and a sidecar of another trace is refused with a message
 // naming it.
 #include <QApplication>
+#include <QCheckBox>
+#include <QComboBox>
 #include <QDir>
 #include <QDockWidget>
+#include <QDoubleSpinBox>
 #include <QFile>
 #include <QFileInfo>
+#include <QLineEdit>
 #include <QMenu>
 #include <QMenuBar>
 #include <QMessageBox>
@@ -26,6 +30,7 @@
 #include "vramscope/trace/trace_file.h"
 #include "vramscope/widgets/details_panel.h"
 #include "vramscope/widgets/memory_plot.h"
+#include "vramscope/widgets/note_dialog.h"
 #include "vramscope/widgets/notes_model.h"
 #include "vramscope/widgets/notes_panel.h"
 #include "vramscope/widgets/timeline_view.h"
@@ -362,4 +367,34 @@ TEST(NotesWindow, ADirectoryJobKeepsItsNotesInsideAndDoesNotReadThemAsATrace) {
     EXPECT_TRUE(again.job()->job.skipped.empty()) << "the sidecar is not an input";
     EXPECT_EQ(again.job()->job.ranks.size(), 2u);
     EXPECT_EQ(notesOf(again)->model()->notes().size(), 1u);
+}
+
+TEST(NotesWindow, EditingInTheDialogIsOneUndoStep) {
+    app::MainWindow window;
+    openIn(window, {});
+    app::NotesController* notes = notesOf(window);
+    const int64_t d = window.job()->durationNs;
+    window.zoomState()->setCursor(d / 2, {});
+    const std::string id = notes->addPointNote();
+    const trace::Note before = *notes->model()->find(id);
+    notes->editNote(id);
+    auto* dialog = window.findChild<widgets::NoteDialog*>();
+    ASSERT_NE(dialog, nullptr);
+    dialog->titleEdit()->setText(QStringLiteral("the point of it"));
+    dialog->gpuBox()->setCurrentIndex(1);  // the first GPU after "All GPUs"
+    dialog->rangeBox()->setChecked(true);
+    dialog->endBox()->setValue(dialog->endBox()->maximum());  // the job's end
+    dialog->accept();
+    const trace::Note* after = notes->model()->find(id);
+    ASSERT_NE(after, nullptr);
+    EXPECT_EQ(after->title, "the point of it");
+    EXPECT_EQ(after->startNs, before.startNs) << "an untouched time keeps its exact ns";
+    // Entered in the dialog's unit, to a millionth of the job.
+    EXPECT_NEAR(double(after->endNs), double(d), double(d) / 1e6 + 1);
+    const analysis::GpuKey first = window.job()->gpus.front().key;
+    EXPECT_EQ(after->rankIndex, first.rankIndex);
+    EXPECT_EQ(after->device, toInt(first.device));
+    EXPECT_EQ(after->author, before.author);
+    notes->model()->undoStack()->undo();
+    EXPECT_EQ(*notes->model()->find(id), before);
 }
