@@ -13,6 +13,8 @@
 
 #include "job_loader.h"
 #include "main_window.h"
+#include "notes_controller.h"
+#include "vramscope/widgets/notes_model.h"
 #include "vramscope/trace/input_bytes.h"
 #include "vramscope/widgets/view_export.h"
 #include "vramscope/widgets/view_renderer.h"
@@ -67,9 +69,13 @@ int renderScreenshot(const QStringList& inputs, const QString& out, QSize size, 
     if (!theme.isEmpty()) {
         window.setTheme(theme);
     }
+    window.setJob(job, inputs);  // with its inputs: the notes beside them are drawn too
+    auto* notes = window.findChild<vramscope::app::NotesController*>();
+    if (notes) {
+        notes->waitForSidecar();
+    }
     QImage image;
     if (view.isEmpty()) {
-        window.setJob(job);
         window.stackByRoleAction()->setChecked(stackByRole);
         image = window.renderToImage(size);
     } else {
@@ -77,6 +83,9 @@ int renderScreenshot(const QStringList& inputs, const QString& out, QSize size, 
         vramscope::widgets::ViewRequest request;
         request.view =
             stackByRole && view == QLatin1String("timeline") ? QStringLiteral("roles") : view;
+        if (notes) {
+            request.notes = notes->model()->notes();
+        }
         vramscope::widgets::BuiltView built = vramscope::widgets::buildView(job, request, size);
         if (!built.view) {
             printError(built.error);

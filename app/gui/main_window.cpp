@@ -21,6 +21,7 @@
 
 #include "analysis_views.h"
 #include "job_loader.h"
+#include "notes_controller.h"
 #include "vramscope/analysis/live_set.h"
 #include "vramscope/widgets/details_panel.h"
 #include "vramscope/widgets/device_tree_model.h"
@@ -104,7 +105,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
 
     createDocks();
     createMenus();
-    new AnalysisViews(this);  // flame, lanes, gaps, leak and advice views; Jump to OOM
+    new AnalysisViews(this);    // flame, lanes, gaps, leak and advice views; Jump to OOM
+    new NotesController(this);  // the Notes dock and menus, the views' markers, the sidecar
 
     m_cursorLabel = new QLabel(this);
     m_selectionLabel = new QLabel(this);

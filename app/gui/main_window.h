@@ -56,6 +56,8 @@ public:
     /// recent list when not empty.
     void setJob(std::shared_ptr<const analysis::JobModel> job, const QStringList& paths = {});
     const std::shared_ptr<const analysis::JobModel>& job() const { return m_job; }
+    /// The inputs the shown job was opened from (empty for the bundled sample).
+    const QStringList& currentPaths() const { return m_currentPaths; }
 
     widgets::ZoomState* zoomState() const { return m_zoom; }
     widgets::TimelineView* timeline() const { return m_timeline; }

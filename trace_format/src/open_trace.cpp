@@ -596,7 +596,12 @@ Result<Job> openJob(const std::vector<std::string>& paths, const ReadOptions& op
         std::vector<std::string> files;
         for (fs::directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec)) {
             std::error_code typeError;
-            if (it->is_regular_file(typeError) && isSupportedName(it->path().filename().string())) {
+            const std::string name = it->path().filename().string();
+            // The job's notes sidecar (notesSidecarPath: "<dir>/vscope-notes.json") and notes
+            // files beside single traces are JSON too, but not traces.
+            const bool notesFile =
+                name.size() >= 17 && name.compare(name.size() - 17, 17, "vscope-notes.json") == 0;
+            if (it->is_regular_file(typeError) && isSupportedName(name) && !notesFile) {
                 files.push_back(it->path().string());
             }
         }

@@ -1,5 +1,6 @@
 #include "vramscope/widgets/comm_lanes_view.h"
 
+#include <QMetaMethod>
 #include <QMouseEvent>
 #include <QPainter>
 #include <QToolTip>
@@ -9,6 +10,7 @@
 
 #include "vramscope/analysis/straggler.h"
 #include "vramscope/analysis/text_format.h"
+#include "vramscope/widgets/note_marks.h"
 #include "vramscope/widgets/time_interaction.h"
 #include "vramscope/widgets/units.h"
 
@@ -45,7 +47,17 @@ QBrush idleBrush() {
 CommLanesView::CommLanesView(ZoomState* zoom, QWidget* parent) : QWidget(parent), m_zoom(zoom) {
     m_interaction = new TimeInteraction(
         m_zoom, this,
-        {[this] { return mapper(); }, [this](QPointF pos) { return laneAt(pos.y()); }, {}});
+        {[this] { return mapper(); },
+         [this](QPointF pos) { return laneAt(pos.y()); },
+         {},
+         [this](QPointF pos, int64_t t) {
+             if (!isSignalConnected(
+                     QMetaMethod::fromSignal(&CommLanesView::contextMenuRequested))) {
+                 return false;
+             }
+             emit contextMenuRequested(mapToGlobal(pos.toPoint()), t, laneAt(pos.y()));
+             return true;
+         }});
     setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Preferred);
     connect(m_zoom, &ZoomState::visibleRangeChanged, this, qOverload<>(&QWidget::update));
     connect(m_zoom, &ZoomState::cursorChanged, this, qOverload<>(&QWidget::update));
@@ -82,7 +94,8 @@ void CommLanesView::relayout() {
     // Narrower rows when there are many GPUs, so that a whole job still fits on screen.
     const size_t n = m_job->kernels.size();
     m_rowHeight = n <= 4 ? 9 : (n <= 16 ? 7 : (n <= 32 ? 5 : 3));
-    int y = kLegendHeight + kAxisHeight;
+    m_notesRowHeight = m_notes.empty() ? 0 : fontMetrics().height() + 6;
+    int y = lanesTop();
     int labelWidth = fontMetrics().horizontalAdvance(tr("iterations"));
     int lastRank = -1;
     for (const analysis::GpuKernelAnalysis& k : m_job->kernels) {
@@ -206,6 +219,7 @@ void CommLanesView::paintEvent(QPaintEvent*) {
         paintLane(p, lane);
     }
     paintCollectives(p);
+    paintNotes(p);
     if (m_zoom->hasSelection()) {
         const TimeRange s = m_zoom->selection();
         QColor c = palette().highlight().color();
@@ -503,8 +517,99 @@ void CommLanesView::mouseMoveEvent(QMouseEvent* event) {
 }
 
 void CommLanesView::setNotes(std::vector<trace::Note> notes) {
-    // Drawing the notes is not written yet.
     m_notes = std::move(notes);
+    relayout();
+    update();
+}
+
+int CommLanesView::lanesTop() const {
+    return kLegendHeight + kAxisHeight + m_notesRowHeight;
+}
+
+std::vector<CommLanesView::NoteMark> CommLanesView::noteMarks() const {
+    std::vector<NoteMark> marks;
+    if (!m_job || m_lanes.empty()) {
+        return marks;
+    }
+    const TimeRange v = m_zoom->visibleRange();
+    const TimeMapper tm = mapper();
+    const QFontMetrics fm = fontMetrics();
+    const double rowTop = kLegendHeight + kAxisHeight + 1;
+    const double plotRight = width() - m_right;
+    double lastRight = -1e9;  // labels of the row never overlap: each starts after the last
+    for (const NumberedNote& n : numberNotes(m_notes)) {
+        if (!noteMeets(n.note, v.startNs, v.endNs)) {
+            continue;
+        }
+        double top = lanesTop();
+        double bottom = m_contentHeight - 4;
+        if (n.note.pinnedToGpu()) {
+            const auto lane = std::find_if(m_lanes.begin(), m_lanes.end(), [&n](const Lane& l) {
+                return noteShownOn(n.note, l.key);
+            });
+            if (lane == m_lanes.end()) {
+                continue;  // a GPU without kernels has no lane here
+            }
+            top = lane->top;
+            bottom = lane->top + 3 * m_rowHeight;
+        }
+        const double x0 = std::max(tm.xAt(n.note.startNs), double(m_left));
+        const double x1 = std::min(tm.xAt(std::max(n.note.endNs, n.note.startNs)), plotRight);
+        NoteMark mark{
+            n.note.id, n.number, QRectF(x0, top, std::max(1.0, x1 - x0), bottom - top), {}, {}};
+        for (const QString& text :
+             {fm.elidedText(noteLabel(n), Qt::ElideRight, 220), QString::number(n.number)}) {
+            const double w = fm.horizontalAdvance(text) + 8;
+            const double left = std::min(x0 + 2, plotRight - w);
+            if (left >= lastRight + 2 && left >= m_left) {
+                mark.label = QRectF(left, rowTop, w, m_notesRowHeight - 2);
+                mark.text = text;
+                lastRight = mark.label.right();
+                break;
+            }
+        }
+        marks.push_back(std::move(mark));
+    }
+    return marks;
+}
+
+void CommLanesView::paintNotes(QPainter& p) const {
+    for (const NoteMark& mark : noteMarks()) {
+        const trace::Note* note = nullptr;
+        for (const trace::Note& n : m_notes) {
+            if (n.id == mark.id) {
+                note = &n;
+            }
+        }
+        const QColor color =
+            note ? noteColor(*note) : QColor(QString::fromLatin1(kDefaultNoteColor));
+        if (mark.band.width() > 1.5) {
+            QColor fill = color;
+            fill.setAlpha(45);
+            p.fillRect(mark.band, fill);
+        }
+        p.setPen(QPen(color, 1.5));
+        p.drawLine(QPointF(mark.band.left(), mark.band.top()),
+                   QPointF(mark.band.left(), mark.band.bottom()));
+        if (mark.band.width() > 1.5) {
+            p.drawLine(QPointF(mark.band.right(), mark.band.top()),
+                       QPointF(mark.band.right(), mark.band.bottom()));
+        }
+        if (!mark.label.isEmpty()) {
+            QColor back = color;
+            back.setAlpha(225);
+            p.fillRect(mark.label, back);
+            p.setPen(QPen(color.darker(140), 1));
+            p.drawRect(mark.label);
+            p.setPen(color.lightness() < 120 ? Qt::white : Qt::black);
+            p.drawText(mark.label.adjusted(4, 0, -2, 0), Qt::AlignVCenter | Qt::AlignLeft,
+                       mark.text);
+            // A thin stem from the label down to the lanes it marks.
+            p.setPen(QPen(color, 1, Qt::DotLine));
+            p.drawLine(QPointF(mark.band.left(), mark.label.bottom()),
+                       QPointF(mark.band.left(), mark.band.top()));
+        }
+    }
 }
 
 }  // namespace vramscope::widgets

@@ -3,6 +3,7 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QListView>
+#include <QMenu>
 #include <QSplitter>
 #include <QStringListModel>
 #include <QTableView>
@@ -52,6 +53,18 @@ DetailsPanel::DetailsPanel(QWidget* parent) : QWidget(parent) {
     splitter->setStretchFactor(1, 2);
     layout->addWidget(splitter, 1);
 
+    m_table->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(m_table, &QWidget::customContextMenuRequested, this, [this](const QPoint& pos) {
+        const QModelIndex index = m_table->indexAt(pos);
+        if (!index.isValid()) {
+            return;
+        }
+        QMenu menu(this);
+        QAction* add = menu.addAction(tr("Add note for this allocation"));
+        if (menu.exec(m_table->viewport()->mapToGlobal(pos)) == add) {
+            emit allocationNoteRequested(index.row());
+        }
+    });
     connect(m_table->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
             [this](const QModelIndex& current) { showStackOf(current.row()); });
     clear(tr("Click a GPU's plot to list the allocations alive at that time."));

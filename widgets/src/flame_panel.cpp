@@ -15,6 +15,7 @@
 #include "vramscope/analysis/flame_service.h"
 #include "vramscope/analysis/leak.h"
 #include "vramscope/widgets/flame_view.h"
+#include "vramscope/widgets/note_marks.h"
 #include "vramscope/widgets/units.h"
 
 namespace vramscope::widgets {
@@ -118,6 +119,30 @@ FlamePanel::FlamePanel(ZoomState* zoom, QWidget* parent)
     connect(m_view, &FlameView::zoomNodeChanged, this, [this] {
         m_caption->setText(caption());
         fitCaption(m_caption);
+    });
+    connect(m_view, &FlameView::frameNoteRequested, this, [this](uint32_t node) {
+        const analysis::FlameTree& tree = m_view->tree();
+        if (!m_job || node == 0 || node >= tree.nodes.size()) {
+            return;
+        }
+        QStringList names;
+        for (const std::string& name : tree.path(node)) {
+            names.append(QString::fromStdString(name));
+        }
+        trace::Note note;
+        note.flameFrame = names.join(QLatin1Char(';')).toStdString();
+        note.title = shortFrameLabel(tree.nodes[node].name).toStdString();
+        note.text =
+            tr("%1 held at %2")
+                .arg(formatBytes(double(tree.nodes[node].bytes)), jobTime(*m_job, m_shownNs))
+                .toStdString();
+        note.startNs = note.endNs = m_shownNs;
+        if (tree.isDiff) {
+            note.startNs = m_beforeNs;
+        }
+        note.rankIndex = m_gpu.rankIndex;
+        note.device = toInt(m_gpu.device);
+        emit noteRequested(note);
     });
     connect(m_zoom, &ZoomState::cursorChanged, this, [this] {
         if (m_moment == Moment::Cursor) {
@@ -312,6 +337,7 @@ void FlamePanel::rebuildNow() {
             m_shownNs = r.endNs;
             m_view->setTree(*m_job->flames->diff(m_gpu.rankIndex, m_gpu.device, r.startNs - offset,
                                                  r.endNs - offset, m_grouping));
+            updateFrameMarks();
             m_caption->setText(caption());
             fitCaption(m_caption);
             emit treeShown(m_shownNs);
@@ -320,6 +346,7 @@ void FlamePanel::rebuildNow() {
     }
     m_shownNs = t;
     m_view->setTree(*m_job->flames->at(m_gpu.rankIndex, m_gpu.device, t - offset, m_grouping));
+    updateFrameMarks();
     m_caption->setText(caption());
     fitCaption(m_caption);
     emit treeShown(m_shownNs);
@@ -362,8 +389,65 @@ QString FlamePanel::caption() const {
                     .arg(all > 0 ? 100.0 * double(m_view->searchMatchBytes()) / double(all) : 0.0,
                          0, 'f', 1);
     }
+    text += notesCaption();
     text += tr(" Click a frame to zoom in, double-click to zoom out.");
     return text;
+}
+
+QString FlamePanel::notesCaption() const {
+    if (!m_job || m_notes.empty()) {
+        return {};
+    }
+    // "At this time" as precisely as the caption prints the time (jobTime: 1/100 of its unit).
+    const TimeUnit unit = timeUnitFor(double(std::max<int64_t>(m_job->durationNs, 1)));
+    const int64_t slack = std::max<int64_t>(1, int64_t(unit.ns / 200.0));
+    const bool diff = m_view->tree().isDiff;
+    const int64_t from = (diff ? m_beforeNs : m_shownNs) - slack;
+    const int64_t to = m_shownNs + slack;
+    const std::vector<std::pair<uint32_t, int>> marked = m_view->markedNodes();
+    QStringList parts;
+    for (const NumberedNote& n : numberNotes(m_notes)) {
+        if (!noteShownOn(n.note, m_gpu)) {
+            continue;
+        }
+        const bool onFrame = std::any_of(marked.begin(), marked.end(),
+                                         [&n](const auto& m) { return m.second == n.number; });
+        const bool atTime = noteMeets(n.note, from, to);
+        if (!onFrame && !atTime) {
+            continue;
+        }
+        parts.append(tr("%1 “%2” (%3)")
+                         .arg(n.number)
+                         .arg(noteHeadline(n.note),
+                              onFrame ? (atTime ? tr("on a frame, at this time") : tr("on a frame"))
+                                      : tr("at this time")));
+    }
+    if (parts.isEmpty()) {
+        return {};
+    }
+    return tr(" %n note(s): %1.", nullptr, int(parts.size())).arg(parts.join(QStringLiteral("; ")));
+}
+
+void FlamePanel::updateFrameMarks() {
+    std::vector<FlameView::FrameMark> marks;
+    for (const NumberedNote& n : numberNotes(m_notes)) {
+        if (n.note.flameFrame.empty() || !noteShownOn(n.note, m_gpu)) {
+            continue;
+        }
+        FlameView::FrameMark mark;
+        QStringList names = QString::fromStdString(n.note.flameFrame).split(QLatin1Char(';'));
+        // A path written with the root's name ("all;main ...") names the same frame.
+        if (names.size() > 1 && names.front().toStdString() == m_view->tree().root().name) {
+            names.removeFirst();
+        }
+        for (const QString& name : names) {
+            mark.path.push_back(name.toStdString());
+        }
+        mark.number = n.number;
+        mark.color = noteColor(n.note);
+        marks.push_back(std::move(mark));
+    }
+    m_view->setFrameMarks(std::move(marks));
 }
 
 bool FlamePanel::showOom() {
@@ -423,8 +507,12 @@ void FlamePanel::highlightStack(analysis::GpuKey gpu, trace::StackId stack) {
 }
 
 void FlamePanel::setNotes(std::vector<trace::Note> notes) {
-    // Drawing the notes is not written yet.
     m_notes = std::move(notes);
+    updateFrameMarks();
+    if (current()) {
+        m_caption->setText(caption());
+        fitCaption(m_caption);
+    }
 }
 
 }  // namespace vramscope::widgets

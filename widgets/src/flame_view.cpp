@@ -1,7 +1,9 @@
 #include "vramscope/widgets/flame_view.h"
 
+#include <QContextMenuEvent>
 #include <QKeyEvent>
 #include <QLocale>
+#include <QMenu>
 #include <QMouseEvent>
 #include <QPainter>
 #include <QToolTip>
@@ -119,6 +121,78 @@ void FlameView::setHighlightPath(const std::vector<std::string>& path) {
         m_highlighted[node] = 1;
     }
     update();
+}
+
+void FlameView::setFrameMarks(std::vector<FrameMark> marks) {
+    m_frameMarks = std::move(marks);
+    update();
+}
+
+int64_t FlameView::nodeOfPath(const std::vector<std::string>& path) const {
+    if (path.empty() || m_tree.nodes.empty()) {
+        return -1;
+    }
+    uint32_t node = 0;
+    for (const std::string& name : path) {
+        int64_t next = -1;
+        for (uint32_t c : m_tree.nodes[node].children) {
+            if (m_tree.nodes[c].name == name) {
+                next = c;
+                break;
+            }
+        }
+        if (next < 0) {
+            return -1;
+        }
+        node = uint32_t(next);
+    }
+    return node;
+}
+
+std::vector<std::pair<uint32_t, int>> FlameView::markedNodes() const {
+    std::vector<std::pair<uint32_t, int>> out;
+    for (const FrameMark& m : m_frameMarks) {
+        if (const int64_t node = nodeOfPath(m.path); node > 0) {
+            out.emplace_back(uint32_t(node), m.number);
+        }
+    }
+    return out;
+}
+
+void FlameView::paintFrameMarks(QPainter& p) const {
+    const QFontMetrics fm = p.fontMetrics();
+    for (const FrameMark& m : m_frameMarks) {
+        const int64_t node = nodeOfPath(m.path);
+        const QRectF r = node > 0 ? nodeRect(uint32_t(node)) : QRectF();
+        if (r.isEmpty()) {
+            continue;
+        }
+        p.setPen(QPen(m.color, 2.5));
+        p.setBrush(Qt::NoBrush);
+        p.drawRect(r.adjusted(1, 1, -1, -1));
+        // The number in a badge at the frame's right end, over the end of its label.
+        const QString number = QString::number(m.number);
+        const double w = fm.horizontalAdvance(number) + 8;
+        if (r.width() > w + 4) {
+            const QRectF badge(r.right() - w - 2, r.top() + 2, w, r.height() - 4);
+            p.fillRect(badge, m.color);
+            p.setPen(m.color.lightness() < 120 ? Qt::white : Qt::black);
+            p.drawText(badge, Qt::AlignCenter, number);
+        }
+    }
+}
+
+void FlameView::contextMenuEvent(QContextMenuEvent* event) {
+    const int64_t node = nodeAt(event->pos());
+    if (node <= 0) {
+        return;  // the root is "all": a note for all of it is a note on the time
+    }
+    QMenu menu(this);
+    QAction* add = menu.addAction(tr("Add note on this frame"));
+    if (menu.exec(event->globalPos()) == add) {
+        emit frameNoteRequested(uint32_t(node));
+    }
+    event->accept();
 }
 
 void FlameView::updateSearch() {
@@ -269,6 +343,7 @@ void FlameView::paintEvent(QPaintEvent*) {
             p.drawText(b.rect.adjusted(4, 0, -3, 0), Qt::AlignVCenter | Qt::AlignLeft, label);
         }
     }
+    paintFrameMarks(p);
     if (m_tree.nodes.size() <= 1 || widthBytes(0) == 0) {
         p.setPen(palette().placeholderText().color());
         p.drawText(rect().adjusted(0, kRowHeight, 0, 0), Qt::AlignCenter,

@@ -50,7 +50,10 @@ MemoryPlot::MemoryPlot(std::shared_ptr<const analysis::JobModel> job, analysis::
     Q_ASSERT(m_series);
     new TimeInteraction(m_zoom, this,
                         {[this] { return mapper(); }, [this](QPointF) { return m_gpu; },
-                         [this](QPointF, int64_t t) { m_zoom->setSelectedGpu(m_gpu, t); }});
+                         [this](QPointF, int64_t t) { m_zoom->setSelectedGpu(m_gpu, t); },
+                         [this](QPointF pos, int64_t t) {
+                             return m_contextMenu && m_contextMenu(mapToGlobal(pos.toPoint()), t);
+                         }});
     setMinimumHeight(minimumReadableHeight(fontMetrics()));
     setPlottingHints(QCP::phFastPolylines | QCP::phCacheLabels);
     setAttribute(Qt::WA_OpaquePaintEvent);
@@ -92,6 +95,10 @@ MemoryPlot::MemoryPlot(std::shared_ptr<const analysis::JobModel> job, analysis::
         updateMarkers();  // the peak label's side depends on the legend, which may have changed
     });
     buildItems();
+    m_noteItems = std::make_unique<PlotNoteItems>(this);
+    // Once the layout is done, axis pixels and the data labels' rectangles are current.
+    connect(this, &QCustomPlot::afterLayout, this,
+            [this] { m_noteItems->place(dataLabelRects()); });
     if (m_noData && m_job->durationNs <= 1) {
         setTimeLabelsVisible(false);
     }
@@ -630,6 +637,41 @@ void MemoryPlot::updateOverlay() {
     } else {
         replot(rpQueuedReplot);
     }
+}
+
+void MemoryPlot::setNotes(const std::vector<NumberedNote>& notes) {
+    m_noteItems->setNotes(notes);
+    replot(rpQueuedReplot);
+}
+
+const std::vector<PlotNoteMark>& MemoryPlot::noteMarks() const {
+    return m_noteItems->marks();
+}
+
+void MemoryPlot::setContextMenuHandler(std::function<bool(QPoint, int64_t)> handler) {
+    m_contextMenu = std::move(handler);
+}
+
+std::vector<QRectF> MemoryPlot::dataLabelRects() const {
+    std::vector<QRectF> rects;
+    for (const QCPItemText* text : {m_peakText, m_capacityText, m_noData}) {
+        if (text && text->visible() && text->clipToAxisRect()) {
+            const double y = text->position->pixelPosition().y();
+            // The capacity label is off the plot when the axis ends below the capacity.
+            if (y < axisRect()->top() - 1 || y > axisRect()->bottom() + 1) {
+                continue;
+            }
+        }
+        rects.push_back(textItemRect(text));
+    }
+    for (const QCPItemText* text : m_oomTexts) {
+        rects.push_back(textItemRect(text));
+    }
+    if (legend->visible()) {
+        rects.push_back(QRectF(legend->outerRect()));
+    }
+    std::erase_if(rects, [](const QRectF& r) { return r.isEmpty(); });
+    return rects;
 }
 
 TimeMapper MemoryPlot::mapper() const {

@@ -87,10 +87,13 @@ void TimeInteraction::move(const QMouseEvent& event) {
 
 void TimeInteraction::release(const QMouseEvent& event) {
     if (m_drag != Drag::None && !m_moved) {
-        if (m_drag == Drag::Select) {
+        const QPointF pos = event.position();
+        if (event.button() == Qt::RightButton && m_hooks.contextMenu &&
+            m_hooks.contextMenu(pos, m_hooks.mapper().timeAt(pos.x()))) {
+            // The menu offers what the click would have done (clear the selection).
+        } else if (m_drag == Drag::Select) {
             m_zoom->clearSelection();
         } else if (m_hooks.clicked) {
-            const QPointF pos = event.position();
             m_hooks.clicked(pos, m_hooks.mapper().timeAt(pos.x()));
         }
     }

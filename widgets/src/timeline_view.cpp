@@ -2,12 +2,14 @@
 
 #include <QEvent>
 #include <QLabel>
+#include <QMetaMethod>
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QVBoxLayout>
 
 #include "vramscope/widgets/heat_strip.h"
 #include "vramscope/widgets/memory_plot.h"
+#include "vramscope/widgets/note_marks.h"
 #include "vramscope/widgets/range_lane.h"
 #include "vramscope/widgets/time_axis_bar.h"
 #include "vramscope/widgets/units.h"
@@ -222,14 +224,36 @@ void TimelineView::rebuild() {
         if (m_stackByRole) {
             plot->setRoleLayers(true, roleLayersOf(plotted[i]));
         }
+        const analysis::GpuKey key = plotted[i];
+        plot->setContextMenuHandler([this, key](QPoint global, int64_t t) {
+            if (!isSignalConnected(QMetaMethod::fromSignal(&TimelineView::contextMenuRequested))) {
+                return false;
+            }
+            emit contextMenuRequested(global, t, key);
+            return true;
+        });
         m_contentLayout->addWidget(plot, 1);
         m_plots.push_back(plot);
+    }
+    applyNotes();
+}
+
+void TimelineView::applyNotes() {
+    const std::vector<NumberedNote> numbered = numberNotes(m_notes);
+    for (MemoryPlot* plot : m_plots) {
+        std::vector<NumberedNote> shown;
+        for (const NumberedNote& n : numbered) {
+            if (noteShownOn(n.note, plot->gpu())) {
+                shown.push_back(n);
+            }
+        }
+        plot->setNotes(shown);
     }
 }
 
 void TimelineView::setNotes(std::vector<trace::Note> notes) {
-    // Drawing the notes is not written yet.
     m_notes = std::move(notes);
+    applyNotes();
 }
 
 }  // namespace vramscope::widgets

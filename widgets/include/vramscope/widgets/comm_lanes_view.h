@@ -40,6 +40,16 @@ public:
         std::vector<const analysis::RangeSpan*> iterations;
     };
 
+    /// One note as drawn (for tests): its band (a point: 1 px wide) and its label in the notes
+    /// row above the lanes (empty when it found no room).
+    struct NoteMark {
+        std::string id;
+        int number = 0;
+        QRectF band;
+        QRectF label;
+        QString text;
+    };
+
     explicit CommLanesView(ZoomState* zoom, QWidget* parent = nullptr);
 
     void setJob(std::shared_ptr<const analysis::JobModel> job);
@@ -50,6 +60,10 @@ public:
     /// range as a band, a title label that never covers the data labels); replaces the last set.
     void setNotes(std::vector<trace::Note> notes);
     const std::vector<trace::Note>& notes() const { return m_notes; }
+    /// The notes in the visible range as they are drawn now: over the lanes of their GPU, or of
+    /// every GPU, with labels in a row of their own between the time axis and the lanes, so
+    /// that they never cover the legend, the axis labels or the lane labels.
+    std::vector<NoteMark> noteMarks() const;
 
     const std::vector<Lane>& lanes() const { return m_lanes; }
     const std::vector<RankRow>& rankRows() const { return m_rankRows; }
@@ -62,6 +76,12 @@ public:
 
     QSize sizeHint() const override;
     QSize minimumSizeHint() const override;
+
+signals:
+    /// A right click (no drag) at job time `timeNs` over the lane of `gpu` (invalid between
+    /// lanes); `globalPos` is where to open a menu. While nothing is connected, a right click
+    /// clears the selection instead.
+    void contextMenuRequested(QPoint globalPos, qint64 timeNs, vramscope::analysis::GpuKey gpu);
 
 protected:
     void paintEvent(QPaintEvent* event) override;
@@ -76,6 +96,8 @@ private:
     void paintCollectives(QPainter& p) const;
     void paintAxis(QPainter& p) const;
     void paintLegend(QPainter& p) const;
+    void paintNotes(QPainter& p) const;
+    int lanesTop() const;
 
     ZoomState* m_zoom;
     std::shared_ptr<const analysis::JobModel> m_job;
@@ -93,6 +115,7 @@ private:
     static constexpr int kIterationHeight = 13;
     static constexpr int kLaneGap = 5;
     static constexpr int kAxisHeight = 24;
+    int m_notesRowHeight = 0;  // the notes' label row; 0 without notes
     std::vector<trace::Note> m_notes;
 };
 

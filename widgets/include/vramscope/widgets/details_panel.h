@@ -38,6 +38,10 @@ public:
     /// The role lines shown for the selected row (roleLines), empty without a selection.
     QString shownRole() const;
 
+signals:
+    /// "Add note for this allocation" was chosen in the context menu of row `row` of model().
+    void allocationNoteRequested(int row);
+
 private:
     void showStackOf(int row);
 

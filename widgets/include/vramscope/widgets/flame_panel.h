@@ -69,6 +69,9 @@ public:
 signals:
     /// A tree was put on screen for job time `timeNs` (after a rebuild, coalesced or not).
     void treeShown(qint64 timeNs);
+    /// "Add note on this frame": a note (no id) at the shown time on the shown GPU with
+    /// flameFrame set to the frame's path, names root-first joined by ";".
+    void noteRequested(const vramscope::trace::Note& note);
 
 protected:
     /// Keeps the wrapped caption tall enough for its text at the panel's width.
@@ -80,6 +83,8 @@ private:
     void followZoomGpu();
     const analysis::GpuMemoryAnalysis* current() const;
     int64_t rankOffset() const;
+    void updateFrameMarks();
+    QString notesCaption() const;
 
     ZoomState* m_zoom;
     std::shared_ptr<const analysis::JobModel> m_job;

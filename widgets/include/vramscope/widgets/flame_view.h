@@ -2,6 +2,7 @@
 // An icicle chart of a flame tree: the root spans the width, children below it, widths
 // proportional to bytes.
 
+#include <QColor>
 #include <QWidget>
 
 #include <memory>
@@ -28,6 +29,14 @@ class FlameView : public QWidget {
 public:
     static constexpr int kRowHeight = 20;
 
+    /// A note pinned to a frame: the frame's path (names from the root's child down), the note's
+    /// number and colour.
+    struct FrameMark {
+        std::vector<std::string> path;
+        int number = 0;
+        QColor color;
+    };
+
     explicit FlameView(QWidget* parent = nullptr);
 
     /// Shows `tree`. Keeps the zoomed node when a node with the same path exists in the new tree.
@@ -47,6 +56,11 @@ public:
     const QString& placeholder() const { return m_placeholder; }
     /// Marks the nodes along `path` (names from the root's child down), e.g. a survivor's stack.
     void setHighlightPath(const std::vector<std::string>& path);
+    /// Outlines the frames of `marks` in their colour with the note's number; a path that is not
+    /// in the tree marks nothing.
+    void setFrameMarks(std::vector<FrameMark> marks);
+    /// (node, number) of each frame mark found in the tree, in the order of the marks.
+    std::vector<std::pair<uint32_t, int>> markedNodes() const;
 
     /// The node drawn under `pos` (widget px), or -1.
     int64_t nodeAt(QPoint pos) const;
@@ -61,6 +75,8 @@ public:
 signals:
     /// The zoomed node changed (after a click or setZoomNode).
     void zoomNodeChanged(uint32_t node);
+    /// "Add note on this frame" was chosen in the context menu of `node`.
+    void frameNoteRequested(uint32_t node);
 
 protected:
     void paintEvent(QPaintEvent* event) override;
@@ -70,6 +86,7 @@ protected:
     void mouseDoubleClickEvent(QMouseEvent* event) override;
     void keyPressEvent(QKeyEvent* event) override;
     void leaveEvent(QEvent* event) override;
+    void contextMenuEvent(QContextMenuEvent* event) override;
 
 private:
     struct Box {
@@ -78,6 +95,8 @@ private:
         bool ancestor;  // a bar above the zoomed node
     };
     void layout();
+    void paintFrameMarks(QPainter& p) const;
+    int64_t nodeOfPath(const std::vector<std::string>& path) const;
     void updateSearch();
     QColor colorOf(uint32_t node) const;
     int64_t widthBytes(uint32_t node) const;
@@ -93,6 +112,7 @@ private:
     std::vector<Box> m_boxes;
     std::vector<int> m_boxOf;  // node -> index into m_boxes, -1 = not drawn
     int64_t m_hover = -1;
+    std::vector<FrameMark> m_frameMarks;
 };
 
 }  // namespace vramscope::widgets

@@ -2,12 +2,15 @@
 // The VRAM plot of one GPU: allocated (filled, or stacked by role of memory) and reserved bytes as
 // step lines, capacity and the 80 % line, the peak, OOM events, the shared crosshair and selection.
 
+#include <functional>
 #include <memory>
+#include <vector>
 
 #include <qcustomplot.h>
 
 #include "vramscope/analysis/job_model.h"
 #include "vramscope/analysis/role_layers.h"
+#include "vramscope/widgets/plot_notes.h"
 #include "vramscope/widgets/plot_style.h"
 #include "vramscope/widgets/time_mapper.h"
 #include "vramscope/widgets/zoom_state.h"
@@ -60,6 +63,18 @@ public:
     /// The least height a plot keeps (without time labels), px: the title row and a readable
     /// memory axis. The timeline scrolls when its plots need more than it has.
     static int minimumReadableHeight(const QFontMetrics& fm);
+    /// Draws `notes` (the ones this GPU shows, numbered in the display order of all notes): a
+    /// line or band each, with a label placed clear of dataLabelRects().
+    void setNotes(const std::vector<NumberedNote>& notes);
+    const std::vector<PlotNoteMark>& noteMarks() const;
+    /// Pixel rectangles of the labels that carry data (peak, OOMs, capacity, legend, no-data
+    /// text) as last laid out; note labels never cover them.
+    std::vector<QRectF> dataLabelRects() const;
+    /// Called on a right click without a drag with the global position and the job time under
+    /// it; returns true when it showed a menu. Without one (or when it returns false) the right
+    /// click clears the selection, as on every time view.
+    void setContextMenuHandler(std::function<bool(QPoint, int64_t)> handler);
+
     /// Default width of the memory-axis margin, px, for the current font.
     static int defaultLeftMargin(const QFontMetrics& fm);
     /// The visible range on the axis rectangle's x span (from the margins, so it holds between a
@@ -119,6 +134,8 @@ private:
     bool m_stackRequested = false;
     std::shared_ptr<const analysis::RoleLayers> m_roleLayers;
     std::vector<QCPGraph*> m_roleGraphs;
+    std::unique_ptr<PlotNoteItems> m_noteItems;
+    std::function<bool(QPoint, int64_t)> m_contextMenu;
 };
 
 }  // namespace vramscope::widgets

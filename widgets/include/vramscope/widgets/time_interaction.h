@@ -18,7 +18,8 @@ namespace vramscope::widgets {
 
 /// Turns one time view's mouse and wheel events into ZoomState calls, the same way on every view:
 /// the wheel zooms around the time under the pointer, a left drag pans, a Shift+left or a right
-/// drag selects a range (a right click without a drag clears it), a left click that never became
+/// drag selects a range (a right click without a drag opens the view's context menu where it has
+/// one, else clears it), a left click that never became
 /// a drag is handed back to the view, a double click shows the whole job, and the pointer sets the
 /// shared cursor while it is over the plot span (leaving the span or the view clears it).
 /// Installed as an event filter on its view, a QObject child of it; GUI thread only.
@@ -33,6 +34,9 @@ public:
         std::function<analysis::GpuKey(QPointF)> gpuAt;
         /// A left click (press and release within kDragThresholdPx): the point and its job time.
         std::function<void(QPointF, int64_t)> clicked;
+        /// A right click (no drag): the point and its job time. Returns true when the view
+        /// showed a context menu; otherwise (or when empty) the right click clears the selection.
+        std::function<bool(QPointF, int64_t)> contextMenu;
     };
 
     /// A press becomes a drag once the pointer is more than this far from it, px, along x or y;

@@ -73,12 +73,18 @@ public:
     void setNotes(std::vector<trace::Note> notes);
     const std::vector<trace::Note>& notes() const { return m_notes; }
 
+signals:
+    /// A right click (no drag) on the plot of `gpu` at job time `timeNs`; `globalPos` is where
+    /// to open a menu. While nothing is connected, a right click clears the selection instead.
+    void contextMenuRequested(QPoint globalPos, qint64 timeNs, vramscope::analysis::GpuKey gpu);
+
 protected:
     void changeEvent(QEvent* event) override;
 
 private:
     void rebuild();
     void updateLaneRank();
+    void applyNotes();
 
     ZoomState* m_zoom;
     std::shared_ptr<const analysis::JobModel> m_job;
