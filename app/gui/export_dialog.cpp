@@ -19,6 +19,10 @@
 
 #include <algorithm>
 
+#include "notes_controller.h"
+#include "vramscope/analysis/view_formulas.h"
+#include "vramscope/widgets/note_marks.h"
+#include "vramscope/widgets/notes_model.h"
 #include "vramscope/widgets/timeline_view.h"
 #include "vramscope/widgets/units.h"
 #include "vramscope/widgets/zoom_state.h"
@@ -78,7 +82,7 @@ QSize pageSizeKeeping(const QWidget& widget, const widgets::ExportFrame& frame) 
 }
 
 widgets::ExportFrame exportFrameFor(const MainWindow& window, const QString& title,
-                                    const QWidget* target) {
+                                    const QWidget* target, const QString& view) {
     widgets::ExportFrame frame;
     frame.title = title;
     frame.version = QStringLiteral("vramscope %1").arg(QApplication::applicationVersion());
@@ -91,8 +95,25 @@ widgets::ExportFrame exportFrameFor(const MainWindow& window, const QString& tit
                                    widgets::formatDuration(double(v.durationNs())),
                                    widgets::formatDuration(double(job->durationNs)));
     }
-    if (target == window.timeline()) {
+    if (auto* notes = window.findChild<NotesController*>()) {
+        frame.notes = widgets::notesInDisplayOrder(notes->model()->notes());
+    } else if (target == window.timeline()) {
         frame.notes = window.timeline()->notes();
+    }
+    std::vector<std::string> formulas;
+    if (!view.isEmpty()) {
+        formulas = analysis::viewFormulas(view.toStdString());
+    } else if (target == &window) {
+        for (const char* shown : {"timeline", "lanes"}) {
+            for (std::string& f : analysis::viewFormulas(shown)) {
+                if (std::find(formulas.begin(), formulas.end(), f) == formulas.end()) {
+                    formulas.push_back(std::move(f));
+                }
+            }
+        }
+    }
+    for (const std::string& f : formulas) {
+        frame.formulas.append(QString::fromStdString(f));
     }
     return frame;
 }
@@ -253,7 +274,7 @@ void ExportDialog::browse() {
 
 void runExportView(MainWindow& window) {
     auto pageSizeFor = [&window](const ExportTarget& t) {
-        return pageSizeKeeping(*t.widget, exportFrameFor(window, t.name, t.widget));
+        return pageSizeKeeping(*t.widget, exportFrameFor(window, t.name, t.widget, t.view));
     };
     ExportDialog dialog(window.exportTargets(), pageSizeFor, QString(), &window);
     if (dialog.exec() != QDialog::Accepted) {
@@ -261,7 +282,7 @@ void runExportView(MainWindow& window) {
     }
     const ExportTarget& t = dialog.target();
     widgets::ExportOptions options = dialog.options();
-    const widgets::ExportFrame frame = exportFrameFor(window, dialog.title(), t.widget);
+    const widgets::ExportFrame frame = exportFrameFor(window, dialog.title(), t.widget, t.view);
     if (t.widget == &window) {
         // The whole window is not resized for the picture: the page is made to fit it.
         options.size = pageSizeKeeping(window, frame);
@@ -278,7 +299,7 @@ void runExportView(MainWindow& window) {
 
 void copyViewImage(MainWindow& window) {
     const ExportTarget t = window.exportTargets().front();
-    const widgets::ExportFrame frame = exportFrameFor(window, t.name, t.widget);
+    const widgets::ExportFrame frame = exportFrameFor(window, t.name, t.widget, t.view);
     const QImage image = widgets::exportImage(*t.widget, frame, pageSizeKeeping(*t.widget, frame),
                                               window.devicePixelRatioF());
     if (image.isNull()) {

@@ -25,10 +25,11 @@ namespace vramscope::app {
 QSize pageSizeKeeping(const QWidget& widget, const widgets::ExportFrame& frame);
 
 /// The frame of a picture of `window`'s job titled `title`: the job's name, the visible time
-/// range ("0 ms – 305 ms (305 ms shown of 305 ms)"), the vramscope version, and the timeline's
-/// notes when `target` is the timeline.
+/// range ("0 ms – 305 ms (305 ms shown of 305 ms)"), the vramscope version, the job's notes in
+/// display order (numbered as the views number their markers), and the formulas of `view`
+/// (analysis::viewFormulas; those of the memory timeline and the lanes for the whole window).
 widgets::ExportFrame exportFrameFor(const MainWindow& window, const QString& title,
-                                    const QWidget* target);
+                                    const QWidget* target, const QString& view = {});
 
 /// Sets up one export: scope (targets, the first preselected), title (the scope's name until the
 /// user types one), format (PNG, SVG, PDF), page size, PNG resolution (1x, 2x or a width in px)

@@ -14,8 +14,8 @@
 #include "job_loader.h"
 #include "main_window.h"
 #include "notes_controller.h"
-#include "vramscope/widgets/notes_model.h"
 #include "vramscope/trace/input_bytes.h"
+#include "vramscope/widgets/notes_model.h"
 #include "vramscope/widgets/view_export.h"
 #include "vramscope/widgets/view_renderer.h"
 

@@ -37,6 +37,9 @@ class JobLoader;
 struct ExportTarget {
     QString name;
     QWidget* widget = nullptr;
+    /// The view's name in analysis::exportableViews() (its formulas go in the footer); empty
+    /// for the whole window and panels that show no figures of their own.
+    QString view;
 };
 
 /// Owns the shared ZoomState and the views that follow it. Jobs arrive as immutable

@@ -16,6 +16,8 @@
 #include <QTableWidget>
 #include <QVBoxLayout>
 
+#include <map>
+
 #include "data_export_dialog.h"
 #include "export_dialog.h"
 #include "main_window.h"
@@ -222,22 +224,35 @@ QWidget* unwrapped(QWidget* w) {
 }  // namespace
 
 std::vector<ExportTarget> MainWindow::exportTargets() {
+    // Docks that show a view of analysis::exportableViews(), by object name.
+    static const std::map<QString, QString> dockViews = {
+        {QStringLiteral("FlameDock"), QStringLiteral("flame")},
+        {QStringLiteral("GapsDock"), QStringLiteral("gaps")},
+        {QStringLiteral("LeakDock"), QStringLiteral("leak")},
+        {QStringLiteral("AdviceDock"), QStringLiteral("advice")},
+        {QStringLiteral("SegmentsDock"), QStringLiteral("segments")},
+    };
     std::vector<ExportTarget> out;
     QWidget* tab = m_tabs->currentWidget();
+    const bool timeline = tab == m_timeline;
     out.push_back(
-        {tab == m_timeline ? tr("Memory timeline") : m_tabs->tabText(m_tabs->currentIndex()),
-         unwrapped(tab)});
+        {timeline ? tr("Memory timeline") : m_tabs->tabText(m_tabs->currentIndex()), unwrapped(tab),
+         timeline
+             ? (m_stackByRole->isChecked() ? QStringLiteral("roles") : QStringLiteral("timeline"))
+             : QStringLiteral("lanes")});
     // The docks in front of their tab group first (what the user sees), then those behind.
     std::vector<ExportTarget> behind;
     for (QDockWidget* dock : findChildren<QDockWidget*>(Qt::FindDirectChildrenOnly)) {
         if (dock->isHidden() || !dock->widget()) {
             continue;
         }
-        ExportTarget t{dock->windowTitle(), unwrapped(dock->widget())};
+        const auto view = dockViews.find(dock->objectName());
+        ExportTarget t{dock->windowTitle(), unwrapped(dock->widget()),
+                       view == dockViews.end() ? QString() : view->second};
         (dock->visibleRegion().isEmpty() ? behind : out).push_back(t);
     }
     out.insert(out.end(), behind.begin(), behind.end());
-    out.push_back({tr("Whole window"), this});
+    out.push_back({tr("Whole window"), this, QString()});
     return out;
 }
 

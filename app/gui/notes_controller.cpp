@@ -131,18 +131,29 @@ void NotesController::createMenus() {
     QMenuBar* bar = m_window->menuBar();
     QAction* viewMenu = nullptr;
     QAction* helpMenu = nullptr;
+    QMenu* existingEdit = nullptr;
     for (QAction* a : bar->actions()) {
         const QString title = a->text().remove(QLatin1Char('&'));
-        if (title == tr("View")) {
+        if (title == tr("Edit")) {
+            existingEdit = a->menu();
+        } else if (title == tr("View")) {
             viewMenu = a;
         } else if (title == tr("Help")) {
             helpMenu = a;
         }
     }
-    auto* edit = new QMenu(tr("&Edit"), m_window);
-    edit->addAction(m_undoAction);
-    edit->addAction(m_redoAction);
-    bar->insertMenu(viewMenu, edit);
+    // Undo and redo head the window's Edit menu (Copy Image is already there).
+    if (existingEdit) {
+        QAction* first = existingEdit->actions().value(0);
+        existingEdit->insertAction(first, m_undoAction);
+        existingEdit->insertAction(first, m_redoAction);
+        existingEdit->insertSeparator(first);
+    } else {
+        auto* edit = new QMenu(tr("&Edit"), m_window);
+        edit->addAction(m_undoAction);
+        edit->addAction(m_redoAction);
+        bar->insertMenu(viewMenu, edit);
+    }
     auto* notes = new QMenu(tr("&Notes"), m_window);
     notes->setObjectName(QStringLiteral("NotesMenu"));
     notes->addAction(m_addPoint);

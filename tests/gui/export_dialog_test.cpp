@@ -12,6 +12,7 @@
 #include "export_dialog.h"
 #include "job_loader.h"
 #include "main_window.h"
+#include "vramscope/analysis/view_formulas.h"
 #include "vramscope/widgets/timeline_view.h"
 
 using namespace vramscope;
@@ -40,7 +41,7 @@ struct ShownSample {
 };
 
 QSize pageFor(app::MainWindow& window, const app::ExportTarget& t) {
-    return app::pageSizeKeeping(*t.widget, app::exportFrameFor(window, t.name, t.widget));
+    return app::pageSizeKeeping(*t.widget, app::exportFrameFor(window, t.name, t.widget, t.view));
 }
 
 }  // namespace
@@ -83,10 +84,10 @@ TEST(ExportDialog, WritesAPngOfTheRequestedWidthAndScale) {
     dialog.setPath(dir.filePath(QStringLiteral("timeline.png")));
     const widgets::ExportOptions options = dialog.options();
     EXPECT_EQ(options.format, widgets::ExportFormat::Png);
-    const QString error =
-        widgets::exportView(*dialog.target().widget,
-                            app::exportFrameFor(s.window, dialog.title(), dialog.target().widget),
-                            options, dialog.path());
+    const QString error = widgets::exportView(
+        *dialog.target().widget,
+        app::exportFrameFor(s.window, dialog.title(), dialog.target().widget, dialog.target().view),
+        options, dialog.path());
     ASSERT_TRUE(error.isEmpty()) << error.toStdString();
     const QImage png(dialog.path());
     // 900 px wide, the height in the page's proportion: 800 * 900 / 1200 = 600.
@@ -98,7 +99,8 @@ TEST(ExportDialog, WritesAPngOfTheRequestedWidthAndScale) {
     dialog.setPath(dir.filePath(QStringLiteral("timeline-1x.png")));
     ASSERT_TRUE(
         widgets::exportView(*dialog.target().widget,
-                            app::exportFrameFor(s.window, dialog.title(), dialog.target().widget),
+                            app::exportFrameFor(s.window, dialog.title(), dialog.target().widget,
+                                                dialog.target().view),
                             dialog.options(), dialog.path())
             .isEmpty());
     EXPECT_EQ(QImage(dialog.path()).size(), QSize(1200, 800));
@@ -120,4 +122,23 @@ TEST(ExportDialog, CopyImagePutsTheFramedCurrentViewOnTheClipboard) {
     const app::ExportTarget t = s.window.exportTargets().front();
     EXPECT_EQ(image.size(), pageFor(s.window, t) * s.window.devicePixelRatioF());
     EXPECT_GE(image.height(), s.window.timeline()->height());
+}
+
+TEST(ExportDialog, TheFrameCarriesTheFormulasOfTheViewShown) {
+    ShownSample s;
+    const app::ExportTarget t = s.window.exportTargets().front();
+    ASSERT_EQ(t.view, QStringLiteral("timeline"));
+    const widgets::ExportFrame frame = app::exportFrameFor(s.window, t.name, t.widget, t.view);
+    const std::vector<std::string> expected = analysis::viewFormulas("timeline");
+    ASSERT_FALSE(expected.empty());
+    ASSERT_EQ(frame.formulas.size(), static_cast<qsizetype>(expected.size()));
+    for (size_t i = 0; i < expected.size(); ++i) {
+        EXPECT_EQ(frame.formulas[static_cast<qsizetype>(i)].toStdString(), expected[i]);
+    }
+    // The whole window: the timeline's and the lanes' formulas, each once.
+    const widgets::ExportFrame whole =
+        app::exportFrameFor(s.window, QStringLiteral("w"), &s.window);
+    EXPECT_GE(whole.formulas.size(), frame.formulas.size());
+    QStringList unique = whole.formulas;
+    EXPECT_EQ(unique.removeDuplicates(), 0);
 }

@@ -1,26 +1,36 @@
 #include "vramscope/widgets/notes_panel.h"
 
-#include <QHBoxLayout>
+#include <QGridLayout>
 #include <QHeaderView>
 #include <QKeyEvent>
 #include <QLabel>
-#include <QPushButton>
 #include <QTableView>
+#include <QToolButton>
 #include <QVBoxLayout>
 
 #include "vramscope/widgets/notes_model.h"
 
 namespace vramscope::widgets {
 
+namespace {
+/// A text button without QPushButton's minimum width, so that four of them fit a narrow dock.
+QToolButton* makeButton(const QString& text, QWidget* parent) {
+    auto* b = new QToolButton(parent);
+    b->setText(text);
+    b->setToolButtonStyle(Qt::ToolButtonTextOnly);
+    return b;
+}
+}  // namespace
+
 NotesPanel::NotesPanel(NotesModel* model, QWidget* parent)
     : QWidget(parent),
       m_model(model),
       m_table(new QTableView(this)),
       m_info(new QLabel(this)),
-      m_add(new QPushButton(tr("Add"), this)),
-      m_edit(new QPushButton(tr("Edit…"), this)),
-      m_delete(new QPushButton(tr("Delete"), this)),
-      m_findings(new QPushButton(tr("Place notes for findings"), this)) {
+      m_add(makeButton(tr("Add"), this)),
+      m_edit(makeButton(tr("Edit…"), this)),
+      m_delete(makeButton(tr("Delete"), this)),
+      m_findings(makeButton(tr("Place notes for findings"), this)) {
     m_table->setModel(m_model);
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->setSelectionMode(QAbstractItemView::ExtendedSelection);
@@ -39,12 +49,16 @@ NotesPanel::NotesPanel(NotesModel* model, QWidget* parent)
     m_info->setWordWrap(true);
     m_info->hide();
 
-    auto* buttons = new QHBoxLayout;
-    buttons->addWidget(m_add);
-    buttons->addWidget(m_edit);
-    buttons->addWidget(m_delete);
-    buttons->addStretch(1);
-    buttons->addWidget(m_findings);
+    // Two rows, so that the dock (tabbed with Details at the window's side) stays narrow and the
+    // timeline keeps most of the window.
+    auto* buttons = new QGridLayout;
+    buttons->addWidget(m_add, 0, 0);
+    buttons->addWidget(m_edit, 0, 1);
+    buttons->addWidget(m_delete, 0, 2);
+    buttons->addWidget(m_findings, 1, 0, 1, 3);
+    for (QToolButton* b : {m_add, m_edit, m_delete, m_findings}) {
+        b->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
+    }
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
     layout->addWidget(m_table, 1);
@@ -57,10 +71,10 @@ NotesPanel::NotesPanel(NotesModel* model, QWidget* parent)
     connect(m_table, &QTableView::doubleClicked, this, [this](const QModelIndex& index) {
         emit editRequested(index.data(NotesModel::IdRole).toString());
     });
-    connect(m_add, &QPushButton::clicked, this, &NotesPanel::addRequested);
-    connect(m_findings, &QPushButton::clicked, this, &NotesPanel::findingsRequested);
-    connect(m_delete, &QPushButton::clicked, this, &NotesPanel::deleteRequested);
-    connect(m_edit, &QPushButton::clicked, this, [this] {
+    connect(m_add, &QToolButton::clicked, this, &NotesPanel::addRequested);
+    connect(m_findings, &QToolButton::clicked, this, &NotesPanel::findingsRequested);
+    connect(m_delete, &QToolButton::clicked, this, &NotesPanel::deleteRequested);
+    connect(m_edit, &QToolButton::clicked, this, [this] {
         const std::vector<std::string> ids = selectedIds();
         if (!ids.empty()) {
             emit editRequested(QString::fromStdString(ids.front()));

@@ -8,7 +8,7 @@
 #include <vector>
 
 class QLabel;
-class QPushButton;
+class QToolButton;
 class QTableView;
 
 namespace vramscope::widgets {
@@ -33,10 +33,10 @@ public:
     void setInfo(const QString& text);
     QString info() const;
 
-    QPushButton* addButton() const { return m_add; }
-    QPushButton* editButton() const { return m_edit; }
-    QPushButton* deleteButton() const { return m_delete; }
-    QPushButton* findingsButton() const { return m_findings; }
+    QToolButton* addButton() const { return m_add; }
+    QToolButton* editButton() const { return m_edit; }
+    QToolButton* deleteButton() const { return m_delete; }
+    QToolButton* findingsButton() const { return m_findings; }
 
 signals:
     void jumpRequested(const QString& id);
@@ -54,10 +54,10 @@ private:
     NotesModel* m_model;
     QTableView* m_table;
     QLabel* m_info;
-    QPushButton* m_add;
-    QPushButton* m_edit;
-    QPushButton* m_delete;
-    QPushButton* m_findings;
+    QToolButton* m_add;
+    QToolButton* m_edit;
+    QToolButton* m_delete;
+    QToolButton* m_findings;
 };
 
 }  // namespace vramscope::widgets
