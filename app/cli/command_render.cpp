@@ -128,9 +128,11 @@ int runRender(CommandContext& ctx) {
     if (auto range = args->value("--range")) {
         request.range = parseTimeRange(*range, job->durationNs);
         if (!request.range)
-            return usageError(
-                ctx, "--range wants START:END with units, e.g. 1.2s:3.4s, not '" + *range + "'",
-                help);
+            return usageError(ctx,
+                              "--range wants START:END, times with units and END after START, e.g. "
+                              "1.2s:3.4s, not '" +
+                                  *range + "'",
+                              help);
     }
     if (auto gpu = args->value("--gpu")) {
         const std::optional<analysis::GpuKey> key = parseGpu(*gpu, *job);

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <ostream>
 
+#include "vramscope/analysis/auto_notes.h"
 #include "vramscope/analysis/job_title.h"
 
 namespace vramscope::app {
@@ -142,8 +143,11 @@ bool readJobNotes(CommandContext& ctx, const std::vector<std::string>& paths,
     const std::string prefix = "vramscope-cli " + ctx.command + ": ";
     std::string path = notesPath.value_or(trace::notesSidecarPath(paths));
     std::error_code ec;
-    if (!notesPath && (path.empty() || !std::filesystem::is_regular_file(path, ec)))
+    if (!notesPath && (path.empty() || !std::filesystem::is_regular_file(path, ec))) {
+        // No sidecar: the notes a converted .vscope carries, as the app shows them.
+        notes = analysis::notesInTraces(job);
         return true;
+    }
     size_t skipped = 0;
     auto doc = trace::readNotesFile(path, &skipped);
     if (!doc.ok()) {

@@ -256,7 +256,20 @@ Result<NotesDocument> parseNotes(std::string_view json, const std::string& name,
         root = Json::parse(json.begin(), json.end());
     } catch (const Json::parse_error& e) {
         // nlohmann's byte is 1-based and points just past where parsing stopped.
-        return corrupt(name, "is not valid JSON: " + std::string(e.what()))
+        // The parser quotes the bytes it read last; invalid UTF-8 among them is escaped so that
+        // the message stays text.
+        std::string what;
+        for (const unsigned char c : std::string_view(e.what())) {
+            if (c >= 0x80 || c < 0x20) {
+                static const char* digits = "0123456789abcdef";
+                what += "\\x";
+                what += digits[c >> 4];
+                what += digits[c & 15];
+            } else {
+                what += static_cast<char>(c);
+            }
+        }
+        return corrupt(name, "is not valid JSON: " + what)
             .atByte(e.byte > 0 ? static_cast<int64_t>(e.byte) - 1 : 0);
     }
     if (!root.is_object() || !root.contains("format") || root["format"] != kNotesFormatName) {

@@ -12,6 +12,7 @@
 #include "vramscope/widgets/gap_table_model.h"
 #include "vramscope/widgets/leak_panel.h"
 #include "vramscope/widgets/memory_plot.h"
+#include "vramscope/widgets/note_marks.h"
 #include "vramscope/widgets/segment_panel.h"
 #include "vramscope/widgets/timeline_view.h"
 #include "vramscope/widgets/units.h"
@@ -70,7 +71,8 @@ std::vector<trace::Note> notesFor(const ViewRequest& request) {
             continue;
         kept.push_back(note);
     }
-    return kept;
+    // The markers and the list below the view number the notes in one order (by time).
+    return notesInDisplayOrder(std::move(kept));
 }
 
 QString rangeText(const analysis::JobModel& job, const std::optional<TimeRange>& range) {
@@ -157,6 +159,12 @@ QString checkRequest(const analysis::JobModel& job, const ViewRequest& request) 
     if (!renderableViews().contains(request.view))
         return QObject::tr("unknown view \"%1\"; known views: %2")
             .arg(request.view, renderableViews().join(QStringLiteral(", ")));
+    if (request.view == QLatin1String("oom") &&
+        std::none_of(job.gpus.begin(), job.gpus.end(),
+                     [](const analysis::GpuSeries& g) { return !g.ooms.empty(); }))
+        return QObject::tr(
+            "this job has no out-of-memory event; --view flame shows the live set "
+            "at the peak");
     if (request.gpu.isValid()) {
         const std::vector<analysis::GpuKey> gpus = jobGpus(job);
         if (std::find(gpus.begin(), gpus.end(), request.gpu) == gpus.end()) {

@@ -299,4 +299,39 @@ TEST(ReviewSummary, WrapsAtSpacesIndentingTheRest) {
     EXPECT_EQ(lines[1].rfind("      ", 0), 0u);  // 2 + 4 spaces
 }
 
+TEST(RenderCli, MarkersAndTheNotesListNumberTheNotesAlikeWhateverTheFileOrder) {
+    Job job;
+    // The sidecar lists the later note first; both numberings must follow time.
+    trace::NotesDocument doc = trace::readNotesFile(job.notes).value();
+    std::swap(doc.notes[0], doc.notes[1]);
+    doc.notes[0].startNs = 3'000'000;  // "Look here first" now starts after the point note
+    ASSERT_TRUE(trace::writeNotesFile(job.notes, doc).ok());
+    const std::string out = job.dir / "order.svg";
+    ASSERT_EQ(cli("render " + shq(job.trace) + " --view timeline --notes " + shq(job.notes) +
+                  " -o " + shq(out))
+                  .code,
+              0);
+    const std::string svg = readFile(out);
+    std::smatch marker;
+    std::smatch listed;
+    ASSERT_TRUE(std::regex_search(svg, marker, std::regex(">\\s*1 \u00b7 ([^<]+)<")));
+    ASSERT_TRUE(std::regex_search(svg, listed, std::regex(">\\s*1\\. ([^<(]+)")));
+    EXPECT_EQ(marker[1].str().substr(0, 9), "Staircase");
+    EXPECT_EQ(listed[1].str().substr(0, 9), "Staircase");
+}
+
+TEST(RenderCli, NotesCarriedIntoAConvertedFileAreDrawn) {
+    Job job;
+    fs::copy_file(job.notes, trace::notesSidecarPath({job.trace}));
+    const test::CliRun converted = test::run({"convert", job.trace, "-o", job.dir / "conv.vscope"});
+    ASSERT_EQ(converted.code, 0) << converted.err;
+    const std::string out = job.dir / "conv.svg";
+    const ShellRun r =
+        cli("render " + shq(job.dir / "conv-rank0.vscope") + " --view timeline -o " + shq(out));
+    ASSERT_EQ(r.code, 0) << r.out;
+    const std::string svg = readFile(out);
+    EXPECT_NE(svg.find("Staircase begins"), std::string::npos);
+    EXPECT_NE(svg.find("Look here first"), std::string::npos);
+}
+
 }  // namespace vramscope::app
