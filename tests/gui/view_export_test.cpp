@@ -224,3 +224,21 @@ TEST(ViewExport, PdfDocumentWritesOnePagePerCall) {
         EXPECT_TRUE(pdfText(path).contains(QStringLiteral("peak 1.00 GiB")));
     }
 }
+
+TEST(ViewExport, AVeryLongNoteTitleIsCutSoItStaysOnThePage) {
+    TimelineFixture f;
+    QTemporaryDir dir;
+    ExportFrame frame = testFrame();
+    frame.notes.front().title = std::string(100'000, 'x');  // one word: it cannot wrap
+    const QString path = dir.filePath(QStringLiteral("long.svg"));
+    ExportOptions options;
+    options.format = ExportFormat::Svg;
+    options.size = QSize(1200, 800);
+    ASSERT_EQ(exportView(f.view, frame, options, path), QString());
+    const QString texts = svgTexts(readAll(path));
+    // The list shows at most 120 characters of it, the last an ellipsis.
+    const QRegularExpressionMatch m = QRegularExpression(QStringLiteral("(x+)\u2026")).match(texts);
+    ASSERT_TRUE(m.hasMatch());
+    EXPECT_LE(m.captured(1).size(), 119);
+    EXPECT_FALSE(texts.contains(QString(200, QLatin1Char('x'))));
+}

@@ -24,8 +24,9 @@ namespace {
 
 /// Two ranks with kernels, collectives and allocation events (synthetic_job.h): every view has
 /// data.
-std::shared_ptr<const analysis::JobModel> syntheticJob() {
+std::shared_ptr<const analysis::JobModel> syntheticJob(uint64_t capacityBytes = 80ull << 30) {
     analysis::SyntheticJobSpec spec;
+    spec.capacityBytes = capacityBytes;
     spec.ranks = 2;
     spec.iterations = 6;
     spec.leakBytesPerIteration = 32ull << 20;
@@ -179,4 +180,18 @@ TEST(ViewRenderer, FlameCaptionTakesTheHeightOfItsTextAtTheExportedWidth) {
     // About 200 characters fit in two lines of a 1300 px wide label.
     ASSERT_GT(caption->width(), 1000);
     EXPECT_LE(caption->height(), 2 * caption->fontMetrics().lineSpacing() + 4) << caption->height();
+}
+
+TEST(ViewRenderer, TheTimelineLegendExplainsOnlyTheCapacityLinesThatAreDrawn) {
+    for (const uint64_t capacity : {80ull << 30, 0ull}) {
+        ViewRequest request;
+        request.view = QStringLiteral("timeline");
+        BuiltView built = buildView(syntheticJob(capacity), request, QSize(1200, 800));
+        ASSERT_TRUE(built.view) << built.error.toStdString();
+        const QString legend = built.view->frame().legend.join(QLatin1Char(' '));
+        EXPECT_EQ(legend.contains(QStringLiteral("Top line: device capacity")), capacity > 0)
+            << legend.toStdString();
+        EXPECT_EQ(legend.contains(QStringLiteral("names no device capacity")), capacity == 0)
+            << legend.toStdString();
+    }
 }

@@ -17,6 +17,8 @@ constexpr int kGap = 8;
 /// A note's text beyond this is cut with an ellipsis: the page lists notes, the sidecar keeps
 /// them whole.
 constexpr int kNoteTextChars = 300;
+/// A title beyond this is cut too: one unbroken word cannot wrap, and would run off the page.
+constexpr int kNoteTitleChars = 120;
 
 QFont pixelFont(const QFont& base, int pixels, bool bold = false) {
     QFont font = base;
@@ -77,6 +79,8 @@ QString exportNotesText(const std::vector<trace::Note>& notes) {
             title = text.section(QLatin1Char('.'), 0, 0);
         if (text.size() > kNoteTextChars)
             text = text.left(kNoteTextChars - 1) + QChar(0x2026);
+        if (title.size() > kNoteTitleChars)
+            title = title.left(kNoteTitleChars - 1) + QChar(0x2026);
         QString line = QStringLiteral("%1. %2 (%3)").arg(number).arg(title, noteWhere(note));
         if (note.generated)
             line += QObject::tr(" [generated]");

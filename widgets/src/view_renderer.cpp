@@ -42,12 +42,21 @@ std::vector<analysis::GpuKey> jobGpus(const analysis::JobModel& job) {
 }
 
 /// What a view shows that its own drawing does not explain.
-QStringList legendFor(const QString& view) {
-    if (view == QLatin1String("timeline") || view == QLatin1String("roles"))
-        return {QObject::tr("Top line: device capacity; dashed line: %1 % of capacity; red marks: "
-                            "out-of-memory events; bars above the plots: NVTX ranges and "
-                            "iterations.")
-                    .arg(100.0 * analysis::kCapacityWarningShare, 0, 'f', 0)};
+QStringList legendFor(const QString& view, const analysis::JobModel& job) {
+    if (view == QLatin1String("timeline") || view == QLatin1String("roles")) {
+        const bool capacityKnown =
+            std::any_of(job.gpus.begin(), job.gpus.end(),
+                        [](const analysis::GpuSeries& g) { return g.memory.capacityBytes > 0; });
+        // Only lines that are drawn are explained: a PyTorch snapshot names no capacity.
+        const QString capacity =
+            capacityKnown ? QObject::tr(
+                                "Top line: device capacity; dashed line: %1 % of "
+                                "capacity; ")
+                                .arg(100.0 * analysis::kCapacityWarningShare, 0, 'f', 0)
+                          : QObject::tr("No capacity line: the trace names no device capacity; ");
+        return {capacity + QObject::tr("red marks: out-of-memory events; bars above the plots: "
+                                       "NVTX ranges and iterations.")};
+    }
     if (view == QLatin1String("lanes"))
         return {
             QObject::tr("Per GPU: a compute row, a communication row and a memory-copy row; "
@@ -247,7 +256,7 @@ BuiltView buildView(std::shared_ptr<const analysis::JobModel> job, const ViewReq
         frame.title += QStringLiteral(" \u00b7 ") + gpuLabel(*job, request.gpu);
     frame.traceName =
         request.traceName.isEmpty() ? QString::fromStdString(job->title) : request.traceName;
-    frame.legend = legendFor(request.view);
+    frame.legend = legendFor(request.view, *job);
     frame.notes = notes;
     for (const std::string& f : analysis::viewFormulas(base))
         frame.formulas << QString::fromStdString(f);
