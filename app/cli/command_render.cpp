@@ -65,7 +65,8 @@ int runRender(CommandContext& ctx) {
     std::vector<OptionSpec> options = {
         {"--view", true, "NAME", ""},  // help below: it lists the views
         {"--range", true, "A:B", "job time shown, e.g. 1.2s:3.4s (either side may be empty)"},
-        {"--gpu", true, "R:G", "one GPU: rank R (as report prints it), device G"},
+        {"--gpu", true, "R:G",
+         "one GPU: rank R (as report prints it), device G; not for lanes, gaps, advice"},
         {"--notes", true, "FILE",
          "notes sidecar (.vscope-notes.json); default: the one beside "
          "the inputs, when there is one"},

@@ -174,6 +174,15 @@ QString checkRequest(const analysis::JobModel& job, const ViewRequest& request) 
         return QObject::tr(
             "this job has no out-of-memory event; --view flame shows the live set "
             "at the peak");
+    if (request.gpu.isValid() &&
+        (request.view == QLatin1String("lanes") || request.view == QLatin1String("gaps") ||
+         request.view == QLatin1String("advice")))
+        // These views show every GPU of the job (the lanes join the ranks of each collective):
+        // a picture titled with one GPU would say what it does not show.
+        return QObject::tr(
+                   "the %1 view shows every GPU of the job; --gpu applies to timeline, "
+                   "roles, flame, leak and segments")
+            .arg(request.view);
     if (request.gpu.isValid()) {
         const std::vector<analysis::GpuKey> gpus = jobGpus(job);
         if (std::find(gpus.begin(), gpus.end(), request.gpu) == gpus.end()) {

@@ -197,6 +197,10 @@ TEST(RenderCli, BadRequestsExitTwoOrThreeNamingWhatIsWrong) {
     r = cli("render " + in + " --view timeline --gpu 4:0 -o " + shq(out));
     EXPECT_EQ(r.code, 2);
     EXPECT_NE(r.out.find("4:0"), std::string::npos) << r.out;
+    // The lanes show every GPU: a picture of them titled with one GPU is refused.
+    r = cli("render " + in + " --view lanes --gpu 0:0 -o " + shq(out));
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.out.find("shows every GPU"), std::string::npos) << r.out;
     const std::string unwritable = job.dir / "no/such/dir/t.svg";
     r = cli("render " + in + " --view timeline -o " + shq(unwritable));
     EXPECT_EQ(r.code, 3);
