@@ -1,6 +1,9 @@
 #include "vramscope/widgets/view_renderer.h"
 
+#include <QAbstractButton>
+#include <QComboBox>
 #include <QFontMetrics>
+#include <QLineEdit>
 #include <QWidget>
 
 #include <algorithm>
@@ -275,6 +278,14 @@ BuiltView buildView(std::shared_ptr<const analysis::JobModel> job, const ViewReq
     // The flame and segment panels say their moment in their own caption, inside the view.
     frame.timeRange = rangeText(*job, range);
     widget->setAttribute(Qt::WA_DontShowOnScreen, true);
+    // A picture has nothing to click: the panels' choosers and search fields go (what they
+    // chose is in the frame's title and the captions). Styles draw them from cached pixmaps,
+    // which would also put bitmaps into an SVG or PDF.
+    for (QWidget* control : widget->findChildren<QWidget*>()) {
+        if (qobject_cast<QComboBox*>(control) || qobject_cast<QLineEdit*>(control) ||
+            qobject_cast<QAbstractButton*>(control))
+            control->hide();
+    }
     widget->resize(exportViewSize(frame, pageSize));
     out.view = std::make_unique<RenderedView>(std::move(zoom), std::move(widget), std::move(frame));
     return out;
