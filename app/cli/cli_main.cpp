@@ -34,6 +34,14 @@ VRAMSCOPE_CLI_COMMANDS(VRAMSCOPE_DECLARE_COMMAND)
 // build without Qt keeps the names, so that scripts get a sentence rather than "unknown command".
 namespace {
 int withoutQt(CommandContext& ctx) {
+    const std::string why =
+        "this vramscope-cli was built without Qt (VRAMSCOPE_BUILD_GUI=OFF), so it cannot draw; "
+        "use a build with the GUI";
+    if (!ctx.args.empty() && (ctx.args.front() == "--help" || ctx.args.front() == "-h")) {
+        // Help is an answer, not an error: say what the command would need.
+        ctx.out << "usage: vramscope-cli " << ctx.command << " ...\n\n" << why << ".\n";
+        return kExitSuccess;
+    }
     ctx.err << "vramscope-cli " << ctx.command
             << ": this vramscope-cli was built without Qt (VRAMSCOPE_BUILD_GUI=OFF), so it cannot "
                "draw; use a build with the GUI\n";

@@ -286,6 +286,12 @@ BuiltView buildView(std::shared_ptr<const analysis::JobModel> job, const ViewReq
             qobject_cast<QAbstractButton*>(control))
             control->hide();
     }
+    // Table headers drawn by the style are cached pixmaps too; drawn from a style sheet they are
+    // rectangles and text.
+    widget->setStyleSheet(QStringLiteral(
+        "QHeaderView::section { background-color: palette(button); border: none; "
+        "border-right: 1px solid palette(mid); border-bottom: 1px solid palette(mid); "
+        "padding: 0px 2px; }"));
     widget->resize(exportViewSize(frame, pageSize));
     out.view = std::make_unique<RenderedView>(std::move(zoom), std::move(widget), std::move(frame));
     return out;

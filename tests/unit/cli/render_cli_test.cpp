@@ -338,4 +338,17 @@ TEST(RenderCli, NotesCarriedIntoAConvertedFileAreDrawn) {
     EXPECT_NE(svg.find("Look here first"), std::string::npos);
 }
 
+TEST(RenderCli, PanelsAreDrawnWithoutTheirControlsAndWithoutBitmaps) {
+    Job job;
+    for (const char* view : {"flame", "segments", "leak"}) {
+        const std::string out = job.dir / (std::string(view) + ".svg");
+        const ShellRun r = cli("render " + shq(job.trace) + " --view " + view + " -o " + shq(out));
+        ASSERT_EQ(r.code, 0) << r.out;
+        const std::string svg = readFile(out);
+        // Combo boxes and search fields are drawn from pixmaps by the style: none may be left.
+        EXPECT_EQ(svg.find("<image"), std::string::npos) << view;
+        EXPECT_EQ(svg.find("Search frames"), std::string::npos) << view;
+    }
+}
+
 }  // namespace vramscope::app
