@@ -30,6 +30,10 @@ add_library(vramscope_trace_io STATIC
   ${_tio_dir}/src/trace_reader.cpp
   ${_tio_dir}/src/chunk_decoder.cpp
   ${_tio_dir}/src/fast_chunk_decoder.cpp
+  ${_tio_dir}/src/summary_builder.cpp
+  ${_tio_dir}/src/summary_reader.cpp
+  ${_tio_dir}/src/summary_proto.cpp
+  ${_tio_dir}/src/job_index.cpp
 )
 add_library(vramscope::trace_io ALIAS vramscope_trace_io)
 target_include_directories(vramscope_trace_io PUBLIC ${_tio_dir}/include PRIVATE ${_tio_dir}/src)

@@ -561,8 +561,14 @@ Status TraceWriter::flush() {
     return m_impl->sink->flush();
 }
 
-Status writeTraceFile(const std::string& path, const TraceData& data,
-                      const WriterOptions& options) {
+Status TraceWriter::finish(const std::vector<DeviceAnalysisSummary>& analysis) {
+    // Summary frames are not written yet (trace/summary.h): finishing is a flush.
+    (void)analysis;
+    return flush();
+}
+
+Status writeTraceFile(const std::string& path, const TraceData& data, const WriterOptions& options,
+                      const std::vector<DeviceAnalysisSummary>& analysis) {
     const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
         return Error::make(ErrorCode::Io, path,
@@ -574,7 +580,7 @@ Status writeTraceFile(const std::string& path, const TraceData& data,
         s = writer.writeEvents(data);
     }
     if (s.ok()) {
-        s = writer.flush();
+        s = writer.finish(analysis);
     }
     if (!s.ok()) {
         Error e = s.error();
@@ -584,13 +590,14 @@ Status writeTraceFile(const std::string& path, const TraceData& data,
     return Status::success();
 }
 
-std::string writeTraceBytes(const TraceData& data, const WriterOptions& options) {
+std::string writeTraceBytes(const TraceData& data, const WriterOptions& options,
+                            const std::vector<DeviceAnalysisSummary>& analysis) {
     std::string out;
     TraceWriter writer(makeStringSink(out), options);
     // A string sink cannot fail; an error here (out of memory) leaves a shorter, still readable
     // byte string.
-    if (writer.writeHeader(data.header).ok()) {
-        (void)writer.writeEvents(data);
+    if (writer.writeHeader(data.header).ok() && writer.writeEvents(data).ok()) {
+        (void)writer.finish(analysis);
     }
     return out;
 }

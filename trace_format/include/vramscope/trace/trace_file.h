@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "vramscope/trace/device_analysis_summary.h"
 #include "vramscope/trace/error.h"
 #include "vramscope/trace/trace_data.h"
 
@@ -15,7 +16,8 @@ namespace vramscope::trace {
 
 /// Format version this build writes. Readers accept any version with major <= kFormatMajor.
 inline constexpr uint32_t kFormatMajor = 1;
-inline constexpr uint32_t kFormatMinor = 0;
+/// Minor 1 added summary frames and job indexes (trace.proto, Summary, JobIndexEntry).
+inline constexpr uint32_t kFormatMinor = 1;
 /// The 8 magic bytes that open every .vscope file.
 inline constexpr std::string_view kMagic{"\x89VSCOPE\n", 8};
 /// Size of magic + major + minor.
@@ -114,6 +116,9 @@ struct WriterOptions {
     bool compress = true;  ///< zstd-compress frame payloads
     int zstdLevel = 3;
     size_t eventsPerChunk = 65536;  ///< rows of one table per frame, at most
+    /// Add a summary frame after each writeEvents() that wrote events and one at finish()
+    /// (trace/summary.h). Off only for tests of old files.
+    bool summaries = true;
 };
 
 /// Streams one rank's trace as frames. Single-threaded: the capture agent calls it from its
@@ -133,6 +138,10 @@ public:
     /// counters, OOMs, data loss, annotations), split into frames of options.eventsPerChunk rows.
     Status writeEvents(const TraceData& data);
     Status flush();
+    /// Writes the closing summary frame (final = true), carrying `analysis` when given (the
+    /// whole-file analyses of a tool that ran them), then flushes. Call once, last; a writer
+    /// destroyed without finish() leaves the summaries of its last writeEvents().
+    Status finish(const std::vector<DeviceAnalysisSummary>& analysis = {});
     uint64_t bytesWritten() const { return m_bytesWritten; }
     uint64_t framesWritten() const { return m_framesWritten; }
 
@@ -144,10 +153,13 @@ private:
 };
 
 /// Writes a whole in-memory trace to `path` (header, tables, events). Errors name the path.
+/// `analysis`: stored in the closing summary (see TraceWriter::finish).
 Status writeTraceFile(const std::string& path, const TraceData& data,
-                      const WriterOptions& options = {});
+                      const WriterOptions& options = {},
+                      const std::vector<DeviceAnalysisSummary>& analysis = {});
 /// Same, into a string.
-std::string writeTraceBytes(const TraceData& data, const WriterOptions& options = {});
+std::string writeTraceBytes(const TraceData& data, const WriterOptions& options = {},
+                            const std::vector<DeviceAnalysisSummary>& analysis = {});
 
 /// CRC-32C (Castagnoli polynomial 0x1EDC6F41, reflected 0x82F63B78; RFC 3720 appendix B.4) of
 /// `bytes`, continuing from `crc` (0 to start).

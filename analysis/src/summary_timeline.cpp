@@ -1,0 +1,1 @@
+// Memory timelines and stored analyses from summaries (analysis/summary_timeline.h).

@@ -1,0 +1,1 @@
+// vramscope-cli summarize: per-file summaries into a job index, and --merge (job_index.h).

@@ -1,0 +1,1 @@
+// Job index files (trace/job_index.h).

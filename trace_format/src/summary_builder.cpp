@@ -1,0 +1,1 @@
+// SummaryBuilder and summarizeTrace (trace/summary.h).

@@ -1,0 +1,1 @@
+// TraceSummary <-> the Summary message of trace.proto (summary_proto.h).

@@ -1,0 +1,1 @@
+// readTraceSummary, readTraceFrames and the frame filters (trace/summary.h).
