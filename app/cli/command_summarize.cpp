@@ -59,6 +59,13 @@ std::string fileStart(const std::string& path, size_t n) {
     return head;
 }
 
+/// A header without a rank takes the one its file name gives (openJob's rule: rank-3, rank3, ...).
+void setRankFromName(trace::JobIndexEntry& e, const std::string& path) {
+    if (e.summary.header.rank == trace::kUnknownRank) {
+        e.summary.header.rank = trace::rankFromFileName(path);
+    }
+}
+
 /// One rank file summarised: its stored summary when it has one, else one computed from its
 /// events (any supported format), with the whole-file analyses. `how` says which, for progress.
 trace::JobIndexEntry summarizeFile(const std::string& path, const std::string& indexDir,
@@ -85,6 +92,7 @@ trace::JobIndexEntry summarizeFile(const std::string& path, const std::string& i
         auto stored = trace::readTraceSummary(path, options);
         if (stored && stored->found) {
             e.summary = std::move(stored->summary);
+            setRankFromName(e, path);
             how = e.summary.final ? "stored summary" : "stored summaries up to the cut";
             if (!stored->report.complete) {
                 how += "; " + stored->report.summary();
@@ -95,11 +103,12 @@ trace::JobIndexEntry summarizeFile(const std::string& path, const std::string& i
     auto loaded = trace::openTrace(path, options);
     if (!loaded) {
         e.problem = loaded.error().describe();
-        e.summary.header.rank = trace::rankFromFileName(path);
+        setRankFromName(e, path);
         how = "not summarised";
         return e;
     }
     e.summary = trace::summarizeTrace(loaded->data);
+    setRankFromName(e, path);
     e.summary.analysis =
         analysis::analysesForSummary(loaded->data, "vramscope-cli " VRAMSCOPE_VERSION " summarize");
     how = "computed from " + std::to_string(loaded->data.eventCount()) + " events";
