@@ -77,7 +77,7 @@ void expectSameAsFullEvents(const trace::TraceData& data, const std::string& tag
         }
         EXPECT_EQ(steps, f.allocated.size());
 
-        const auto iterations = findIterations(data, f.device);
+        auto iterations = findIterations(data, f.device);
         ASSERT_TRUE(iterations.ok());
         const LeakReport leak = analyzeLeak(data, f.device, *iterations);
         const trace::DeviceAnalysisSummary* stored = storedAnalysis(summary, f.device);
