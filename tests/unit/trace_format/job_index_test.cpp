@@ -101,7 +101,7 @@ TEST(JobIndex, RoundTripKeepsEveryEntrySortedByRank) {
 /// An index large enough for several entry frames, and the entries in it.
 std::pair<fs::path, JobIndex> bigIndex(const fs::path& dir) {
     JobIndex index;
-    const JobIndexEntry model = syntheticEntry(0, 40);
+    const JobIndexEntry model = syntheticEntry(0, 1000);  // ~10 KB of summary per entry
     for (int r = 0; r < 300; ++r) {
         JobIndexEntry e = model;
         e.summary.header.rank = RankId{r};
@@ -184,7 +184,7 @@ TEST(JobIndex, TraceFileIsRefusedAsUnsupported) {
 
 TEST(JobIndex, MergeKeepsNewestEntryPerFileAndRebasesPaths) {
     JobIndexEntry old0 = syntheticEntry(0);
-    old0.path = "../run/rank0.vscope";
+    old0.path = "../../run/rank0.vscope";
     old0.modifiedUnixNs = 100;
     JobIndexEntry new0 = syntheticEntry(0);
     new0.path = "/job/run/rank0.vscope";  // the same file, named absolutely
@@ -198,7 +198,7 @@ TEST(JobIndex, MergeKeepsNewestEntryPerFileAndRebasesPaths) {
     b.ranks = {new0};
     const JobIndex merged = mergeJobIndexes({{"/job/parts/a", a}, {"/job/run", b}}, "/job");
     ASSERT_EQ(merged.ranks.size(), 2u);
-    // /job/parts/a/../run/rank0.vscope is /job/run/rank0.vscope: one file, the newer entry.
+    // /job/parts/a/../../run/rank0.vscope is /job/run/rank0.vscope: one file, the newer entry.
     EXPECT_EQ(merged.ranks[0].path, "run/rank0.vscope");
     EXPECT_EQ(merged.ranks[0].fileBytes, 4242u);
     EXPECT_EQ(merged.ranks[0].modifiedUnixNs, 200);
