@@ -31,7 +31,7 @@ now() { date +%s.%N; }
 t0=$(now)
 "$cli" synth --ranks "$ranks" --events "$((ranks * per))" --noise -o "$work/run" >/dev/null
 t1=$(now)
-ls "$work"/run/rank*.vscope | xargs -P "$parallel" -I{} "$cli" summarize --quiet {} -o {}.vscope-index
+ls "$work"/run/rank*.vscope | xargs -P "$parallel" -I{} "$cli" summarize --quiet {} -o {}.vscope-index >/dev/null
 t2=$(now)
 "$cli" summarize --merge "$work"/run/*.vscope-index -o "$work/job.vscope-index" >/dev/null
 t3=$(now)
