@@ -12,23 +12,12 @@ using trace::SummaryBlock;
 
 namespace {
 
-/// The envelope of (device, level, origin) in `summary.memory`, nullptr when there is none.
-const MemoryEnvelope* findEnvelope(const trace::TraceSummary& summary, DeviceIndex device,
-                                   MemoryLevel level, SeriesOrigin origin) {
-    for (const auto& e : summary.memory) {
-        if (e.device == device && e.level == level && e.origin == origin) {
-            return &e;
-        }
-    }
-    return nullptr;
-}
-
 /// The envelope that draws (device, level): the producer's counter wins over the running sum of
 /// events, as in buildMemoryTimelines. An envelope that saw nothing does not count.
 const MemoryEnvelope* drawnEnvelope(const trace::TraceSummary& summary, DeviceIndex device,
                                     MemoryLevel level, SeriesSource& source) {
     for (const SeriesOrigin origin : {SeriesOrigin::ProducerCounter, SeriesOrigin::MemoryEvents}) {
-        const MemoryEnvelope* e = findEnvelope(summary, device, level, origin);
+        const MemoryEnvelope* e = summary.envelope(device, level, origin);
         if (e != nullptr && (e->events > 0 || !e->blocks.empty())) {
             source = origin == SeriesOrigin::ProducerCounter ? SeriesSource::ProducerCounter
                                                              : SeriesSource::MemoryEvents;
@@ -92,7 +81,7 @@ std::vector<SummaryTimeline> summaryTimelines(const trace::TraceSummary& summary
             takeLevel(reserved, tl.reserved, tl.peakReservedBytes, tl.peakReservedTimeNs);
         // Memory events of both levels, whichever series draws (as MemoryTimeline counts them).
         for (const MemoryLevel level : {MemoryLevel::Allocated, MemoryLevel::Reserved}) {
-            if (const auto* e = findEnvelope(summary, device, level, SeriesOrigin::MemoryEvents)) {
+            if (const auto* e = summary.envelope(device, level, SeriesOrigin::MemoryEvents)) {
                 tl.memoryEvents += e->events;
             }
         }
