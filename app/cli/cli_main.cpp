@@ -15,6 +15,7 @@
     X("report", runReport, "per-device peaks of allocated and reserved memory (text or JSON)")    \
     X("synth", runSynth, "write a deterministic synthetic training job, one .vscope per rank")    \
     X("convert", runConvert, "import any supported input and write .vscope, one file per rank")   \
+    X("summarize", runSummarize, "a job index of rank files' summaries; --merge joins indexes")   \
     X("flame", runFlame, "the live set at the peak, an OOM or a time as a flame tree")            \
     X("segments", runSegments, "reserved segments, free blocks and fragmentation at a time/OOM")  \
     X("check", runCheck, "pass/fail rules for CI: peak, leak, exposed communication")             \

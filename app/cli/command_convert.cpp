@@ -6,6 +6,7 @@
 #include "cli_command.h"
 #include "vramscope/analysis/auto_notes.h"
 #include "vramscope/analysis/job_model.h"
+#include "vramscope/analysis/summary_timeline.h"
 #include "vramscope/trace/notes.h"
 #include "vramscope/trace/trace_file.h"
 
@@ -129,7 +130,10 @@ int runConvert(CommandContext& ctx) {
              analysis::annotationsForRank(*notes, static_cast<int>(i), axis.toJobNs[i])) {
             job->ranks[i].trace.data.annotations.push_back(std::move(a));
         }
-        if (auto status = trace::writeTraceFile(path, rt.trace.data, writerOptions); !status.ok()) {
+        const auto analyses = analysis::analysesForSummary(
+            rt.trace.data, "vramscope-cli " VRAMSCOPE_VERSION " convert");
+        if (auto status = trace::writeTraceFile(path, rt.trace.data, writerOptions, analyses);
+            !status.ok()) {
             ctx.err << "vramscope-cli convert: cannot write " << status.error().describe() << "\n";
             return kExitUnreadable;
         }

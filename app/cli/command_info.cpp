@@ -1,9 +1,11 @@
 // vramscope-cli info: what a trace holds (header, devices, event counts, time span, data loss).
 #include <array>
+#include <filesystem>
 #include <ostream>
 
 #include "cli_command.h"
 #include "device_report.h"
+#include "vramscope/trace/summary.h"
 
 namespace vramscope::app {
 
@@ -58,6 +60,22 @@ Json eventCounts(const TraceData& d) {
     return j;
 }
 
+/// Whether the file stores summary frames: {"frames", "final", "analyses"}, or null when it has
+/// none (another format, a .vscope written before format 1.1, an archive member).
+Json summaryInfo(const trace::RankTrace& rt) {
+    std::error_code ec;
+    if (rt.format != trace::InputFormat::Vscope || !std::filesystem::is_regular_file(rt.path, ec)) {
+        return nullptr;
+    }
+    auto read = trace::readTraceSummary(rt.path);
+    if (!read || !read->found) {
+        return nullptr;
+    }
+    return {{"frames", read->summary.summaryFrames},
+            {"final", read->summary.final},
+            {"analyses", !read->summary.analysis.empty()}};
+}
+
 Json rankInfo(const trace::RankTrace& rt) {
     const TraceData& d = rt.trace.data;
     const auto& h = d.header;
@@ -107,6 +125,7 @@ Json rankInfo(const trace::RankTrace& rt) {
                  {"frames_loaded", report.framesLoaded},
                  {"frames_skipped", report.framesSkipped},
                  {"summary", report.summary()}};
+    j["summaries"] = summaryInfo(rt);
     j["data_loss"] = Json::array();
     for (const auto& l : d.dataLoss) {
         j["data_loss"].push_back(dataLossJson(l));
@@ -178,6 +197,14 @@ void writeText(const Json& info, std::ostream& os) {
        << (read["complete"].get<bool>() ? ", complete" : ", INCOMPLETE") << "\n";
     if (!read["summary"].get<std::string>().empty()) {
         os << "                " << read["summary"].get<std::string>() << "\n";
+    }
+    if (const auto& sum = info["summaries"]; sum.is_null()) {
+        os << "  summaries:    none (computed from the events when opened)\n";
+    } else {
+        os << "  summaries:    " << sum["frames"].dump() << " frames, "
+           << (sum["final"].get<bool>() ? "final"
+                                        : "cut (no closing summary: the writer did not finish)")
+           << (sum["analyses"].get<bool>() ? ", with analyses" : "") << "\n";
     }
     os << "  data loss:" << (info["data_loss"].empty() ? "    none" : "") << "\n";
     for (const auto& l : info["data_loss"]) {

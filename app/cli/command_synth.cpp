@@ -4,6 +4,7 @@
 #include <ostream>
 
 #include "cli_command.h"
+#include "vramscope/analysis/summary_timeline.h"
 #include "vramscope/analysis/synthetic_job.h"
 #include "vramscope/trace/trace_file.h"
 
@@ -207,7 +208,10 @@ int runSynth(CommandContext& ctx) {
     for (int r = 0; r < spec.ranks; ++r) {
         const trace::TraceData data = analysis::generateSyntheticRank(spec, r);
         const std::string path = outputPathFor(out, "rank" + std::to_string(r));
-        if (auto status = trace::writeTraceFile(path, data, writerOptions); !status.ok()) {
+        const auto analyses =
+            analysis::analysesForSummary(data, "vramscope-cli " VRAMSCOPE_VERSION " synth");
+        if (auto status = trace::writeTraceFile(path, data, writerOptions, analyses);
+            !status.ok()) {
             ctx.err << "vramscope-cli synth: cannot write " << status.error().describe() << "\n";
             return kExitUnreadable;
         }

@@ -581,6 +581,15 @@ Result<LoadedTrace> openTrace(const std::string& path, const ReadOptions& option
     return trace;
 }
 
+bool isJobMemberName(std::string_view fileName) {
+    // The job's notes sidecar (notesSidecarPath: "<dir>/vscope-notes.json") and notes files
+    // beside single traces are JSON too, but not traces.
+    const std::string_view name = baseName(fileName);
+    const bool notesFile =
+        name.size() >= 17 && name.substr(name.size() - 17) == "vscope-notes.json";
+    return isSupportedName(name) && !notesFile;
+}
+
 Result<Job> openJob(const std::vector<std::string>& paths, const ReadOptions& options) {
     Job job;
     if (std::count_if(paths.begin(), paths.end(), isStandardInput) > 1) {
@@ -596,12 +605,7 @@ Result<Job> openJob(const std::vector<std::string>& paths, const ReadOptions& op
         std::vector<std::string> files;
         for (fs::directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec)) {
             std::error_code typeError;
-            const std::string name = it->path().filename().string();
-            // The job's notes sidecar (notesSidecarPath: "<dir>/vscope-notes.json") and notes
-            // files beside single traces are JSON too, but not traces.
-            const bool notesFile =
-                name.size() >= 17 && name.compare(name.size() - 17, 17, "vscope-notes.json") == 0;
-            if (it->is_regular_file(typeError) && isSupportedName(name) && !notesFile) {
+            if (it->is_regular_file(typeError) && isJobMemberName(it->path().filename().string())) {
                 files.push_back(it->path().string());
             }
         }

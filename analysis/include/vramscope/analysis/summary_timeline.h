@@ -51,7 +51,11 @@ std::vector<LodBucket> queryBlocks(const std::vector<trace::SummaryBlock>& block
 
 /// The whole-file analyses of one device as a summary stores them (computed here from every
 /// event: iterations (findIterations with default options), per-iteration baseline and peak and
-/// the leak verdict (analyzeLeak)). What convert, synth and summarize store.
+/// the leak verdict (analyzeLeak)). What convert, synth and summarize store. One entry per GPU
+/// buildMemoryTimelines gives. iterationStartNs/EndNs are the whole IterationSet; baselineBytes
+/// and iterationPeakBytes are LeakReport::iterations, which leaves out iterations that end before
+/// the memory curve's first step, so they align with the last iterations. growthBytes is
+/// LeakReport::growthBytesPerIteration (round(slope) when Staircase, else 0).
 std::vector<trace::DeviceAnalysisSummary> analysesForSummary(const trace::TraceData& data,
                                                              std::string_view analysedBy);
 

@@ -72,4 +72,8 @@ RankId rankFromFileName(std::string_view fileName);
 /// True for names ending in .tar, .tar.gz or .tgz (any case).
 bool isArchiveName(std::string_view fileName);
 
+/// True for the file names a directory contributes to openJob (the supported extensions and
+/// archives; notes sidecars and macOS "._" files are left out). What `summarize DIR` lists too.
+bool isJobMemberName(std::string_view fileName);
+
 }  // namespace vramscope::trace
