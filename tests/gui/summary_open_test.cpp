@@ -31,8 +31,8 @@ constexpr int kBlocksPerIteration = 10;
 
 /// `iterations` iterations 10 us apart on GPU 0: blocks of 1..10 MiB allocated 500 ns apart, then
 /// freed, except one 1 MiB block per iteration that stays (a leak). By hand the allocated peak is
-/// sum(1..10) MiB plus the (iterations - 1) leaked MiB before the last iteration:
-/// (55 + iterations - 1) MiB.
+/// sum(1..10) MiB plus the leaked MiB of every iteration, the last one included (it is allocated
+/// first): (55 + iterations) MiB.
 trace::TraceData sawtooth(int iterations, uint64_t capacity, int rank) {
     trace::TraceData d;
     d.header.rank = trace::RankId{rank};
@@ -58,7 +58,7 @@ trace::TraceData sawtooth(int iterations, uint64_t capacity, int rank) {
 }
 
 int64_t handPeak(int iterations) {
-    return (55 + iterations - 1) * kMiB;
+    return (55 + iterations) * kMiB;
 }
 
 /// Writes `data` in small frames (many frames, so that windows select a few).
