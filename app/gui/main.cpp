@@ -14,7 +14,9 @@
 #include "job_loader.h"
 #include "main_window.h"
 #include "notes_controller.h"
+#include "summary_open.h"
 #include "vramscope/trace/input_bytes.h"
+#include "vramscope/trace/job_index.h"
 #include "vramscope/widgets/notes_model.h"
 #include "vramscope/widgets/view_export.h"
 #include "vramscope/widgets/view_renderer.h"
@@ -53,8 +55,11 @@ int renderScreenshot(const QStringList& inputs, const QString& out, QSize size, 
     for (const QString& p : inputs) {
         paths.push_back(p.toStdString());
     }
-    auto loaded =
-        paths.empty() ? vramscope::app::loadBundledSample() : vramscope::app::loadJob(paths);
+    // A job index is pictured as it opens: every rank from its summary, worst first.
+    const bool index = paths.size() == 1 && paths[0].ends_with(vramscope::trace::kJobIndexSuffix);
+    auto loaded = paths.empty() ? vramscope::app::loadBundledSample()
+                  : index       ? vramscope::app::loadIndexOverview(paths[0])
+                                : vramscope::app::loadJob(paths);
     if (!loaded.ok()) {
         // The error names the file already.
         printError(QStringLiteral("cannot open: %1")

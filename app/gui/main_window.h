@@ -32,6 +32,7 @@ class ZoomState;
 namespace vramscope::app {
 
 class JobLoader;
+class SummaryController;
 
 /// One thing File > Export View can picture: its name (the picture's default title) and widget.
 struct ExportTarget {
@@ -61,6 +62,11 @@ public:
     const std::shared_ptr<const analysis::JobModel>& job() const { return m_job; }
     /// The inputs the shown job was opened from (empty for the bundled sample).
     const QStringList& currentPaths() const { return m_currentPaths; }
+
+    /// How the shown file was opened from summaries (overview, window, job index).
+    SummaryController* summaries() const { return m_summaries; }
+    /// Shows the banner again (the summary note changed).
+    void refreshBanner() { updateBanner(); }
 
     widgets::ZoomState* zoomState() const { return m_zoom; }
     widgets::TimelineView* timeline() const { return m_timeline; }
@@ -134,6 +140,7 @@ private:
     widgets::ZoomState* m_zoom = nullptr;
     std::shared_ptr<const analysis::JobModel> m_job;
     JobLoader* m_loader = nullptr;
+    SummaryController* m_summaries = nullptr;
     QProgressDialog* m_progress = nullptr;
 
     QTabWidget* m_tabs = nullptr;

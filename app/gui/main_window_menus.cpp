@@ -6,6 +6,7 @@
 #include <QDockWidget>
 #include <QFileDialog>
 #include <QHeaderView>
+#include <QInputDialog>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
@@ -21,6 +22,8 @@
 #include "data_export_dialog.h"
 #include "export_dialog.h"
 #include "main_window.h"
+#include "summary_controller.h"
+#include "summary_open.h"
 #include "vramscope/widgets/device_tree_model.h"
 #include "vramscope/widgets/timeline_view.h"
 #include "vramscope/widgets/zoom_state.h"
@@ -72,7 +75,8 @@ void MainWindow::createMenus() {
     QAction* open = file->addAction(tr("&Open…"), this, [this] {
         const QStringList files = QFileDialog::getOpenFileNames(
             this, tr("Open traces (several files = one job)"), QString(),
-            tr("Traces (*.vscope *.json *.json.gz *.pickle *.pickle.gz *.pkl *.sqlite *.tar.gz "
+            tr("Traces and job indexes (*.vscope *.vscope-index *.json *.json.gz *.pickle "
+               "*.pickle.gz *.pkl *.sqlite *.tar.gz "
                "*.tgz);;Nsight Systems SQLite exports (*.sqlite);;All files (*)"));
         if (!files.isEmpty()) {
             openPaths(files);
@@ -88,6 +92,18 @@ void MainWindow::createMenus() {
     });
     m_recentMenu = file->addMenu(tr("Open &Recent"));
     file->addAction(tr("Open the Bundled &Sample"), this, [this] { openPaths({}); });
+    file->addAction(tr("Memory &Budget…"), this, [this] {
+        // Settings: above this estimate of a file's events only the window zoomed into loads.
+        bool ok = false;
+        const double gib = QInputDialog::getDouble(
+            this, tr("Memory budget"),
+            tr("Memory for events, GiB (default a quarter of this machine's memory, %1 GiB):")
+                .arg(double(defaultMemoryBudgetBytes()) / double(1ULL << 30), 0, 'f', 1),
+            double(memoryBudgetBytes()) / double(1ULL << 30), 0.01, 1e6, 2, &ok);
+        if (ok) {
+            setMemoryBudgetBytes(static_cast<uint64_t>(gib * double(1ULL << 30)));
+        }
+    });
     file->addSeparator();
     file->addAction(tr("Save &Screenshot…"), this, [this] {
         const QString path =
@@ -132,6 +148,9 @@ void MainWindow::createMenus() {
 }
 
 void MainWindow::createViewActions(QMenu* view) {
+    view->addAction(m_summaries->backToIndexAction());
+    addAction(m_summaries->backToIndexAction());
+    view->addSeparator();
     auto addNav = [this, view](const QString& text, const QKeySequence& key, auto fn) {
         QAction* a = view->addAction(text, this, fn);
         a->setShortcut(key);
