@@ -328,7 +328,8 @@ void SummaryController::updateNote() {
     QStringList lines;
     if (m_shown == Shown::Window) {
         lines.append(tr("Events of the window on screen only (%1 frames; memory allocated before "
-                        "them and never freed in them is not counted); zoom out for the overview.")
+                        "the window shows as one pre-existing allocation per GPU, its size from "
+                        "the summaries); zoom out for the overview.")
                          .arg(m_windowFrames.size()));
     } else if (!m_overBudget) {
         lines.append(tr("Overview from the file's summaries; the events are loading."));

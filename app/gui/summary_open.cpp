@@ -10,6 +10,7 @@
 #include <numeric>
 
 #include "vramscope/analysis/summary_timeline.h"
+#include "vramscope/analysis/summary_window.h"
 #include "vramscope/analysis/text_format.h"
 #include "vramscope/trace/job_index.h"
 
@@ -231,10 +232,14 @@ std::vector<uint64_t> framesForWindow(const trace::TraceSummary& summary, int64_
 
 trace::Result<std::shared_ptr<const analysis::JobModel>> loadWindow(
     const std::string& path, const trace::TraceSummary& summary, int64_t t0, int64_t t1) {
-    auto loaded = trace::readTraceFrames(path, summary, trace::framesOverlapping(t0, t1));
+    // Read from the summary block in force at t0, so that the window's levels can be anchored
+    // to the whole file's (memory alive before the window is in no frame of it).
+    const int64_t readFrom = analysis::windowReadStart(summary, t0);
+    auto loaded = trace::readTraceFrames(path, summary, trace::framesOverlapping(readFrom, t1));
     if (!loaded.ok()) {
         return loaded.error();
     }
+    analysis::anchorWindowMemory(loaded->data, summary, readFrom, t1);
     trace::Job job;
     trace::RankTrace rank;
     rank.path = path;
