@@ -2,14 +2,13 @@
 
 #include <algorithm>
 #include <map>
-#include <unordered_map>
 
 #include "vramscope/trace/importers.h"
+#include "vramscope/trace/memory_running_sum.h"
 
 namespace vramscope::analysis {
 
 using trace::CounterKind;
-using trace::MemoryAction;
 using trace::MemoryKind;
 using trace::MemoryLevel;
 using trace::TraceData;
@@ -74,27 +73,11 @@ StepSeries seriesFromEvents(const TraceData& data, std::vector<uint32_t>& indice
     StepSeries s;
     s.timeNs.reserve(indices.size());
     s.bytes.reserve(indices.size());
-    std::unordered_map<uint64_t, uint64_t> live;  // address -> size at alloc
-    int64_t sum = 0;
-    int64_t lowest = 0;
-    uint64_t unmatched = 0;
+    trace::MemoryRunningSum sum;
     for (uint32_t i : indices) {
-        if (m.action[i] == MemoryAction::Alloc) {
-            live[m.address[i]] = m.sizeBytes[i];
-            sum += static_cast<int64_t>(m.sizeBytes[i]);
-        } else {
-            auto it = live.find(m.address[i]);
-            if (it != live.end()) {
-                sum -= static_cast<int64_t>(it->second);
-                live.erase(it);
-            } else {
-                sum -= static_cast<int64_t>(m.sizeBytes[i]);
-                ++unmatched;
-            }
-        }
-        lowest = std::min(lowest, sum);
-        pushStep(s, m.timestampNs[i], sum);
+        pushStep(s, m.timestampNs[i], sum.apply(m.action[i], m.address[i], m.sizeBytes[i]));
     }
+    const int64_t lowest = sum.lowest();
     if (lowest < 0) {
         for (auto& b : s.bytes) {
             b -= lowest;
@@ -104,7 +87,7 @@ StepSeries seriesFromEvents(const TraceData& data, std::vector<uint32_t>& indice
         *preTraceBytes = -lowest;
     }
     if (unmatchedFrees != nullptr) {
-        *unmatchedFrees = unmatched;
+        *unmatchedFrees = sum.unmatchedFrees();
     }
     return s;
 }
@@ -117,16 +100,13 @@ StepSeries seriesFromCounters(const TraceData& data, std::vector<uint32_t>& indi
     s.timeNs.reserve(indices.size());
     s.bytes.reserve(indices.size());
     for (uint32_t i : indices) {
-        const double v = c.value[i];
-        // Counter values are doubles in the file; a byte total is a whole, non-negative number.
-        const int64_t bytes = v > 0 && v < 9.2e18 ? static_cast<int64_t>(v + 0.5) : 0;
-        pushStep(s, c.timestampNs[i], bytes);
+        pushStep(s, c.timestampNs[i], trace::counterBytes(c.value[i]));
     }
     return s;
 }
 
 bool isTimelineEvent(const TraceData& data, size_t i) {
-    return data.memory.kind[i] != MemoryKind::DeviceStatic;
+    return trace::isTimelineMemoryKind(data.memory.kind[i]);
 }
 
 /// Per device: event indices of each level and counter indices of each kind.

@@ -61,6 +61,14 @@ void CaptureWriter::writeRound(trace::TraceData& out, bool final,
 }
 
 void CaptureWriter::close() {
+    // The closing summary frame marks the file as finished; after a failure the output is not
+    // trusted to take it (the summaries of the last good batch stand).
+    if (m_writer && m_headerWritten && !m_failed) {
+        trace::Status st = m_writer->finish();
+        if (!st.ok()) {
+            fail(st.error());
+        }
+    }
     m_writer.reset();
     if (m_failed) {
         m_notice(std::to_string(m_staging.droppedAfterFailure()) +

@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "chunk_decoder.h"
+#include "summary_proto.h"
 #include "vramscope/trace/trace_file.h"
 #include "vramscope/trace/v1/trace.pb.h"
 
@@ -35,28 +36,6 @@ uint32_t readLe32(const char* p) {
 uint16_t readLe16(const char* p) {
     const auto* u = reinterpret_cast<const unsigned char*>(p);
     return static_cast<uint16_t>(u[0] | (u[1] << 8));
-}
-
-void decodeHeader(const v1::FileHeader& in, FileHeader& out) {
-    out.producer = in.producer();
-    out.host = in.host();
-    out.pid = in.pid();
-    out.rank = RankId{in.rank()};
-    out.localRank = RankId{in.local_rank()};
-    out.worldSize = in.world_size();
-    out.jobId = in.job_id();
-    out.clockDomain = in.clock_domain();
-    out.wallClockAnchorNs = in.wall_clock_anchor_ns();
-    out.anchorTraceNs = in.anchor_trace_ns();
-    out.devices.clear();
-    for (const auto& d : in.devices()) {
-        out.devices.push_back(
-            DeviceInfo{DeviceIndex{d.index()}, d.uuid(), d.name(), d.total_memory_bytes()});
-    }
-    out.captureSettings.clear();
-    for (const auto& kv : in.capture_settings()) {
-        out.captureSettings.emplace_back(kv.key(), kv.value());
-    }
 }
 
 /// Asks Linux to back a large column buffer with transparent huge pages. Filling a loaded
@@ -106,6 +85,12 @@ private:
     /// string or why it could not. m_chunk then holds the header, if the chunk has one.
     std::string applyPayload(std::string_view raw, uint64_t index, detail::ChunkNotes& notes);
     void validateIds();
+    /// Counts the frame at m_offset as loaded and steps past it.
+    void countLoaded(uint64_t frameBytes) {
+        ++m_out.report.framesLoaded;
+        m_out.report.bytesLoaded += frameBytes;
+        m_offset += frameBytes;
+    }
     /// Reserves the event columns for the rows the rest of the file probably holds.
     void reserveAhead();
     void addDataLoss();
@@ -288,20 +273,22 @@ Reader::Outcome Reader::readFrame(uint64_t index, std::optional<Error>& fatal) {
     } else {
         why = unpackPayload(encoding, payload, raw);
     }
+    if (why.empty() && index > 0 && detail::isSummaryFrame(encoding, payload)) {
+        countLoaded(frameBytes);  // read by readTraceSummary, not as events
+        return Outcome::Loaded;
+    }
     if (why.empty()) {
         why = applyPayload(raw, index, notes);
         if (why.empty()) {
             if (index == 0) {
-                decodeHeader(m_chunk.header(), m_out.data.header);
+                detail::headerFromProto(m_chunk.header(), m_out.data.header);
             }
             m_out.report.idsReset += notes.valuesReset;
             if (!notes.tableGap.empty()) {
                 problem(ErrorCode::Corrupt, offset, frame,
                         notes.tableGap + "their ids now name empty entries");
             }
-            ++m_out.report.framesLoaded;
-            m_out.report.bytesLoaded += frameBytes;
-            m_offset += frameBytes;
+            countLoaded(frameBytes);
             reserveAhead();
             return Outcome::Loaded;
         }

@@ -12,6 +12,8 @@
 #include <string>
 #include <utility>
 
+#include "summary_proto.h"
+#include "vramscope/trace/summary.h"
 #include "vramscope/trace/trace_file.h"
 #include "vramscope/trace/v1/trace.pb.h"
 
@@ -196,37 +198,49 @@ void encodeCounters(const CounterSamples& c, size_t b, size_t e, v1::CounterBatc
     }
 }
 
-void encodeHeader(const FileHeader& h, v1::FileHeader* out) {
-    out->set_format_major(kFormatMajor);
-    out->set_format_minor(kFormatMinor);
-    out->set_producer(h.producer);
-    out->set_host(h.host);
-    out->set_pid(h.pid);
-    out->set_rank(toInt(h.rank));
-    out->set_local_rank(toInt(h.localRank));
-    out->set_world_size(h.worldSize);
-    out->set_job_id(h.jobId);
-    out->set_clock_domain(h.clockDomain);
-    out->set_wall_clock_anchor_ns(h.wallClockAnchorNs);
-    out->set_anchor_trace_ns(h.anchorTraceNs);
-    for (const auto& d : h.devices) {
-        auto* pd = out->add_devices();
-        pd->set_index(toInt(d.index));
-        pd->set_uuid(d.uuid);
-        pd->set_name(d.name);
-        pd->set_total_memory_bytes(d.totalMemoryBytes);
-    }
-    for (const auto& [key, value] : h.captureSettings) {
-        auto* kv = out->add_capture_settings();
-        kv->set_key(key);
-        kv->set_value(value);
-    }
-}
-
 /// Rows [i*n, (i+1)*n) of a table of `size` rows, clamped.
 std::pair<size_t, size_t> slice(size_t i, size_t n, size_t size) {
     const size_t b = std::min(size, i * n);
     return {b, std::min(size, b + n)};
+}
+
+/// What event slice `i` (rows [i*n, (i+1)*n) of every table) holds and the times it spans, for
+/// the frame index; `tables`: the chunk also carries table entries.
+FrameIndexEntry describeSlice(const TraceData& d, size_t i, size_t n, bool tables) {
+    FrameIndexEntry f;
+    bool any = false;
+    auto span = [&](TimestampNs begin, TimestampNs end) {
+        f.minNs = any ? std::min(f.minNs, begin) : begin;
+        f.maxNs = any ? std::max(f.maxNs, std::max(begin, end)) : std::max(begin, end);
+        any = true;
+    };
+    auto rows = [&](size_t size, uint32_t bit, auto&& each) {
+        auto [b, e] = slice(i, n, size);
+        if (b < e) {
+            f.contents |= bit;
+        }
+        for (size_t r = b; r < e; ++r) {
+            each(r);
+        }
+    };
+    rows(d.memory.size(), kFrameMemory,
+         [&](size_t r) { span(d.memory.timestampNs[r], d.memory.timestampNs[r]); });
+    rows(d.kernels.size(), kFrameKernels,
+         [&](size_t r) { span(d.kernels.startNs[r], d.kernels.endNs[r]); });
+    rows(d.collectives.size(), kFrameCollectives,
+         [&](size_t r) { span(d.collectives.startNs[r], d.collectives.endNs[r]); });
+    rows(d.ranges.size(), kFrameRanges,
+         [&](size_t r) { span(d.ranges.startNs[r], d.ranges.endNs[r]); });
+    rows(d.counters.size(), kFrameCounters,
+         [&](size_t r) { span(d.counters.timestampNs[r], d.counters.timestampNs[r]); });
+    rows(d.ooms.size(), kFrameOther,
+         [&](size_t r) { span(d.ooms[r].timestampNs, d.ooms[r].timestampNs); });
+    rows(d.dataLoss.size(), kFrameOther, [](size_t) {});
+    rows(d.annotations.size(), kFrameOther, [](size_t) {});
+    if (tables) {
+        f.contents |= kFrameTables;
+    }
+    return f;
 }
 
 void putLe32(std::string& out, uint32_t v) {
@@ -324,12 +338,16 @@ struct TraceWriter::Impl {
     bool headerWritten = false;
     size_t stringsSent = 1;  // strings[0] == "" is implicit
     size_t framesSent = 0;
-    size_t stacksSent = 1;  // stacks[0] == {} is implicit
+    size_t stacksSent = 1;                      // stacks[0] == {} is implicit
+    std::unique_ptr<SummaryBuilder> summaries;  // null: options.summaries is off
+    uint32_t summarySequence = 0;
+    bool finished = false;
 
     ~Impl() { ZSTD_freeCCtx(cctx); }
 
-    /// Serialises `chunk` into one frame and hands it to the sink.
-    Status emitChunk(uint64_t& bytesWritten, uint64_t& framesWritten) {
+    /// Serialises `chunk` into one frame and hands it to the sink; `mayCompress` false keeps it
+    /// raw (summary frames must be, so that a reader finds them from their first byte).
+    Status emitChunk(uint64_t& bytesWritten, uint64_t& framesWritten, bool mayCompress = true) {
         const size_t size = chunk.ByteSizeLong();
         if (size > kMaxFramePayloadBytes) {
             return Error::make(ErrorCode::Limit, "",
@@ -341,7 +359,7 @@ struct TraceWriter::Impl {
         chunk.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(raw.data()));
         frame.clear();
         uint8_t encoding = kEncodingRaw;
-        if (options.compress) {
+        if (options.compress && mayCompress) {
             if (cctx == nullptr) {
                 cctx = ZSTD_createCCtx();
             }
@@ -377,6 +395,15 @@ struct TraceWriter::Impl {
     }
 
     Status writeEvents(const TraceData& data, uint64_t& bytesWritten, uint64_t& framesWritten);
+
+    /// Writes `delta` as one raw summary frame (a Chunk holding only `summary`).
+    Status emitSummary(const TraceSummary& delta, uint64_t& bytesWritten, uint64_t& framesWritten) {
+        chunk.Clear();
+        v1::Summary* out = chunk.mutable_summary();
+        detail::summaryToProto(delta, *out);
+        out->set_sequence(summarySequence++);
+        return emitChunk(bytesWritten, framesWritten, false);
+    }
 };
 
 Status TraceWriter::Impl::writeEvents(const TraceData& data, uint64_t& bytesWritten,
@@ -496,7 +523,24 @@ Status TraceWriter::Impl::writeEvents(const TraceData& data, uint64_t& bytesWrit
             p->set_id(a.id);
             p->set_all_ranks(a.allRanks);
         }
+        const uint64_t offset = bytesWritten;
+        const uint64_t number = framesWritten;
         Status s = emitChunk(bytesWritten, framesWritten);
+        if (!s.ok()) {
+            return s;
+        }
+        if (summaries) {
+            const bool tables = chunk.has_strings() || chunk.has_frames() || chunk.has_stacks();
+            FrameIndexEntry entry = describeSlice(data, i, n, tables);
+            entry.frameNumber = number;
+            entry.offset = offset;
+            entry.frameBytes = static_cast<uint32_t>(bytesWritten - offset);
+            summaries->addFrame(entry);
+        }
+    }
+    if (summaries && chunks > 0) {
+        summaries->addBatch(data);
+        Status s = emitSummary(summaries->takeDelta(false), bytesWritten, framesWritten);
         if (!s.ok()) {
             return s;
         }
@@ -511,6 +555,9 @@ TraceWriter::TraceWriter(std::unique_ptr<ByteSink> sink, WriterOptions options)
     : m_impl(std::make_unique<Impl>()) {
     m_impl->sink = std::move(sink);
     m_impl->options = options;
+    if (options.summaries) {
+        m_impl->summaries = std::make_unique<SummaryBuilder>();
+    }
 }
 
 TraceWriter::~TraceWriter() = default;
@@ -531,7 +578,11 @@ Status TraceWriter::writeHeader(const FileHeader& header) {
         }
         m_bytesWritten += preamble.size();
         m_impl->chunk.Clear();
-        encodeHeader(header, m_impl->chunk.mutable_header());
+        v1::FileHeader* out = m_impl->chunk.mutable_header();
+        detail::headerToProto(header, *out);
+        // The version this build writes, whatever the header was read from.
+        out->set_format_major(kFormatMajor);
+        out->set_format_minor(kFormatMinor);
         m_impl->headerWritten = true;
         return m_impl->emitChunk(m_bytesWritten, m_framesWritten);
     } catch (const std::bad_alloc&) {
@@ -562,9 +613,27 @@ Status TraceWriter::flush() {
 }
 
 Status TraceWriter::finish(const std::vector<DeviceAnalysisSummary>& analysis) {
-    // Summary frames are not written yet (trace/summary.h): finishing is a flush.
-    (void)analysis;
-    return flush();
+    try {
+        if (m_impl->finished) {
+            return Error::make(ErrorCode::Invalid, "", "finish() was already called");
+        }
+        m_impl->finished = true;
+        if (m_impl->summaries && m_impl->headerWritten) {
+            TraceSummary delta = m_impl->summaries->takeDelta(true);
+            delta.analysis = analysis;
+            Status s = m_impl->emitSummary(delta, m_bytesWritten, m_framesWritten);
+            if (!s.ok()) {
+                return s;
+            }
+        }
+        return flush();
+    } catch (const std::bad_alloc&) {
+        return Error::make(ErrorCode::Limit, "", "out of memory while writing the summary")
+            .atRecord(static_cast<int64_t>(m_framesWritten));
+    } catch (const std::exception& e) {
+        return Error::make(ErrorCode::Io, "", std::string("cannot write the summary: ") + e.what())
+            .atRecord(static_cast<int64_t>(m_framesWritten));
+    }
 }
 
 Status writeTraceFile(const std::string& path, const TraceData& data, const WriterOptions& options,

@@ -22,7 +22,7 @@ bool contains(const std::string& s, const std::string& part) {
 }
 
 /// A small uncompressed file of 1 header frame + 4 event frames (5 kernels each, 20 in all),
-/// and where each frame starts.
+/// and where each frame starts (no summary frames: the event framing alone).
 struct FiveFrames {
     std::string bytes;
     std::vector<size_t> starts;  // frame i starts at starts[i]; starts[5] == end of file
@@ -38,7 +38,8 @@ FiveFrames fiveFrames() {
     }
     FiveFrames f;
     std::vector<size_t> ends;
-    TraceWriter w(std::make_unique<RecordingSink>(f.bytes, ends), WriterOptions{false, 3, 5});
+    TraceWriter w(std::make_unique<RecordingSink>(f.bytes, ends),
+                  WriterOptions{false, 3, 5, false});
     EXPECT_TRUE(w.writeHeader(d.header).ok());
     EXPECT_TRUE(w.writeEvents(d).ok());
     f.starts = ends;  // ends[0] is the preamble end == start of frame 0

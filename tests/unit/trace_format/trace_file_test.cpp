@@ -53,8 +53,9 @@ TEST(TraceFile, RoundTripsEveryFieldUncompressedInSeveralChunks) {
     const LoadedTrace out = readOk(bytes);
     expectSameTrace(in, out.data);
     // Header frame, then chunks of 7: the 12 new strings take chunks 0-1 and the events start in
-    // the last strings chunk: ceil(50 / 7) = 8 chunks from chunk 1, so chunks 0-8.
-    EXPECT_EQ(out.report.framesLoaded, 1u + 9u);
+    // the last strings chunk: ceil(50 / 7) = 8 chunks from chunk 1, so chunks 0-8. Then the
+    // summary frame of the batch and the closing one, which count as loaded frames too.
+    EXPECT_EQ(out.report.framesLoaded, 1u + 9u + 2u);
     EXPECT_EQ(out.report.framesSkipped, 0u);
     EXPECT_TRUE(out.report.complete);
     EXPECT_TRUE(out.report.problems.empty());
@@ -72,7 +73,7 @@ TEST(TraceFile, RoundTripsEveryFieldCompressed) {
     const std::string bytes = writeTraceBytes(in, opt);
     const LoadedTrace out = readOk(bytes);
     expectSameTrace(in, out.data);
-    EXPECT_EQ(out.report.framesLoaded, 1u + 4u);
+    EXPECT_EQ(out.report.framesLoaded, 1u + 4u + 2u);  // + 2 summary frames
     EXPECT_TRUE(out.report.problems.empty());
 }
 
@@ -80,7 +81,7 @@ TEST(TraceFile, RoundTripsInOneChunkWithDefaultOptions) {
     const TraceData in = makeFullTrace(30);
     const LoadedTrace out = readOk(writeTraceBytes(in));
     expectSameTrace(in, out.data);
-    EXPECT_EQ(out.report.framesLoaded, 2u);
+    EXPECT_EQ(out.report.framesLoaded, 2u + 2u);  // + the batch's and the closing summary frame
 }
 
 TEST(TraceFile, RoundTripsColumnsLongerThanTheDecoderBlock) {
@@ -129,7 +130,8 @@ TEST(TraceFile, HeaderOnlyTraceRoundTrips) {
     const std::string bytes = writeTraceBytes(in);
     const LoadedTrace out = readOk(bytes);
     expectSameTrace(in, out.data);
-    EXPECT_EQ(out.report.framesLoaded, 1u);
+    // No event frame, so no batch summary: the header and the closing summary frame.
+    EXPECT_EQ(out.report.framesLoaded, 2u);
 }
 
 TEST(TraceFile, WriteEventsSeveralTimesSendsOnlyNewTableEntries) {
@@ -202,6 +204,7 @@ TEST(TraceFile, TimesAndAddressesAreZigzagDeltasWithTheFirstRowAbsolute) {
     in.kernels.append({40, 45, DeviceIndex{0}, 0, 0, KernelCategory::Compute, -1, 0, 0});
     WriterOptions opt;
     opt.compress = false;
+    opt.summaries = false;  // the event frames alone
     const auto chunks = rawChunks(writeTraceBytes(in, opt));
     ASSERT_EQ(chunks.size(), 2u);
     EXPECT_TRUE(chunks[0].has_header());
@@ -232,6 +235,7 @@ TEST(TraceFile, ColumnsWhereEveryRowHasTheDefaultAreLeftEmptyAndReadBackAsDefaul
     }
     WriterOptions opt;
     opt.compress = false;
+    opt.summaries = false;  // the event frames alone
     const std::string bytes = writeTraceBytes(in, opt);
     const auto chunks = rawChunks(bytes);
     ASSERT_EQ(chunks.size(), 2u);

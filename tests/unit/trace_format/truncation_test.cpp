@@ -40,8 +40,9 @@ void checkEveryCut(const Written& w) {
     const size_t size = w.bytes.size();
     // The writer's documented layout with 4 rows per chunk: 12 new strings take chunks 0-2; the
     // 3 frames and 2 stacks start in the last strings chunk (2); the 9 event rows of each table
-    // too, so chunks 2, 3, 4 hold rows 0-3, 4-7, 8. File frame k + 1 is chunk k.
-    ASSERT_EQ(w.ends.size(), 1u + 1u + 5u);
+    // too, so chunks 2, 3, 4 hold rows 0-3, 4-7, 8. File frame k + 1 is chunk k; the batch's
+    // summary frame follows (a cut inside it loses only it).
+    ASSERT_EQ(w.ends.size(), 1u + 1u + 5u + 1u);
     ASSERT_EQ(w.ends.back(), size);
     for (size_t cut = 0; cut <= size; ++cut) {
         SCOPED_TRACE("cut at byte " + std::to_string(cut) + " of " + std::to_string(size));

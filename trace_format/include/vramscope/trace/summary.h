@@ -41,7 +41,7 @@ struct SummaryBlock {
 /// Where a series' values come from (the same precedence as analysis::buildMemoryTimelines: the
 /// producer's counter wins when the device has one).
 enum class SeriesOrigin : uint8_t {
-    MemoryEvents = 1,     ///< running sum of the level's alloc / free events (DeviceStatic left out)
+    MemoryEvents = 1,  ///< running sum of the level's alloc / free events (DeviceStatic left out)
     ProducerCounter = 2,  ///< CounterKind AllocatedBytes / ReservedBytes samples
 };
 
@@ -57,11 +57,14 @@ struct MemoryEnvelope {
     uint64_t events = 0;  ///< events or samples that fed the series
     int64_t peakBytes = 0;
     TimestampNs peakTimeNs = 0;  ///< first time peakBytes was reached
-    int64_t lowestBytes = 0;     ///< lowest step value (0 when the series never went below 0)
+    /// Lowest running sum after any event (not only after a step: the rule of the timelines'
+    /// lift, trace/memory_running_sum.h); 0 when it never went below 0, and for counters.
+    int64_t lowestBytes = 0;
     uint64_t unmatchedFrees = 0;
-    /// Events earlier than the series' last step when they arrived (in a later batch). Non-zero
-    /// means the envelope is not what sorting every event would give: a viewer computes the
-    /// series from the events instead.
+    /// Events earlier than the series' last step when they arrived (in a later batch), or at
+    /// the time of a step already stored in an earlier summary frame (they join the latest step,
+    /// or give a second step at that time). Non-zero means the envelope is not what sorting every
+    /// event would give: a viewer computes the series from the events instead.
     uint64_t outOfOrder = 0;
 };
 
@@ -102,11 +105,11 @@ struct FrameIndexEntry {
 /// cumulative figures of the last summary frame.
 struct TraceSummary {
     FileHeader header;
-    std::vector<MemoryEnvelope> memory;  ///< sorted by (device, level, origin)
-    std::vector<KernelHistogram> kernels;  ///< sorted by (device, category)
-    std::vector<FrameIndexEntry> frames;   ///< in file order
+    std::vector<MemoryEnvelope> memory;           ///< sorted by (device, level, origin)
+    std::vector<KernelHistogram> kernels;         ///< sorted by (device, category)
+    std::vector<FrameIndexEntry> frames;          ///< in file order
     std::vector<DeviceAnalysisSummary> analysis;  ///< empty unless a tool stored it
-    TimestampNs firstNs = 0;  ///< span of every event covered (0/0 when none)
+    TimestampNs firstNs = 0;                      ///< span of every event covered (0/0 when none)
     TimestampNs lastNs = 0;
     /// Rows covered: memory, kernels, collectives, ranges, counters.
     std::array<uint64_t, 5> tableRows{};
