@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <memory>
 #include <new>
 #include <optional>
 #include <string>
@@ -483,6 +484,25 @@ Result<LoadedTrace> Reader::run() {
     return std::move(m_out);
 }
 
+/// Reads from `fd` into dst[got, want) until it is full or the input ends; `got` counts what is
+/// in dst. Returns 0, or the errno of a failed read.
+int readUpTo(int fd, char* dst, size_t want, size_t& got) {
+    while (got < want) {
+        const ssize_t n = ::read(fd, dst + got, want - got);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n < 0) {
+            return errno;
+        }
+        if (n == 0) {
+            return 0;
+        }
+        got += static_cast<size_t>(n);
+    }
+    return 0;
+}
+
 }  // namespace
 
 std::string ReadReport::summary() const {
@@ -548,33 +568,37 @@ Result<LoadedTrace> readTraceFile(const std::string& path, const ReadOptions& op
             return Error::make(ErrorCode::Io, path,
                                std::string("cannot read: ") + std::strerror(err));
         }
-        std::string bytes;
-        if (S_ISREG(st.st_mode) && st.st_size > 0) {
-            bytes.resize(static_cast<size_t>(st.st_size));
+        // A regular file is read up to the size it had when opened (a live trace may grow), into
+        // a buffer that is not zeroed first (read() writes every byte of it); anything else (a
+        // pipe) until its end, growing by doubling.
+        if (S_ISREG(st.st_mode)) {
+            const auto size = static_cast<size_t>(std::max<off_t>(st.st_size, 0));
+            std::unique_ptr<char[]> buffer(new char[std::max<size_t>(size, 1)]);
+            size_t got = 0;
+            const int err = readUpTo(fd, buffer.get(), size, got);
+            ::close(fd);
+            if (err != 0) {
+                return Error::make(ErrorCode::Io, path,
+                                   std::string("cannot read: ") + std::strerror(err))
+                    .atByte(static_cast<int64_t>(got));
+            }
+            return readTraceBytes(std::string_view(buffer.get(), got), path, options);
         }
-        // A regular file is read up to the size it had when opened (a live trace may grow);
-        // anything else until its end.
-        const bool regular = S_ISREG(st.st_mode);
+        std::string bytes;
         size_t used = 0;
-        while (!regular || used < bytes.size()) {
-            if (used == bytes.size()) {
-                bytes.resize(std::max<size_t>(bytes.size() * 2, 1u << 20));
-            }
-            const ssize_t n = ::read(fd, bytes.data() + used, bytes.size() - used);
-            if (n < 0 && errno == EINTR) {
-                continue;
-            }
-            if (n < 0) {
-                const int err = errno;
+        for (;;) {
+            bytes.resize(std::max<size_t>(bytes.size() * 2, 1u << 20));
+            const size_t before = used;
+            const int err = readUpTo(fd, bytes.data(), bytes.size(), used);
+            if (err != 0) {
                 ::close(fd);
                 return Error::make(ErrorCode::Io, path,
                                    std::string("cannot read: ") + std::strerror(err))
                     .atByte(static_cast<int64_t>(used));
             }
-            if (n == 0) {
-                break;
+            if (used < bytes.size() || used == before) {
+                break;  // the end of the stream
             }
-            used += static_cast<size_t>(n);
         }
         ::close(fd);
         bytes.resize(used);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -81,6 +82,23 @@ TEST(TraceFile, RoundTripsInOneChunkWithDefaultOptions) {
     const LoadedTrace out = readOk(writeTraceBytes(in));
     expectSameTrace(in, out.data);
     EXPECT_EQ(out.report.framesLoaded, 2u + 2u);  // + the batch's and the closing summary frame
+}
+
+TEST(TraceFile, RoundTripsColumnsLongerThanTheDecoderBlock) {
+    // The reader decodes columns in blocks of 512 rows: 1,300 rows in one chunk span two whole
+    // blocks and a partial one, and chunks of 700 start a chunk's rows in the middle of a block.
+    const TraceData in = makeFullTrace(1300);
+    for (const size_t perChunk : {size_t{100'000}, size_t{700}}) {
+        WriterOptions opt;
+        opt.eventsPerChunk = perChunk;
+        const LoadedTrace out = readOk(writeTraceBytes(in, opt));
+        expectSameTrace(in, out.data);
+        ASSERT_EQ(out.data.kernels.size(), 1300u);
+        // Every third kernel has no launch time (written as unknown): -1 in memory.
+        EXPECT_EQ(std::count(out.data.kernels.launchNs.begin(), out.data.kernels.launchNs.end(),
+                             TimestampNs{-1}),
+                  1300 / 3);
+    }
 }
 
 TEST(TraceFile, CompressedFramesAreZstdAndSmaller) {
