@@ -3,6 +3,7 @@
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QCoreApplication>
+#include <QEventLoop>
 #include <QIcon>
 #include <QImage>
 #include <QStandardPaths>
@@ -14,6 +15,7 @@
 #include "job_loader.h"
 #include "main_window.h"
 #include "notes_controller.h"
+#include "summary_controller.h"
 #include "summary_open.h"
 #include "vramscope/trace/input_bytes.h"
 #include "vramscope/trace/job_index.h"
@@ -74,7 +76,22 @@ int renderScreenshot(const QStringList& inputs, const QString& out, QSize size, 
     if (!theme.isEmpty()) {
         window.setTheme(theme);
     }
-    window.setJob(job, inputs);  // with its inputs: the notes beside them are drawn too
+    auto* summaries = window.findChild<vramscope::app::SummaryController*>();
+    if (index && summaries) {
+        // Opened as File > Open opens it, so that the banner says what an index shows.
+        QEventLoop loop;
+        bool shown = false;
+        QObject::connect(summaries, &vramscope::app::SummaryController::shownChanged, &loop, [&] {
+            shown = true;
+            loop.quit();
+        });
+        QTimer::singleShot(120000, &loop, &QEventLoop::quit);
+        if (summaries->open(inputs) && !shown) {
+            loop.exec();
+        }
+    } else {
+        window.setJob(job, inputs);  // with its inputs: the notes beside them are drawn too
+    }
     auto* notes = window.findChild<vramscope::app::NotesController*>();
     if (notes) {
         notes->waitForSidecar();

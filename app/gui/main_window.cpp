@@ -341,7 +341,8 @@ void MainWindow::updateBanner() {
         if (!hasEvents(m_job->job) && summaryNote.isEmpty()) {
             lines.append(tr("%1: no events loaded.").arg(QString::fromStdString(m_job->title)));
         }
-        if (widgets::hasNoGpu(*m_job)) {
+        // A model drawn from summaries holds no events: "no GPU" would be wrong of it.
+        if (widgets::hasNoGpu(*m_job) && summaryNote.isEmpty()) {
             lines.append(widgets::noGpuSentence());
         }
         for (const std::string& p : m_job->problems) {
@@ -440,7 +441,9 @@ void MainWindow::updateSelectionReadout() {
     if (!m_zoom->hasSelection()) {
         const widgets::TimeRange v = m_zoom->visibleRange();
         if (m_job && !hasEvents(m_job->job)) {
-            m_selectionLabel->setText(tr("no events loaded"));
+            const bool fromSummaries = m_summaries && !m_summaries->note().isEmpty();
+            m_selectionLabel->setText(fromSummaries ? tr("drawn from summaries")
+                                                    : tr("no events loaded"));
             return;
         }
         m_selectionLabel->setText(

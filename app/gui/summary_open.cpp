@@ -20,14 +20,18 @@ namespace {
 
 constexpr const char* kBudgetKey = "memory/budgetBytes";
 
-/// Steps standing for summary blocks: each block's first value at its start, its highest and
-/// lowest inside it and its last at its end, so that a level-of-detail query over the steps never
-/// shows a narrower envelope than the blocks (the order of highest and lowest inside a block is
-/// not stored; any order draws the same envelope). Times move by `toJob`.
+/// Steps standing for summary blocks, drawn as each block's band: the block's first value at
+/// its start, then its highest and lowest value alternating across it, then its last value at its
+/// end. A block says only that the series stayed within [min, max] over its span, so every part
+/// of the span shows the whole band (a level-of-detail bucket inside the block sees both values)
+/// rather than a made-up shape. Sparse summaries alternate more often so that the band holds at
+/// the widths a screen shows; at most about 8 k extra steps in all. Times move by `toJob`.
 analysis::StepSeries stepsOfBlocks(const std::vector<trace::SummaryBlock>& blocks, int64_t toJob) {
+    const int64_t alternations = std::clamp<int64_t>(
+        4096 / std::max<int64_t>(1, static_cast<int64_t>(blocks.size())), 2, 512);
     analysis::StepSeries s;
-    s.timeNs.reserve(blocks.size() * 4);
-    s.bytes.reserve(blocks.size() * 4);
+    s.timeNs.reserve(blocks.size() * static_cast<size_t>(2 * alternations + 2));
+    s.bytes.reserve(s.timeNs.capacity());
     auto push = [&](int64_t t, int64_t v) {
         if (!s.timeNs.empty() && s.timeNs.back() >= t) {
             // Equal times merge keeping the later value: keep the one further from the
@@ -42,10 +46,12 @@ analysis::StepSeries stepsOfBlocks(const std::vector<trace::SummaryBlock>& block
         const int64_t start = b.startNs + toJob;
         const int64_t end = b.endNs + toJob;
         push(start, b.firstBytes);
-        if (end - start >= 3) {
-            push(start + (end - start) / 3, b.maxBytes);
-            push(start + 2 * (end - start) / 3, b.minBytes);
-        } else if (end > start) {
+        const int64_t span = end - start;
+        const int64_t n = std::min<int64_t>(2 * alternations, span - 1);
+        for (int64_t k = 1; k <= n; ++k) {
+            push(start + span * k / (n + 1), k % 2 == 1 ? b.maxBytes : b.minBytes);
+        }
+        if (n <= 0 && span > 0) {
             push(start, b.maxBytes);
         }
         if (end > start) {

@@ -16,6 +16,7 @@
 
 #include "vramscope/trace/importers.h"
 #include "vramscope/trace/input_bytes.h"
+#include "vramscope/trace/job_index.h"
 #include "vramscope/trace/plausibility.h"
 
 namespace vramscope::trace {
@@ -510,8 +511,18 @@ Result<LoadedTrace> openTraceBytes(const std::string& bytes, const std::string& 
         return trace;
     };
     switch (detectFormat(bytes, name)) {
-        case InputFormat::Vscope:
-            return checked(readTraceBytes(bytes, name, options));
+        case InputFormat::Vscope: {
+            auto read = readTraceBytes(bytes, name, options);
+            if (read && read->data.header.producer == kJobIndexProducer) {
+                // An index lists rank files and holds no events: reading it as a trace would
+                // answer "no GPU" about a job that has many.
+                return Error::make(ErrorCode::Unsupported, name,
+                                   "is a job index (written by vramscope-cli summarize), not a "
+                                   "trace: open it in the viewer (vramscope " +
+                                       name + "), or give the rank files it lists");
+            }
+            return checked(std::move(read));
+        }
         case InputFormat::PytorchSnapshot:
             return checked(importPytorchSnapshot(bytes, name, options));
         case InputFormat::KinetoJson:

@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "vramscope/analysis/synthetic_job.h"
+#include "vramscope/trace/open_trace.h"
 
 namespace vramscope::trace {
 namespace {
@@ -179,6 +180,22 @@ TEST(JobIndex, TraceFileIsRefusedAsUnsupported) {
     EXPECT_NE(read.error().message.find("not a job index"), std::string::npos);
     writeAll(dir / "junk", "hello");
     EXPECT_EQ(readJobIndex((dir / "junk").string()).error().code, ErrorCode::Unsupported);
+    fs::remove_all(dir);
+}
+
+TEST(JobIndex, OpeningAnIndexAsATraceIsRefused) {
+    // report, info, check ... read traces through openTrace: an index holds no events, and
+    // reading it as a trace would say "no GPU" of a job that has many.
+    const fs::path dir = tempDir("as-trace");
+    JobIndex index;
+    index.ranks.push_back(syntheticEntry(0));
+    const fs::path path = dir / "job.vscope-index";
+    ASSERT_TRUE(writeJobIndex(path.string(), index).ok());
+    auto opened = openTrace(path.string());
+    ASSERT_FALSE(opened.ok());
+    EXPECT_EQ(opened.error().code, ErrorCode::Unsupported);
+    EXPECT_NE(opened.error().describe().find("job index"), std::string::npos);
+    EXPECT_NE(opened.error().describe().find("job.vscope-index"), std::string::npos);
     fs::remove_all(dir);
 }
 
