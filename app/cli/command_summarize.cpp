@@ -90,7 +90,9 @@ trace::JobIndexEntry summarizeFile(const std::string& path, const std::string& i
     }
     if (trace::looksLikeVscope(head)) {
         auto stored = trace::readTraceSummary(path, options);
-        if (stored && stored->found) {
+        // A damaged summary frame leaves figures of unknown worth: the events decide then. A
+        // cut is different: the summaries before it are whole.
+        if (stored && stored->found && stored->report.framesSkipped == 0) {
             e.summary = std::move(stored->summary);
             setRankFromName(e, path);
             how = e.summary.final ? "stored summary" : "stored summaries up to the cut";
@@ -166,12 +168,19 @@ int runMerge(CommandContext& ctx, const ParsedArgs& args, const std::string& out
         }
         inputs.emplace_back(folderOf(path), std::move(read->index));
     }
+    if (inputs.empty()) {
+        // Writing an empty index would replace a good one at `out` with nothing.
+        ctx.err << "vramscope-cli summarize: no index could be read; " << out
+                << " was not written\n";
+        return kExitUnreadable;
+    }
     const trace::JobIndex merged = trace::mergeJobIndexes(std::move(inputs), folderOf(out));
     if (const int code = writeIndex(ctx, out, merged); code != kExitSuccess) {
         return code;
     }
-    ctx.err << "vramscope-cli summarize: merged " << args.positional.size() << " indexes, "
-            << merged.ranks.size() << " rank files\n";
+    const size_t n = args.positional.size();
+    ctx.err << "vramscope-cli summarize: merged " << n << (n == 1 ? " index, " : " indexes, ")
+            << merged.ranks.size() << (merged.ranks.size() == 1 ? " rank file\n" : " rank files\n");
     return problems ? kExitUnreadable : kExitSuccess;
 }
 
@@ -227,6 +236,9 @@ int runSummarize(CommandContext& ctx) {
         if (!e.problem.empty()) {
             ctx.err << "vramscope-cli summarize: " << e.problem << "\n";
             problems = true;
+        } else if (const size_t cut = how.find("; "); cut != std::string::npos) {
+            // What the reader lost is a problem to report, not progress: --quiet keeps it.
+            ctx.err << "vramscope-cli summarize: warning: " << how.substr(cut + 2) << "\n";
         }
         if (!args->has("--quiet")) {
             progress.step(i + 1, files[i] + ": " + how);

@@ -9,12 +9,15 @@
 #include <ostream>
 #include <tuple>
 
+#include "frame_bytes.h"
 #include "summary_proto.h"
 #include "vramscope/trace/output_file.h"
 #include "vramscope/trace/v1/trace.pb.h"
 
 namespace vramscope::trace {
 namespace {
+
+using detail::readLe32;
 
 namespace fs = std::filesystem;
 
@@ -24,13 +27,6 @@ namespace fs = std::filesystem;
 constexpr size_t kEntryFrameBytes = 1u << 20;
 /// Problems kept in a report (as the trace reader keeps).
 constexpr size_t kMaxProblems = 64;
-
-uint32_t readLe32(const char* p) {
-    return static_cast<uint32_t>(static_cast<uint8_t>(p[0])) |
-           static_cast<uint32_t>(static_cast<uint8_t>(p[1])) << 8 |
-           static_cast<uint32_t>(static_cast<uint8_t>(p[2])) << 16 |
-           static_cast<uint32_t>(static_cast<uint8_t>(p[3])) << 24;
-}
 
 void putLe32(std::string& out, uint32_t v) {
     for (int i = 0; i < 4; ++i) {

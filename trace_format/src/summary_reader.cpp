@@ -12,6 +12,7 @@
 #include <string>
 #include <utility>
 
+#include "frame_bytes.h"
 #include "summary_proto.h"
 #include "vramscope/trace/summary.h"
 #include "vramscope/trace/trace_file.h"
@@ -20,18 +21,12 @@
 namespace vramscope::trace {
 namespace {
 
+using detail::plural;
+using detail::readLe32;
+
 constexpr uint64_t kProgressStepBytes = 4u << 20;
 /// Problems kept in a report (as readTraceFile); more are counted in one closing entry.
 constexpr size_t kMaxProblems = 1000;
-
-uint32_t readLe32(const char* p) {
-    const auto* u = reinterpret_cast<const unsigned char*>(p);
-    return uint32_t{u[0]} | (uint32_t{u[1]} << 8) | (uint32_t{u[2]} << 16) | (uint32_t{u[3]} << 24);
-}
-
-std::string plural(uint64_t n, const char* one, const char* many) {
-    return std::to_string(n) + " " + (n == 1 ? one : many);
-}
 
 /// A regular file read with pread() at the size it had when opened (a live trace may grow).
 class FileAt {

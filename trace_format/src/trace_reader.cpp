@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "chunk_decoder.h"
+#include "frame_bytes.h"
 #include "summary_proto.h"
 #include "vramscope/trace/trace_file.h"
 #include "vramscope/trace/v1/trace.pb.h"
@@ -24,19 +25,13 @@
 namespace vramscope::trace {
 namespace {
 
+using detail::plural;
+using detail::readLe16;
+using detail::readLe32;
+
 constexpr uint64_t kProgressStepBytes = 4u << 20;
 /// Problems kept in the report; more are counted in one closing entry.
 constexpr size_t kMaxProblems = 1000;
-
-uint32_t readLe32(const char* p) {
-    const auto* u = reinterpret_cast<const unsigned char*>(p);
-    return uint32_t{u[0]} | (uint32_t{u[1]} << 8) | (uint32_t{u[2]} << 16) | (uint32_t{u[3]} << 24);
-}
-
-uint16_t readLe16(const char* p) {
-    const auto* u = reinterpret_cast<const unsigned char*>(p);
-    return static_cast<uint16_t>(u[0] | (u[1] << 8));
-}
 
 /// Asks Linux to back a large column buffer with transparent huge pages. Filling a loaded
 /// trace's columns touches hundreds of MB of fresh memory; with 4 KiB pages the page faults cost
@@ -55,10 +50,6 @@ void adviseHugePages(const void* data, size_t bytes) {
     (void)data;
     (void)bytes;
 #endif
-}
-
-std::string plural(uint64_t n, const char* one, const char* many) {
-    return std::to_string(n) + " " + (n == 1 ? one : many);
 }
 
 /// One pass over the bytes of a .vscope file.

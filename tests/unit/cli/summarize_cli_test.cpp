@@ -7,8 +7,10 @@
 #include <fstream>
 
 #include "cli_run.h"
+#include "vramscope/analysis/memory_timeline.h"
 #include "vramscope/analysis/synthetic_job.h"
 #include "vramscope/trace/job_index.h"
+#include "vramscope/trace/open_trace.h"
 #include "vramscope/trace/trace_file.h"
 
 namespace vramscope::app {
@@ -105,6 +107,56 @@ TEST(SummarizeCli, UsageErrors) {
     EXPECT_EQ(run({"summarize", "x.vscope"}).code, kExitUsage);  // no -o
     EXPECT_EQ(run({"summarize", "--frobnicate", "x", "-o", "y"}).code, kExitUsage);
     EXPECT_EQ(run({"summarize", "--help"}).code, kExitSuccess);
+}
+
+TEST(SummarizeCli, MergeOfUnreadableInputsLeavesTheOutputAlone) {
+    const fs::path dir = test::tempDir();
+    synthJob(dir / "run");
+    const std::string index = (dir / "job.vscope-index").string();
+    ASSERT_EQ(run({"summarize", "--quiet", (dir / "run").string(), "-o", index}).code,
+              kExitSuccess);
+    const auto before = fs::file_size(index);
+    const auto r = run({"summarize", "--merge", (dir / "missing.vscope-index").string(),
+                        (dir / "run" / "rank0.vscope").string(), "-o", index});
+    EXPECT_EQ(r.code, kExitUnreadable) << r.err;
+    EXPECT_NE(r.err.find("was not written"), std::string::npos) << r.err;
+    EXPECT_EQ(fs::file_size(index), before);  // the good index is still there
+    fs::remove_all(dir);
+}
+
+TEST(SummarizeCli, ADamagedSummaryFrameIsSummarisedFromTheEvents) {
+    const fs::path dir = test::tempDir();
+    synthJob(dir / "run");
+    const fs::path file = dir / "run" / "rank2.vscope";
+    // The last frame is the closing summary frame: damage its payload (the CRC then fails).
+    std::string bytes;
+    {
+        std::ifstream in(file, std::ios::binary);
+        bytes.assign(std::istreambuf_iterator<char>(in), {});
+    }
+    ASSERT_GT(bytes.size(), 64u);
+    bytes[bytes.size() - 12] = static_cast<char>(bytes[bytes.size() - 12] ^ 0x5A);
+    std::ofstream(file, std::ios::binary | std::ios::trunc) << bytes;
+    const std::string index = (dir / "job.vscope-index").string();
+    const auto r = run({"summarize", "--quiet", file.string(), "-o", index});
+    EXPECT_EQ(r.code, kExitSuccess) << r.err;
+    EXPECT_NE(r.err.find("warning"), std::string::npos) << r.err;  // reported even with --quiet
+    auto read = trace::readJobIndex(index);
+    ASSERT_TRUE(read.ok()) << read.error().describe();
+    ASSERT_EQ(read->index.ranks.size(), 1u);
+    const trace::TraceSummary& sum = read->index.ranks[0].summary;
+    // The peak the timelines give over the file's events (the events are intact).
+    auto events = trace::openTrace(file.string());
+    ASSERT_TRUE(events.ok()) << events.error().describe();
+    const auto timelines = analysis::buildMemoryTimelines(events->data);
+    ASSERT_EQ(timelines.size(), 1u);
+    const trace::MemoryEnvelope* env = sum.envelope(
+        timelines[0].device, trace::MemoryLevel::Allocated, trace::SeriesOrigin::MemoryEvents);
+    ASSERT_NE(env, nullptr);
+    EXPECT_EQ(env->peakBytes, timelines[0].peakAllocatedBytes);
+    ASSERT_EQ(sum.analysis.size(), 1u);
+    EXPECT_EQ(sum.analysis[0].leakVerdict, "staircase");
+    fs::remove_all(dir);
 }
 
 }  // namespace
