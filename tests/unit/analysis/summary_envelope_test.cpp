@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "realdata.h"
+#include "small_frames_fixture.h"
 #include "vramscope/analysis/live_set.h"
 #include "vramscope/analysis/memory_timeline.h"
 #include "vramscope/analysis/synthetic_job.h"
@@ -138,30 +139,22 @@ TEST(SummaryEnvelope, AgreesWithTheTimelinesOnSyntheticJobs) {
 }
 
 TEST(SummaryEnvelope, FramesUpToATimeGiveTheLiveSetOfTheWholeFile) {
-    const std::string input = kRealdata + "/MAGMA27_assignment2-systems/memory_snapshot.pickle";
-    VRAMSCOPE_REQUIRE_INPUT(input);
-    auto full = trace::openTrace(input);
-    ASSERT_TRUE(full.ok()) << full.error().describe();
-    const trace::TraceData& data = full->data;
+    VRAMSCOPE_REQUIRE_INPUT(test::smallFramesInput());
+    const test::SmallFramesFile file("summary_envelope_live");
+    ASSERT_TRUE(file.ok()) << file.problem;
+    const trace::TraceData& data = file.data;
     ASSERT_GT(data.memory.size(), 1000u);
-    const std::string path =
-        (fs::temp_directory_path() / "vramscope_summary_envelope_live.vscope").string();
-    trace::WriterOptions opt;
-    opt.eventsPerChunk = 128;
-    ASSERT_TRUE(trace::writeTraceFile(path, data, opt).ok());
-    auto sum = trace::readTraceSummary(path);
-    ASSERT_TRUE(sum.ok());
-    ASSERT_TRUE(sum->found);
+    const std::string& path = file.path;
     std::vector<TimestampNs> times(data.memory.timestampNs);
     std::sort(times.begin(), times.end());
     std::vector<TimestampNs> probes = {times[times.size() / 10], times[times.size() / 2],
                                        times[times.size() * 9 / 10], times.back()};
-    for (const auto& e : sum->summary.memory) {
+    for (const auto& e : file.summary.memory) {
         probes.push_back(e.peakTimeNs);
     }
     for (TimestampNs t : probes) {
         SCOPED_TRACE("t = " + std::to_string(t));
-        auto part = trace::readTraceFrames(path, sum->summary, trace::memoryFramesUpTo(t));
+        auto part = trace::readTraceFrames(path, file.summary, trace::memoryFramesUpTo(t));
         ASSERT_TRUE(part.ok()) << part.error().describe();
         EXPECT_TRUE(part->report.complete) << part->report.summary();
         if (t < times[times.size() / 2]) {
@@ -182,7 +175,6 @@ TEST(SummaryEnvelope, FramesUpToATimeGiveTheLiveSetOfTheWholeFile) {
             }
         }
     }
-    fs::remove(path);
 }
 
 }  // namespace
