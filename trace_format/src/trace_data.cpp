@@ -80,13 +80,18 @@ void CollectiveEvents::append(const CollectiveEvent& e) {
     datatype.push_back(e.datatype);
     algorithm.push_back(e.algorithm);
     protocol.push_back(e.protocol);
+    channels.push_back(e.channels);
+    enqueueLeadNs.push_back(e.enqueueLeadNs);
+    peer.push_back(e.peer);
+    timing.push_back(e.timing);
 }
 
 CollectiveEvent CollectiveEvents::at(size_t i) const {
-    return CollectiveEvent{startNs[i],          endNs[i], device[i],   stream[i],
-                           communicatorHash[i], rank[i],  nranks[i],   function[i],
-                           seqNumber[i],        bytes[i], datatype[i], algorithm[i],
-                           protocol[i]};
+    return CollectiveEvent{
+        startNs[i],  endNs[i],     device[i],   stream[i],    communicatorHash[i],
+        rank[i],     nranks[i],    function[i], seqNumber[i], bytes[i],
+        datatype[i], algorithm[i], protocol[i], channels[i],  enqueueLeadNs[i],
+        peer[i],     timing[i]};
 }
 
 void RangeEvents::append(const RangeEvent& e) {

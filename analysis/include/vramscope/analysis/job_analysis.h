@@ -12,6 +12,7 @@
 
 #include "vramscope/analysis/advice.h"
 #include "vramscope/analysis/allocator_churn.h"
+#include "vramscope/analysis/collective_bandwidth.h"
 #include "vramscope/analysis/collectives.h"
 #include "vramscope/analysis/iterations.h"
 #include "vramscope/analysis/leak.h"
@@ -23,6 +24,7 @@
 #include "vramscope/analysis/slow_down.h"
 #include "vramscope/analysis/straggler.h"
 #include "vramscope/analysis/time_breakdown.h"
+#include "vramscope/analysis/top_kernels.h"
 #include "vramscope/trace/error.h"
 #include "vramscope/trace/trace_data.h"
 
@@ -106,6 +108,8 @@ struct DeviceAnalysis {
     /// Iteration periods over the run and their parts (slowDown; set in crossRankFacts, since
     /// the waits need the job's matched collectives).
     SlowDownReport slowDown;
+    /// Kernel time per name and per category on this GPU (topKernels); nullopt without kernels.
+    std::optional<DeviceKernelTimes> kernelTimes;
 };
 
 /// Whether the trace recorded anything on the device: memory (events or counters) or kernels. A
@@ -128,11 +132,16 @@ struct JobAnalysisOptions {
     /// Inputs (ranks) analysed at once, each on its own thread; 0 = one per hardware thread,
     /// 1 = on the calling thread only. Results do not depend on it.
     int threads = 0;
+    /// Link peak for the communication verdicts (--link-bandwidth).
+    CollectiveBandwidthOptions bandwidth;
 };
 
 struct JobAnalysis {
     std::vector<DeviceAnalysis> devices;  ///< input order, then device
     CollectiveMatch collectives;          ///< empty with fewer than two ranks with collectives
+    /// Bandwidth of every collective of every rank, summaries and per-GPU verdicts
+    /// (collectiveBandwidth over the inputs and `collectives`).
+    CollectiveBandwidthReport bandwidth;
     /// Ranks present against the world size the headers name; cross-rank facts of a partial job
     /// speak of the ranks present only.
     JobCoverage coverage;

@@ -106,6 +106,22 @@ constexpr bool isHostMemoryCounter(CounterKind kind) noexcept {
     return kind == CounterKind::HostResidentBytes || kind == CounterKind::HostAllocatedBytes;
 }
 
+/// Where a collective's [startNs, endNs] comes from, best first (after the timing sources of
+/// NCCL's inspector plugin: kernel-channel GPU timer, else proxy, else host).
+enum class CollectiveTiming : uint8_t {
+    Unknown = 0,
+    /// The NCCL / RCCL kernel's own interval from a GPU activity record (CUPTI, Kineto, Nsight
+    /// Systems): execution on the GPU, waiting for peers included.
+    Kernel = 1,
+    /// NCCL profiler kernel-channel events: first channel start to last channel stop of the GPU
+    /// globaltimer, converted to the trace clock.
+    KernelChannels = 2,
+    /// NCCL profiler proxy operations (network progress on the host): first start to last stop.
+    Proxy = 3,
+    /// Host times only: enqueue (collective start) to the end NCCL reported on the host.
+    Host = 4,
+};
+
 /// What an NVTX / annotation range is.
 enum class RangeKind : uint8_t {
     Nvtx = 0,            ///< NVTX push/pop or start/end on a CPU thread
@@ -198,6 +214,26 @@ struct CollectiveEvent {
     StringId datatype = 0;
     StringId algorithm = 0;
     StringId protocol = 0;
+    uint32_t channels = 0;  ///< NCCL channels the operation ran on, 0 = unknown
+    /// startNs - the host time NCCL enqueued the operation (ncclProfileColl/P2p start), ns;
+    /// -1 = unknown.
+    int64_t enqueueLeadNs = -1;
+    /// Root of Broadcast / Reduce, peer of Send / Recv (rank in the communicator); -1 = none or
+    /// unknown.
+    int32_t peer = -1;
+    CollectiveTiming timing = CollectiveTiming::Unknown;
+};
+
+/// A communicator as NCCL announced it to the profiler plugin (ncclProfiler init: commId /
+/// commHash, nNodes, nranks, rank) or an importer found it (a process group).
+struct Communicator {
+    uint64_t hash = 0;                 ///< the key collectives carry in communicatorHash
+    RankId rank = kUnknownRank;        ///< this process's rank in it
+    int32_t nranks = 0;                ///< 0 = unknown
+    int32_t nodes = 0;                 ///< hosts it spans, 0 = unknown
+    std::string name;                  ///< user-assigned name (commName), may be empty
+    TimestampNs initNs = 0;            ///< when it was created, trace clock; 0 = unknown
+    DeviceIndex device = kHostDevice;  ///< the GPU it runs on, kHostDevice = unknown
 };
 
 struct CollectiveEvents {
@@ -214,6 +250,10 @@ struct CollectiveEvents {
     std::vector<StringId> datatype;
     std::vector<StringId> algorithm;
     std::vector<StringId> protocol;
+    std::vector<uint32_t> channels;
+    std::vector<int64_t> enqueueLeadNs;
+    std::vector<int32_t> peer;
+    std::vector<CollectiveTiming> timing;
 
     size_t size() const { return startNs.size(); }
     void append(const CollectiveEvent& e);
@@ -347,6 +387,7 @@ public:
     std::vector<OomEvent> ooms;
     std::vector<DataLoss> dataLoss;  ///< counters of the registry in data_loss.h
     std::vector<Annotation> annotations;
+    std::vector<Communicator> communicators;  ///< in order of creation
 
     /// Returns the id of `s`, adding it to the string table the first time.
     StringId intern(std::string_view s);

@@ -1,0 +1,1 @@
+#include "vramscope/analysis/top_kernels.h"
