@@ -137,7 +137,9 @@ bool checkCollectives(const v1::CollectiveBatch& c, std::string& why) {
            ok(c.nranks_size(), "nranks") && ok(c.function_size(), "function") &&
            ok(c.seq_number_size(), "seq_number") && ok(c.bytes_size(), "bytes") &&
            ok(c.datatype_size(), "datatype") && ok(c.algorithm_size(), "algorithm") &&
-           ok(c.protocol_size(), "protocol");
+           ok(c.protocol_size(), "protocol") && ok(c.channels_size(), "channels") &&
+           ok(c.enqueue_lead_ns_size(), "enqueue_lead_ns") && ok(c.peer_size(), "peer") &&
+           ok(c.timing_size(), "timing");
 }
 
 bool checkRanges(const v1::RangeBatch& r, std::string& why) {
@@ -293,7 +295,7 @@ void applyKernels(const v1::KernelBatch& in, KernelEvents& out, ChunkNotes& note
     appendColumn(out.operandType, in.operand_type(), n, StringId{0});
 }
 
-void applyCollectives(const v1::CollectiveBatch& in, CollectiveEvents& out) {
+void applyCollectives(const v1::CollectiveBatch& in, CollectiveEvents& out, ChunkNotes& notes) {
     const auto n = static_cast<size_t>(in.start_ns_delta_size());
     appendDeltaColumn(out.startNs, in.start_ns_delta(), n);
     appendEnds(out.endNs, out.startNs, in.duration_ns(), n);
@@ -308,6 +310,12 @@ void applyCollectives(const v1::CollectiveBatch& in, CollectiveEvents& out) {
     appendColumn(out.datatype, in.datatype(), n, StringId{0});
     appendColumn(out.algorithm, in.algorithm(), n, StringId{0});
     appendColumn(out.protocol, in.protocol(), n, StringId{0});
+    appendColumn(out.channels, in.channels(), n, uint32_t{0});
+    appendColumn(out.enqueueLeadNs, in.enqueue_lead_ns(), n, int64_t{-1});
+    appendColumn(out.peer, in.peer(), n, int32_t{-1});
+    appendColumn(out.timing, in.timing(), n, CollectiveTiming::Unknown, [&](uint32_t t) {
+        return checkedEnum(t, CollectiveTiming::Host, CollectiveTiming::Unknown, notes.valuesReset);
+    });
 }
 
 void applyRanges(const v1::RangeBatch& in, RangeEvents& out, ChunkNotes& notes) {
@@ -342,7 +350,8 @@ bool checkTablesAndLists(const v1::Chunk& chunk, const TraceData& data, std::str
     return checkTables(chunk, data, why, gaps) &&
            checkRows("OOM list", static_cast<size_t>(chunk.ooms_size()), why) &&
            checkRows("data-loss list", static_cast<size_t>(chunk.data_loss_size()), why) &&
-           checkRows("annotation list", static_cast<size_t>(chunk.annotations_size()), why);
+           checkRows("annotation list", static_cast<size_t>(chunk.annotations_size()), why) &&
+           checkRows("communicator list", static_cast<size_t>(chunk.communicators_size()), why);
 }
 
 void applyTablesOf(const v1::Chunk& chunk, TraceData& data, const size_t gaps[3],
@@ -367,6 +376,10 @@ void applyListsOf(const v1::Chunk& chunk, TraceData& data) {
         data.dataLoss.push_back(
             DataLoss{counter, d.count(), std::move(reason), d.start_ns(), d.end_ns()});
     }
+    for (const auto& m : chunk.communicators()) {
+        data.communicators.push_back(Communicator{m.hash(), RankId{m.rank()}, m.nranks(), m.nodes(),
+                                                  m.name(), m.init_ns(), DeviceIndex{m.device()}});
+    }
     for (const auto& a : chunk.annotations()) {
         data.annotations.push_back(Annotation{
             a.start_ns(), a.end_ns(), DeviceIndex{a.device()}, a.text(), a.author(), a.title(),
@@ -385,7 +398,7 @@ bool applyChunk(const v1::Chunk& chunk, TraceData& data, std::string& why, Chunk
     applyTables(chunk, data, gaps, notes);
     applyMemory(chunk.memory(), data.memory, notes);
     applyKernels(chunk.kernels(), data.kernels, notes);
-    applyCollectives(chunk.collectives(), data.collectives);
+    applyCollectives(chunk.collectives(), data.collectives, notes);
     applyRanges(chunk.ranges(), data.ranges, notes);
     applyCounters(chunk.counters(), data.counters, notes);
     applyListsOf(chunk, data);

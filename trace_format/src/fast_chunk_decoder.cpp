@@ -14,7 +14,7 @@
 namespace vramscope::trace::detail {
 namespace {
 
-constexpr int kMaxColumns = 13;  // CollectiveBatch has the most columns
+constexpr int kMaxColumns = 17;  // CollectiveBatch has the most columns
 
 /// One packed column of a batch: its bytes and how many values they hold.
 struct Column {
@@ -284,10 +284,10 @@ const char* const kKernelNames[] = {"",
                                     "correlation_id_delta",
                                     "launch_unknown",
                                     "operand_type"};
-const char* const kCollectiveNames[] = {"",          "start_ns_delta",    "duration_ns", "device",
-                                        "stream",    "communicator_hash", "rank",        "nranks",
-                                        "function",  "seq_number",        "bytes",       "datatype",
-                                        "algorithm", "protocol"};
+const char* const kCollectiveNames[] = {
+    "",          "start_ns_delta", "duration_ns", "device",          "stream", "communicator_hash",
+    "rank",      "nranks",         "function",    "seq_number",      "bytes",  "datatype",
+    "algorithm", "protocol",       "channels",    "enqueue_lead_ns", "peer",   "timing"};
 const char* const kRangeNames[] = {"",      "start_ns_delta", "duration_ns", "name",
                                    "depth", "thread_id",      "device",      "kind"};
 const char* const kCounterNames[] = {"", "timestamp_ns_delta", "name", "device", "kind", "value"};
@@ -353,7 +353,7 @@ void applyKernels(const Batch& b, KernelEvents& out, ChunkNotes& notes) {
     putPlain(out.operandType, b.cols[11], n, StringId{0});
 }
 
-void applyCollectives(const Batch& b, CollectiveEvents& out) {
+void applyCollectives(const Batch& b, CollectiveEvents& out, ChunkNotes& notes) {
     const size_t n = b.cols[1].count;
     putDelta(out.startNs, b.cols[1], n);
     putEnds(out.endNs, out.startNs, b.cols[2], n);
@@ -368,6 +368,12 @@ void applyCollectives(const Batch& b, CollectiveEvents& out) {
     putPlain(out.datatype, b.cols[11], n, StringId{0});
     putPlain(out.algorithm, b.cols[12], n, StringId{0});
     putPlain(out.protocol, b.cols[13], n, StringId{0});
+    putPlain(out.channels, b.cols[14], n, uint32_t{0});
+    put(out.enqueueLeadNs, b.cols[15], n, int64_t{-1}, [](uint64_t v) { return zigzag64(v); });
+    putZigzag32(out.peer, b.cols[16], n, int32_t{-1});
+    put(out.timing, b.cols[17], n, CollectiveTiming::Unknown, [&](uint64_t v) {
+        return checkedEnum(v, CollectiveTiming::Host, CollectiveTiming::Unknown, notes.valuesReset);
+    });
 }
 
 void applyRanges(const Batch& b, RangeEvents& out, ChunkNotes& notes) {
@@ -436,7 +442,7 @@ FastDecode decodeChunkFast(std::string_view payload, TraceData& data, v1::Chunk&
         restBytes.append(reinterpret_cast<const char*>(fieldStart),
                          static_cast<size_t>(p - fieldStart));
     }
-    const int maxField[5] = {8, 11, 13, 7, 5};
+    const int maxField[5] = {8, 11, 17, 7, 5};
     const int doubleField[5] = {0, 0, 0, 0, 5};
     for (int i = 0; i < 5; ++i) {
         if (batches[i].present && !scanBatch(batches[i], maxField[i], doubleField[i])) {
@@ -450,7 +456,7 @@ FastDecode decodeChunkFast(std::string_view payload, TraceData& data, v1::Chunk&
     size_t gaps[3] = {0, 0, 0};
     if (!checkBatch(batches[0], "memory", kMemoryNames, 8, why) ||
         !checkBatch(batches[1], "kernel", kKernelNames, 11, why) ||
-        !checkBatch(batches[2], "collective", kCollectiveNames, 13, why) ||
+        !checkBatch(batches[2], "collective", kCollectiveNames, 17, why) ||
         !checkBatch(batches[3], "range", kRangeNames, 7, why) ||
         !checkBatch(batches[4], "counter", kCounterNames, 5, why) ||
         !checkTablesAndLists(rest, data, why, gaps)) {
@@ -463,7 +469,7 @@ FastDecode decodeChunkFast(std::string_view payload, TraceData& data, v1::Chunk&
     applyTablesOf(rest, data, gaps, notes);
     applyMemory(batches[0], data.memory, notes);
     applyKernels(batches[1], data.kernels, notes);
-    applyCollectives(batches[2], data.collectives);
+    applyCollectives(batches[2], data.collectives, notes);
     applyRanges(batches[3], data.ranges, notes);
     applyCounters(batches[4], data.counters, notes);
     applyListsOf(rest, data);

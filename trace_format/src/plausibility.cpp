@@ -181,7 +181,7 @@ uint64_t dropOutOfSpanTimes(TraceData& data, int64_t& spanLo, int64_t& spanHi) {
     CollectiveEvents& c = data.collectives;
     keepRows(keepIntervals(c.startNs, c.endNs), c.startNs, c.endNs, c.device, c.stream,
              c.communicatorHash, c.rank, c.nranks, c.function, c.seqNumber, c.bytes, c.datatype,
-             c.algorithm, c.protocol);
+             c.algorithm, c.protocol, c.channels, c.enqueueLeadNs, c.peer, c.timing);
     const auto oomsBefore = data.ooms.size();
     std::erase_if(data.ooms, [&](const OomEvent& o) { return !in(o.timestampNs); });
     dropped += oomsBefore - data.ooms.size();

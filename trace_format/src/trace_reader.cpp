@@ -339,7 +339,8 @@ void Reader::reserveAhead() {
     if (size_t n = plan(d.collectives.size(), d.collectives.startNs.capacity(), m_lastRows[2])) {
         auto& c = d.collectives;
         reserveAll(n, c.startNs, c.endNs, c.device, c.stream, c.communicatorHash, c.rank, c.nranks,
-                   c.function, c.seqNumber, c.bytes, c.datatype, c.algorithm, c.protocol);
+                   c.function, c.seqNumber, c.bytes, c.datatype, c.algorithm, c.protocol,
+                   c.channels, c.enqueueLeadNs, c.peer, c.timing);
     }
     if (size_t n = plan(d.ranges.size(), d.ranges.startNs.capacity(), m_lastRows[3])) {
         auto& r = d.ranges;

@@ -165,6 +165,11 @@ void encodeCollectives(const CollectiveEvents& c, size_t b, size_t e, v1::Collec
     putColumn(out->mutable_datatype(), c.datatype, b, e, StringId{0});
     putColumn(out->mutable_algorithm(), c.algorithm, b, e, StringId{0});
     putColumn(out->mutable_protocol(), c.protocol, b, e, StringId{0});
+    putColumn(out->mutable_channels(), c.channels, b, e, uint32_t{0});
+    putColumn(out->mutable_enqueue_lead_ns(), c.enqueueLeadNs, b, e, int64_t{-1});
+    putColumn(out->mutable_peer(), c.peer, b, e, int32_t{-1});
+    putColumn(out->mutable_timing(), c.timing, b, e, CollectiveTiming::Unknown,
+              [](CollectiveTiming t) { return static_cast<uint32_t>(t); });
 }
 
 void encodeRanges(const RangeEvents& r, size_t b, size_t e, v1::RangeBatch* out) {
@@ -237,6 +242,7 @@ FrameIndexEntry describeSlice(const TraceData& d, size_t i, size_t n, bool table
          [&](size_t r) { span(d.ooms[r].timestampNs, d.ooms[r].timestampNs); });
     rows(d.dataLoss.size(), kFrameOther, [](size_t) {});
     rows(d.annotations.size(), kFrameOther, [](size_t) {});
+    rows(d.communicators.size(), kFrameOther, [](size_t) {});
     if (tables) {
         f.contents |= kFrameTables;
     }
@@ -266,7 +272,9 @@ bool columnsAgree(const CollectiveEvents& c) {
     return c.endNs.size() == n && c.device.size() == n && c.stream.size() == n &&
            c.communicatorHash.size() == n && c.rank.size() == n && c.nranks.size() == n &&
            c.function.size() == n && c.seqNumber.size() == n && c.bytes.size() == n &&
-           c.datatype.size() == n && c.algorithm.size() == n && c.protocol.size() == n;
+           c.datatype.size() == n && c.algorithm.size() == n && c.protocol.size() == n &&
+           c.channels.size() == n && c.enqueueLeadNs.size() == n && c.peer.size() == n &&
+           c.timing.size() == n;
 }
 bool columnsAgree(const RangeEvents& r) {
     const size_t n = r.size();
@@ -424,9 +432,10 @@ Status TraceWriter::Impl::writeEvents(const TraceData& data, uint64_t& bytesWrit
     const size_t newStrings = data.strings.size() - stringsSent;
     const size_t newFrames = data.frames.size() - framesSent;
     const size_t newStacks = data.stacks.size() - stacksSent;
-    const size_t rows = std::max({data.memory.size(), data.kernels.size(), data.collectives.size(),
-                                  data.ranges.size(), data.counters.size(), data.ooms.size(),
-                                  data.dataLoss.size(), data.annotations.size()});
+    const size_t rows =
+        std::max({data.memory.size(), data.kernels.size(), data.collectives.size(),
+                  data.ranges.size(), data.counters.size(), data.ooms.size(), data.dataLoss.size(),
+                  data.annotations.size(), data.communicators.size()});
     // Each part starts in the last chunk of the part before it (strings, frames, stacks, events),
     // so a reader of a cut file that has an event also has every table entry it refers to.
     auto chunksFor = [n](size_t count) { return (count + n - 1) / n; };
@@ -494,6 +503,17 @@ Status TraceWriter::Impl::writeEvents(const TraceData& data, uint64_t& bytesWrit
             p->set_stream(o.stream);
             p->set_requested_bytes(o.requestedBytes);
             p->set_free_bytes(o.freeBytes);
+        }
+        for (auto [b, e] = slice(i, n, data.communicators.size()); b < e; ++b) {
+            const Communicator& m = data.communicators[b];
+            auto* p = chunk.add_communicators();
+            p->set_hash(m.hash);
+            p->set_rank(toInt(m.rank));
+            p->set_nranks(m.nranks);
+            p->set_nodes(m.nodes);
+            p->set_name(m.name);
+            p->set_init_ns(m.initNs);
+            p->set_device(toInt(m.device));
         }
         for (auto [b, e] = slice(i, n, data.dataLoss.size()); b < e; ++b) {
             const DataLoss& d = data.dataLoss[b];

@@ -92,6 +92,10 @@ inline TraceData makeFullTrace(size_t rows) {
         c.datatype = f32;
         c.algorithm = i % 2 ? ring : 0;
         c.protocol = ll;
+        c.channels = i % 5 == 0 ? 0 : static_cast<uint32_t>(i % 32 + 1);
+        c.enqueueLeadNs = i % 7 == 0 ? -1 : static_cast<int64_t>(3'000 + i);
+        c.peer = i % 2 ? -1 : static_cast<int32_t>(i % 16);
+        c.timing = static_cast<CollectiveTiming>(i % 5);
         d.collectives.append(c);
 
         RangeEvent r;
@@ -117,6 +121,8 @@ inline TraceData makeFullTrace(size_t rows) {
     d.dataLoss.push_back(
         {LossCounter::CuptiRecordsDropped, 8193, "CUPTI buffer overflowed", 10, 20});
     d.dataLoss.push_back({LossCounter::WriterQueueOverflow, 0, "", 0, 0});
+    d.communicators.push_back({0x9E3779B97F4A7C15ull, RankId{3}, 16, 2, "dp", 50, DeviceIndex{1}});
+    d.communicators.push_back({7, kUnknownRank, 0, 0, "", -20, kHostDevice});
     d.annotations.push_back({100, 200, kHostDevice, "leak starts here", "alice"});
     d.annotations.push_back({-5, 5, DeviceIndex{1}, "", ""});
     return d;
@@ -181,6 +187,21 @@ inline void expectSameTrace(const TraceData& a, const TraceData& b) {
     EXPECT_EQ(a.collectives.datatype, b.collectives.datatype);
     EXPECT_EQ(a.collectives.algorithm, b.collectives.algorithm);
     EXPECT_EQ(a.collectives.protocol, b.collectives.protocol);
+    EXPECT_EQ(a.collectives.channels, b.collectives.channels);
+    EXPECT_EQ(a.collectives.enqueueLeadNs, b.collectives.enqueueLeadNs);
+    EXPECT_EQ(a.collectives.peer, b.collectives.peer);
+    EXPECT_EQ(a.collectives.timing, b.collectives.timing);
+    ASSERT_EQ(a.communicators.size(), b.communicators.size());
+    for (size_t i = 0; i < a.communicators.size(); ++i) {
+        const Communicator &x = a.communicators[i], &y = b.communicators[i];
+        EXPECT_EQ(x.hash, y.hash);
+        EXPECT_EQ(x.rank, y.rank);
+        EXPECT_EQ(x.nranks, y.nranks);
+        EXPECT_EQ(x.nodes, y.nodes);
+        EXPECT_EQ(x.name, y.name);
+        EXPECT_EQ(x.initNs, y.initNs);
+        EXPECT_EQ(x.device, y.device);
+    }
 
     EXPECT_EQ(a.ranges.startNs, b.ranges.startNs);
     EXPECT_EQ(a.ranges.endNs, b.ranges.endNs);

@@ -88,7 +88,7 @@ enum FrameContents : uint32_t {
     kFrameRanges = 8,
     kFrameCounters = 16,
     kFrameTables = 32,  ///< string, frame or stack table entries
-    kFrameOther = 64,   ///< OOMs, data loss, annotations
+    kFrameOther = 64,   ///< OOMs, data loss, annotations, communicators
 };
 
 /// Where one event frame is and the time its events span.

@@ -16,8 +16,9 @@ namespace vramscope::trace {
 
 /// Format version this build writes. Readers accept any version with major <= kFormatMajor.
 inline constexpr uint32_t kFormatMajor = 1;
-/// Minor 1 added summary frames and job indexes (trace.proto, Summary, JobIndexEntry).
-inline constexpr uint32_t kFormatMinor = 1;
+/// Minor 1 added summary frames and job indexes (trace.proto, Summary, JobIndexEntry); minor 2
+/// collective channels, enqueue lead, peer and timing source, and communicators (Chunk field 15).
+inline constexpr uint32_t kFormatMinor = 2;
 /// The 8 magic bytes that open every .vscope file.
 inline constexpr std::string_view kMagic{"\x89VSCOPE\n", 8};
 /// Size of magic + major + minor.
