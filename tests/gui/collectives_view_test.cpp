@@ -455,3 +455,29 @@ TEST(CommLanesHover, UnknownFieldsAreLeftOutNotWrittenAsZero) {
     const QString compute = view.describeAt(QPoint(int(view.mapper().xAt(t)), lane.top + 1));
     EXPECT_FALSE(compute.contains(QStringLiteral("duration"))) << compute.toStdString();
 }
+
+TEST(CommLanesHover, EveryRanksBusBwFromTheAnalysisIsTheFormulas) {
+    // The job as analyzeJob makes it, bandwidth included: what the window shows.
+    const auto job = panels_test::makeJob(fourRanks());
+    ASSERT_NE(job, nullptr);
+    ZoomState zoom;
+    zoom.setFullRange({0, job->durationNs});
+    widgets::CommLanesView view(&zoom);
+    view.resize(1200, 500);
+    view.setJob(job);
+    zoom.setVisibleRange({0, Fixture::jobNs(kAllReduceEnd + 10'000)});
+    ASSERT_EQ(view.lanes().size(), size_t(kRanks));
+    for (int r = 0; r < kRanks; ++r) {
+        const widgets::CommLanesView::Lane& lane = view.lanes()[size_t(r)];
+        const int64_t t = Fixture::jobNs(kAllReduceEnd - 20'000);
+        const QString tip = view.describeAt(
+            QPoint(int(view.mapper().xAt(t)), lane.top + view.rowHeight() + view.rowHeight() / 2));
+        // busBw = 64 MiB / own duration x 2(n-1)/n, n = 4 (nccl-tests doc/PERFORMANCE.md).
+        const double own = double(kAllReduceEnd - kAllReduceAt - kArrival[size_t(r)]);
+        const QString bus = QString::fromStdString(
+            analysis::formatSignificant(double(kAllReduceBytes) / own * 2.0 * 3 / 4));
+        EXPECT_TRUE(tip.contains(QStringLiteral("busBw %1 GB/s").arg(bus)))
+            << "rank " << r << ": " << tip.toStdString();
+        EXPECT_TRUE(tip.contains(QStringLiteral("rank %1: +").arg(r)));
+    }
+}
