@@ -494,6 +494,12 @@ trace::Result<JobAnalysis> analyzeJob(const std::vector<RankInput>& inputs,
         job.collectives.method = "none";
     }
     crossRankFacts(job, inputs, matchedRanks, options);
+    {
+        // Matched ranks, so the occurrences join the match's participants.
+        CollectiveBandwidthOptions bandwidth = options.bandwidth;
+        bandwidth.partialJob = bandwidth.partialJob || job.coverage.partial();
+        job.bandwidth = collectiveBandwidth(matched, job.collectives, bandwidth);
+    }
     std::vector<DeviceFacts> facts;
     for (const DeviceAnalysis& d : job.devices) {
         DeviceFacts f;

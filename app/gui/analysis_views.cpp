@@ -13,6 +13,7 @@
 
 #include "main_window.h"
 #include "vramscope/widgets/advice_panel.h"
+#include "vramscope/widgets/collectives_table.h"
 #include "vramscope/widgets/comm_lanes_view.h"
 #include "vramscope/widgets/flame_panel.h"
 #include "vramscope/widgets/gap_table_model.h"
@@ -48,6 +49,7 @@ AnalysisViews::AnalysisViews(MainWindow* window)
       m_window(window),
       m_flame(new widgets::FlamePanel(window->zoomState())),
       m_lanes(new widgets::CommLanesView(window->zoomState())),
+      m_collectives(new widgets::CollectivesPanel(window->zoomState())),
       m_gaps(new widgets::GapsPanel(window->zoomState())),
       m_leak(new widgets::LeakPanel(window->zoomState())),
       m_advice(new widgets::AdvicePanel),
@@ -72,6 +74,12 @@ AnalysisViews::AnalysisViews(MainWindow* window)
     m_lanesTab = scroll;
     window->addCentralTab(m_lanesTab, tr("Communication lanes"));
 
+    // The collectives' bandwidth, tabbed with the other analysis docks; a selected row zooms
+    // every time view to its longest occurrence.
+    m_collectivesDock =
+        makeDock(window, m_collectives, tr("Collectives"), QStringLiteral("CollectivesDock"));
+    window->addDockWidget(Qt::BottomDockWidgetArea, m_collectivesDock);
+
     // In the menu bar's free right end rather than a toolbar row of its own: the row is height
     // the timeline keeps.
     auto* bar = new QToolBar(tr("Analysis"), window);
@@ -88,6 +96,7 @@ AnalysisViews::AnalysisViews(MainWindow* window)
     for (QDockWidget* dock : {m_flameDock, m_gapsDock, m_leakDock, m_adviceDock, m_segmentsDock}) {
         bar->addAction(dock->toggleViewAction());
     }
+    bar->addAction(m_collectivesDock->toggleViewAction());
 
     window->addView(QStringLiteral("flame"), [this] { showDock(m_flameDock); });
     window->addView(QStringLiteral("flame-role"), [this] {
@@ -99,6 +108,7 @@ AnalysisViews::AnalysisViews(MainWindow* window)
     window->addView(QStringLiteral("advice"), [this] { showDock(m_adviceDock); });
     window->addView(QStringLiteral("segments"), [this] { showDock(m_segmentsDock); });
     window->addView(QStringLiteral("oom"), [this] { jumpToOom(); });
+    window->addView(QStringLiteral("collectives"), [this] { showDock(m_collectivesDock); });
     window->addView(QStringLiteral("lanes"),
                     [this] { m_window->centralTabs()->setCurrentWidget(m_lanesTab); });
 
@@ -117,6 +127,7 @@ void AnalysisViews::apply(std::shared_ptr<const analysis::JobModel> job) {
     m_job = std::move(job);
     m_flame->setJob(m_job);
     m_lanes->setJob(m_job);
+    m_collectives->setJob(m_job);
     m_gaps->setJob(m_job);
     m_leak->setJob(m_job);
     m_advice->setJob(m_job);

@@ -13,6 +13,7 @@ class QDockWidget;
 
 namespace vramscope::widgets {
 class AdvicePanel;
+class CollectivesPanel;
 class CommLanesView;
 class FlamePanel;
 class GapsPanel;
@@ -26,9 +27,9 @@ class MainWindow;
 
 /// Adds the analysis panels to `window` and hands each new job model (built with its analyses
 /// off the GUI thread by the JobLoader) to them. Views registered for --view: flame, lanes,
-/// gaps, leak, advice, segments (the reserved segments, at the first OOM when there is one), and
-/// oom (the flame view at the first OOM, as Jump to OOM shows it). Owned
-/// by the window; GUI thread only.
+/// collectives, gaps, leak, advice, segments (the reserved segments, at the first OOM when there is
+/// one), and oom (the flame view at the first OOM, as Jump to OOM shows it). Owned by the window;
+/// GUI thread only.
 class AnalysisViews : public QObject {
     Q_OBJECT
 public:
@@ -39,6 +40,7 @@ public:
 
     widgets::FlamePanel* flame() const { return m_flame; }
     widgets::CommLanesView* lanes() const { return m_lanes; }
+    widgets::CollectivesPanel* collectives() const { return m_collectives; }
     widgets::GapsPanel* gaps() const { return m_gaps; }
     widgets::LeakPanel* leak() const { return m_leak; }
     widgets::AdvicePanel* advice() const { return m_advice; }
@@ -54,6 +56,7 @@ private:
     MainWindow* m_window;
     widgets::FlamePanel* m_flame;
     widgets::CommLanesView* m_lanes;
+    widgets::CollectivesPanel* m_collectives;
     widgets::GapsPanel* m_gaps;
     widgets::LeakPanel* m_leak;
     widgets::AdvicePanel* m_advice;
@@ -63,6 +66,7 @@ private:
     QDockWidget* m_leakDock = nullptr;
     QDockWidget* m_adviceDock = nullptr;
     QDockWidget* m_segmentsDock = nullptr;
+    QDockWidget* m_collectivesDock = nullptr;
     QWidget* m_lanesTab = nullptr;
     QAction* m_jumpToOom = nullptr;
 

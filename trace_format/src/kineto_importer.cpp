@@ -105,6 +105,13 @@ private:
     void buildCollectives();
     const CollectiveArgs* matchComms(size_t kernelRow, bool opName = false) const;
     void addCollective(size_t kernelRow, const CollectiveArgs* args, std::string_view kernelName);
+    /// The message size in NCCL's convention from In / Out msg nelems and dtype, 0 = unknown.
+    static uint64_t messageBytes(std::string_view function, const CollectiveArgs& args);
+    /// The message size from an op's first input tensor (Input Dims, Input type), 0 = unknown.
+    static uint64_t inputMessageBytes(std::string_view function, const CollectiveArgs& op,
+                                      int32_t nranks);
+    /// The world size of distributedInfo, 0 when unknown.
+    int32_t worldGroup() const { return m_raw.worldSize > 0 ? m_raw.worldSize : 0; }
     void buildMemory();
     void buildDeviceMemory(DeviceIndex device, const std::vector<size_t>& rows);
     void buildMemoryCounters(const std::map<DeviceIndex, std::vector<size_t>>& memory);
@@ -264,6 +271,57 @@ const CollectiveArgs* TraceBuilder::matchComms(size_t kernelRow, bool opName) co
     return nullptr;
 }
 
+namespace {
+
+/// `elems` x `width` bytes, 0 when either is not positive or the product overflows.
+uint64_t timesWidth(int64_t elems, uint64_t width) {
+    if (elems <= 0 || width == 0 ||
+        static_cast<uint64_t>(elems) > std::numeric_limits<uint64_t>::max() / width) {
+        return 0;
+    }
+    return static_cast<uint64_t>(elems) * width;
+}
+
+}  // namespace
+
+uint64_t TraceBuilder::messageBytes(std::string_view function, const CollectiveArgs& a) {
+    // NOTE(nccl): the message is NCCL's count x type size, and NCCL's count is per rank for
+    // AllGather (the input: In msg nelems) and ReduceScatter (the output: Out msg nelems, the
+    // input being n x count); the other collectives move their input (In = Out for AllReduce,
+    // Broadcast; the whole send buffer for AllToAll, as nccl-tests count its size).
+    const uint64_t width = kineto::dtypeSize(a.dtype);
+    const bool perRankOut = function == "ReduceScatter";
+    const int64_t first = perRankOut ? a.outNelems : a.inNelems;
+    const int64_t second = perRankOut ? a.inNelems : a.outNelems;
+    if (first > 0) {
+        return timesWidth(first, width);
+    }
+    // Only one side written: AllGather / ReduceScatter's other side is n x count.
+    if (function == "AllGather" || function == "ReduceScatter") {
+        return a.groupSize > 0 && second > 0 && second % a.groupSize == 0
+                   ? timesWidth(second / a.groupSize, width)
+                   : 0;
+    }
+    return timesWidth(second, width);
+}
+
+uint64_t TraceBuilder::inputMessageBytes(std::string_view function, const CollectiveArgs& op,
+                                         int32_t nranks) {
+    const uint64_t bytes = timesWidth(op.inputElems, kineto::inputTypeSize(op.inputType));
+    if (function != "ReduceScatter") {
+        return bytes;  // the input is the message (AllGather: this rank's part)
+    }
+    // ReduceScatter's one input tensor (_reduce_scatter_base, reduce_scatter_tensor) is n x the
+    // message; the list form's first input is one rank's part, which the op name does not tell
+    // apart, so only the tensor forms are used.
+    const bool tensorForm = op.collectiveName.find("base") != std::string_view::npos ||
+                            op.collectiveName.find("tensor") != std::string_view::npos;
+    const uint64_t width = kineto::inputTypeSize(op.inputType);
+    return tensorForm && nranks > 0 && width > 0 && bytes % (uint64_t(nranks) * width) == 0
+               ? bytes / uint64_t(nranks)
+               : 0;
+}
+
 void TraceBuilder::addCollective(size_t row, const CollectiveArgs* args,
                                  std::string_view kernelName) {
     const CollectiveArgs* comms = nullptr;
@@ -300,13 +358,13 @@ void TraceBuilder::addCollective(size_t row, const CollectiveArgs* args,
     c.device = m_data.kernels.device[row];
     c.stream = m_data.kernels.stream[row];
     c.function = function.empty() ? 0 : m_data.intern(function);
+    c.timing = CollectiveTiming::Kernel;  // the kernel's own GPU interval
+    if (const std::string_view algorithm = kineto::algorithmFromKernelName(kernelName);
+        !algorithm.empty()) {
+        c.algorithm = m_data.intern(algorithm);
+    }
     if (meta != nullptr) {
-        const int64_t nelems = meta->inNelems > 0 ? meta->inNelems : meta->outNelems;
-        const uint64_t width = kineto::dtypeSize(meta->dtype);
-        if (nelems > 0 && width > 0 &&
-            static_cast<uint64_t>(nelems) <= std::numeric_limits<uint64_t>::max() / width) {
-            c.bytes = static_cast<uint64_t>(nelems) * width;
-        }
+        c.bytes = messageBytes(function, *meta);
         c.nranks = meta->groupSize > 0 && meta->groupSize <= INT32_MAX
                        ? static_cast<int32_t>(meta->groupSize)
                        : 0;
@@ -325,6 +383,28 @@ void TraceBuilder::addCollective(size_t row, const CollectiveArgs* args,
             }
         }
         c.datatype = meta->dtype.empty() ? 0 : intern(meta->dtype);
+    }
+    // Older traces carry no nelems: the message is the first input tensor of the
+    // "nccl:<collective>" op that launched the kernel, else of its record_param_comms.
+    if (c.bytes == 0) {
+        for (const CollectiveArgs* op : {matchComms(row, true), comms ? comms : matchComms(row)}) {
+            if (op != nullptr && c.bytes == 0) {
+                c.bytes = inputMessageBytes(function, *op, c.nranks > 0 ? c.nranks : worldGroup());
+                if (c.bytes != 0 && c.datatype == 0 && !op->inputType.empty()) {
+                    c.datatype = intern(op->inputType);
+                }
+            }
+        }
+    }
+    // NOTE(nccl): PyTorch before 2.1 records no group size or process group for a collective;
+    // a trace that names none for it runs it on the default group, whose size is the world size
+    // of distributedInfo.
+    if (c.nranks == 0 && (meta == nullptr || (meta->groupName.empty() && meta->groupRanks.empty() &&
+                                              !meta->groupId && meta->groupSize < 0))) {
+        c.nranks = worldGroup();
+        if (c.nranks > 0 && m_raw.rank != kUnknownRank) {
+            c.rank = m_raw.rank;
+        }
     }
     m_data.collectives.append(c);
 }

@@ -160,6 +160,48 @@ public:
         return simdjson::SUCCESS;
     }
 
+    /// "Input Dims": [[6144], [], ...]: the product of the first entry's dims into `elems`
+    /// (left alone when that entry is empty, not an array of non-negative integers, or the
+    /// product overflows int64).
+    error_code readFirstDims(od::value v, int64_t& elems) {
+        od::array dims;
+        if (const error_code e = v.get_array().get(dims)) {
+            return isFatal(e) ? e : simdjson::SUCCESS;
+        }
+        bool first = true;
+        for (auto element : dims) {
+            od::value entry;
+            if (const error_code e = std::move(element).get(entry)) {
+                return e;
+            }
+            if (!first) {
+                continue;  // the rest is skipped by the parser
+            }
+            first = false;
+            od::array shape;
+            if (entry.get_array().get(shape) != simdjson::SUCCESS) {
+                continue;
+            }
+            int64_t product = 1;
+            size_t n = 0;
+            bool ok = true;
+            for (auto d : shape) {
+                int64_t x = -1;
+                if (std::move(d).get_int64().get(x) != simdjson::SUCCESS || x < 0 ||
+                    (x > 0 && product > INT64_MAX / x)) {
+                    ok = false;
+                    continue;
+                }
+                product *= x;
+                ++n;
+            }
+            if (ok && n > 0) {
+                elems = product;
+            }
+        }
+        return simdjson::SUCCESS;
+    }
+
     error_code readArgs(od::value v, Args& a) {
         od::object obj;
         if (const error_code e = v.get_object().get(obj)) {
@@ -179,6 +221,7 @@ public:
                 return e;
             }
         }
+        a.collective.inputType = a.inputType;
         return simdjson::SUCCESS;
     }
 
@@ -219,6 +262,8 @@ public:
             return readUint(v, c.groupId);
         if (key == "Input type")
             return readFirstType(v, a.inputType);
+        if (key == "Input Dims")
+            return readFirstDims(v, c.inputElems);
         error_code e = simdjson::SUCCESS;
         int64_t* dst = nullptr;
         if (key == "In msg nelems") {
@@ -255,12 +300,15 @@ public:
             case Cat::GpuUserAnnotation:
                 return true;
             case Cat::CpuOp:
-                return !f.hasName || f.name == kCommsOpName || isPrecisionOp(f.name);
+                return !f.hasName || f.name == kCommsOpName || isPrecisionOp(f.name) ||
+                       f.name.rfind(kNcclOpPrefix, 0) == 0;
             case Cat::Instant:
             case Cat::None:
             case Cat::Other:
                 return !f.hasName || f.name == kMemoryEventName;
             case Cat::UserAnnotation:
+                // "nccl:<collective>" ops carry the message's Input Dims in older traces.
+                return f.hasName && f.name.rfind(kNcclOpPrefix, 0) == 0;
             case Cat::Python:
                 return false;
         }
@@ -447,6 +495,8 @@ void EventReader::noteNcclOp(const Fields& f) {
     if (f.tsNs && f.name.rfind(kNcclOpPrefix, 0) == 0) {
         CollectiveArgs named;
         named.collectiveName = f.name.substr(kNcclOpPrefix.size());
+        named.inputElems = f.args.collective.inputElems;
+        named.inputType = f.args.inputType;
         m_out.comms.push_back(RawComms{*f.tsNs, *f.tsNs + f.durNs, f.tid.value_or(0), named, true});
     }
 }

@@ -31,6 +31,11 @@ struct CollectiveArgs {
     int64_t groupSize = -1;           ///< "Group size"
     int64_t seq = -1;                 ///< "Seq" / "seq"
     std::optional<uint64_t> groupId;  ///< "Process Group ID"
+    /// Elements of the first tensor in "Input Dims" (the product of its dims; -1 when the first
+    /// entry is not a tensor shape) and its "Input type": what older traces, without nelems,
+    /// say of the message (record_param_comms, "nccl:<collective>" ops).
+    int64_t inputElems = -1;
+    std::string_view inputType;
     bool any() const {
         return !collectiveName.empty() || !groupName.empty() || inNelems >= 0 || outNelems >= 0 ||
                groupSize >= 0 || seq >= 0 || groupId.has_value();

@@ -402,6 +402,62 @@ uint32_t dtypeSize(std::string_view dtype) {
     return 0;
 }
 
+uint32_t inputTypeSize(std::string_view t) {
+    if (t.rfind("c10::", 0) == 0) {
+        t.remove_prefix(5);
+    }
+    static constexpr std::array<std::pair<std::string_view, uint32_t>, 12> kCppSizes{{
+        {"long int", 8},
+        {"long long", 8},
+        {"long long int", 8},
+        {"unsigned long", 8},
+        {"short int", 2},
+        {"signed char", 1},
+        {"unsigned char", 1},
+        {"unsigned int", 4},
+        {"int64_t", 8},
+        {"int32_t", 4},
+        {"ComplexFloat", 8},
+        {"ComplexDouble", 16},
+    }};
+    for (const auto& [name, size] : kCppSizes) {
+        if (equalsIgnoreCase(t, name)) {
+            return size;
+        }
+    }
+    return dtypeSize(t);
+}
+
+std::string_view algorithmFromKernelName(std::string_view name) {
+    constexpr std::string_view kOld = "ncclKernel_";
+    constexpr std::string_view kNew = "ncclDevKernel_";
+    if (const size_t at = name.find(kOld); at != std::string_view::npos) {
+        std::string_view rest = name.substr(at + kOld.size());
+        const size_t funcEnd = rest.find('_');
+        if (funcEnd == std::string_view::npos || rest.substr(0, funcEnd) == "SendRecv") {
+            return {};
+        }
+        rest.remove_prefix(funcEnd + 1);
+        // Longest first: COLLNET_DIRECT before COLLNET, NVLS_TREE before NVLS.
+        static constexpr std::array<std::string_view, 7> kAlgorithms{
+            "COLLNET_DIRECT", "COLLNET_CHAIN", "NVLS_TREE", "COLLNET", "NVLS", "TREE", "RING"};
+        for (std::string_view a : kAlgorithms) {
+            if (rest.size() > a.size() && rest.substr(0, a.size()) == a && rest[a.size()] == '_') {
+                return a;
+            }
+        }
+        return {};
+    }
+    if (const size_t at = name.find(kNew); at != std::string_view::npos) {
+        const std::string_view rest = name.substr(at + kNew.size());
+        const std::string_view base = rest.substr(0, rest.find('('));
+        if (base.find("_TREE_LL") != std::string_view::npos) {
+            return "TREE";
+        }
+    }
+    return {};
+}
+
 std::string_view collectiveFromKernelName(std::string_view kernelName) {
     static constexpr std::array<std::string_view, 3> kPrefixes{"ncclKernel_", "ncclDevKernel_",
                                                                "ncclSymkDevKernel_"};

@@ -517,7 +517,7 @@ void assignDepths(std::vector<RawRange>& ranges) {
 }
 
 /// Appends the kernels (sorted by start) and a collective for each NCCL / RCCL kernel, its
-/// function read from the kernel name as the Kineto importer reads it.
+/// function and algorithm read from the kernel name as the Kineto importer reads them.
 void appendKernels(std::vector<RawKernel>& kernels, TraceData& d) {
     std::stable_sort(kernels.begin(), kernels.end(), [](const RawKernel& a, const RawKernel& b) {
         return a.event.startNs < b.event.startNs;
@@ -534,6 +534,13 @@ void appendKernels(std::vector<RawKernel>& kernels, TraceData& d) {
             c.stream = k.event.stream;
             const std::string_view function = kineto::collectiveFromKernelName(k.name);
             c.function = function.empty() ? 0 : d.intern(function);
+            c.timing = CollectiveTiming::Kernel;  // the kernel's own GPU interval
+            // The algorithm only where the name tells it (algorithmFromKernelName's NCCL
+            // facts); the protocol in the name is never the one that ran.
+            if (const std::string_view algorithm = kineto::algorithmFromKernelName(k.name);
+                !algorithm.empty()) {
+                c.algorithm = d.intern(algorithm);
+            }
             d.collectives.append(c);
         }
     }

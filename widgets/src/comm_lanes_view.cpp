@@ -7,7 +7,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
+#include "collective_hover.h"
 #include "vramscope/analysis/straggler.h"
 #include "vramscope/analysis/text_format.h"
 #include "vramscope/widgets/note_marks.h"
@@ -449,9 +451,29 @@ QString CommLanesView::describeAt(QPoint pos) const {
         }
         const int row = std::clamp((pos.y() - lane.top) / m_rowHeight, 0, 2);
         QString text;
-        // Collective arrivals near the pointer (within 4 px).
+        const int64_t offset = toJobNs(lane.key.rankIndex);
         const trace::RankId rank = m_collectiveRanks[size_t(lane.key.rankIndex)];
+        // The collective under the pointer on the communication row (within 2 px, so that a
+        // short one stays reachable when zoomed out), in full; its arrival line is then left out.
+        std::optional<size_t> detailed;
+        if (analysis::LaneClass(row) == analysis::LaneClass::Communication) {
+            const analysis::CollectiveBandwidthReport& bw = job.analysis.bandwidth;
+            if (const auto o =
+                    collectiveOccurrenceAt(bw, size_t(lane.key.rankIndex), lane.key.device,
+                                           t - offset, int64_t(2 * pxNs))) {
+                const analysis::CollectiveBandwidth& occ = bw.occurrences[*o];
+                detailed = matchedCollectiveOf(job.collectives(), occ, offset);
+                text += describeCollective(
+                            occ, detailed ? &job.collectives().collectives[*detailed] : nullptr,
+                            job.analysis.coverage.partial()) +
+                        QStringLiteral("<br>");
+            }
+        }
+        // Collective arrivals near the pointer (within 4 px).
         for (size_t i : visibleCollectives()) {
+            if (detailed && *detailed == i) {
+                continue;
+            }
             const analysis::MatchedCollective& c = m_job->collectives().collectives[i];
             for (const analysis::CollectiveParticipant& part : c.participants) {
                 if (part.rank == rank && std::fabs(double(part.startNs - t)) <= 4 * pxNs) {
@@ -469,7 +491,6 @@ QString CommLanesView::describeAt(QPoint pos) const {
                 }
             }
         }
-        const int64_t offset = toJobNs(lane.key.rankIndex);
         const int64_t k = lane.kernels->lanes.kernelAt(t - offset, analysis::LaneClass(row));
         const trace::TraceData& data = job.job.ranks[size_t(lane.key.rankIndex)].trace.data;
         if (k >= 0) {

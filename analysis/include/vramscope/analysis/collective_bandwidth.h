@@ -125,13 +125,46 @@ struct CommunicationVerdict {
     int64_t communicationNs = 0;  ///< summed durations of its collectives
     int64_t waitNs = 0;
     int64_t transferNs = 0;
-    std::string evidence;  ///< one sentence with the figures behind the verdict
-    std::string missing;   ///< with Unknown: what would be needed
+    std::string evidence;    ///< one sentence with the figures behind the verdict
+    std::string missing;     ///< with Unknown: what would be needed
+    size_t collectives = 0;  ///< its occurrences (point-to-point operations left out)
+    size_t matched = 0;      ///< of them matched across ranks (with a wait)
+    /// Share of transfer time in occurrences with a busBw and a measured timing (0..1).
+    double measuredShare = 0;
+    /// Shares of the measured transfer time in large / small messages (0..1) and the median
+    /// busBw of those messages, GB/s (0 when there are none).
+    double largeShare = 0, smallShare = 0;
+    double largeMedianBusbwGBps = 0, smallMedianBusbwGBps = 0;
 };
 
+/// Options of collectiveBandwidth and the thresholds of its verdicts. Each threshold with its
+/// reason (a user acts on a verdict, so every rule asks for a clear majority):
+/// - largeMessageBytes 16 MiB: at 450 GB/s moving 16 MiB takes ~37 us, several times the
+///   5-10 us a collective costs before it moves data (launch, handshakes), so on a large message
+///   the link's bandwidth sets the time; nccl-tests curves on NVLink systems reach most of their
+///   busBw plateau from tens of MiB on.
+/// - smallMessageBytes 1 MiB: below it the transfer at the peak (~2 us at 450 GB/s) is shorter
+///   than that fixed cost, so latency sets the time.
+/// - bandwidthShare 0.7: nccl-tests reach 80-90 % of the per-direction NVLink figure as busBw at
+///   large sizes; a median of at least 70 % is a link running near what it can give.
+/// - latencyShare 0.25: "far below the peak" is under a quarter of it.
+/// - majorityShare 0.5 (strictly more): "most" of the time.
+/// - minCollectives 3 (as StragglerOptions): one or two collectives are an anecdote.
+/// - minMeasuredShare 0.5: the figures must cover more than half of the GPU's transfer time
+///   (occurrences with bytes, group size and GPU timing), else the verdict is Unknown.
 struct CollectiveBandwidthOptions {
     /// The link peak busBw is compared against, GB/s; unset = defaultLinkBandwidth of the GPU.
     std::optional<double> linkGBps;
+    /// The inputs are part of a larger job (JobCoverage::partial): the last rank present may
+    /// not be the one the GPU waits for, so WaitingOnRank is not concluded.
+    bool partialJob = false;
+    uint64_t largeMessageBytes = uint64_t(16) << 20;
+    uint64_t smallMessageBytes = uint64_t(1) << 20;
+    double bandwidthShare = 0.7;
+    double latencyShare = 0.25;
+    double majorityShare = 0.5;
+    size_t minCollectives = 3;
+    double minMeasuredShare = 0.5;
 };
 
 /// Everything the report, check and the Collectives view show.
@@ -162,5 +195,33 @@ CollectiveBandwidthReport collectiveBandwidth(const std::vector<RankInput>& inpu
 /// "bandwidth-bound", "latency-bound (small messages)", "waiting on rank R", "not limited by the
 /// link", "unknown".
 std::string limitText(const CommunicationVerdict& v);
+
+/// The JSON / text name of a limit: "unknown", "bandwidth_bound", "latency_bound",
+/// "waiting_on_rank", "not_limited".
+std::string_view limitName(CommunicationLimit limit);
+
+/// The name of a timing source: "unknown", "kernel", "kernel_channels", "proxy", "host".
+std::string_view timingSourceName(trace::CollectiveTiming timing);
+
+/// Whether the interval is an execution time the GPU or the network measured (a kernel record,
+/// NCCL kernel channels or proxy operations): host times (enqueue to host end) and unknown
+/// sources are not, so they give no verdict.
+bool isMeasuredTiming(trace::CollectiveTiming timing);
+
+/// One GPU of the job by input index and device (the input of CollectiveBandwidth::input).
+struct CollectiveGpu {
+    size_t input = 0;
+    trace::DeviceIndex device{0};
+};
+
+/// Per-function totals over `occurrences` (all, or those of `gpu`), by summed duration, largest
+/// first. Medians of an even count are the lower middle value.
+std::vector<CollectiveFunctionSummary> functionSummaries(
+    const std::vector<CollectiveBandwidth>& occurrences, std::optional<CollectiveGpu> gpu = {});
+
+/// Power-of-two size buckets of the occurrences with a busBw (all, or those of `gpu`),
+/// ascending.
+std::vector<SizeBucketBandwidth> sizeBuckets(const std::vector<CollectiveBandwidth>& occurrences,
+                                             std::optional<CollectiveGpu> gpu = {});
 
 }  // namespace vramscope::analysis

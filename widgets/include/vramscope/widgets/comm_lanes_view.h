@@ -66,10 +66,16 @@ public:
     std::vector<NoteMark> noteMarks() const;
 
     const std::vector<Lane>& lanes() const { return m_lanes; }
+    /// Height of one of a lane's three rows (compute, communication, memory), px.
+    int rowHeight() const { return m_rowHeight; }
     const std::vector<RankRow>& rankRows() const { return m_rankRows; }
     /// Matched collectives that overlap the visible range (indices into the match).
     std::vector<size_t> visibleCollectives() const;
-    /// Tooltip text for the point `pos` (kernel, iteration or collective under it), or empty.
+    /// Tooltip text for the point `pos` (kernel, iteration or collective under it), or empty. On
+    /// a communication row, the collective under the pointer (JobAnalysis::bandwidth) with its
+    /// message, algorithm / protocol, channels, duration, busBw / algBw and timing source, and
+    /// its arrivals and waits on the other ranks (JobAnalysis::collectives); unknown fields are
+    /// left out.
     QString describeAt(QPoint pos) const;
     /// The visible range on the lanes' x span (between the label margin and the right margin).
     TimeMapper mapper() const;
