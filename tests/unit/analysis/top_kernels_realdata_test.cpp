@@ -3,9 +3,6 @@
 // "kernel" and ph "X", never through vramscope's importer; busy is this test's own union.
 #include <gtest/gtest.h>
 
-#include <archive.h>
-#include <archive_entry.h>
-
 #include <algorithm>
 #include <map>
 #include <string>
@@ -16,6 +13,7 @@
 
 #include "realdata.h"
 #include "realdata_json.h"
+#include "realdata_tar.h"
 #include "vramscope/analysis/top_kernels.h"
 #include "vramscope/trace/open_trace.h"
 
@@ -130,39 +128,9 @@ TEST(TopKernelsRealdata, BertSmallPerNameTotalsEqualTheJsonSums) {
     EXPECT_EQ(cut.otherTotalNs, rest);
 }
 
-/// The JSON of every rank of the dlrm archive, by the rank its "distributedInfo" names.
-std::map<int, nlohmann::json> dlrmRanks() {
-    std::map<int, nlohmann::json> out;
-    archive* a = archive_read_new();
-    archive_read_support_filter_all(a);
-    archive_read_support_format_all(a);
-    if (archive_read_open_filename(a, kDlrm.c_str(), 1 << 16) != ARCHIVE_OK) {
-        archive_read_free(a);
-        return out;
-    }
-    archive_entry* entry = nullptr;
-    while (archive_read_next_header(a, &entry) == ARCHIVE_OK) {
-        const std::string name = archive_entry_pathname(entry);
-        if (name.size() < 5 || name.substr(name.size() - 5) != ".json") {
-            continue;
-        }
-        std::string text;
-        char buf[1 << 16];
-        la_ssize_t n = 0;
-        while ((n = archive_read_data(a, buf, sizeof buf)) > 0) {
-            text.append(buf, size_t(n));
-        }
-        nlohmann::json doc = nlohmann::json::parse(text);
-        const int rank = doc.at("distributedInfo").at("rank").get<int>();
-        out[rank] = std::move(doc);
-    }
-    archive_read_free(a);
-    return out;
-}
-
 TEST(TopKernelsRealdata, DlrmEveryRankPerNameTotalsAndNcclTimeEqualTheJson) {
     VRAMSCOPE_REQUIRE_INPUT(kDlrm);
-    const std::map<int, nlohmann::json> docs = dlrmRanks();
+    const std::map<int, nlohmann::json> docs = testdata::jsonByRank(kDlrm);
     ASSERT_EQ(docs.size(), 8u);
     auto job = trace::openJob({kDlrm});
     ASSERT_TRUE(job.ok()) << job.error().describe();
