@@ -18,6 +18,7 @@ class FlamePanel;
 class GapsPanel;
 class LeakPanel;
 class SegmentPanel;
+class TopKernelsPanel;
 }  // namespace vramscope::widgets
 
 namespace vramscope::app {
@@ -26,8 +27,9 @@ class MainWindow;
 
 /// Adds the analysis panels to `window` and hands each new job model (built with its analyses
 /// off the GUI thread by the JobLoader) to them. Views registered for --view: flame, lanes,
-/// gaps, leak, advice, segments (the reserved segments, at the first OOM when there is one), and
-/// oom (the flame view at the first OOM, as Jump to OOM shows it). Owned
+/// gaps, leak, advice, segments (the reserved segments, at the first OOM when there is one),
+/// top-kernels (kernel time per name on one GPU), and oom (the flame view at the first OOM, as
+/// Jump to OOM shows it). Owned
 /// by the window; GUI thread only.
 class AnalysisViews : public QObject {
     Q_OBJECT
@@ -43,6 +45,7 @@ public:
     widgets::LeakPanel* leak() const { return m_leak; }
     widgets::AdvicePanel* advice() const { return m_advice; }
     widgets::SegmentPanel* segments() const { return m_segments; }
+    widgets::TopKernelsPanel* topKernels() const { return m_topKernels; }
     QAction* jumpToOomAction() const { return m_jumpToOom; }
 
 private:
@@ -58,11 +61,13 @@ private:
     widgets::LeakPanel* m_leak;
     widgets::AdvicePanel* m_advice;
     widgets::SegmentPanel* m_segments;
+    widgets::TopKernelsPanel* m_topKernels;
     QDockWidget* m_flameDock = nullptr;
     QDockWidget* m_gapsDock = nullptr;
     QDockWidget* m_leakDock = nullptr;
     QDockWidget* m_adviceDock = nullptr;
     QDockWidget* m_segmentsDock = nullptr;
+    QDockWidget* m_topKernelsDock = nullptr;
     QWidget* m_lanesTab = nullptr;
     QAction* m_jumpToOom = nullptr;
 

@@ -11,8 +11,8 @@ namespace vramscope::app {
 namespace {
 
 /// Bottom docks, tabbed in this order; the first one is the anchor of the tab group.
-constexpr std::array<const char*, 5> kAnalysisDocks = {"FlameDock", "GapsDock", "LeakDock",
-                                                       "AdviceDock", "SegmentsDock"};
+constexpr std::array<const char*, 6> kAnalysisDocks = {
+    "FlameDock", "GapsDock", "LeakDock", "AdviceDock", "SegmentsDock", "TopKernelsDock"};
 
 QDockWidget* dock(const QMainWindow& window, const char* name) {
     return window.findChild<QDockWidget*>(QLatin1String(name), Qt::FindDirectChildrenOnly);
