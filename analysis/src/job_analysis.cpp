@@ -354,6 +354,7 @@ InputAnalysis analyzeInput(const RankInput& input, size_t index, const JobAnalys
         out.timelines = buildMemoryTimelines(*input.data);
         std::vector<TimeBreakdown> breakdowns =
             computeTimeBreakdowns(*input.data, options.breakdown);
+        std::vector<DeviceKernelTimes> kernelTimes = topKernels(*input.data);
         std::set<trace::DeviceIndex> devices;
         for (const MemoryTimeline& t : out.timelines) {
             devices.insert(t.device);
@@ -372,6 +373,11 @@ InputAnalysis analyzeInput(const RankInput& input, size_t index, const JobAnalys
                 return out;
             }
             out.devices.push_back(std::move(d).value());
+            for (DeviceKernelTimes& t : kernelTimes) {
+                if (t.device == dev) {
+                    out.devices.back().kernelTimes = std::move(t);
+                }
+            }
         }
         // The host is the rank's, not a GPU's: analysed once, over the first GPU's iterations.
         if (!out.devices.empty()) {

@@ -5,6 +5,7 @@
 #include <ostream>
 
 #include "roles_report.h"
+#include "top_kernels_report.h"
 #include "vramscope/analysis/oom_diagnosis.h"
 #include "vramscope/analysis/straggler.h"
 
@@ -339,6 +340,7 @@ void addDeviceAnalysisJson(const DeviceAnalysis& d, int64_t offset, Json& j, siz
     if (d.operators) {
         j["operators"] = operatorsJson(*d.operators, offset);
     }
+    j["top_kernels"] = d.kernelTimes ? topKernelsJson(*d.kernelTimes) : Json(nullptr);
     j["ooms"] = Json::array();
     for (const OomFacts& o : d.ooms) {
         Json top = Json::array();
@@ -652,6 +654,9 @@ void writeDeviceAnalysisText(const DeviceAnalysis& d, std::ostream& os) {
            << formatDuration(g.startNs - b.firstStartNs)
            << " after the first kernel: " << toString(g.cause)
            << (after.empty() ? "" : ", ended by " + after) << "\n";
+    }
+    if (d.kernelTimes) {
+        writeTopKernelsText(*d.kernelTimes, os);
     }
 }
 

@@ -32,7 +32,8 @@ std::vector<analysis::RankInput> rankInputs(const trace::Job& job);
 /// when DeviceAnalysis::operators is set: {level, allocations, bytes, peak_known, peak_time_ns,
 /// peak_bytes, pre_existing_peak_bytes, rows: the 25 first of OperatorMemoryTable::rows as {name,
 /// self_allocations, self_bytes, self_peak_bytes, total_allocations, total_bytes,
-/// total_peak_bytes}, other: the rest summed}; peak values null when not peak_known) and "ooms"
+/// total_peak_bytes}, other: the rest summed}; peak values null when not peak_known),
+/// "top_kernels" (topKernelsJson of DeviceAnalysis::kernelTimes; null without kernels) and "ooms"
 /// [{time_ns,
 /// requested_bytes, free_bytes, allocated_bytes, reserved_bytes, live_allocations,
 /// largest_free_block_bytes, segment_free_bytes, cause (toString of diagnoseOom's OomCause),

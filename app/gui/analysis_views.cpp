@@ -20,6 +20,7 @@
 #include "vramscope/widgets/leak_panel.h"
 #include "vramscope/widgets/memory_plot.h"
 #include "vramscope/widgets/segment_panel.h"
+#include "vramscope/widgets/top_kernels_table.h"
 
 namespace vramscope::app {
 
@@ -53,15 +54,19 @@ AnalysisViews::AnalysisViews(MainWindow* window)
       m_gaps(new widgets::GapsPanel(window->zoomState())),
       m_leak(new widgets::LeakPanel(window->zoomState())),
       m_advice(new widgets::AdvicePanel),
-      m_segments(new widgets::SegmentPanel(window->zoomState())) {
+      m_segments(new widgets::SegmentPanel(window->zoomState())),
+      m_topKernels(new widgets::TopKernelsPanel) {
     m_flameDock =
         makeDock(window, m_flame, tr("Allocation flame view"), QStringLiteral("FlameDock"));
     m_gapsDock = makeDock(window, m_gaps, tr("Idle gaps"), QStringLiteral("GapsDock"));
     m_leakDock = makeDock(window, m_leak, tr("Leak"), QStringLiteral("LeakDock"));
     m_adviceDock = makeDock(window, m_advice, tr("Advice and cost"), QStringLiteral("AdviceDock"));
     m_segmentsDock = makeDock(window, m_segments, tr("Segments"), QStringLiteral("SegmentsDock"));
+    m_topKernelsDock =
+        makeDock(window, m_topKernels, tr("Top kernels"), QStringLiteral("TopKernelsDock"));
     // Tabbed together at the bottom by the window's default layout (window_layout.h).
-    for (QDockWidget* dock : {m_flameDock, m_gapsDock, m_leakDock, m_adviceDock, m_segmentsDock}) {
+    for (QDockWidget* dock : {m_flameDock, m_gapsDock, m_leakDock, m_adviceDock, m_segmentsDock,
+                              m_topKernelsDock}) {
         window->addDockWidget(Qt::BottomDockWidgetArea, dock);
     }
 
@@ -93,7 +98,8 @@ AnalysisViews::AnalysisViews(MainWindow* window)
     m_jumpToOom->setEnabled(false);
     bar->addAction(window->stackByRoleAction());
     bar->addSeparator();
-    for (QDockWidget* dock : {m_flameDock, m_gapsDock, m_leakDock, m_adviceDock, m_segmentsDock}) {
+    for (QDockWidget* dock : {m_flameDock, m_gapsDock, m_leakDock, m_adviceDock, m_segmentsDock,
+                              m_topKernelsDock}) {
         bar->addAction(dock->toggleViewAction());
     }
     bar->addAction(m_collectivesDock->toggleViewAction());
@@ -107,6 +113,7 @@ AnalysisViews::AnalysisViews(MainWindow* window)
     window->addView(QStringLiteral("leak"), [this] { showDock(m_leakDock); });
     window->addView(QStringLiteral("advice"), [this] { showDock(m_adviceDock); });
     window->addView(QStringLiteral("segments"), [this] { showDock(m_segmentsDock); });
+    window->addView(QStringLiteral("top-kernels"), [this] { showDock(m_topKernelsDock); });
     window->addView(QStringLiteral("oom"), [this] { jumpToOom(); });
     window->addView(QStringLiteral("collectives"), [this] { showDock(m_collectivesDock); });
     window->addView(QStringLiteral("lanes"),
@@ -132,6 +139,7 @@ void AnalysisViews::apply(std::shared_ptr<const analysis::JobModel> job) {
     m_leak->setJob(m_job);
     m_advice->setJob(m_job);
     m_segments->setJob(m_job);
+    m_topKernels->setJob(m_job);
     bool hasOom = false;
     if (m_job) {
         for (const analysis::GpuSeries& g : m_job->gpus) {

@@ -19,6 +19,7 @@ class FlamePanel;
 class GapsPanel;
 class LeakPanel;
 class SegmentPanel;
+class TopKernelsPanel;
 }  // namespace vramscope::widgets
 
 namespace vramscope::app {
@@ -28,8 +29,8 @@ class MainWindow;
 /// Adds the analysis panels to `window` and hands each new job model (built with its analyses
 /// off the GUI thread by the JobLoader) to them. Views registered for --view: flame, lanes,
 /// collectives, gaps, leak, advice, segments (the reserved segments, at the first OOM when there is
-/// one), and oom (the flame view at the first OOM, as Jump to OOM shows it). Owned by the window;
-/// GUI thread only.
+/// one), top-kernels (kernel time per name on one GPU), and oom (the flame view at the first OOM,
+/// as Jump to OOM shows it). Owned by the window; GUI thread only.
 class AnalysisViews : public QObject {
     Q_OBJECT
 public:
@@ -45,6 +46,7 @@ public:
     widgets::LeakPanel* leak() const { return m_leak; }
     widgets::AdvicePanel* advice() const { return m_advice; }
     widgets::SegmentPanel* segments() const { return m_segments; }
+    widgets::TopKernelsPanel* topKernels() const { return m_topKernels; }
     QAction* jumpToOomAction() const { return m_jumpToOom; }
 
 private:
@@ -61,12 +63,14 @@ private:
     widgets::LeakPanel* m_leak;
     widgets::AdvicePanel* m_advice;
     widgets::SegmentPanel* m_segments;
+    widgets::TopKernelsPanel* m_topKernels;
     QDockWidget* m_flameDock = nullptr;
     QDockWidget* m_gapsDock = nullptr;
     QDockWidget* m_leakDock = nullptr;
     QDockWidget* m_adviceDock = nullptr;
     QDockWidget* m_segmentsDock = nullptr;
     QDockWidget* m_collectivesDock = nullptr;
+    QDockWidget* m_topKernelsDock = nullptr;
     QWidget* m_lanesTab = nullptr;
     QAction* m_jumpToOom = nullptr;
 
