@@ -51,8 +51,9 @@ abi::Result emptyFinalize(void*) {
 abi::ProfilerV5 g_empty = {"empty", emptyInit, emptyStart, emptyStop, emptyRecord, emptyFinalize};
 
 /// One round: kOpsPerRound operations; returns ns per operation.
-double round(abi::ProfilerV5* volatile table, void* ctx, uint64_t seq0) {
-    abi::ProfilerV5* t = table;  // through a volatile pointer: no call is folded away
+double round(abi::ProfilerV5* table, void* ctx, uint64_t seq0) {
+    abi::ProfilerV5* volatile held = table;  // read back through a volatile: no call folded away
+    abi::ProfilerV5* t = held;
     const auto start = std::chrono::steady_clock::now();
     for (int i = 0; i < kOpsPerRound; ++i) {
         abi::EventDescrV5 coll{};

@@ -128,8 +128,9 @@ struct NcclRecorder::Slot {
     bool channelsLost = false;  ///< a kernel-channel event found no free handle
     uint32_t liveChildren = 0;
     uint32_t channelsStopped = 0;
-    uint64_t gpuFirst = 0;  ///< earliest channel start pTimer, 0 = none
-    uint64_t gpuLast = 0;   ///< latest channel stop pTimer, 0 = none
+    uint32_t stopsObserved = 0;  ///< kernel-channel stops seen by kernelChannelStopped
+    uint64_t gpuFirst = 0;       ///< earliest channel start pTimer, 0 = none
+    uint64_t gpuLast = 0;        ///< latest channel stop pTimer, 0 = none
     int64_t proxyFirst = std::numeric_limits<int64_t>::max();
     int64_t proxyLast = std::numeric_limits<int64_t>::min();
     int64_t hostStart = 0;
@@ -324,14 +325,18 @@ void* NcclRecorder::startProxyOp(void* context, void* parent, pid_t pid) {
 }
 
 void NcclRecorder::kernelChannelStopped(void* handle, uint64_t gpuNs) {
-    const int64_t now = m_now();
     std::lock_guard<std::mutex> lock(m_mutex);
     Slot* s = slotOf(handle);
     if (s == nullptr || s->kind != SlotKind::KernelChannel || gpuNs == 0) {
         return;
     }
     s->gpuStop = gpuNs;
-    const int64_t observed = now - static_cast<int64_t>(gpuNs);
+    // One clock observation per operation (its first channel stop) is enough for the minimum
+    // and keeps the clock reads off the other channels' callbacks.
+    if (s->parent == nullptr || s->parent->stopsObserved++ > 0) {
+        return;
+    }
+    const int64_t observed = m_now() - static_cast<int64_t>(gpuNs);
     if (!m_haveOffset || observed < m_offsetNs) {
         m_offsetNs = observed;
         m_haveOffset = true;
@@ -339,7 +344,6 @@ void NcclRecorder::kernelChannelStopped(void* handle, uint64_t gpuNs) {
 }
 
 void NcclRecorder::stop(void* handle) {
-    const int64_t now = m_now();
     std::lock_guard<std::mutex> lock(m_mutex);
     Slot* s = slotOf(handle);
     if (s == nullptr) {
@@ -348,7 +352,7 @@ void NcclRecorder::stop(void* handle) {
     if (s->kind == SlotKind::Operation) {
         if (!s->hostStopped) {
             s->hostStopped = true;
-            s->hostStop = now;
+            s->hostStop = m_now();  // a vDSO clock read: no system call under the lock
             maybeFinishLocked(s);
         }
         return;
@@ -360,7 +364,7 @@ void NcclRecorder::stop(void* handle) {
             p->gpuLast = std::max(p->gpuLast, s->gpuStop);
         } else {
             p->proxyFirst = std::min(p->proxyFirst, s->hostChildStart);
-            p->proxyLast = std::max(p->proxyLast, now);
+            p->proxyLast = std::max(p->proxyLast, m_now());
         }
         --p->liveChildren;
     }

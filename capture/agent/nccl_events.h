@@ -136,7 +136,8 @@ public:
     void takeInto(NcclTaken& out, bool final);
 
     /// The offset added to GPU globaltimer ns to get trace ns: the minimum over kernel-channel
-    /// stops of (host time when NCCL reported the stop - the stop's pTimer). The host sees a stop
+    /// stops (the first one reported of each operation) of (host time when NCCL reported the
+    /// stop - the stop's pTimer). The host sees a stop
     /// only after it happened, so every observation is the true offset plus a non-negative delay
     /// and the minimum is the tightest bound; converted times are late by at most the smallest
     /// delay seen. nullopt before the first stop.

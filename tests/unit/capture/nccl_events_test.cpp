@@ -90,7 +90,7 @@ TEST(NcclRecorder, WaitsForEveryChannelAndTimesTheOperationByTheGpuTimer) {
     void* ch0 = rec.startKernelChannel(comm, op, 0, 50'000);
     void* ch1 = rec.startKernelChannel(comm, op, 1, 50'200);
     g_hostNs = 2'000;
-    rec.kernelChannelStopped(ch0, 51'000);  // observation 2000 - 51000 = -49000
+    rec.kernelChannelStopped(ch0, 51'000);  // the operation's observation: 2000 - 51000
     rec.stop(ch0);
     NcclTaken taken;
     rec.takeInto(taken, false);
@@ -101,14 +101,14 @@ TEST(NcclRecorder, WaitsForEveryChannelAndTimesTheOperationByTheGpuTimer) {
     EXPECT_EQ(taken.communicators[0].name, "world");
     EXPECT_EQ(taken.communicators[0].initNs, 1'000);
     g_hostNs = 2'300;
-    rec.kernelChannelStopped(ch1, 51'400);  // observation 2300 - 51400 = -49100: the minimum
+    rec.kernelChannelStopped(ch1, 51'400);  // not observed (one per operation)
     rec.stop(ch1);
     rec.takeInto(taken, false);
     ASSERT_EQ(taken.ops.size(), 1u);
     const capture::NcclFinishedOp& f = taken.ops[0];
     EXPECT_EQ(f.timing, trace::CollectiveTiming::KernelChannels);
-    EXPECT_EQ(f.startNs, 50'000 - 49'100);  // first channel start + the smallest offset
-    EXPECT_EQ(f.endNs, 51'400 - 49'100);    // last channel stop
+    EXPECT_EQ(f.startNs, 50'000 - 49'000);  // first channel start + the offset
+    EXPECT_EQ(f.endNs, 51'400 - 49'000);    // last channel stop
     EXPECT_EQ(f.enqueueNs, 1'000);
     EXPECT_EQ(f.bytes, 2'000u);  // 1000 bf16
     EXPECT_EQ(f.seqNumber, 7);
@@ -119,8 +119,21 @@ TEST(NcclRecorder, WaitsForEveryChannelAndTimesTheOperationByTheGpuTimer) {
     EXPECT_EQ(f.peer, -1) << "AllReduce has no root";
     EXPECT_EQ(name(f.function), "AllReduce");
     EXPECT_EQ(name(f.algorithm), "RING");
-    EXPECT_EQ(rec.gpuToTraceOffsetNs(), -49'100);
+    EXPECT_EQ(rec.gpuToTraceOffsetNs(), -49'000);
     EXPECT_EQ(rec.slotsInUse(), 0u);
+
+    // The offset is the minimum over operations: a later, tighter observation replaces it, a
+    // looser one does not.
+    for (const auto& [hostNs, gpuStopNs] : {std::pair<int64_t, uint64_t>{3'000, 53'000},
+                                            std::pair<int64_t, uint64_t>{4'000, 52'000}}) {
+        void* next = rec.startOperation(comm, allReduce(1, 1));
+        rec.stop(next);
+        void* ch = rec.startKernelChannel(comm, next, 0, gpuStopNs - 100);
+        g_hostNs = hostNs;
+        rec.kernelChannelStopped(ch, gpuStopNs);
+        rec.stop(ch);
+    }
+    EXPECT_EQ(rec.gpuToTraceOffsetNs(), 3'000 - 53'000);
     EXPECT_TRUE(taken.communicators.empty()) << "taken before";
 }
 

@@ -197,7 +197,11 @@ TEST(NcclPlugin, FourRanksAreRecordedMatchedAndMeasuredAsPlayed) {
         const trace::TraceData& d = traces[static_cast<size_t>(r)];
         SCOPED_TRACE("rank " + std::to_string(r));
         EXPECT_EQ(d.header.rank, trace::RankId{r});
+        // Loaded for NCCL alone: no CUPTI, no driver (the collectives-only mode's clock).
         EXPECT_EQ(d.header.clockDomain, "CLOCK_MONOTONIC");
+        EXPECT_NE(std::find(d.header.captureSettings.begin(), d.header.captureSettings.end(),
+                            std::pair<std::string, std::string>("mode", "nccl-only")),
+                  d.header.captureSettings.end());
         EXPECT_NE(d.header.wallClockAnchorNs, 0);
         ASSERT_EQ(d.collectives.size(), static_cast<size_t>(kPlanSize + 2));
         std::map<std::string, int64_t> seq;
