@@ -187,6 +187,24 @@ NcclRecorder::Slot* NcclRecorder::allocLocked(SlotKind kind) {
     return s;
 }
 
+bool NcclRecorder::evictOldestWaitingLocked() {
+    // Only operations NCCL is done with on the host and whose sub-events are all over, that
+    // wait for channel stops which may never come: the oldest of them is written as it is.
+    Slot* oldest = nullptr;
+    for (size_t i = 0; i < m_options.poolSlots; ++i) {
+        Slot& s = m_slots[i];
+        if (s.kind == SlotKind::Operation && s.hostStopped && s.liveChildren == 0 &&
+            (oldest == nullptr || s.hostStart < oldest->hostStart)) {
+            oldest = &s;
+        }
+    }
+    if (oldest == nullptr) {
+        return false;
+    }
+    finishLocked(oldest);
+    return true;
+}
+
 void NcclRecorder::freeLocked(Slot* s) {
     s->kind = SlotKind::Free;
     s->nextFree = m_freeHead;
@@ -253,6 +271,9 @@ void* NcclRecorder::startOperation(void* context, const NcclOpDescr& d) {
         return nullptr;
     }
     Slot* s = allocLocked(SlotKind::Operation);
+    if (s == nullptr && evictOldestWaitingLocked()) {
+        s = allocLocked(SlotKind::Operation);
+    }
     if (s == nullptr) {
         countDropLocked(d.pointToPoint ? kDropP2p : kDropColl);
         return nullptr;

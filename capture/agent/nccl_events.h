@@ -117,7 +117,8 @@ public:
     void finalizeCommunicator(void* context);
 
     /// ncclProfileColl / ncclProfileP2p start. Returns the handle NCCL passes back, nullptr when
-    /// the context is unknown or finalized, or the pool is exhausted (counted).
+    /// the context is unknown or finalized, or the pool is exhausted (counted). A full pool
+    /// first gives up the oldest operation that only waits for channel stops (written as is).
     void* startOperation(void* context, const NcclOpDescr& descr);
     /// ncclProfileKernelCh start: `parent` is the operation's handle (eDescr->parentObj), `gpuNs`
     /// the channel's start pTimer. nullptr when the parent is not ours.
@@ -157,6 +158,9 @@ private:
     Slot* slotOf(void* handle) const;
     Comm* commOf(void* context) const;
     Slot* allocLocked(SlotKind kind);
+    /// With the pool full: writes the oldest operation that only waits for kernel-channel stops
+    /// (stopped on the host, no live sub-event), freeing its handle. False when there is none.
+    bool evictOldestWaitingLocked();
     void freeLocked(Slot* slot);
     void maybeFinishLocked(Slot* op);
     void finishLocked(Slot* op);

@@ -204,6 +204,27 @@ TEST(NcclRecorder, AFullPoolDropsAndCountsAndStaleHandlesAreIgnored) {
     EXPECT_EQ(rec.slotsInUse(), 0u);
 }
 
+TEST(NcclRecorder, AFullPoolGivesUpTheOldestOperationWaitingOnlyForChannels) {
+    g_hostNs = 0;
+    NcclRecorder rec(options(2), &fakeClock);
+    void* comm = rec.initCommunicator(1, "c", 1, 2, 0, -1);
+    g_hostNs = 10;
+    void* a = rec.startOperation(comm, allReduce(4, 2, 0));  // its channels never report
+    rec.stop(a);
+    g_hostNs = 20;
+    void* b = rec.startOperation(comm, allReduce(4, 2, 1));
+    rec.stop(b);
+    g_hostNs = 30;
+    void* c = rec.startOperation(comm, allReduce(4, 0, 2));
+    ASSERT_NE(c, nullptr) << "the oldest waiting operation made room";
+    NcclTaken taken;
+    rec.takeInto(taken, false);
+    ASSERT_EQ(taken.ops.size(), 1u);
+    EXPECT_EQ(taken.ops[0].seqNumber, 0);
+    EXPECT_EQ(taken.ops[0].timing, trace::CollectiveTiming::Host);
+    EXPECT_TRUE(taken.dropped.empty());
+}
+
 TEST(NcclRecorder, FinalizeWritesWaitingOperationsAndIgnoresWhatComesAfter) {
     g_hostNs = 10;
     NcclRecorder rec(options(), &fakeClock);
