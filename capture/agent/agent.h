@@ -38,12 +38,6 @@ void printNotice(const std::string& line);
 /// when it records NCCL events only (header clock domain "CLOCK_MONOTONIC").
 int64_t traceNowNs();
 
-/// Environment variables of the NCCL profiler plugin (set by vramscope-run --nccl).
-inline constexpr const char* kEnvNccl = "VRAMSCOPE_NCCL";  ///< off | coll (default) | full
-/// Event handles of the plugin's pool (64 - 1048576, default 8192): operations waiting for
-/// their kernel channels plus live sub-events; beyond it events are dropped and counted.
-inline constexpr const char* kEnvNcclEvents = "VRAMSCOPE_NCCL_EVENTS";
-
 /// Settings read from the environment at start.
 struct AgentConfig {
     int flushMs = 200;         ///< VRAMSCOPE_FLUSH_MS, clamped to [10, 10000]

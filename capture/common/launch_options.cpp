@@ -215,7 +215,7 @@ std::vector<EnvAssignment> launchEnvironment(const RunOptions& options,
     if (options.flushMs) {
         out.push_back({kEnvFlushMs, std::to_string(*options.flushMs)});
     }
-    out.push_back({"VRAMSCOPE_NCCL", toString(options.nccl)});
+    out.push_back({kEnvNccl, toString(options.nccl)});
     // NCCL loads one profiler plugin (NCCL_PROFILER_PLUGIN, src/plugin/profiler.cc): a user's own
     // stays in place, and ours is then off (ncclPluginWarning says so).
     if (options.nccl != NcclCapture::Off && !env("NCCL_PROFILER_PLUGIN").has_value()) {
