@@ -29,6 +29,22 @@ void printNotice(const std::string& line) {
 
 namespace {
 
+std::atomic<bool> g_monotonicClock{false};
+
+int64_t monotonicNs() {
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+}  // namespace
+
+int64_t traceNowNs() {
+    return g_monotonicClock.load(std::memory_order_relaxed) ? monotonicNs() : cuptiNowNs();
+}
+
+namespace {
+
 // --- SIGTERM: the handler only sets a flag and posts a semaphore (both async-signal-safe). ---
 struct sigaction g_previousTerm {};
 sem_t g_termSemaphore;
@@ -135,9 +151,12 @@ Agent& Agent::instance() {
     return *agent;
 }
 
-bool Agent::readConfig(std::string& error) {
+bool Agent::readConfig(std::string& error, int32_t fallbackRank) {
     const GetEnv env = processEnvironment();
     m_config.identity = identityFromEnvironment(env, hostName(), m_pid);
+    if (m_config.identity.rank < 0 && fallbackRank >= 0) {
+        m_config.identity.rank = fallbackRank;  // the communicator's rank names the file
+    }
     if (auto ms = env(kEnvFlushMs)) {
         if (auto parsed = parseNonNegativeInt(*ms)) {
             m_config.flushMs = std::clamp(*parsed, kMinFlushMs, kMaxFlushMs);
@@ -159,8 +178,9 @@ bool Agent::readConfig(std::string& error) {
 }
 
 bool Agent::start() {
+    std::lock_guard<std::mutex> lock(m_startMutex);
     if (m_running.load()) {
-        return true;
+        return true;  // already recording (a second call, or NCCL's plugin came first)
     }
     m_pid = getpid();
     std::string error;
@@ -193,7 +213,51 @@ bool Agent::start() {
     if (!cupti.warning.empty()) {
         printNotice(cupti.warning);
     }
+    m_header.clockDomain = "cupti-ns";
+    m_header.anchorTraceNs = cuptiNowNs();
+    m_header.wallClockAnchorNs = realtimeNs();
+    m_header.captureSettings = {
+        {"flush_ms", std::to_string(m_config.flushMs)},
+        {"oom_events", cupti.oomCallbacks ? "on" : "off"},
+        {"cupti_api_version", std::to_string(cupti.version)},
+        {"cupti_api_version_built", std::to_string(builtCuptiVersion())},
+        {"activity_kinds", "MEMORY2,MEMORY_POOL,CONCURRENT_KERNEL,MEMCPY,MEMSET,MARKER"},
+    };
+    launch(std::move(output), true);
+    return true;
+}
 
+bool Agent::startCollectivesOnlyLocked(int32_t commRank) {
+    m_pid = getpid();
+    std::string error;
+    if (!readConfig(error, commRank)) {
+        printNotice("NCCL recording is off: " + error);
+        return false;
+    }
+    OpenedOutput output = openTraceOutput(m_config.output, m_config.outputPath, m_pid);
+    if (!output.sink) {
+        printNotice("NCCL recording is off: " + output.error);
+        return false;
+    }
+    m_config.outputPath = output.path;
+    m_hostResidentName = m_staging.intern(kHostResidentCounterName);
+    // No CUPTI here (CUDA injection did not start the agent): the trace clock is CLOCK_MONOTONIC,
+    // the clock of every host timestamp the plugin takes, anchored to wall time once.
+    m_collectivesOnly = true;
+    g_monotonicClock.store(true, std::memory_order_relaxed);
+    m_header.clockDomain = "CLOCK_MONOTONIC";
+    m_header.anchorTraceNs = traceNowNs();
+    m_header.wallClockAnchorNs = realtimeNs();
+    m_header.captureSettings = {
+        {"flush_ms", std::to_string(m_config.flushMs)},
+        {"mode", "nccl-only"},
+        {"activity_kinds", "none (no CUDA injection: NCCL profiler events only)"},
+    };
+    launch(std::move(output), false);
+    return true;
+}
+
+void Agent::launch(OpenedOutput output, bool withCupti) {
     trace::FileHeader& h = m_header;
     h.formatMajor = trace::kFormatMajor;
     h.formatMinor = trace::kFormatMinor;
@@ -204,18 +268,8 @@ bool Agent::start() {
     h.localRank = trace::RankId{m_config.identity.localRank};
     h.worldSize = m_config.identity.worldSize;
     h.jobId = m_config.identity.job;
-    h.clockDomain = "cupti-ns";
-    h.anchorTraceNs = cuptiNowNs();
-    h.wallClockAnchorNs = realtimeNs();
-    h.captureSettings = {
-        {"flush_ms", std::to_string(m_config.flushMs)},
-        {"oom_events", cupti.oomCallbacks ? "on" : "off"},
-        {"cupti_api_version", std::to_string(cupti.version)},
-        {"cupti_api_version_built", std::to_string(builtCuptiVersion())},
-        {"activity_kinds", "MEMORY2,MEMORY_POOL,CONCURRENT_KERNEL,MEMCPY,MEMSET,MARKER"},
-    };
     for (const char* name :
-         {"PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF", "CUDA_VISIBLE_DEVICES"}) {
+         {"PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF", "CUDA_VISIBLE_DEVICES", kEnvNccl}) {
         if (const char* v = std::getenv(name)) {
             h.captureSettings.emplace_back(name, v);
         }
@@ -228,13 +282,41 @@ bool Agent::start() {
     m_running.store(true, std::memory_order_release);
     g_agentPid = static_cast<pid_t>(m_pid);
     m_writerThread = std::thread([this] { writerLoop(); });
-    m_flushThread = std::thread([this] { flushLoop(); });
+    if (withCupti) {
+        m_flushThread = std::thread([this] { flushLoop(); });
+    }
     std::atexit(atExit);
     installSigtermHandler();
     if (std::getenv("VRAMSCOPE_VERBOSE") != nullptr) {
         printNotice("recording to " + m_config.outputPath);
     }
-    return true;
+}
+
+NcclRecorder* Agent::ncclRecorder(NcclEventMask mask, int32_t commRank) {
+    if (NcclRecorder* r = m_nccl.load(std::memory_order_acquire)) {
+        return r;
+    }
+    std::lock_guard<std::mutex> lock(m_startMutex);
+    if (NcclRecorder* r = m_nccl.load(std::memory_order_acquire)) {
+        return r;
+    }
+    if (!m_running.load()) {
+        if (m_ncclStartFailed || !startCollectivesOnlyLocked(commRank)) {
+            m_ncclStartFailed = true;
+            return nullptr;
+        }
+    }
+    NcclRecorderOptions options;
+    options.mask = mask;
+    if (const char* slots = std::getenv(kEnvNcclEvents)) {
+        if (auto n = parseNonNegativeInt(slots)) {
+            options.poolSlots = static_cast<size_t>(std::clamp(*n, 64, 1 << 20));
+        }
+    }
+    // Never destroyed: NCCL may call the plugin until the process ends.
+    auto* recorder = new NcclRecorder(options, &traceNowNs);
+    m_nccl.store(recorder, std::memory_order_release);
+    return recorder;
 }
 
 void Agent::requestBuffer(uint8_t** buffer, size_t* size, size_t* maxNumRecords) {
@@ -317,6 +399,14 @@ void Agent::flushLoop() {
 }
 
 bool Agent::writeHeaderIfReady(int attempt) {
+    if (m_header.rank == trace::kUnknownRank) {
+        if (NcclRecorder* r = m_nccl.load(std::memory_order_acquire)) {
+            m_header.rank = trace::RankId{r->firstCommunicatorRank()};  // env gave none
+        }
+    }
+    if (m_collectivesOnly) {
+        return m_writer->writeHeader(m_header);  // no driver is asked anything
+    }
     const DeviceQuery q = queryDevices();
     // The driver may still be inside cuInit for a few rounds; after ~5 s write what is known.
     if (q.notReady && attempt < 25 && !m_stopping.load()) {
@@ -332,10 +422,17 @@ bool Agent::writeHeaderIfReady(int attempt) {
 void Agent::takeOwnEvents() {
     // The host's resident memory, once per writer round (one flush period): here on the writer
     // thread, never in a CUDA callback, since reading /proc is I/O.
-    if (const int64_t now = cuptiNowNs(); now > 0) {
+    if (const int64_t now = traceNowNs(); now > 0) {
         if (const auto resident = readResidentBytes()) {
             m_out.counters.append(hostResidentSample(m_hostResidentName, now, *resident));
         }
+    }
+    // NCCL operations finished since the last round; their strings are interned into the staging
+    // table (the one the written ids come from) and copied into this round's table at once.
+    if (NcclRecorder* r = m_nccl.load(std::memory_order_acquire)) {
+        r->takeInto(m_ncclTaken, m_finalRound);
+        appendNcclTaken(m_ncclTaken, m_out,
+                        [this](std::string_view s) { return m_staging.internInto(s, m_out); });
     }
     uint64_t r = m_oomRead.load(std::memory_order_relaxed);
     while (m_oomSlots[r % kOomRing].ready.load(std::memory_order_acquire)) {
@@ -364,6 +461,7 @@ void Agent::writerLoop() {
             writeHeaderIfReady(++attempts);
         }
         if (m_writer->headerWritten() || m_writer->failed()) {
+            m_finalRound = stopping;
             m_writer->writeRound(m_out, stopping, [this](trace::TraceData&) { takeOwnEvents(); });
         }
         {
@@ -387,7 +485,9 @@ void Agent::flushNow(int timeoutMs) {
     if (!m_running.load() || m_stopping.load()) {
         return;
     }
-    flushCupti(true);
+    if (!m_collectivesOnly) {
+        flushCupti(true);
+    }
     std::unique_lock<std::mutex> lock(m_writerMutex);
     const uint64_t target = m_writeRounds + 2;  // one full round starting after this request
     m_dataReady = true;
@@ -401,7 +501,9 @@ void Agent::shutdown() {
         return;
     }
     // NOTE(cupti): a forced flush at exit, and never cuptiFinalize (DESIGN.md capture facts).
-    flushCupti(true);
+    if (!m_collectivesOnly) {
+        flushCupti(true);
+    }
     m_stopping.store(true);
     m_flushCv.notify_all();
     if (m_flushThread.joinable()) {

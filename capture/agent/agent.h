@@ -22,7 +22,9 @@
 
 #include "capture_writer.h"
 #include "event_staging.h"
+#include "nccl_events.h"
 #include "output_naming.h"
+#include "trace_output.h"
 #include "vramscope/trace/trace_data.h"
 #include "vramscope/trace/trace_file.h"
 
@@ -31,6 +33,10 @@ namespace vramscope::capture {
 /// Writes "vramscope: LINE" to stderr in one write(2) (no stdio buffering, no allocation after the
 /// message is built). The agent's only output.
 void printNotice(const std::string& line);
+
+/// The trace clock, ns: CUPTI's (cuptiNowNs) when the agent runs with CUPTI, CLOCK_MONOTONIC
+/// when it records NCCL events only (header clock domain "CLOCK_MONOTONIC").
+int64_t traceNowNs();
 
 /// Settings read from the environment at start.
 struct AgentConfig {
@@ -52,6 +58,14 @@ public:
     /// (returns false). Called once, from InitializeInjection.
     bool start();
     bool running() const { return m_running.load(std::memory_order_acquire); }
+
+    /// The NCCL plugin's recorder, created at the first communicator (ncclProfiler init) with
+    /// `mask`. When the agent is not running yet (NCCL_PROFILER_PLUGIN without CUDA injection)
+    /// it first starts in collectives-only mode: no CUPTI and no CUDA driver call, the writer
+    /// thread alone, clock CLOCK_MONOTONIC; `commRank` is then the file's rank when the
+    /// environment names none. nullptr when capture cannot run (said once on stderr). Never
+    /// destroyed; thread-safe.
+    NcclRecorder* ncclRecorder(NcclEventMask mask, int32_t commRank);
 
     // --- called from CUPTI callbacks (cupti_session.cpp) ---
     /// A buffer for CUPTI to fill (from a pool; malloc when the pool is empty).
@@ -81,7 +95,10 @@ private:
         trace::OomEvent event;
     };
 
-    bool readConfig(std::string& error);
+    bool readConfig(std::string& error, int32_t fallbackRank = -1);
+    bool startCollectivesOnlyLocked(int32_t commRank);
+    /// The header's common part, the writer and its threads (the flush thread only with CUPTI).
+    void launch(OpenedOutput output, bool withCupti);
     void flushLoop();
     void writerLoop();
     bool writeHeaderIfReady(int attempt);
@@ -89,7 +106,11 @@ private:
     void takeOwnEvents();
 
     AgentConfig m_config;
+    std::mutex m_startMutex;  ///< start() and ncclRecorder() against each other
     std::atomic<bool> m_running{false};
+    bool m_collectivesOnly = false;  ///< set before m_running, constant after
+    bool m_ncclStartFailed = false;  ///< guarded by m_startMutex
+    std::atomic<NcclRecorder*> m_nccl{nullptr};
     int64_t m_pid = 0;
 
     // staging between the CUPTI callbacks and the writer thread (thread-safe)
@@ -124,6 +145,8 @@ private:
     trace::TraceData m_out;
     trace::FileHeader m_header;
     trace::StringId m_hostResidentName = 0;  ///< interned in m_staging at start
+    NcclTaken m_ncclTaken;
+    bool m_finalRound = false;
 };
 
 }  // namespace vramscope::capture

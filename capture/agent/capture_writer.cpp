@@ -13,6 +13,7 @@ void clearEvents(trace::TraceData& d) {
     d.ooms.clear();
     d.dataLoss.clear();
     d.annotations.clear();
+    d.communicators.clear();
 }
 
 }  // namespace

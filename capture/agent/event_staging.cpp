@@ -68,6 +68,15 @@ trace::StringId EventStaging::intern(std::string_view name) {
     return m_staging.intern(name);
 }
 
+trace::StringId EventStaging::internInto(std::string_view name, trace::TraceData& out) {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    const trace::StringId id = m_staging.intern(name);
+    for (size_t i = out.strings.size(); i < m_staging.strings.size(); ++i) {
+        out.strings.push_back(m_staging.strings[i]);
+    }
+    return id;
+}
+
 void EventStaging::markOutputFailed() {
     std::lock_guard<std::mutex> lock(m_mutex);
     m_outputFailed = true;

@@ -46,6 +46,10 @@ public:
     void takeInto(trace::TraceData& out, bool final);
     /// Interns `name` in the staging string table (the ids written come from it).
     trace::StringId intern(std::string_view name);
+    /// Writer side, after takeInto: interns `name` in the staging table and copies every entry
+    /// `out` lacks into `out.strings`, so the id is valid in `out` at once (rows the agent adds
+    /// itself, e.g. NCCL collectives, after the round's take).
+    trace::StringId internInto(std::string_view name, trace::TraceData& out);
 
     /// From now on every record is dropped and counted as OutputWriteFailed.
     void markOutputFailed();

@@ -2,10 +2,8 @@
 // libvramscope_capture.map). None of them lets an exception or a failure reach the caller: the
 // traced job must run exactly as it would without the agent.
 //
-// Seam for the NCCL profiler plugin (NCCL_PROFILER_PLUGIN=this library, exported ncclProfiler_v5
-// for NCCL 2.28, DESIGN.md NCCL facts): it will live in nccl_plugin.cpp, be added to the version
-// script, and hand trace::CollectiveEvent rows to the agent's staging tables the same way the CUPTI
-// record converter does.
+// The NCCL profiler plugin's tables (ncclProfiler_v6 / _v5 / _v4, NCCL_PROFILER_PLUGIN=this
+// library) are exported from nccl_plugin.cpp.
 
 #include <mutex>
 

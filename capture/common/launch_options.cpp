@@ -42,6 +42,12 @@ std::string runUsage() {
            "                  every tensor allocation is recorded, not only segments\n"
            "  --flush-ms N    hand records to the writer every N ms (default 200)\n"
            "  --job NAME      job name in file names (default: from the command)\n"
+           "  --nccl off|coll|full\n"
+           "                  NCCL collectives through the agent as NCCL profiler plugin\n"
+           "                  (NCCL_PROFILER_PLUGIN): coll (default) records collectives,\n"
+           "                  send/recv and their kernel-channel GPU times; full adds proxy\n"
+           "                  operations; off leaves NCCL alone. A NCCL_PROFILER_PLUGIN of\n"
+           "                  your own is kept (with a warning: ours is then off)\n"
            "  --sweep NAME=V1,V2,...  run COMMAND once per value, in order, with the\n"
            "                  environment variable NAME=V and every {NAME} in its arguments\n"
            "                  replaced by V, each run recorded into DIR/NAME-V/; values are\n"
@@ -109,6 +115,17 @@ ParsedRunOptions parseRunArguments(const std::vector<std::string>& args) {
                 return {std::nullopt, "--job needs a name"};
             }
             options.job = *v;
+        } else if (a == "--nccl") {
+            auto v = valueOf(a);
+            if (v && *v == "off") {
+                options.nccl = NcclCapture::Off;
+            } else if (v && *v == "coll") {
+                options.nccl = NcclCapture::Coll;
+            } else if (v && *v == "full") {
+                options.nccl = NcclCapture::Full;
+            } else {
+                return {std::nullopt, "--nccl needs off, coll or full"};
+            }
         } else if (a == "--sweep") {
             auto v = valueOf(a);
             if (!v) {
@@ -198,6 +215,12 @@ std::vector<EnvAssignment> launchEnvironment(const RunOptions& options,
     if (options.flushMs) {
         out.push_back({kEnvFlushMs, std::to_string(*options.flushMs)});
     }
+    out.push_back({kEnvNccl, toString(options.nccl)});
+    // NCCL loads one profiler plugin (NCCL_PROFILER_PLUGIN, src/plugin/profiler.cc): a user's own
+    // stays in place, and ours is then off (ncclPluginWarning says so).
+    if (options.nccl != NcclCapture::Off && !env("NCCL_PROFILER_PLUGIN").has_value()) {
+        out.push_back({"NCCL_PROFILER_PLUGIN", agentPath});
+    }
     if (options.perTensor) {
         out.push_back({"PYTORCH_CUDA_ALLOC_CONF",
                        withCudaMallocAsyncBackend(env("PYTORCH_CUDA_ALLOC_CONF").value_or(""))});
@@ -206,6 +229,28 @@ std::vector<EnvAssignment> launchEnvironment(const RunOptions& options,
         }
     }
     return out;
+}
+
+const char* toString(NcclCapture nccl) {
+    switch (nccl) {
+        case NcclCapture::Off:
+            return "off";
+        case NcclCapture::Coll:
+            return "coll";
+        case NcclCapture::Full:
+            return "full";
+    }
+    return "coll";
+}
+
+std::string ncclPluginWarning(const RunOptions& options, const std::string& agentPath,
+                              const GetEnv& env) {
+    const auto own = env("NCCL_PROFILER_PLUGIN");
+    if (options.nccl == NcclCapture::Off || !own || *own == agentPath) {
+        return {};
+    }
+    return "NCCL_PROFILER_PLUGIN is already set (" + *own +
+           "); it is kept and NCCL collectives are not recorded (NCCL loads one profiler plugin)";
 }
 
 std::vector<std::string> agentLibraryCandidates(const std::string& launcherDir) {

@@ -19,11 +19,16 @@ inline constexpr int kDefaultFlushMs = 200;
 inline constexpr int kMinFlushMs = 10;
 inline constexpr int kMaxFlushMs = 10000;
 
+/// What vramscope-run asks of NCCL (--nccl): nothing, collectives + P2P + kernel channels, or
+/// those plus proxy operations. Handed to the agent as VRAMSCOPE_NCCL=off|coll|full.
+enum class NcclCapture { Off, Coll, Full };
+
 struct RunOptions {
     std::string output = "vramscope-traces";  ///< DIR, FILE.vscope or unix:PATH
     bool perTensor = false;                   ///< PyTorch: backend:cudaMallocAsync
     std::optional<int> flushMs;               ///< unset = the agent's default
     std::string job;                          ///< empty = derived from the command
+    NcclCapture nccl = NcclCapture::Coll;     ///< --nccl off|coll|full
     bool help = false;
     std::optional<SweepSpec> sweep;    ///< --sweep NAME=V1,V2,...: one run per value
     std::vector<std::string> command;  ///< what to run, argv[0] first
@@ -35,9 +40,9 @@ struct ParsedRunOptions {
 };
 
 /// Parses `vramscope-run [-o DIR_OR_FILE] [--per-tensor] [--flush-ms N] [--job NAME]
-/// [--sweep NAME=V1,V2,...] -- COMMAND...` (`args` excludes argv[0]). The "--" may be left out
-/// when COMMAND does not start with '-'. With --sweep, -o must name a directory (each run gets
-/// its own NAME-V folder in it) and the spec must parse (parseSweepSpec).
+/// [--nccl off|coll|full] [--sweep NAME=V1,V2,...] -- COMMAND...` (`args` excludes argv[0]). The
+/// "--" may be left out when COMMAND does not start with '-'. With --sweep, -o must name a
+/// directory (each run gets its own NAME-V folder in it) and the spec must parse (parseSweepSpec).
 ParsedRunOptions parseRunArguments(const std::vector<std::string>& args);
 
 /// The usage text printed by --help and after an argument error.
@@ -61,14 +66,24 @@ struct EnvAssignment {
 
 /// The variables vramscope-run sets for the command (and so for all its children, which inherit
 /// them): CUDA_INJECTION64_PATH and NVTX_INJECTION64_PATH = `agentPath` (absolute),
-/// VRAMSCOPE_OUTPUT = `outputAbsolute`, VRAMSCOPE_JOB, VRAMSCOPE_FLUSH_MS when set, and with
-/// --per-tensor PYTORCH_CUDA_ALLOC_CONF (and PYTORCH_ALLOC_CONF when the job already uses that
-/// newer name). `env` is the launcher's own environment. VRAMSCOPE_ROOT_PID is set by the child
-/// itself.
+/// VRAMSCOPE_OUTPUT = `outputAbsolute`, VRAMSCOPE_JOB, VRAMSCOPE_FLUSH_MS when set,
+/// VRAMSCOPE_NCCL = off|coll|full, NCCL_PROFILER_PLUGIN = `agentPath` unless --nccl off or the
+/// user's environment already sets it (ncclPluginWarning), and with --per-tensor
+/// PYTORCH_CUDA_ALLOC_CONF (and PYTORCH_ALLOC_CONF when the job already uses that newer name).
+/// `env` is the launcher's own environment. VRAMSCOPE_ROOT_PID is set by the child itself.
 std::vector<EnvAssignment> launchEnvironment(const RunOptions& options,
                                              const std::string& agentPath,
                                              const std::string& outputAbsolute,
                                              const std::string& job, const GetEnv& env);
+
+/// "off", "coll" or "full".
+const char* toString(NcclCapture nccl);
+
+/// The line vramscope-run prints when the user's NCCL_PROFILER_PLUGIN is kept (NCCL loads one
+/// profiler plugin, so ours is then off); empty when there is nothing to say (--nccl off, or the
+/// variable unset, or already naming `agentPath`).
+std::string ncclPluginWarning(const RunOptions& options, const std::string& agentPath,
+                              const GetEnv& env);
 
 /// Where to look for libvramscope_capture.so, in order, given the directory of the vramscope-run
 /// binary: the same directory (build tree), ../lib/vramscope, ../lib, ../lib64 (installed).

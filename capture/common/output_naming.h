@@ -28,6 +28,11 @@ inline constexpr const char* kEnvJob = "VRAMSCOPE_JOB";           ///< job name 
 inline constexpr const char* kEnvFlushMs = "VRAMSCOPE_FLUSH_MS";  ///< flush period, ms
 inline constexpr const char* kEnvRootPid = "VRAMSCOPE_ROOT_PID";  ///< pid of the launched command
 inline constexpr const char* kEnvOomCallbacks = "VRAMSCOPE_OOM_CALLBACKS";  ///< "0" = off
+/// NCCL profiler plugin events: off | coll (default) | full (vramscope-run --nccl).
+inline constexpr const char* kEnvNccl = "VRAMSCOPE_NCCL";
+/// Event handles of the plugin's pool (64 - 1048576, default 8192): operations waiting for
+/// their kernel channels plus live sub-events; beyond it events are dropped and counted.
+inline constexpr const char* kEnvNcclEvents = "VRAMSCOPE_NCCL_EVENTS";
 
 /// Rank, local rank and world size as the job's launcher published them, plus host, pid and job.
 struct ProcessIdentity {

@@ -58,6 +58,9 @@ int main(int argc, char** argv) {
     const std::vector<EnvAssignment> env =
         launchEnvironment(options, agent, outputValue, job, processEnvironment());
     std::fprintf(stderr, "vramscope-run: %s\n", describeOutput(spec, job).c_str());
+    if (const std::string w = ncclPluginWarning(options, agent, processEnvironment()); !w.empty()) {
+        std::fprintf(stderr, "vramscope-run: warning: %s\n", w.c_str());
+    }
     const time_t started = time(nullptr);
 
     const int status = runCommand(options.command, env, nullptr);

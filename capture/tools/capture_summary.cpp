@@ -249,6 +249,16 @@ std::string summarize(const std::string& path, bool& ok) {
              ",\"requested_bytes\":" + std::to_string(e.requestedBytes) +
              ",\"free_bytes\":" + std::to_string(e.freeBytes) + "}";
     }
+    // NCCL: what the profiler plugin recorded (communicators need format 1.2 files).
+    o += "],\"collectives\":" + std::to_string(d.collectives.size()) + ",\"communicators\":[";
+    for (size_t i = 0; i < d.communicators.size(); ++i) {
+        const Communicator& c = d.communicators[i];
+        o += (i ? "," : "") + std::string("{\"hash\":") + std::to_string(c.hash) +
+             ",\"rank\":" + std::to_string(toInt(c.rank)) +
+             ",\"nranks\":" + std::to_string(c.nranks) + ",\"nodes\":" + std::to_string(c.nodes) +
+             ",\"name\":" + quote(c.name) + ",\"device\":" + std::to_string(toInt(c.device)) +
+             ",\"init_ns\":" + std::to_string(c.initNs) + "}";
+    }
     uint64_t lost = 0;
     o += "],\"data_loss\":[";
     for (size_t i = 0; i < d.dataLoss.size(); ++i) {

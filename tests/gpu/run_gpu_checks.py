@@ -12,7 +12,8 @@ Builds what it needs when --build-dir lacks it: first the whole project without 
 (which also gives vramscope-cli), and where that cannot configure (no simdjson, libarchive or
 nlohmann-json) the capture folder alone: cmake -S capture -B build/gpu-capture.
 
-Checks (names for --only): plain, per_tensor, leak, oom, device_oom, gloo, kill, overhead.
+Checks (names for --only): plain, per_tensor, leak, oom, device_oom, gloo, kill, overhead,
+nccl.
 Figures compared against are the ones gpt_train.py prints (PyTorch's own max_memory_reserved /
 max_memory_allocated), the leak size 2 x 8 x 1024 x 32000 bf16 values = 1,048,576,000 bytes per
 iteration, and PyTorch's out-of-memory message.
@@ -379,6 +380,56 @@ def check_overhead(tools, work, dev, pairs):
     report("overhead", med <= 1.01, figures)
 
 
+NCCL_ONE_RANK = r"""
+import os, sys, torch, torch.distributed as dist
+torch.cuda.set_device(0)
+dist.init_process_group("nccl", init_method="file://" + sys.argv[1], rank=0, world_size=1,
+                        device_id=torch.device("cuda", 0))
+x = torch.ones(1 << 20, device="cuda")
+dist.all_reduce(x)
+torch.cuda.synchronize()
+print(f"nccl_one_rank all_reduce={x[0].item()} nccl={torch.cuda.nccl.version()}", flush=True)
+dist.destroy_process_group()
+"""
+
+
+def check_nccl(tools, work):
+    """One-rank NCCL under vramscope-run with NCCL_DEBUG=INFO: NCCL's log names our plugin (its
+    path and our INFO line with the version), and the trace holds the communicator's init. A
+    one-rank communicator turns collectives into a copy (DESIGN.md NCCL facts), so no collective
+    event is expected: the figure is reported, not checked."""
+    out = os.path.join(work, "nccl")
+    os.makedirs(out, exist_ok=True)
+    script = os.path.join(work, "nccl_one_rank.py")
+    with open(script, "w") as f:
+        f.write(NCCL_ONE_RANK)
+    env = {"NCCL_DEBUG": "INFO", "NCCL_DEBUG_SUBSYS": "INIT,ENV", "RANK": "0", "WORLD_SIZE": "1"}
+    p, files = traced(tools, out, [sys.executable, script, os.path.join(work, "nccl_rendezvous")],
+                      extra_env=env, timeout=600)
+    log = p.stdout
+    loaded = re.search(r"Successfully loaded external profiler plugin \S*libvramscope_capture\.so",
+                       log) is not None
+    ours = re.search(r"PROFILER/Plugin: (vramscope \S+) records communicator (\w+) rank (\d+) "
+                     r"of (\d+)", log)
+    version = re.search(r"NCCL version (\S+)", log)
+    comms, collectives, clock = [], None, None
+    for f in files:
+        s = summary(tools, f)
+        comms += s.get("communicators", [])
+        collectives = s.get("collectives")
+        clock = s.get("header", {}).get("clock_domain")
+    comm_ok = any(c.get("nranks") == 1 and c.get("rank") == 0 for c in comms)
+    ok = p.returncode == 0 and loaded and ours is not None and comm_ok
+    report("nccl", ok,
+           f"exit {p.returncode}; NCCL {version.group(1) if version else '?'}; plugin loaded "
+           f"{loaded}; our line {ours.group(0) if ours else None}; communicators in the trace "
+           f"{comms}; collective events {collectives} (one rank: none expected); clock {clock}; "
+           f"files {[os.path.basename(f) for f in files]}")
+    if not ok:
+        print("\n".join(l for l in log.splitlines() if "PROFILER" in l or "vramscope" in l
+                        or "profiler" in l)[-3000:])
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--build-dir", default="")
@@ -415,6 +466,7 @@ def main():
         ("gloo", lambda: check_gloo(tools, work, dev)),
         ("kill", lambda: check_kill(tools, work, dev)),
         ("overhead", lambda: check_overhead(tools, work, dev, a.overhead_pairs)),
+        ("nccl", lambda: check_nccl(tools, work)),
     ]
     for name, fn in checks:
         if only and name not in only:

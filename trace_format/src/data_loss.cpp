@@ -58,6 +58,9 @@ constexpr std::array kCounters{
     LossCounterInfo{C::OutputWriteFailed, "output_write_failed", S::DataLoss,
                     "the agent could not write its trace output (directory unwritable, disk "
                     "full); events after the failure are missing"},
+    LossCounterInfo{C::NcclEventsDropped, "nccl_events_dropped", S::DataLoss,
+                    "NCCL profiler events the agent had no room for (event pool exhausted or "
+                    "the queue to the writer full); those collectives or channels are missing"},
 };
 
 constexpr bool inOrder() {
@@ -69,7 +72,7 @@ constexpr bool inOrder() {
     return true;
 }
 static_assert(inOrder(), "kCounters must list every LossCounter in declaration order");
-static_assert(static_cast<size_t>(C::OutputWriteFailed) + 1 == kCounters.size(),
+static_assert(static_cast<size_t>(C::NcclEventsDropped) + 1 == kCounters.size(),
               "every LossCounter needs a registry row");
 
 /// Labels written into DataLoss.what before the registry existed (by the reader, the importers

@@ -78,8 +78,12 @@ TEST(AgentLibrary, ExportsOnlyItsEntryPoints) {
             exported.insert(name);
         }
     }
-    EXPECT_EQ(exported, (std::set<std::string>{"InitializeInjection", "InitializeInjectionNvtx2",
-                                               "InitializeInjectionNvtxExtension"}));
+    // The CUDA and NVTX injection entry points, and the NCCL profiler plugin's tables (NCCL
+    // dlsyms ncclProfiler_v6, then _v5, then _v4).
+    EXPECT_EQ(exported,
+              (std::set<std::string>{"InitializeInjection", "InitializeInjectionNvtx2",
+                                     "InitializeInjectionNvtxExtension", "ncclProfiler_v6",
+                                     "ncclProfiler_v5", "ncclProfiler_v4"}));
 }
 
 TEST(AgentLibrary, LoadsAndStepsAsideWithOneLineWhenThereIsNoDriver) {
@@ -142,6 +146,8 @@ TEST(Launcher, HandsTheAgentAndOutputToTheCommandAndReturnsItsExitCode) {
     EXPECT_NE(env.find("VRAMSCOPE_OUTPUT=" + dir + "/traces\n"), std::string::npos) << env;
     EXPECT_NE(env.find("VRAMSCOPE_JOB=myjob\n"), std::string::npos);
     EXPECT_NE(env.find("VRAMSCOPE_FLUSH_MS=150\n"), std::string::npos);
+    EXPECT_NE(env.find(std::string("NCCL_PROFILER_PLUGIN=") + agent + "\n"), std::string::npos);
+    EXPECT_NE(env.find("VRAMSCOPE_NCCL=coll\n"), std::string::npos);
     std::string pid = readFile(dir + "/pid.txt");
     pid.erase(pid.find_last_not_of('\n') + 1);
     EXPECT_NE(env.find("VRAMSCOPE_ROOT_PID=" + pid + "\n"), std::string::npos) << pid;

@@ -83,6 +83,50 @@ TEST(LaunchEnvironment, InjectsTheAgentForCudaAndNvtx) {
     EXPECT_EQ(valueOf(env, "PYTORCH_CUDA_ALLOC_CONF"), "<unset>");
 }
 
+TEST(LaunchEnvironment, MakesTheAgentNcclsProfilerPluginUnlessOffOrTheUserHasOne) {
+    RunOptions options;
+    options.command = {"python3", "t.py"};
+    auto env = launchEnvironment(options, "/opt/v/a.so", "/out", "t", mapEnvironment({}));
+    EXPECT_EQ(valueOf(env, "NCCL_PROFILER_PLUGIN"), "/opt/v/a.so");
+    EXPECT_EQ(valueOf(env, "VRAMSCOPE_NCCL"), "coll");
+    EXPECT_EQ(ncclPluginWarning(options, "/opt/v/a.so", mapEnvironment({})), "");
+
+    // A plugin of the user's own is kept, with a warning naming it.
+    const GetEnv own = mapEnvironment({{"NCCL_PROFILER_PLUGIN", "/x/libinspector.so"}});
+    env = launchEnvironment(options, "/opt/v/a.so", "/out", "t", own);
+    EXPECT_EQ(valueOf(env, "NCCL_PROFILER_PLUGIN"), "<unset>") << "the job's own value stays";
+    const std::string warning = ncclPluginWarning(options, "/opt/v/a.so", own);
+    EXPECT_NE(warning.find("/x/libinspector.so"), std::string::npos) << warning;
+    EXPECT_NE(warning.find("not recorded"), std::string::npos) << warning;
+    // The user's variable already naming our agent is no conflict.
+    EXPECT_EQ(ncclPluginWarning(options, "/opt/v/a.so",
+                                mapEnvironment({{"NCCL_PROFILER_PLUGIN", "/opt/v/a.so"}})),
+              "");
+
+    options.nccl = NcclCapture::Off;
+    env = launchEnvironment(options, "/opt/v/a.so", "/out", "t", mapEnvironment({}));
+    EXPECT_EQ(valueOf(env, "NCCL_PROFILER_PLUGIN"), "<unset>");
+    EXPECT_EQ(valueOf(env, "VRAMSCOPE_NCCL"), "off");
+    EXPECT_EQ(ncclPluginWarning(options, "/opt/v/a.so", own), "") << "off: nothing to warn";
+}
+
+TEST(RunArguments, NcclTakesOffCollOrFull) {
+    auto parsed = parseRunArguments({"--nccl", "full", "--", "python3", "t.py"});
+    ASSERT_TRUE(parsed.options) << parsed.error;
+    EXPECT_EQ(parsed.options->nccl, NcclCapture::Full);
+    parsed = parseRunArguments({"--nccl", "off", "python3"});
+    ASSERT_TRUE(parsed.options) << parsed.error;
+    EXPECT_EQ(parsed.options->nccl, NcclCapture::Off);
+    parsed = parseRunArguments({"python3"});
+    ASSERT_TRUE(parsed.options);
+    EXPECT_EQ(parsed.options->nccl, NcclCapture::Coll) << "the default";
+    parsed = parseRunArguments({"--nccl", "all", "--", "python3"});
+    EXPECT_FALSE(parsed.options);
+    EXPECT_NE(parsed.error.find("off, coll or full"), std::string::npos) << parsed.error;
+    EXPECT_FALSE(parseRunArguments({"--nccl"}).options);
+    EXPECT_NE(runUsage().find("--nccl off|coll|full"), std::string::npos);
+}
+
 TEST(LaunchEnvironment, PerTensorExtendsTheJobsAllocatorSettings) {
     RunOptions options;
     options.perTensor = true;

@@ -47,6 +47,8 @@ enum class LossCounter : uint8_t {
     TimesOutOfSpan,
     // capture agent: the trace output itself failed (directory unwritable, disk full)
     OutputWriteFailed,
+    // capture agent as NCCL profiler plugin: no free event handle, or the writer's queue full
+    NcclEventsDropped,
 };
 
 /// One row of the registry.
