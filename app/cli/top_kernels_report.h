@@ -20,7 +20,6 @@ nlohmann::ordered_json topKernelsJson(const analysis::DeviceKernelTimes& t);
 
 /// The first `rows` kernels as a table (kernel, category, launches, total, share of busy, max),
 /// the rest as one "other N kernels" line, and the categories on one line, with the formulas.
-void writeTopKernelsText(const analysis::DeviceKernelTimes& t, std::ostream& os,
-                         size_t rows = 10);
+void writeTopKernelsText(const analysis::DeviceKernelTimes& t, std::ostream& os, size_t rows = 10);
 
 }  // namespace vramscope::app

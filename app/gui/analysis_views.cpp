@@ -65,8 +65,8 @@ AnalysisViews::AnalysisViews(MainWindow* window)
     m_topKernelsDock =
         makeDock(window, m_topKernels, tr("Top kernels"), QStringLiteral("TopKernelsDock"));
     // Tabbed together at the bottom by the window's default layout (window_layout.h).
-    for (QDockWidget* dock : {m_flameDock, m_gapsDock, m_leakDock, m_adviceDock, m_segmentsDock,
-                              m_topKernelsDock}) {
+    for (QDockWidget* dock :
+         {m_flameDock, m_gapsDock, m_leakDock, m_adviceDock, m_segmentsDock, m_topKernelsDock}) {
         window->addDockWidget(Qt::BottomDockWidgetArea, dock);
     }
 
@@ -98,8 +98,8 @@ AnalysisViews::AnalysisViews(MainWindow* window)
     m_jumpToOom->setEnabled(false);
     bar->addAction(window->stackByRoleAction());
     bar->addSeparator();
-    for (QDockWidget* dock : {m_flameDock, m_gapsDock, m_leakDock, m_adviceDock, m_segmentsDock,
-                              m_topKernelsDock}) {
+    for (QDockWidget* dock :
+         {m_flameDock, m_gapsDock, m_leakDock, m_adviceDock, m_segmentsDock, m_topKernelsDock}) {
         bar->addAction(dock->toggleViewAction());
     }
     bar->addAction(m_collectivesDock->toggleViewAction());

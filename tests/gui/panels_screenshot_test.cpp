@@ -45,9 +45,8 @@ TEST(PanelsScreenshot, EveryViewRendersOnTheRealTraces) {
         VRAMSCOPE_REQUIRE_INPUT(path);
         auto loaded = app::loadJob({path});
         ASSERT_TRUE(loaded.ok()) << loaded.error().describe();
-        for (const char* view :
-             {"timeline", "flame", "flame-role", "lanes", "gaps", "leak", "advice", "segments",
-              "top-kernels"}) {
+        for (const char* view : {"timeline", "flame", "flame-role", "lanes", "gaps", "leak",
+                                 "advice", "segments", "top-kernels"}) {
             app::MainWindow window;
             auto* views = window.findChild<app::AnalysisViews*>();
             if (!views) {

@@ -1,6 +1,8 @@
 // The Top Kernels table (offscreen): rows, numeric sort and the GPU chooser on a hand-built
 // two-rank job whose figures are worked out in the comments.
 #include <QComboBox>
+#include <QDir>
+#include <QImage>
 #include <QLabel>
 #include <QSortFilterProxyModel>
 #include <QTableView>
@@ -8,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "panels_fixture.h"
+#include "realdata.h"
 #include "vramscope/widgets/top_kernels_table.h"
 
 using namespace vramscope;
@@ -123,4 +126,24 @@ TEST(TopKernelsTable, AJobWithoutKernelsSaysSo) {
     EXPECT_EQ(panel.proxy()->rowCount(), 0);
     EXPECT_FALSE(panel.gpuBox()->isEnabled());
     EXPECT_TRUE(panel.summary()->text().contains(QStringLiteral("no kernel")));
+}
+
+TEST(TopKernelsTable, RendersTheDlrmRanksForAPersonToLookAt) {
+    const std::string path = std::string(VRAMSCOPE_REALDATA_DIR) +
+                             "/facebookresearch_param/et_replay/tests/inputs/dlrm_kineto.tar.gz";
+    VRAMSCOPE_REQUIRE_INPUT(path);
+    auto job = panels_test::openAsJob({path});
+    ASSERT_NE(job, nullptr);
+    widgets::TopKernelsPanel panel;
+    panel.setJob(job);
+    EXPECT_EQ(panel.gpuBox()->count(), 8);     // 8 ranks, one GPU each
+    EXPECT_EQ(panel.proxy()->rowCount(), 20);  // the analysis keeps the 20 largest
+    panel.resize(1200, 720);
+    const QImage image = panel.grab().toImage();
+    ASSERT_FALSE(image.isNull());
+    const QString dir = qEnvironmentVariable("VRAMSCOPE_SCREENSHOT_DIR");
+    if (!dir.isEmpty()) {
+        QDir().mkpath(dir);
+        EXPECT_TRUE(image.save(dir + QStringLiteral("/top_kernels_dlrm_rank0.png")));
+    }
 }

@@ -107,8 +107,9 @@ QVariant TopKernelsModel::headerData(int section, Qt::Orientation orientation, i
         return QAbstractTableModel::headerData(section, orientation, role);
     }
     if (role == Qt::ToolTipRole && section == ShareColumn) {
-        return tr("Total time / busy time of the GPU (the union of its kernels); kernels running "
-                  "concurrently make the shares sum above 100 %");
+        return tr(
+            "Total time / busy time of the GPU (the union of its kernels); kernels running "
+            "concurrently make the shares sum above 100 %");
     }
     if (role != Qt::DisplayRole) {
         return QAbstractTableModel::headerData(section, orientation, role);
@@ -150,7 +151,8 @@ TopKernelsPanel::TopKernelsPanel(QWidget* parent)
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->setSelectionMode(QAbstractItemView::SingleSelection);
     m_table->verticalHeader()->setVisible(false);
-    m_table->horizontalHeader()->setStretchLastSection(true);
+    // The name takes the room left: the numbers stay next to one another.
+    m_table->horizontalHeader()->setStretchLastSection(false);
     m_table->setWordWrap(false);
     m_table->setTextElideMode(Qt::ElideMiddle);
 
@@ -188,10 +190,10 @@ void TopKernelsPanel::setJob(std::shared_ptr<const analysis::JobModel> job) {
     if (m_gpus.empty()) {
         m_gpuBox->addItem(tr("no GPU with kernels"));
         m_model->setKernelTimes(nullptr);
-        m_summary->setText(!m_job                ? QString()
-                           : hasNoGpu(*m_job)    ? noGpuSentence()
-                                                 : tr("This job has no kernel records (e.g. a "
-                                                      "memory snapshot): no kernels to list."));
+        m_summary->setText(!m_job             ? QString()
+                           : hasNoGpu(*m_job) ? noGpuSentence()
+                                              : tr("This job has no kernel records (e.g. a "
+                                                   "memory snapshot): no kernels to list."));
         return;
     }
     showGpu(0);
@@ -232,8 +234,8 @@ void TopKernelsPanel::showGpu(size_t gpuIndex) {
     }
     m_summary->setText(text);
     m_table->resizeColumnsToContents();
-    m_table->setColumnWidth(TopKernelsModel::KernelColumn,
-                            std::min(m_table->columnWidth(TopKernelsModel::KernelColumn), 360));
+    m_table->horizontalHeader()->setSectionResizeMode(TopKernelsModel::KernelColumn,
+                                                      QHeaderView::Stretch);
 }
 
 }  // namespace vramscope::widgets

@@ -153,8 +153,9 @@ TEST(TopKernelsRealdata, DlrmEveryRankPerNameTotalsAndNcclTimeEqualTheJson) {
             }
         }
         ASSERT_GT(ncclLaunches, 0u) << what;
-        const auto comm = std::find_if(all[0].byCategory.begin(), all[0].byCategory.end(),
-                                       [](const KernelTime& c) { return c.name == "communication"; });
+        const auto comm =
+            std::find_if(all[0].byCategory.begin(), all[0].byCategory.end(),
+                         [](const KernelTime& c) { return c.name == "communication"; });
         ASSERT_NE(comm, all[0].byCategory.end()) << what;
         EXPECT_EQ(comm->count, ncclLaunches) << what;
         EXPECT_NEAR(double(comm->totalNs) / 1000.0, ncclUs, tolerance(ncclLaunches)) << what;

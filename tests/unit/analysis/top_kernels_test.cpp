@@ -12,8 +12,8 @@ using trace::KernelCategory;
 using trace::KernelEvent;
 using trace::TraceData;
 
-void kernel(TraceData& d, const char* name, int64_t s, int64_t e, KernelCategory c,
-            uint64_t stream, DeviceIndex device = DeviceIndex{0}) {
+void kernel(TraceData& d, const char* name, int64_t s, int64_t e, KernelCategory c, uint64_t stream,
+            DeviceIndex device = DeviceIndex{0}) {
     KernelEvent k;
     k.startNs = s;
     k.endNs = e;
@@ -109,9 +109,9 @@ TEST(TopKernels, LimitKeepsTheLargestAndSumsTheRest) {
     EXPECT_EQ(t.kernelNames, 4u);
     EXPECT_EQ(t.byName[0].name, "nccl");
     EXPECT_EQ(t.byName[1].name, "gemm");
-    EXPECT_EQ(t.otherNames, 2u);      // Memcpy HtoD and relu
-    EXPECT_EQ(t.otherCount, 3u);      // 1 + 2 launches
-    EXPECT_EQ(t.otherTotalNs, 40);    // 20 + 20
+    EXPECT_EQ(t.otherNames, 2u);    // Memcpy HtoD and relu
+    EXPECT_EQ(t.otherCount, 3u);    // 1 + 2 launches
+    EXPECT_EQ(t.otherTotalNs, 40);  // 20 + 20
     EXPECT_DOUBLE_EQ(t.otherBusyShare, 40.0 / 295.0);
     EXPECT_EQ(t.byCategory.size(), 3u);  // categories are never cut
     EXPECT_EQ(topKernels(d, 0)[0].byName.size(), 4u);

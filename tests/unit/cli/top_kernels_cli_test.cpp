@@ -139,8 +139,7 @@ TEST(TopKernelsCli, ReportJsonListsTheTop20OfEveryRankWithTheRestAsOther) {
         for (const auto& c : t.at("categories")) {
             if (c.at("category") == "communication") {
                 sawCommunication = true;
-                EXPECT_NEAR(c.at("total_ns").get<double>(), ncclUs * 1000.0,
-                            slackNs(raw.launches));
+                EXPECT_NEAR(c.at("total_ns").get<double>(), ncclUs * 1000.0, slackNs(raw.launches));
             }
         }
         EXPECT_TRUE(sawCommunication) << "rank " << rank;
