@@ -550,6 +550,7 @@ TraceData generateSyntheticRank(const SyntheticJobSpec& spec, int rank) {
             c.datatype = names.datatype;
             c.algorithm = names.algorithm;
             c.protocol = names.protocol;
+            c.timing = trace::CollectiveTiming::Kernel;  // the collective is its kernel's interval
             data.collectives.append(c);
         }
         if (spec.hostCounter) {
