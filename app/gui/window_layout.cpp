@@ -12,8 +12,8 @@ namespace {
 
 /// Bottom docks, tabbed in this order; the first one is the anchor of the tab group.
 constexpr std::array<const char*, 7> kAnalysisDocks = {
-    "FlameDock", "GapsDock", "CollectivesDock", "LeakDock", "AdviceDock", "SegmentsDock",
-    "TopKernelsDock"};
+    "FlameDock",  "GapsDock",     "CollectivesDock", "LeakDock",
+    "AdviceDock", "SegmentsDock", "TopKernelsDock"};
 
 QDockWidget* dock(const QMainWindow& window, const char* name) {
     return window.findChild<QDockWidget*>(QLatin1String(name), Qt::FindDirectChildrenOnly);
