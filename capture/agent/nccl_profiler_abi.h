@@ -170,6 +170,53 @@ struct CeCollDescr {
 static_assert(offsetof(CeCollDescr, batchSize) == 68 && offsetof(CeCollDescr, stream) == 80 &&
               sizeof(CeCollDescr) == 88);
 
+// --- small union members, named so that the layouts are standard C++ ---
+
+/// v5/v6 groupApi: graphCaptured 0, groupDepth 4 (8 bytes).
+struct GroupApiDescr {
+    bool graphCaptured;
+    int groupDepth;
+};
+static_assert(sizeof(GroupApiDescr) == 8);
+
+/// v5 p2pApi: func 0, count 8, datatype 16, stream 24, graphCaptured 32 (40 bytes).
+struct P2pApiDescr {
+    const char* func;
+    size_t count;
+    const char* datatype;
+    void* stream;
+    bool graphCaptured;
+};
+static_assert(sizeof(P2pApiDescr) == 40);
+
+/// v5 kernelLaunch: the stream of the launch (8 bytes).
+struct KernelLaunchDescr {
+    void* stream;
+};
+static_assert(sizeof(KernelLaunchDescr) == 8);
+
+/// netPlugin: id 0, data 8 (16 bytes).
+struct NetPluginDescr {
+    int64_t id;
+    void* data;
+};
+static_assert(sizeof(NetPluginDescr) == 16);
+
+/// v6 ceCollSync: isComplete 0, nRanks 4 (8 bytes).
+struct CeCollSyncDescr {
+    bool isComplete;
+    int nRanks;
+};
+static_assert(sizeof(CeCollSyncDescr) == 8);
+
+/// v6 ceCollBatch: numOps 0, totalBytes 8, useIntraSync 16 (24 bytes).
+struct CeCollBatchDescr {
+    int numOps;
+    size_t totalBytes;
+    bool useIntraSync;
+};
+static_assert(sizeof(CeCollBatchDescr) == 24);
+
 // --- the descriptors ---
 
 /// ncclProfilerEventDescr_v4_t (NCCL 2.27): type is one byte there. type 0 (+7), parentObj 8,
@@ -184,10 +231,7 @@ struct EventDescrV4 {
         ProxyOpDescr proxyOp;
         int proxyStepStep;
         KernelChDescr kernelCh;
-        struct {
-            int64_t id;
-            void* data;
-        } netPlugin;
+        NetPluginDescr netPlugin;
     };
 };
 static_assert(offsetof(EventDescrV4, parentObj) == 8 && offsetof(EventDescrV4, rank) == 16 &&
@@ -202,30 +246,16 @@ struct EventDescrV5 {
     void* parentObj;
     int rank;
     union {
-        struct {
-            bool graphCaptured;
-            int groupDepth;
-        } groupApi;
+        GroupApiDescr groupApi;
         CollApiDescr collApi;
-        struct {
-            const char* func;
-            size_t count;
-            const char* datatype;
-            void* stream;
-            bool graphCaptured;
-        } p2pApi;
-        struct {
-            void* stream;
-        } kernelLaunch;
+        P2pApiDescr p2pApi;
+        KernelLaunchDescr kernelLaunch;
         CollDescrV5 coll;
         P2pDescrV5 p2p;
         ProxyOpDescr proxyOp;
         int proxyStepStep;
         KernelChDescr kernelCh;
-        struct {
-            int64_t id;
-            void* data;
-        } netPlugin;
+        NetPluginDescr netPlugin;
     };
 };
 static_assert(offsetof(EventDescrV5, coll) == 24 && offsetof(EventDescrV5, kernelCh) == 24 &&
@@ -238,30 +268,17 @@ struct EventDescrV6 {
     void* parentObj;
     int rank;
     union {
-        struct {
-            bool graphCaptured;
-            int groupDepth;
-        } groupApi;
+        GroupApiDescr groupApi;
         CollApiDescr collApi;
         CollDescrV5 coll;
         P2pDescrV5 p2p;
         ProxyOpDescr proxyOp;
         int proxyStepStep;
         KernelChDescr kernelCh;
-        struct {
-            int64_t id;
-            void* data;
-        } netPlugin;
+        NetPluginDescr netPlugin;
         CeCollDescr ceColl;
-        struct {
-            bool isComplete;
-            int nRanks;
-        } ceCollSync;
-        struct {
-            int numOps;
-            size_t totalBytes;
-            bool useIntraSync;
-        } ceCollBatch;
+        CeCollSyncDescr ceCollSync;
+        CeCollBatchDescr ceCollBatch;
     };
 };
 static_assert(offsetof(EventDescrV6, coll) == 24 && offsetof(EventDescrV6, ceColl) == 24 &&
