@@ -25,113 +25,17 @@
 #include "kineto_parse.h"
 #include "kineto_stacks.h"
 #include "kineto_text.h"
+#include "kineto_trace_builder.h"
 #include "vramscope/trace/importers.h"
 #include "vramscope/trace/input_bytes.h"
 
-namespace vramscope::trace {
+namespace vramscope::trace::kineto {
 namespace {
-
-using kineto::CollectiveArgs;
-using kineto::GpuOpKind;
-using kineto::RawKineto;
-
-static_assert(kInputPaddingBytes >= simdjson::SIMDJSON_PADDING,
-              "readInputBytes must leave simdjson's padding");
 
 /// Unix ns of 2001-09-09: timestamps above this are taken to be wall-clock (epoch) times.
 constexpr int64_t kEpochLikeNs = 1'000'000'000'000'000'000;
 
-/// Leaves kInputPaddingBytes of zeroed spare capacity after the content of `s`.
-void padInPlace(std::string& s) {
-    const size_t n = s.size();
-    s.resize(n + kInputPaddingBytes, '\0');
-    s.resize(n);
-}
-
-/// Turns the raw rows into TraceData. Single use; `raw` string views must still be alive.
-class TraceBuilder {
-public:
-    TraceBuilder(const RawKineto& raw, TraceData& data) : m_raw(raw), m_data(data) {}
-
-    void build() {
-        sortLaunches();
-        chooseTimeBase();
-        buildKernels();
-        buildCollectives();
-        buildMemory();
-        buildRanges();
-        buildHeader();
-    }
-    /// Set when the base time could not be added without overflowing int64 ns.
-    bool baseDropped() const { return m_baseDropped; }
-
-private:
-    int64_t toTrace(int64_t rawNs) const { return rawNs + m_offsetNs; }
-
-    /// Interns a string the raw rows point to (it outlives the builder, so its view may key the
-    /// cache); temporaries go to m_data.intern directly.
-    StringId intern(std::string_view s) {
-        auto it = m_stringCache.find(s);
-        if (it != m_stringCache.end()) {
-            return it->second;
-        }
-        const StringId id = m_data.intern(s);
-        m_stringCache.emplace(s, id);
-        return id;
-    }
-
-    void noteDevice(DeviceIndex d) {
-        if (toInt(d) >= 0) {
-            m_devicesSeen.insert({d, true});
-        }
-    }
-
-    /// The runtime call with this correlation id, nullptr when the trace has none.
-    const kineto::RawLaunch* findLaunch(uint64_t correlation) const {
-        auto it = std::lower_bound(
-            m_launches.begin(), m_launches.end(), correlation,
-            [](const kineto::RawLaunch& l, uint64_t c) { return l.correlation < c; });
-        return it != m_launches.end() && it->correlation == correlation ? &*it : nullptr;
-    }
-    /// m_launches by correlation id, with the operand type of each launch's operator.
-    void sortLaunches();
-    /// The operand type of the op that launched `launch` (an entry of m_launches), 0 = none.
-    StringId operandTypeOf(const kineto::RawLaunch* launch) {
-        const std::string_view t = m_launchTypes[size_t(launch - m_launches.data())];
-        return t.empty() ? StringId{0} : intern(t);
-    }
-    void chooseTimeBase();
-    void buildKernels();
-    void buildCollectives();
-    const CollectiveArgs* matchComms(size_t kernelRow, bool opName = false) const;
-    void addCollective(size_t kernelRow, const CollectiveArgs* args, std::string_view kernelName);
-    /// The message size in NCCL's convention from In / Out msg nelems and dtype, 0 = unknown.
-    static uint64_t messageBytes(std::string_view function, const CollectiveArgs& args);
-    /// The message size from an op's first input tensor (Input Dims, Input type), 0 = unknown.
-    static uint64_t inputMessageBytes(std::string_view function, const CollectiveArgs& op,
-                                      int32_t nranks);
-    /// The world size of distributedInfo, 0 when unknown.
-    int32_t worldGroup() const { return m_raw.worldSize > 0 ? m_raw.worldSize : 0; }
-    void buildMemory();
-    void buildDeviceMemory(DeviceIndex device, const std::vector<size_t>& rows);
-    void buildMemoryCounters(const std::map<DeviceIndex, std::vector<size_t>>& memory);
-    void buildHostMemory();
-    void buildRanges();
-    void buildHeader();
-
-    const RawKineto& m_raw;
-    TraceData& m_data;
-    int64_t m_offsetNs = 0;
-    bool m_baseDropped = false;
-    int64_t m_firstNs = std::numeric_limits<int64_t>::max();
-    std::unordered_map<std::string_view, StringId> m_stringCache;
-    std::map<DeviceIndex, bool> m_devicesSeen;
-    std::vector<kineto::RawLaunch> m_launches;    ///< sorted by correlation id
-    std::vector<std::string_view> m_launchTypes;  ///< per m_launches entry (launchOperandTypes)
-    std::vector<size_t> m_kernelOrder;            ///< raw kernel index of each KernelEvents row
-    std::vector<StackId> m_memoryStacks;          ///< stack of each raw memory event
-    std::map<uint64_t, std::vector<size_t>> m_commsByThread;  ///< comms rows sorted by start
-};
+}  // namespace
 
 void TraceBuilder::sortLaunches() {
     const std::vector<std::string_view> types = kineto::launchOperandTypes(m_raw);
@@ -219,194 +123,6 @@ void TraceBuilder::buildKernels() {
         noteDevice(e.device);
         out.append(e);
     }
-}
-
-void TraceBuilder::buildCollectives() {
-    for (size_t i = 0; i < m_raw.comms.size(); ++i) {
-        m_commsByThread[m_raw.comms[i].threadId].push_back(i);
-    }
-    for (auto& [tid, rows] : m_commsByThread) {
-        std::stable_sort(rows.begin(), rows.end(), [&](size_t a, size_t b) {
-            return m_raw.comms[a].startNs < m_raw.comms[b].startNs;
-        });
-    }
-    for (size_t row = 0; row < m_kernelOrder.size(); ++row) {
-        if (m_data.kernels.category[row] != KernelCategory::Communication) {
-            continue;
-        }
-        const auto& k = m_raw.kernels[m_kernelOrder[row]];
-        const CollectiveArgs* args =
-            k.collectiveArgs >= 0 ? &m_raw.kernelCollectives[static_cast<size_t>(k.collectiveArgs)]
-                                  : nullptr;
-        addCollective(row, args, k.name);
-    }
-}
-
-/// The record_param_comms op (with `opName`: the "nccl:<collective>" op) that encloses the
-/// kernel's launch on the launching thread (the innermost one when they nest), or nullptr.
-const CollectiveArgs* TraceBuilder::matchComms(size_t kernelRow, bool opName) const {
-    const auto& k = m_raw.kernels[m_kernelOrder[kernelRow]];
-    if (k.correlation == 0) {
-        return nullptr;
-    }
-    const kineto::RawLaunch* launch = findLaunch(k.correlation);
-    if (launch == nullptr) {
-        return nullptr;
-    }
-    auto thread = m_commsByThread.find(launch->threadId);
-    if (thread == m_commsByThread.end()) {
-        return nullptr;
-    }
-    const auto& rows = thread->second;
-    const int64_t t = launch->tsNs;
-    auto it = std::upper_bound(rows.begin(), rows.end(), t, [&](int64_t value, size_t r) {
-        return value < m_raw.comms[r].startNs;
-    });
-    for (int steps = 0; it != rows.begin() && steps < 16; ++steps) {
-        --it;
-        if (m_raw.comms[*it].opName == opName && m_raw.comms[*it].endNs >= t) {
-            return &m_raw.comms[*it].args;
-        }
-    }
-    return nullptr;
-}
-
-namespace {
-
-/// `elems` x `width` bytes, 0 when either is not positive or the product overflows.
-uint64_t timesWidth(int64_t elems, uint64_t width) {
-    if (elems <= 0 || width == 0 ||
-        static_cast<uint64_t>(elems) > std::numeric_limits<uint64_t>::max() / width) {
-        return 0;
-    }
-    return static_cast<uint64_t>(elems) * width;
-}
-
-}  // namespace
-
-uint64_t TraceBuilder::messageBytes(std::string_view function, const CollectiveArgs& a) {
-    // NOTE(nccl): the message is NCCL's count x type size, and NCCL's count is per rank for
-    // AllGather (the input: In msg nelems) and ReduceScatter (the output: Out msg nelems, the
-    // input being n x count); the other collectives move their input (In = Out for AllReduce,
-    // Broadcast; the whole send buffer for AllToAll, as nccl-tests count its size).
-    const uint64_t width = kineto::dtypeSize(a.dtype);
-    const bool perRankOut = function == "ReduceScatter";
-    const int64_t first = perRankOut ? a.outNelems : a.inNelems;
-    const int64_t second = perRankOut ? a.inNelems : a.outNelems;
-    if (first > 0) {
-        return timesWidth(first, width);
-    }
-    // Only one side written: AllGather / ReduceScatter's other side is n x count.
-    if (function == "AllGather" || function == "ReduceScatter") {
-        return a.groupSize > 0 && second > 0 && second % a.groupSize == 0
-                   ? timesWidth(second / a.groupSize, width)
-                   : 0;
-    }
-    return timesWidth(second, width);
-}
-
-uint64_t TraceBuilder::inputMessageBytes(std::string_view function, const CollectiveArgs& op,
-                                         int32_t nranks) {
-    const uint64_t bytes = timesWidth(op.inputElems, kineto::inputTypeSize(op.inputType));
-    if (function != "ReduceScatter") {
-        return bytes;  // the input is the message (AllGather: this rank's part)
-    }
-    // ReduceScatter's one input tensor (_reduce_scatter_base, reduce_scatter_tensor) is n x the
-    // message; the list form's first input is one rank's part, which the op name does not tell
-    // apart, so only the tensor forms are used.
-    const bool tensorForm = op.collectiveName.find("base") != std::string_view::npos ||
-                            op.collectiveName.find("tensor") != std::string_view::npos;
-    const uint64_t width = kineto::inputTypeSize(op.inputType);
-    return tensorForm && nranks > 0 && width > 0 && bytes % (uint64_t(nranks) * width) == 0
-               ? bytes / uint64_t(nranks)
-               : 0;
-}
-
-void TraceBuilder::addCollective(size_t row, const CollectiveArgs* args,
-                                 std::string_view kernelName) {
-    const CollectiveArgs* comms = nullptr;
-    const std::string_view fromKernel = kineto::collectiveFromKernelName(kernelName);
-    if (args == nullptr || args->collectiveName.empty()) {
-        comms = matchComms(row);
-    }
-    std::string function;
-    if (args != nullptr && !args->collectiveName.empty()) {
-        function = kineto::canonicalCollective(args->collectiveName);
-    } else if (!fromKernel.empty() && fromKernel != "Generic") {
-        function = std::string(fromKernel);
-    } else if (comms != nullptr && !comms->collectiveName.empty()) {
-        function = kineto::canonicalCollective(comms->collectiveName);
-    } else {
-        function = std::string(fromKernel);
-    }
-    // NOTE(nccl): NCCL runs all-to-all (and, in some versions, other collectives) as grouped
-    // sends and receives, so the kernel is named SendRecv, the same as true point-to-point
-    // traffic; only the PyTorch op that launched it ("nccl:all_to_all") tells a collective apart.
-    // Without such an op (nccl:send, nccl:recv, or none found) it stays SendRecv.
-    if (function == "SendRecv") {
-        const CollectiveArgs* op = matchComms(row, true);
-        const std::string named =
-            op != nullptr ? kineto::canonicalCollective(op->collectiveName) : std::string();
-        if (!named.empty() && named != "Send" && named != "Recv" && named != "SendRecv") {
-            function = named;
-        }
-    }
-    const CollectiveArgs* meta = args != nullptr && args->any() ? args : comms;
-    CollectiveEvent c;
-    c.startNs = m_data.kernels.startNs[row];
-    c.endNs = m_data.kernels.endNs[row];
-    c.device = m_data.kernels.device[row];
-    c.stream = m_data.kernels.stream[row];
-    c.function = function.empty() ? 0 : m_data.intern(function);
-    c.timing = CollectiveTiming::Kernel;  // the kernel's own GPU interval
-    if (const std::string_view algorithm = kineto::algorithmFromKernelName(kernelName);
-        !algorithm.empty()) {
-        c.algorithm = m_data.intern(algorithm);
-    }
-    if (meta != nullptr) {
-        c.bytes = messageBytes(function, *meta);
-        c.nranks = meta->groupSize > 0 && meta->groupSize <= INT32_MAX
-                       ? static_cast<int32_t>(meta->groupSize)
-                       : 0;
-        c.seqNumber = meta->seq;
-        if (meta->groupId) {
-            c.communicatorHash = *meta->groupId;
-        } else if (!meta->groupName.empty()) {
-            c.communicatorHash = kineto::fnv1a64(meta->groupName);
-        }
-        if (m_raw.rank != kUnknownRank) {
-            if (!meta->groupRanks.empty()) {
-                const int32_t index = kineto::indexInRankList(meta->groupRanks, toInt(m_raw.rank));
-                c.rank = index >= 0 ? RankId{index} : kUnknownRank;
-            } else if (c.nranks > 0 && c.nranks == m_raw.worldSize) {
-                c.rank = m_raw.rank;
-            }
-        }
-        c.datatype = meta->dtype.empty() ? 0 : intern(meta->dtype);
-    }
-    // Older traces carry no nelems: the message is the first input tensor of the
-    // "nccl:<collective>" op that launched the kernel, else of its record_param_comms.
-    if (c.bytes == 0) {
-        for (const CollectiveArgs* op : {matchComms(row, true), comms ? comms : matchComms(row)}) {
-            if (op != nullptr && c.bytes == 0) {
-                c.bytes = inputMessageBytes(function, *op, c.nranks > 0 ? c.nranks : worldGroup());
-                if (c.bytes != 0 && c.datatype == 0 && !op->inputType.empty()) {
-                    c.datatype = intern(op->inputType);
-                }
-            }
-        }
-    }
-    // NOTE(nccl): PyTorch before 2.1 records no group size or process group for a collective;
-    // a trace that names none for it runs it on the default group, whose size is the world size
-    // of distributedInfo.
-    if (c.nranks == 0 && (meta == nullptr || (meta->groupName.empty() && meta->groupRanks.empty() &&
-                                              !meta->groupId && meta->groupSize < 0))) {
-        c.nranks = worldGroup();
-        if (c.nranks > 0 && m_raw.rank != kUnknownRank) {
-            c.rank = m_raw.rank;
-        }
-    }
-    m_data.collectives.append(c);
 }
 
 namespace {
@@ -667,6 +383,24 @@ void TraceBuilder::buildHeader() {
         h.captureSettings.emplace_back("kineto.baseTimeNanoseconds",
                                        std::to_string(*m_raw.baseTimeNs));
     }
+}
+
+}  // namespace vramscope::trace::kineto
+
+namespace vramscope::trace {
+namespace {
+
+using kineto::RawKineto;
+using kineto::TraceBuilder;
+
+static_assert(kInputPaddingBytes >= simdjson::SIMDJSON_PADDING,
+              "readInputBytes must leave simdjson's padding");
+
+/// Leaves kInputPaddingBytes of zeroed spare capacity after the content of `s`.
+void padInPlace(std::string& s) {
+    const size_t n = s.size();
+    s.resize(n + kInputPaddingBytes, '\0');
+    s.resize(n);
 }
 
 /// Problems found while preparing and parsing the text, for the report and DataLoss.
