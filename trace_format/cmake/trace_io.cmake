@@ -34,6 +34,10 @@ add_library(vramscope_trace_io STATIC
   ${_tio_dir}/src/summary_reader.cpp
   ${_tio_dir}/src/summary_proto.cpp
   ${_tio_dir}/src/job_index.cpp
+  # live viewing over a Unix socket (live.h)
+  ${_tio_dir}/src/live_socket.cpp
+  ${_tio_dir}/src/live_server.cpp
+  ${_tio_dir}/src/live_receiver.cpp
 )
 add_library(vramscope::trace_io ALIAS vramscope_trace_io)
 target_include_directories(vramscope_trace_io PUBLIC ${_tio_dir}/include PRIVATE ${_tio_dir}/src)

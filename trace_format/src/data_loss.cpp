@@ -61,6 +61,10 @@ constexpr std::array kCounters{
     LossCounterInfo{C::NcclEventsDropped, "nccl_events_dropped", S::DataLoss,
                     "NCCL profiler events the agent had no room for (event pool exhausted or "
                     "the queue to the writer full); those collectives or channels are missing"},
+    LossCounterInfo{C::LiveFramesDropped, "live_frames_dropped", S::DataLoss,
+                    "frames a live producer could not send to this viewer (its queue was full, "
+                    "or they had left the producer's ring before the viewer attached); the "
+                    "events are missing from this copy only, not from the job"},
 };
 
 constexpr bool inOrder() {
@@ -72,7 +76,7 @@ constexpr bool inOrder() {
     return true;
 }
 static_assert(inOrder(), "kCounters must list every LossCounter in declaration order");
-static_assert(static_cast<size_t>(C::NcclEventsDropped) + 1 == kCounters.size(),
+static_assert(static_cast<size_t>(C::LiveFramesDropped) + 1 == kCounters.size(),
               "every LossCounter needs a registry row");
 
 /// Labels written into DataLoss.what before the registry existed (by the reader, the importers

@@ -49,6 +49,8 @@ enum class LossCounter : uint8_t {
     OutputWriteFailed,
     // capture agent as NCCL profiler plugin: no free event handle, or the writer's queue full
     NcclEventsDropped,
+    // live viewing: what a producer (agent or replay) could not send to one viewer
+    LiveFramesDropped,
 };
 
 /// One row of the registry.
