@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_command.h"
+#include "vramscope/analysis/check_rules.h"
 #include "vramscope/analysis/job_analysis.h"
 
 namespace vramscope::app {
@@ -22,6 +23,16 @@ std::vector<OptionSpec> analysisOptionSpecs();
 /// and returns false.
 bool readAnalysisOptions(CommandContext& ctx, const ParsedArgs& args, const std::string& help,
                          analysis::JobAnalysisOptions& options);
+
+/// The rule options of `check`, shared with `watch --alert`: --max-peak-fraction F,
+/// --fail-on-leak, --max-exposed-communication F, --advice RULE,...|all, --allow-oom.
+std::vector<OptionSpec> checkRuleOptionSpecs();
+
+/// Reads the options of checkRuleOptionSpecs() into `rules`; the rules named on the command line
+/// go into `asked`, and with none named `rules` is CheckRules::defaults() (with --allow-oom
+/// applied). On a bad value writes a usage error and returns false.
+bool readCheckRules(CommandContext& ctx, const ParsedArgs& args, const std::string& help,
+                    analysis::CheckRules& rules, std::vector<std::string>& asked);
 
 /// The inputs of analyzeJob for a job: every rank, with its rank number (the header's, else its
 /// position) and clock offset.

@@ -22,7 +22,10 @@
     X("batch-fit", runBatchFit, "largest batch that fits, from runs at several batch sizes")      \
     X("export", runExport, "write a job for other tools: Perfetto, Chrome JSON, CSV, speedscope") \
     X("render", runRender, "one view as a framed PNG, or vector SVG / PDF, headless")             \
-    X("review", runReview, "a multi-page review PDF: summary, then one page per view")
+    X("review", runReview, "a multi-page review PDF: summary, then one page per view")            \
+    X("attach", runAttach, "list running jobs, or record from them into .vscope files")           \
+    X("watch", runWatch, "a live line per GPU of running jobs; --alert fails on a broken rule")   \
+    X("replay", runReplay, "serve a recorded trace on a live socket, as a running job would")
 
 namespace vramscope::app {
 

@@ -100,9 +100,8 @@ int conclude(CommandContext& ctx, const std::vector<RuleResult>& results,
 
 }  // namespace
 
-int runCheck(CommandContext& ctx) {
-    // OptionSpec holds views: the text lives as long as the program.
-    std::vector<OptionSpec> options = {
+std::vector<OptionSpec> checkRuleOptionSpecs() {
+    return {
         {"--max-peak-fraction", true, "F",
          "fail when max(peak reserved, peak allocated) / capacity > F on any GPU"},
         {"--fail-on-leak", false, "", "fail when any GPU's memory climbs every iteration"},
@@ -113,10 +112,80 @@ int runCheck(CommandContext& ctx) {
          "check rules of the training checklist (mixed-precision, allocator-churn, host-memory, "
          "slow-down): fail where one gives a warning or worse"},
         {"--allow-oom", false, "", "do not fail when a GPU ran out of memory"},
-        {"--allow-unchecked", false, "",
-         "do not fail when a rule named on the command line could not be checked (it still "
-         "prints NOT CHECKED)"},
     };
+}
+
+bool readCheckRules(CommandContext& ctx, const ParsedArgs& args, const std::string& help,
+                    CheckRules& rules, std::vector<std::string>& asked) {
+    asked.clear();
+    for (const char* rule : {"max-peak-fraction", "fail-on-leak", "max-exposed-communication"}) {
+        if (args.has(std::string("--") + rule)) {
+            asked.emplace_back(rule);
+        }
+    }
+    std::vector<std::string> adviceRules;
+    if (auto v = args.value("--advice")) {
+        std::string rest = *v;
+        for (bool more = true; more;) {
+            const size_t comma = rest.find(',');
+            const std::string rule = rest.substr(0, comma);
+            more = comma != std::string::npos;
+            rest = more ? rest.substr(comma + 1) : std::string();
+            const bool known =
+                std::find_if(std::begin(kChecklistRules), std::end(kChecklistRules),
+                             [&](const char* r) { return rule == r; }) != std::end(kChecklistRules);
+            if (rule == "all") {
+                adviceRules.assign(std::begin(kChecklistRules), std::end(kChecklistRules));
+            } else if (known) {
+                if (std::find(adviceRules.begin(), adviceRules.end(), rule) == adviceRules.end()) {
+                    adviceRules.push_back(rule);
+                }
+            } else if (rule.empty()) {
+                usageError(ctx, "--advice: an empty rule name in '" + *v + "'", help);
+                return false;
+            } else {
+                usageError(ctx,
+                           "--advice: unknown rule '" + rule +
+                               "' (mixed-precision, allocator-churn, host-memory, "
+                               "slow-down, all)",
+                           help);
+                return false;
+            }
+        }
+        if (adviceRules.empty()) {
+            usageError(ctx, "--advice needs a rule name", help);
+            return false;
+        }
+        asked.insert(asked.end(), adviceRules.begin(), adviceRules.end());
+    }
+    rules = asked.empty() ? CheckRules::defaults() : CheckRules{};
+    rules.adviceRules = adviceRules;
+    rules.failOnOom = !args.has("--allow-oom");
+    rules.failOnLeak = rules.failOnLeak || args.has("--fail-on-leak");
+    if (auto v = args.value("--max-peak-fraction")) {
+        rules.maxPeakShare = parseFraction(*v);
+        if (!rules.maxPeakShare) {
+            usageError(ctx, "--max-peak-fraction needs a number > 0, got '" + *v + "'", help);
+            return false;
+        }
+    }
+    if (auto v = args.value("--max-exposed-communication")) {
+        rules.maxExposedCommunication = parseFraction(*v);
+        if (!rules.maxExposedCommunication) {
+            usageError(ctx, "--max-exposed-communication needs a number > 0, got '" + *v + "'",
+                       help);
+            return false;
+        }
+    }
+    return true;
+}
+
+int runCheck(CommandContext& ctx) {
+    // OptionSpec holds views: the text lives as long as the program.
+    std::vector<OptionSpec> options = checkRuleOptionSpecs();
+    options.push_back({"--allow-unchecked", false, "",
+                       "do not fail when a rule named on the command line could not be checked "
+                       "(it still prints NOT CHECKED)"});
     for (const OptionSpec& o : analysisOptionSpecs()) {
         if (o.name == "--iteration-regex" || o.name == "--capacity") {
             options.push_back(o);
@@ -166,60 +235,9 @@ int runCheck(CommandContext& ctx) {
         return usageError(ctx, "no input given", help);
     }
     std::vector<std::string> asked;  // the rules named on the command line
-    for (const char* rule : {"max-peak-fraction", "fail-on-leak", "max-exposed-communication"}) {
-        if (args->has(std::string("--") + rule)) {
-            asked.emplace_back(rule);
-        }
-    }
-    std::vector<std::string> adviceRules;
-    if (auto v = args->value("--advice")) {
-        std::string rest = *v;
-        for (bool more = true; more;) {
-            const size_t comma = rest.find(',');
-            const std::string rule = rest.substr(0, comma);
-            more = comma != std::string::npos;
-            rest = more ? rest.substr(comma + 1) : std::string();
-            const bool known =
-                std::find_if(std::begin(kChecklistRules), std::end(kChecklistRules),
-                             [&](const char* r) { return rule == r; }) != std::end(kChecklistRules);
-            if (rule == "all") {
-                adviceRules.assign(std::begin(kChecklistRules), std::end(kChecklistRules));
-            } else if (known) {
-                if (std::find(adviceRules.begin(), adviceRules.end(), rule) == adviceRules.end()) {
-                    adviceRules.push_back(rule);
-                }
-            } else if (rule.empty()) {
-                return usageError(ctx, "--advice: an empty rule name in '" + *v + "'", help);
-            } else {
-                return usageError(ctx,
-                                  "--advice: unknown rule '" + rule +
-                                      "' (mixed-precision, allocator-churn, host-memory, "
-                                      "slow-down, all)",
-                                  help);
-            }
-        }
-        if (adviceRules.empty()) {
-            return usageError(ctx, "--advice needs a rule name", help);
-        }
-        asked.insert(asked.end(), adviceRules.begin(), adviceRules.end());
-    }
-    CheckRules rules = asked.empty() ? CheckRules::defaults() : CheckRules{};
-    rules.adviceRules = adviceRules;
-    rules.failOnOom = !args->has("--allow-oom");
-    rules.failOnLeak = rules.failOnLeak || args->has("--fail-on-leak");
-    if (auto v = args->value("--max-peak-fraction")) {
-        rules.maxPeakShare = parseFraction(*v);
-        if (!rules.maxPeakShare) {
-            return usageError(ctx, "--max-peak-fraction needs a number > 0, got '" + *v + "'",
-                              help);
-        }
-    }
-    if (auto v = args->value("--max-exposed-communication")) {
-        rules.maxExposedCommunication = parseFraction(*v);
-        if (!rules.maxExposedCommunication) {
-            return usageError(
-                ctx, "--max-exposed-communication needs a number > 0, got '" + *v + "'", help);
-        }
+    CheckRules rules;
+    if (!readCheckRules(ctx, *args, help, rules, asked)) {
+        return kExitUsage;
     }
     JobAnalysisOptions analysisOptions;
     if (!readAnalysisOptions(ctx, *args, help, analysisOptions)) {

@@ -1,0 +1,251 @@
+// vramscope-cli replay: serves a recorded trace on a live socket as if its job were running, with
+// the same server code as the capture agent (trace/live.h), so that live viewing can be tried
+// and tested without a GPU.
+
+#include <chrono>
+#include <cmath>
+#include <ostream>
+#include <thread>
+
+#include "cli_command.h"
+#include "live_client.h"
+#include "vramscope/trace/live.h"
+
+namespace vramscope::app {
+namespace {
+
+/// Where the replay is in each table of the source: the next row to send.
+struct Cursor {
+    size_t memory = 0, kernels = 0, collectives = 0, ranges = 0, counters = 0, ooms = 0;
+};
+
+/// The earliest and latest event time of `d` (ns), {0, 0} without events.
+std::pair<int64_t, int64_t> eventSpan(const trace::TraceData& d) {
+    int64_t lo = INT64_MAX;
+    int64_t hi = INT64_MIN;
+    auto see = [&](const std::vector<trace::TimestampNs>& times) {
+        for (trace::TimestampNs t : times) {
+            lo = std::min<int64_t>(lo, t);
+            hi = std::max<int64_t>(hi, t);
+        }
+    };
+    see(d.memory.timestampNs);
+    see(d.kernels.startNs);
+    see(d.collectives.startNs);
+    see(d.ranges.startNs);
+    see(d.counters.timestampNs);
+    for (const auto& o : d.ooms) {
+        lo = std::min<int64_t>(lo, o.timestampNs);
+        hi = std::max<int64_t>(hi, o.timestampNs);
+    }
+    return lo > hi ? std::pair<int64_t, int64_t>{0, 0} : std::pair{lo, hi};
+}
+
+/// Moves into `batch` the rows of `src` from the cursors whose time is before `cutNs`. Rows go
+/// out in the source's order (a row later than the cut holds back the rest of its table), so the
+/// stream's rows, and the 1-based range indexes memory events carry, equal the source's.
+void takeUntil(const trace::TraceData& src, int64_t cutNs, Cursor& c, trace::TraceData& batch) {
+    for (; c.memory < src.memory.size() && src.memory.timestampNs[c.memory] < cutNs; ++c.memory) {
+        batch.memory.append(src.memory.at(c.memory));
+    }
+    for (; c.kernels < src.kernels.size() && src.kernels.startNs[c.kernels] < cutNs; ++c.kernels) {
+        batch.kernels.append(src.kernels.at(c.kernels));
+    }
+    for (; c.collectives < src.collectives.size() && src.collectives.startNs[c.collectives] < cutNs;
+         ++c.collectives) {
+        batch.collectives.append(src.collectives.at(c.collectives));
+    }
+    for (; c.ranges < src.ranges.size() && src.ranges.startNs[c.ranges] < cutNs; ++c.ranges) {
+        batch.ranges.append(src.ranges.at(c.ranges));
+    }
+    for (; c.counters < src.counters.size() && src.counters.timestampNs[c.counters] < cutNs;
+         ++c.counters) {
+        batch.counters.append(src.counters.at(c.counters));
+    }
+    for (; c.ooms < src.ooms.size() && src.ooms[c.ooms].timestampNs < cutNs; ++c.ooms) {
+        batch.ooms.push_back(src.ooms[c.ooms]);
+    }
+}
+
+void clearEvents(trace::TraceData& d) {
+    d.memory = {};
+    d.kernels = {};
+    d.collectives = {};
+    d.ranges = {};
+    d.counters = {};
+    d.ooms.clear();
+    d.dataLoss.clear();
+    d.annotations.clear();
+    d.communicators.clear();
+}
+
+/// "2x", "0.5x", "10" -> the factor; "max" -> 0 (no pacing). Nullopt on anything else.
+std::optional<double> parseSpeed(const std::string& text) {
+    if (text == "max") {
+        return 0.0;
+    }
+    std::string t = text;
+    if (!t.empty() && (t.back() == 'x' || t.back() == 'X')) {
+        t.pop_back();
+    }
+    char* end = nullptr;
+    const double v = std::strtod(t.c_str(), &end);
+    if (t.empty() || end != t.c_str() + t.size() || !std::isfinite(v) || v <= 0 || v > 1e9) {
+        return std::nullopt;
+    }
+    return v;
+}
+
+}  // namespace
+
+int runReplay(CommandContext& ctx) {
+    const std::vector<OptionSpec> options = {
+        {"--speed", true, "X|max", "trace time per wall time: 1x (default), 10x, 0.5x, max"},
+        {"--socket", true, "PATH",
+         "serve on PATH (its directory must be this user's, mode 0700); default: "
+         "SOCKET_DIR/HOST-PID.sock"},
+        {"--wait-viewers", true, "N", "wait (up to 60 s) for N viewers before starting"},
+        {"--linger", true, "DURATION",
+         "after the last event, wait this long for viewers to take what is queued (default 5s)"},
+        {"--step", true, "DURATION", "wall time between batches (default 50ms)"},
+    };
+    const std::string help = commandHelp(
+        ctx.command, "FILE [--speed X|max] [--socket PATH] [--wait-viewers N] [--linger 5s]",
+        "Serves a recorded trace (any format `convert` reads; one rank) on a live socket, paced\n"
+        "by its own timestamps, exactly as a running job's agent serves it: viewers attach with\n"
+        "`vramscope-cli attach`, `vramscope-cli watch` or the app's File > Attach to Running Job.\n"
+        "A viewer that attaches late still receives everything from the start (the replay keeps\n"
+        "all frames). The first line on stdout is \"serving SOCKET\". Sockets live in\n"
+        "$XDG_RUNTIME_DIR/vramscope (else /tmp/vramscope-UID; VRAMSCOPE_LIVE_DIR overrides).\n\n"
+        "exit codes: 0 served to the end, 2 usage, 3 unreadable input or socket",
+        options);
+    int done = kExitSuccess;
+    auto args = parseCommand(ctx, options, help, done);
+    if (!args) {
+        return done;
+    }
+    if (args->positional.size() != 1) {
+        return usageError(ctx, "replay takes one FILE", help);
+    }
+    double speed = 1.0;
+    if (auto v = args->value("--speed")) {
+        auto s = parseSpeed(*v);
+        if (!s) {
+            return usageError(
+                ctx, "--speed needs a factor such as 1x, 10x, 0.5x or max, got '" + *v + "'", help);
+        }
+        speed = *s;
+    }
+    auto durationOption = [&](const char* name, int64_t fallbackNs) -> std::optional<int64_t> {
+        auto v = args->value(name);
+        if (!v) {
+            return fallbackNs;
+        }
+        auto ns = parseDurationNs(*v);
+        if (!ns) {
+            usageError(
+                ctx, std::string(name) + " needs a duration such as 5s or 200ms, got '" + *v + "'",
+                help);
+        }
+        return ns;
+    };
+    const auto lingerNs = durationOption("--linger", 5'000'000'000);
+    const auto stepNs = durationOption("--step", 50'000'000);
+    if (!lingerNs || !stepNs) {
+        return kExitUsage;
+    }
+    std::optional<int64_t> waitViewers;
+    if (!integerOption(ctx, *args, "--wait-viewers", help, waitViewers)) {
+        return kExitUsage;
+    }
+    auto job = loadJob(ctx, args->positional);
+    if (!job) {
+        return kExitUnreadable;
+    }
+    if (job->ranks.size() != 1) {
+        return usageError(ctx,
+                          args->positional[0] + " holds " + std::to_string(job->ranks.size()) +
+                              " ranks; replay serves one: give one rank's file",
+                          help);
+    }
+    const trace::TraceData& src = job->ranks[0].trace.data;
+
+    trace::live::ServerOptions serverOptions;
+    serverOptions.socketPath = args->value("--socket").value_or("");
+    serverOptions.backlogBytes = 0;  // the whole file is in memory anyway: late viewers get all
+    auto server = trace::live::LiveServer::start(serverOptions);
+    if (!server.ok()) {
+        ctx.err << "vramscope-cli replay: " << server.error().describe() << "\n";
+        return kExitUnreadable;
+    }
+    trace::live::LiveServer& live = *server.value();
+    ctx.out << "serving " << live.path() << "\n" << std::flush;
+    installInterruptFlag();
+    if (waitViewers && *waitViewers > 0) {
+        live.waitForViewers(static_cast<uint64_t>(*waitViewers), 60'000);
+    }
+
+    // The batch keeps the source's tables whole (they are sent with the first batch) and takes
+    // the events a step at a time. Wrapping `live` in a non-owning sink lets the writer frame it.
+    struct Forward final : trace::ByteSink {
+        trace::live::LiveServer& to;
+        explicit Forward(trace::live::LiveServer& s) : to(s) {}
+        trace::Status write(std::string_view bytes) override { return to.write(bytes); }
+    };
+    trace::TraceWriter writer(std::make_unique<Forward>(live));
+    trace::TraceData batch;
+    batch.header = src.header;
+    batch.strings = src.strings;
+    batch.frames = src.frames;
+    batch.stacks = src.stacks;
+    batch.communicators = src.communicators;
+    batch.annotations = src.annotations;
+    if (trace::Status s = writer.writeHeader(batch.header); !s.ok()) {
+        ctx.err << "vramscope-cli replay: " << s.error().describe() << "\n";
+        return kExitUnreadable;
+    }
+    const auto [firstNs, lastNs] = eventSpan(src);
+    const int64_t traceStepNs =
+        speed > 0 ? std::max<int64_t>(1, std::llround(double(*stepNs) * speed)) : INT64_MAX;
+    const int64_t startWall = steadyNowNs();
+    Cursor cursor;
+    int64_t cut = firstNs;
+    uint64_t batches = 0;
+    for (bool last = false; !last && !interrupted();) {
+        cut = speed > 0 && cut < lastNs - traceStepNs ? cut + traceStepNs : INT64_MAX;
+        last = cut == INT64_MAX;
+        takeUntil(src, cut, cursor, batch);
+        if (last) {
+            batch.dataLoss = src.dataLoss;
+        }
+        if (trace::Status s = writer.writeEvents(batch); !s.ok()) {
+            ctx.err << "vramscope-cli replay: " << s.error().describe() << "\n";
+            return kExitUnreadable;
+        }
+        clearEvents(batch);
+        ++batches;
+        if (speed > 0 && !last) {
+            const int64_t dueWall = startWall + std::llround(double(cut - firstNs) / speed);
+            const int64_t wait = dueWall - steadyNowNs();
+            if (wait > 0) {
+                std::this_thread::sleep_for(std::chrono::nanoseconds(wait));
+            }
+        }
+    }
+    if (trace::Status s = writer.finish(); !s.ok()) {
+        ctx.err << "vramscope-cli replay: " << s.error().describe() << "\n";
+        return kExitUnreadable;
+    }
+    const bool drained = live.drain(static_cast<int>(*lingerNs / 1'000'000));
+    const trace::live::ServerStats st = live.stats();
+    ctx.err << "replay: " << (interrupted() ? "interrupted after " : "served ") << st.framesWritten
+            << " frames (" << formatBytes(int64_t(st.bytesWritten)) << ", " << src.eventCount()
+            << " events) in " << batches << " batches over "
+            << formatDuration(double(steadyNowNs() - startWall)) << "; " << st.viewersAccepted
+            << " viewer(s) attached, " << st.framesDropped << " frame(s) dropped for slow viewers"
+            << (st.viewersRefused > 0 ? ", " + std::to_string(st.viewersRefused) + " refused" : "")
+            << (drained ? "" : "; a viewer still had data queued at the end") << "\n";
+    return kExitSuccess;
+}
+
+}  // namespace vramscope::app
