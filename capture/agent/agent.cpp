@@ -174,6 +174,12 @@ bool Agent::readConfig(std::string& error, int32_t fallbackRank) {
     }
     m_config.outputPath =
         traceOutputPath(m_config.output, m_config.identity, m_config.isRootProcess);
+    m_config.live = env(kEnvLive).value_or("1") != "0";
+    if (auto mib = env(kEnvRingMib)) {
+        if (auto parsed = parseNonNegativeInt(*mib)) {
+            m_config.ringBytes = uint64_t(std::clamp(*parsed, 1, 4096)) << 20;
+        }
+    }
     return true;
 }
 
@@ -275,10 +281,24 @@ void Agent::launch(OpenedOutput output, bool withCupti) {
         }
     }
 
+    std::unique_ptr<trace::ByteSink> sink = std::move(output.sink);
+    if (m_config.live) {
+        // One owner-only socket per process (trace/live.h); a viewer never slows the writer.
+        trace::live::ServerOptions live;
+        live.backlogBytes = m_config.ringBytes;
+        live.queueBytesPerViewer = uint64_t{16} << 20;
+        live.maxViewers = 8;
+        auto server = trace::live::LiveServer::start(live);
+        if (server.ok()) {
+            m_live = server.value().get();
+            sink = trace::live::makeLiveTee(std::move(sink), std::move(server.value()));
+        } else {
+            printNotice("live viewing is off: " + server.error().describe());
+        }
+    }
     trace::WriterOptions options;
     options.compress = true;
-    m_writer =
-        std::make_unique<CaptureWriter>(std::move(output.sink), m_staging, printNotice, options);
+    m_writer = std::make_unique<CaptureWriter>(std::move(sink), m_staging, printNotice, options);
     m_running.store(true, std::memory_order_release);
     g_agentPid = static_cast<pid_t>(m_pid);
     m_writerThread = std::thread([this] { writerLoop(); });
@@ -288,7 +308,8 @@ void Agent::launch(OpenedOutput output, bool withCupti) {
     std::atexit(atExit);
     installSigtermHandler();
     if (std::getenv("VRAMSCOPE_VERBOSE") != nullptr) {
-        printNotice("recording to " + m_config.outputPath);
+        printNotice("recording to " + m_config.outputPath +
+                    (m_live != nullptr ? ", live at " + m_live->path() : std::string()));
     }
 }
 
@@ -516,8 +537,14 @@ void Agent::shutdown() {
     }
     if (m_writerDone.load() && m_writerThread.joinable()) {
         m_writerThread.join();
+        if (m_live != nullptr) {
+            m_live->drain(500);  // viewers take the last frames, briefly
+        }
     } else if (m_writerThread.joinable()) {
         m_writerThread.detach();  // a stuck socket must not hold the job's exit
+    }
+    if (m_live != nullptr) {
+        m_live->stop();  // the socket file goes with the process
     }
     m_running.store(false);
 }

@@ -25,6 +25,7 @@
 #include "nccl_events.h"
 #include "output_naming.h"
 #include "trace_output.h"
+#include "vramscope/trace/live.h"
 #include "vramscope/trace/trace_data.h"
 #include "vramscope/trace/trace_file.h"
 
@@ -46,6 +47,8 @@ struct AgentConfig {
     std::string outputPath;    ///< the resolved file or socket
     ProcessIdentity identity;
     bool isRootProcess = false;
+    bool live = true;                         ///< VRAMSCOPE_LIVE != "0": serve a live socket
+    uint64_t ringBytes = uint64_t{64} << 20;  ///< VRAMSCOPE_RING_MIB x 1 MiB (1..4096 MiB)
 };
 
 class Agent {
@@ -142,6 +145,9 @@ private:
 
     // writer thread only
     std::unique_ptr<CaptureWriter> m_writer;
+    /// The live socket (owned, through the writer's sink, by m_writer); null when off or when it
+    /// could not start. Stopped at shutdown so that its socket file goes with the process.
+    trace::live::LiveServer* m_live = nullptr;
     trace::TraceData m_out;
     trace::FileHeader m_header;
     trace::StringId m_hostResidentName = 0;  ///< interned in m_staging at start

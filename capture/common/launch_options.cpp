@@ -48,6 +48,10 @@ std::string runUsage() {
            "                  send/recv and their kernel-channel GPU times; full adds proxy\n"
            "                  operations; off leaves NCCL alone. A NCCL_PROFILER_PLUGIN of\n"
            "                  your own is kept (with a warning: ours is then off)\n"
+           "  --live on|off   serve each process's stream on an owner-only Unix socket for\n"
+           "                  `vramscope-cli attach` / `watch` and the app (default on)\n"
+           "  --ring-mib N    recent data kept for viewers that attach later, MiB per process\n"
+           "                  (default 64, 1 to 4096)\n"
            "  --sweep NAME=V1,V2,...  run COMMAND once per value, in order, with the\n"
            "                  environment variable NAME=V and every {NAME} in its arguments\n"
            "                  replaced by V, each run recorded into DIR/NAME-V/; values are\n"
@@ -126,6 +130,20 @@ ParsedRunOptions parseRunArguments(const std::vector<std::string>& args) {
             } else {
                 return {std::nullopt, "--nccl needs off, coll or full"};
             }
+        } else if (a == "--live") {
+            auto v = valueOf(a);
+            if (v && (*v == "on" || *v == "off")) {
+                options.live = *v == "on";
+            } else {
+                return {std::nullopt, "--live needs on or off"};
+            }
+        } else if (a == "--ring-mib") {
+            auto v = valueOf(a);
+            auto n = v ? parseNonNegativeInt(*v) : std::nullopt;
+            if (!n || *n < 1 || *n > 4096) {
+                return {std::nullopt, "--ring-mib needs a number of MiB between 1 and 4096"};
+            }
+            options.ringMib = *n;
         } else if (a == "--sweep") {
             auto v = valueOf(a);
             if (!v) {
@@ -216,6 +234,10 @@ std::vector<EnvAssignment> launchEnvironment(const RunOptions& options,
         out.push_back({kEnvFlushMs, std::to_string(*options.flushMs)});
     }
     out.push_back({kEnvNccl, toString(options.nccl)});
+    out.push_back({kEnvLive, options.live ? "1" : "0"});
+    if (options.ringMib) {
+        out.push_back({kEnvRingMib, std::to_string(*options.ringMib)});
+    }
     // NCCL loads one profiler plugin (NCCL_PROFILER_PLUGIN, src/plugin/profiler.cc): a user's own
     // stays in place, and ours is then off (ncclPluginWarning says so).
     if (options.nccl != NcclCapture::Off && !env("NCCL_PROFILER_PLUGIN").has_value()) {

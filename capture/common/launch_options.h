@@ -29,6 +29,8 @@ struct RunOptions {
     std::optional<int> flushMs;               ///< unset = the agent's default
     std::string job;                          ///< empty = derived from the command
     NcclCapture nccl = NcclCapture::Coll;     ///< --nccl off|coll|full
+    bool live = true;                         ///< --live on|off: serve a live socket
+    std::optional<int> ringMib;               ///< --ring-mib N; unset = the agent's default
     bool help = false;
     std::optional<SweepSpec> sweep;    ///< --sweep NAME=V1,V2,...: one run per value
     std::vector<std::string> command;  ///< what to run, argv[0] first
@@ -40,7 +42,8 @@ struct ParsedRunOptions {
 };
 
 /// Parses `vramscope-run [-o DIR_OR_FILE] [--per-tensor] [--flush-ms N] [--job NAME]
-/// [--nccl off|coll|full] [--sweep NAME=V1,V2,...] -- COMMAND...` (`args` excludes argv[0]). The
+/// [--nccl off|coll|full] [--live on|off] [--ring-mib N] [--sweep NAME=V1,V2,...] -- COMMAND...`
+/// (`args` excludes argv[0]). The
 /// "--" may be left out when COMMAND does not start with '-'. With --sweep, -o must name a
 /// directory (each run gets its own NAME-V folder in it) and the spec must parse (parseSweepSpec).
 ParsedRunOptions parseRunArguments(const std::vector<std::string>& args);

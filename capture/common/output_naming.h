@@ -30,6 +30,10 @@ inline constexpr const char* kEnvRootPid = "VRAMSCOPE_ROOT_PID";  ///< pid of th
 inline constexpr const char* kEnvOomCallbacks = "VRAMSCOPE_OOM_CALLBACKS";  ///< "0" = off
 /// NCCL profiler plugin events: off | coll (default) | full (vramscope-run --nccl).
 inline constexpr const char* kEnvNccl = "VRAMSCOPE_NCCL";
+/// Live viewing: "0" turns the agent's socket off (default on); the ring of recent frames kept
+/// for viewers that attach later, MiB (default 64, at most 4096).
+inline constexpr const char* kEnvLive = "VRAMSCOPE_LIVE";
+inline constexpr const char* kEnvRingMib = "VRAMSCOPE_RING_MIB";
 /// Event handles of the plugin's pool (64 - 1048576, default 8192): operations waiting for
 /// their kernel channels plus live sub-events; beyond it events are dropped and counted.
 inline constexpr const char* kEnvNcclEvents = "VRAMSCOPE_NCCL_EVENTS";

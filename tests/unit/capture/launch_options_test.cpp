@@ -83,6 +83,22 @@ TEST(LaunchEnvironment, InjectsTheAgentForCudaAndNvtx) {
     EXPECT_EQ(valueOf(env, "PYTORCH_CUDA_ALLOC_CONF"), "<unset>");
 }
 
+TEST(LaunchEnvironment, LiveViewingIsOnByDefaultAndTheRingSizeTravels) {
+    auto parsed = parseRunArguments({"--ring-mib", "8", "--", "python3", "t.py"});
+    ASSERT_TRUE(parsed.options) << parsed.error;
+    auto env = launchEnvironment(*parsed.options, "/a.so", "/out", "t", mapEnvironment({}));
+    EXPECT_EQ(valueOf(env, "VRAMSCOPE_LIVE"), "1");
+    EXPECT_EQ(valueOf(env, "VRAMSCOPE_RING_MIB"), "8");
+    parsed = parseRunArguments({"--live", "off", "--", "python3", "t.py"});
+    ASSERT_TRUE(parsed.options) << parsed.error;
+    env = launchEnvironment(*parsed.options, "/a.so", "/out", "t", mapEnvironment({}));
+    EXPECT_EQ(valueOf(env, "VRAMSCOPE_LIVE"), "0");
+    EXPECT_EQ(valueOf(env, "VRAMSCOPE_RING_MIB"), "<unset>");
+    EXPECT_FALSE(parseRunArguments({"--ring-mib", "0", "--", "x"}).options);
+    EXPECT_FALSE(parseRunArguments({"--ring-mib", "5000", "--", "x"}).options);
+    EXPECT_FALSE(parseRunArguments({"--live", "maybe", "--", "x"}).options);
+}
+
 TEST(LaunchEnvironment, MakesTheAgentNcclsProfilerPluginUnlessOffOrTheUserHasOne) {
     RunOptions options;
     options.command = {"python3", "t.py"};

@@ -9,6 +9,7 @@
 // The trace is written by the agent at exit (VRAMSCOPE_OUTPUT names where).
 
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -270,11 +271,17 @@ int main(int argc, char** argv) {
     if (mode == "robust") {
         return robust(static_cast<abi::ProfilerV5*>(table));
     }
+    int code = 0;
     if (version == "v6") {
-        return play<abi::ProfilerV6, abi::EventDescrV6>(static_cast<abi::ProfilerV6*>(table), rank);
+        code = play<abi::ProfilerV6, abi::EventDescrV6>(static_cast<abi::ProfilerV6*>(table), rank);
+    } else if (version == "v5") {
+        code = play<abi::ProfilerV5, abi::EventDescrV5>(static_cast<abi::ProfilerV5*>(table), rank);
+    } else {
+        code = play<abi::ProfilerV4, abi::EventDescrV4>(static_cast<abi::ProfilerV4*>(table), rank);
     }
-    if (version == "v5") {
-        return play<abi::ProfilerV5, abi::EventDescrV5>(static_cast<abi::ProfilerV5*>(table), rank);
+    // A job that goes on running after its collectives, so that a live viewer can attach.
+    if (const char* linger = std::getenv("VRAMSCOPE_HARNESS_LINGER_MS")) {
+        ::usleep(static_cast<useconds_t>(std::atoi(linger)) * 1000);
     }
-    return play<abi::ProfilerV4, abi::EventDescrV4>(static_cast<abi::ProfilerV4*>(table), rank);
+    return code;
 }

@@ -5,6 +5,7 @@
 // durations from the plan's GPU timer values, busBw from the nccl-tests formula).
 
 #include <gtest/gtest.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -19,6 +20,7 @@
 #include "nccl_harness_plan.h"
 #include "vramscope/analysis/collective_bandwidth.h"
 #include "vramscope/analysis/collectives.h"
+#include "vramscope/trace/live.h"
 #include "vramscope/trace/trace_file.h"
 
 namespace {
@@ -64,9 +66,12 @@ pid_t startHarness(const std::vector<std::string>& args,
                              "CUDA_INJECTION64_PATH",
                              "NCCL_PROFILER_PLUGIN",
                              "SLURM_JOB_ID",
-                             "TORCHELASTIC_RUN_ID"}) {
+                             "TORCHELASTIC_RUN_ID",
+                             "VRAMSCOPE_LIVE_DIR",
+                             "VRAMSCOPE_RING_MIB"}) {
         unsetenv(name);
     }
+    setenv("VRAMSCOPE_LIVE", "0", 1);  // no socket unless the test asks for one
     for (const auto& [k, v] : env) {
         setenv(k.c_str(), v.c_str(), 1);
     }
@@ -313,6 +318,53 @@ TEST(NcclPlugin, V4AndV5TablesRecordAndTheCommunicatorRankNamesTheFile) {
         EXPECT_EQ(first->bytes, kPlan[0].count * typeSize(kPlan[0].datatype));
         EXPECT_EQ(first->endNs - first->startNs, planDurationNs(0, 2, kPlan[0].channels));
     }
+}
+
+TEST(NcclPlugin, ARunningJobServesItsStreamOnALiveSocket) {
+    if (!agentBuilt()) {
+        GTEST_SKIP() << "the capture agent was not built (no CUDA toolkit with CUPTI)";
+    }
+    const std::string dir = makeTempDir();
+    const std::string sockets = dir + "/live";
+    ASSERT_EQ(mkdir(sockets.c_str(), 0700), 0);
+    const pid_t pid = startHarness({VRAMSCOPE_AGENT_PATH, "v6", "play", "1"},
+                                   {{"VRAMSCOPE_OUTPUT", dir},
+                                    {"VRAMSCOPE_JOB", "nccl"},
+                                    {"RANK", "1"},
+                                    {"WORLD_SIZE", "4"},
+                                    {"VRAMSCOPE_FLUSH_MS", "20"},
+                                    {"VRAMSCOPE_LIVE", "1"},
+                                    {"VRAMSCOPE_LIVE_DIR", sockets},
+                                    {"VRAMSCOPE_HARNESS_LINGER_MS", "1500"}});
+    const std::string sock = trace::live::socketPath(sockets, trace::live::hostName(), pid);
+    struct stat st {};
+    for (int i = 0; i < 500 && stat(sock.c_str(), &st) != 0; ++i) {
+        usleep(10000);
+    }
+    auto fd = trace::live::connectSocket(sock);
+    ASSERT_TRUE(fd.ok()) << fd.error().describe();
+    std::string stream;
+    auto hello = trace::live::readHello(fd.value(), sock, 5000, &stream);
+    ASSERT_TRUE(hello.ok()) << hello.error().describe();
+    EXPECT_EQ(hello->pid, pid);
+    EXPECT_EQ(hello->rank, trace::RankId{1});
+    EXPECT_EQ(hello->worldSize, 4);
+    char buf[65536];
+    for (ssize_t n; (n = recv(fd.value(), buf, sizeof buf, 0)) > 0;) {
+        stream.append(buf, static_cast<size_t>(n));  // until the job exits and closes it
+    }
+    close(fd.value());
+    ASSERT_EQ(waitExit(pid), 0);
+    EXPECT_NE(stat(sock.c_str(), &st), 0) << "the socket outlived its process";
+    // What the viewer got is what the job wrote to its file: the same collectives, in order.
+    auto live = trace::readTraceBytes(stream, sock);
+    ASSERT_TRUE(live.ok()) << live.error().describe();
+    auto file = trace::readTraceFile(dir + "/nccl-rank1.vscope");
+    ASSERT_TRUE(file.ok()) << file.error().describe();
+    ASSERT_EQ(file->data.collectives.size(), static_cast<size_t>(kPlanSize + 2));
+    EXPECT_EQ(live->data.collectives.startNs, file->data.collectives.startNs);
+    EXPECT_EQ(live->data.collectives.bytes, file->data.collectives.bytes);
+    EXPECT_EQ(live->data.communicators.size(), file->data.communicators.size());
 }
 
 TEST(NcclPlugin, HostileCallsAreAnsweredAndAnExhaustedPoolIsCountedNotWaitedFor) {
