@@ -21,6 +21,7 @@
 
 #include "analysis_views.h"
 #include "job_loader.h"
+#include "live_session.h"
 #include "notes_controller.h"
 #include "summary_controller.h"
 #include "vramscope/analysis/live_set.h"
@@ -226,6 +227,12 @@ QStringList MainWindow::viewNames() const {
 
 void MainWindow::openPaths(const QStringList& paths) {
     benchOpenStart();
+    if (m_live) {  // opening files ends a live session (the jobs go on)
+        m_live.reset();
+        m_detachAction->setEnabled(false);
+        m_saveReceivedAction->setEnabled(false);
+        m_followAction->setEnabled(false);
+    }
     if (m_summaries->open(paths)) {
         m_loader->cancel();  // an older load must not replace what the summaries show
         return;
@@ -333,6 +340,9 @@ void MainWindow::setJob(std::shared_ptr<const analysis::JobModel> job, const QSt
 
 void MainWindow::updateBanner() {
     QStringList lines;
+    if (const QString live = liveBannerLine(); !live.isEmpty()) {
+        lines.append(live);
+    }
     const QString summaryNote = m_summaries ? m_summaries->note() : QString();
     if (!summaryNote.isEmpty()) {
         lines.append(summaryNote.split(QLatin1Char('\n')));

@@ -5,6 +5,7 @@
 #include <QMainWindow>
 #include <QStringList>
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <memory>
@@ -32,6 +33,7 @@ class ZoomState;
 namespace vramscope::app {
 
 class JobLoader;
+class LiveSession;
 class SummaryController;
 
 /// One thing File > Export View can picture: its name (the picture's default title) and widget.
@@ -62,6 +64,23 @@ public:
     const std::shared_ptr<const analysis::JobModel>& job() const { return m_job; }
     /// The inputs the shown job was opened from (empty for the bundled sample).
     const QStringList& currentPaths() const { return m_currentPaths; }
+
+    /// File > Attach to Running Job: connects to running jobs' live sockets and shows what they
+    /// stream, rebuilt a few times a second (LiveSession). The view follows the newest
+    /// followSpanNs() until the user pans or zooms; End follows again. False with `error` set
+    /// when no socket could be reached. Replaces any earlier live session.
+    bool attachLive(const QStringList& sockets, QString* error = nullptr);
+    /// Stops receiving; the data shown stays (and can be saved).
+    void detachLive();
+    /// The live session, null when none.
+    LiveSession* liveSession() const { return m_live.get(); }
+    /// Whether the view keeps the newest data in view (live sessions only).
+    bool isFollowing() const { return m_following; }
+    /// Follow the newest data again (End).
+    void followLive();
+    /// The time span kept in view while following, ns (default 30 s).
+    int64_t followSpanNs() const { return m_followSpanNs; }
+    void setFollowSpanNs(int64_t ns) { m_followSpanNs = std::max<int64_t>(ns, 1'000'000); }
 
     /// How the shown file was opened from summaries (overview, window, job index).
     SummaryController* summaries() const { return m_summaries; }
@@ -135,6 +154,11 @@ private:
     void onLoadFinished(std::shared_ptr<const analysis::JobModel> job, const QStringList& paths);
     void onLoadFailed(const QString& message, const QStringList& paths);
     void showShortcuts();
+    void showLiveModel(std::shared_ptr<const analysis::JobModel> job);
+    void applyFollow();
+    void chooseAndAttach();
+    void saveReceived();
+    QString liveBannerLine() const;
     void showAbout();
 
     widgets::ZoomState* m_zoom = nullptr;
@@ -157,6 +181,13 @@ private:
     QAction* m_stackByRole = nullptr;
     std::map<QString, std::function<void()>> m_views;
     QStringList m_currentPaths;
+    std::unique_ptr<LiveSession> m_live;
+    bool m_following = true;
+    bool m_liveRangeGuard = false;  ///< the window itself is moving the view (not the user)
+    int64_t m_followSpanNs = 30'000'000'000;
+    QAction* m_detachAction = nullptr;
+    QAction* m_saveReceivedAction = nullptr;
+    QAction* m_followAction = nullptr;
     bool m_applyingTheme = false;
     bool m_layoutRestored = false;  ///< a saved state of this version was restored
     bool m_layoutFitted = false;    ///< the default dock sizes were fitted to the shown window

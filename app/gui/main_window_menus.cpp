@@ -92,6 +92,21 @@ void MainWindow::createMenus() {
     });
     m_recentMenu = file->addMenu(tr("Open &Recent"));
     file->addAction(tr("Open the Bundled &Sample"), this, [this] { openPaths({}); });
+    file->addSeparator();
+    QAction* attach =
+        file->addAction(tr("&Attach to Running Job…"), this, &MainWindow::chooseAndAttach);
+    attach->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_A));
+    attach->setToolTip(tr("Watch your jobs running under vramscope-run as they run"));
+    m_detachAction = file->addAction(tr("De&tach"), this, &MainWindow::detachLive);
+    m_detachAction->setEnabled(false);
+    m_saveReceivedAction =
+        file->addAction(tr("Save &Received Data As…"), this, &MainWindow::saveReceived);
+    m_saveReceivedAction->setEnabled(false);
+    m_followAction = new QAction(tr("Follow the Newest Data"), this);
+    m_followAction->setShortcut(QKeySequence(Qt::Key_End));
+    m_followAction->setEnabled(false);
+    connect(m_followAction, &QAction::triggered, this, &MainWindow::followLive);
+    file->addAction(m_followAction);
     file->addAction(tr("Memory &Budget…"), this, [this] {
         // Settings: above this estimate of a file's events only the window zoomed into loads.
         bool ok = false;
