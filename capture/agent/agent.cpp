@@ -77,6 +77,28 @@ void onSigterm(int sig, siginfo_t* info, void* context) {
     errno = savedErrno;
 }
 
+// --- SIGUSR2: write the live ring to a file (the handler only sets a flag; the writer thread
+// writes it after its next round). Installed only where SIGUSR2 had its default action. ---
+volatile sig_atomic_t g_ringDumpRequested = 0;
+
+void onSigusr2(int) {
+    g_ringDumpRequested = 1;
+}
+
+void installRingDumpHandler() {
+    struct sigaction current {};
+    if (sigaction(SIGUSR2, nullptr, &current) != 0 || (current.sa_flags & SA_SIGINFO) != 0 ||
+        current.sa_handler != SIG_DFL) {
+        return;  // the application's own SIGUSR2 stays its own
+    }
+    struct sigaction ours {};
+    ours.sa_handler = onSigusr2;
+    ours.sa_flags = SA_RESTART;
+    sigemptyset(&ours.sa_mask);
+    sigaction(SIGUSR2, &ours, nullptr);
+    pthread_atfork(nullptr, nullptr, [] { signal(SIGUSR2, SIG_DFL); });
+}
+
 void blockAllSignals() {
     sigset_t all;
     sigfillset(&all);
@@ -290,8 +312,8 @@ void Agent::launch(OpenedOutput output, bool withCupti) {
         live.maxViewers = 8;
         auto server = trace::live::LiveServer::start(live);
         if (server.ok()) {
-            m_live = server.value().get();
-            sink = trace::live::makeLiveTee(std::move(sink), std::move(server.value()));
+            m_live = std::move(server.value());
+            sink = trace::live::makeLiveTee(std::move(sink), m_live);
         } else {
             printNotice("live viewing is off: " + server.error().describe());
         }
@@ -307,6 +329,9 @@ void Agent::launch(OpenedOutput output, bool withCupti) {
     }
     std::atexit(atExit);
     installSigtermHandler();
+    if (m_live) {
+        installRingDumpHandler();
+    }
     if (std::getenv("VRAMSCOPE_VERBOSE") != nullptr) {
         printNotice("recording to " + m_config.outputPath +
                     (m_live != nullptr ? ", live at " + m_live->path() : std::string()));
@@ -396,6 +421,7 @@ void Agent::recordOom(const trace::OomEvent& oom) {
     slot.event = oom;
     slot.ready.store(true, std::memory_order_release);
     m_forceFlush.store(true, std::memory_order_release);
+    m_oomRingDump.store(true, std::memory_order_release);  // the ring once the OOM is in it
     m_flushCv.notify_one();  // no lock taken: at worst the flush happens one period later
 }
 
@@ -490,6 +516,13 @@ void Agent::writerLoop() {
             ++m_writeRounds;
         }
         m_roundCv.notify_all();
+        if (g_ringDumpRequested != 0) {
+            g_ringDumpRequested = 0;
+            writeRingDump("on SIGUSR2");
+        }
+        if (m_oomRingDump.exchange(false, std::memory_order_acq_rel)) {
+            writeRingDump("after an out-of-memory failure");
+        }
         if (stopping) {
             break;
         }
@@ -500,6 +533,26 @@ void Agent::writerLoop() {
         m_writerDone.store(true);
     }
     m_roundCv.notify_all();
+}
+
+void Agent::writeRingDump(const char* why) {
+    if (!m_live) {
+        return;
+    }
+    std::string stem = m_config.outputPath;
+    if (m_config.output.kind == OutputKind::UnixSocket) {
+        stem = "vramscope-" + m_header.host + "-" + std::to_string(m_pid);
+    } else if (stem.size() > 7 && stem.compare(stem.size() - 7, 7, ".vscope") == 0) {
+        stem.resize(stem.size() - 7);
+    }
+    const std::string path =
+        stem + "-ring-" + std::to_string(realtimeNs() / 1'000'000'000) + ".vscope";
+    auto written = m_live->writeRing(path);
+    printNotice(written.ok()
+                    ? "wrote the live ring (the most recent " + std::to_string(written.value()) +
+                          " bytes of the trace) " + why + " to " + path
+                    : "could not write the live ring " + std::string(why) + ": " +
+                          written.error().describe());
 }
 
 void Agent::flushNow(int timeoutMs) {

@@ -83,6 +83,10 @@ public:
     void shutdown();
     /// SIGTERM path: forced flush and write, bounded wait, without stopping capture.
     void flushNow(int timeoutMs);
+    /// Writes the live ring beside the trace (OUTPUT-ring-<unix s>.vscope; for a socket output
+    /// ./vramscope-HOST-PID-ring-<unix s>.vscope) and says where in one line; `why` ends the
+    /// line ("on SIGUSR2"). Writer thread only.
+    void writeRingDump(const char* why);
 
     const AgentConfig& config() const { return m_config; }
 
@@ -145,9 +149,12 @@ private:
 
     // writer thread only
     std::unique_ptr<CaptureWriter> m_writer;
-    /// The live socket (owned, through the writer's sink, by m_writer); null when off or when it
-    /// could not start. Stopped at shutdown so that its socket file goes with the process.
-    trace::live::LiveServer* m_live = nullptr;
+    /// The live socket, shared with the writer's sink; null when off or when it could not start.
+    /// Outlives the writer (which closes its sink at the end) so that viewers get the last frames;
+    /// stopped at shutdown, and its socket file goes with the process.
+    std::shared_ptr<trace::live::LiveServer> m_live;
+    /// An OOM was recorded: the writer thread writes the ring once it holds it.
+    std::atomic<bool> m_oomRingDump{false};
     trace::TraceData m_out;
     trace::FileHeader m_header;
     trace::StringId m_hostResidentName = 0;  ///< interned in m_staging at start

@@ -382,6 +382,54 @@ Status LiveServer::write(std::string_view bytes) {
     return Status::success();
 }
 
+Result<uint64_t> LiveServer::writeRing(const std::string& path) const {
+    std::vector<Bytes> parts;
+    uint64_t evicted = 0;
+    {
+        std::lock_guard lock(m_impl->mu);
+        if (!m_impl->preamble || !m_impl->header) {
+            return Error::make(ErrorCode::Invalid, path,
+                               "nothing to write yet: the producer has not sent its header");
+        }
+        parts = {m_impl->preamble, m_impl->header};
+        evicted = m_impl->stats.backlogEvicted;
+        parts.insert(parts.end(), m_impl->ring.begin(), m_impl->ring.end());
+    }
+    if (evicted > 0) {
+        parts.insert(parts.begin() + 2,
+                     std::make_shared<const std::string>(dataLossFrame(
+                         evicted, "they had left the ring before it was written to this file")));
+    }
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        return Error::make(ErrorCode::Io, path,
+                           std::string("cannot create: ") + std::strerror(errno));
+    }
+    uint64_t written = 0;
+    for (const Bytes& part : parts) {
+        for (size_t done = 0; done < part->size();) {
+            const ssize_t n = ::write(fd, part->data() + done, part->size() - done);
+            if (n < 0 && errno == EINTR) {
+                continue;
+            }
+            if (n <= 0) {
+                const int e = errno;
+                ::close(fd);
+                return Error::make(ErrorCode::Io, path,
+                                   std::string("cannot write: ") + std::strerror(e))
+                    .atByte(static_cast<int64_t>(written));
+            }
+            done += static_cast<size_t>(n);
+            written += static_cast<uint64_t>(n);
+        }
+    }
+    if (::close(fd) != 0) {
+        return Error::make(ErrorCode::Io, path,
+                           std::string("cannot write: ") + std::strerror(errno));
+    }
+    return written;
+}
+
 bool LiveServer::drain(int timeoutMs) {
     std::unique_lock lock(m_impl->mu);
     m_impl->queuePendingLoss();
@@ -417,7 +465,7 @@ namespace {
 
 class LiveTee final : public ByteSink {
 public:
-    LiveTee(std::unique_ptr<ByteSink> primary, std::unique_ptr<LiveServer> live)
+    LiveTee(std::unique_ptr<ByteSink> primary, std::shared_ptr<LiveServer> live)
         : m_primary(std::move(primary)), m_live(std::move(live)) {}
     Status write(std::string_view bytes) override {
         if (m_live) {
@@ -429,13 +477,13 @@ public:
 
 private:
     std::unique_ptr<ByteSink> m_primary;
-    std::unique_ptr<LiveServer> m_live;
+    std::shared_ptr<LiveServer> m_live;
 };
 
 }  // namespace
 
 std::unique_ptr<ByteSink> makeLiveTee(std::unique_ptr<ByteSink> primary,
-                                      std::unique_ptr<LiveServer> live) {
+                                      std::shared_ptr<LiveServer> live) {
     return std::make_unique<LiveTee>(std::move(primary), std::move(live));
 }
 

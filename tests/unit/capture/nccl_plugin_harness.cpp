@@ -9,7 +9,10 @@
 // The trace is written by the agent at exit (VRAMSCOPE_OUTPUT names where).
 
 #include <dlfcn.h>
+#include <time.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include <cstdio>
 #include <cstdlib>
@@ -281,7 +284,10 @@ int main(int argc, char** argv) {
     }
     // A job that goes on running after its collectives, so that a live viewer can attach.
     if (const char* linger = std::getenv("VRAMSCOPE_HARNESS_LINGER_MS")) {
-        ::usleep(static_cast<useconds_t>(std::atoi(linger)) * 1000);
+        // Sleeps to the end even when a signal (SIGUSR2) cuts a sleep short.
+        timespec left{std::atoi(linger) / 1000, (std::atoi(linger) % 1000) * 1000000L};
+        while (nanosleep(&left, &left) != 0 && errno == EINTR) {
+        }
     }
     return code;
 }

@@ -11,8 +11,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
@@ -349,12 +351,14 @@ TEST(NcclPlugin, ARunningJobServesItsStreamOnALiveSocket) {
     EXPECT_EQ(hello->pid, pid);
     EXPECT_EQ(hello->rank, trace::RankId{1});
     EXPECT_EQ(hello->worldSize, 4);
+    // SIGUSR2 asks the running job for its ring, written beside its trace.
+    ASSERT_EQ(kill(pid, SIGUSR2), 0);
     char buf[65536];
     for (ssize_t n; (n = recv(fd.value(), buf, sizeof buf, 0)) > 0;) {
         stream.append(buf, static_cast<size_t>(n));  // until the job exits and closes it
     }
     close(fd.value());
-    ASSERT_EQ(waitExit(pid), 0);
+    ASSERT_EQ(waitExit(pid), 0) << "SIGUSR2 must not end the job";
     EXPECT_NE(stat(sock.c_str(), &st), 0) << "the socket outlived its process";
     // What the viewer got is what the job wrote to its file: the same collectives, in order.
     auto live = trace::readTraceBytes(stream, sock);
@@ -365,6 +369,21 @@ TEST(NcclPlugin, ARunningJobServesItsStreamOnALiveSocket) {
     EXPECT_EQ(live->data.collectives.startNs, file->data.collectives.startNs);
     EXPECT_EQ(live->data.collectives.bytes, file->data.collectives.bytes);
     EXPECT_EQ(live->data.communicators.size(), file->data.communicators.size());
+    std::string ringPath;
+    for (const auto& e : std::filesystem::directory_iterator(dir)) {
+        if (e.path().filename().string().rfind("nccl-rank1-ring-", 0) == 0) {
+            ringPath = e.path().string();
+        }
+    }
+    ASSERT_FALSE(ringPath.empty()) << "no ring file in " << dir;
+    auto ring = trace::readTraceFile(ringPath);
+    ASSERT_TRUE(ring.ok()) << ring.error().describe();
+    EXPECT_EQ(ring->data.header.pid, pid);
+    // The ring (64 MiB) holds all of this short job's collectives that were written by then.
+    ASSERT_GT(ring->data.collectives.size(), 0u);
+    for (size_t i = 0; i < ring->data.collectives.size(); ++i) {
+        EXPECT_EQ(ring->data.collectives.startNs[i], file->data.collectives.startNs[i]);
+    }
 }
 
 TEST(NcclPlugin, HostileCallsAreAnsweredAndAnExhaustedPoolIsCountedNotWaitedFor) {

@@ -151,9 +151,9 @@ TEST(LiveCli, ListAndAttachByPid) {
     const std::string src = kSample + "sample-rank2.vscope";
     const trace::TraceData want = load(src);
     const auto [first, last] = span(want);
+    const std::string speed = std::to_string(double(last - first) / 3e9) + "x";  // about 3 s
     auto replay = std::async(std::launch::async, [&] {
-        return run({"replay", src, "--speed", std::to_string(double(last - first) / 3e9) + "x",
-                    "--linger", "0s"});
+        return run({"replay", src, "--speed", speed, "--linger", "0s"});
     });
     // The replay's socket is named after this process (it runs in-process here).
     const fs::path sock =
@@ -210,9 +210,9 @@ TEST(LiveCli, WatchQuietOnHealthyRank) {
     // Rank 0 of the bundled sample: no leak (rank 1 leaks), not the straggler (rank 3).
     const std::string src = kSample + "sample-rank0.vscope";
     const auto [first, last] = span(load(src));
+    const std::string speed = std::to_string(double(last - first) / 3e9) + "x";  // about 3 s
     auto replay = std::async(std::launch::async, [&] {
-        return run({"replay", src, "--socket", sock, "--speed",
-                    std::to_string(double(last - first) / 3e9) + "x", "--wait-viewers", "1",
+        return run({"replay", src, "--socket", sock, "--speed", speed, "--wait-viewers", "1",
                     "--linger", "0s"});
     });
     ASSERT_TRUE(waitForFile(sock));

@@ -403,5 +403,38 @@ TEST(LiveServer, ARingThatEvictedFramesSaysSoToALateViewer) {
     fs::remove_all(dir);
 }
 
+TEST(LiveServer, WritesItsRingAsAFileOfTheNewestEvents) {
+    const fs::path dir = privateDir();
+    live::ServerOptions o;
+    o.socketPath = (dir / "h-5.sock").string();
+    o.backlogBytes = 64 << 10;
+    auto server = LiveServer::start(o);
+    ASSERT_TRUE(server.ok());
+    EXPECT_FALSE(server.value()->writeRing((dir / "early.vscope").string()).ok());  // no header
+    WriterOptions w;
+    w.compress = false;
+    w.summaries = false;
+    const TraceData source = writeBatches(std::make_unique<Forward>(*server.value()), 100, 500, w);
+    const std::string path = (dir / "ring.vscope").string();
+    auto written = server.value()->writeRing(path);
+    ASSERT_TRUE(written.ok()) << written.error().describe();
+    EXPECT_EQ(written.value(), fs::file_size(path));
+    auto ring = readTraceFile(path);
+    ASSERT_TRUE(ring.ok()) << ring.error().describe();
+    const TraceData& d = ring->data;
+    const uint64_t evicted = server.value()->stats().backlogEvicted;
+    ASSERT_GT(evicted, 0u);
+    EXPECT_EQ(lossOf(d, LossCounter::LiveFramesDropped), evicted);
+    // Whole batches of the newest events: the last rows of the source, in order.
+    ASSERT_GT(d.memory.size(), 0u);
+    ASSERT_LT(d.memory.size(), source.memory.size());
+    EXPECT_EQ(d.memory.size() % 500, 0u);
+    const size_t skip = source.memory.size() - d.memory.size();
+    for (size_t i = 0; i < d.memory.size(); ++i) {
+        ASSERT_EQ(d.memory.timestampNs[i], source.memory.timestampNs[skip + i]) << i;
+    }
+    fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace vramscope::trace

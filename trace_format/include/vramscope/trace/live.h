@@ -138,6 +138,11 @@ public:
     /// sent is lost; drain() first to avoid that) and removes the socket file. Later writes are
     /// ignored. Idempotent; the destructor calls it. Call from the process that started the server.
     void stop();
+    /// Writes the ring as a .vscope file (mode 0644, replacing `path`): the preamble, the header
+    /// frame, a live_frames_dropped DataLoss frame when frames had left the ring, then the ring's
+    /// frames, i.e. about the last ServerOptions::backlogBytes of the stream. Returns the bytes
+    /// written; errors (ErrorCode::Invalid before the header, Io) name the path. Any thread.
+    Result<uint64_t> writeRing(const std::string& path) const;
     /// Waits until every viewer's queue is empty or `timeoutMs` passed; true when empty.
     bool drain(int timeoutMs);
     /// Waits until at least `viewers` are attached or `timeoutMs` passed; true when they are.
@@ -201,8 +206,9 @@ private:
 
 /// A sink that writes to `primary` (its errors are this sink's) and hands every write to `live`
 /// as well (which neither fails nor blocks). `primary` may be null: the stream then goes to the
-/// live server only. Owns both; the server closes with the sink.
+/// live server only. Owns `primary`; shares `live`, so that the producer may keep serving (drain,
+/// then stop) after the writer and its sink are gone.
 std::unique_ptr<ByteSink> makeLiveTee(std::unique_ptr<ByteSink> primary,
-                                      std::unique_ptr<LiveServer> live);
+                                      std::shared_ptr<LiveServer> live);
 
 }  // namespace vramscope::trace::live
