@@ -321,6 +321,9 @@ void Agent::launch(OpenedOutput output, bool withCupti) {
     trace::WriterOptions options;
     options.compress = true;
     m_writer = std::make_unique<CaptureWriter>(std::move(sink), m_staging, printNotice, options);
+    if (m_live) {
+        m_writer->setTablesHook([live = m_live](bool tablesOnly) { live->setSticky(tablesOnly); });
+    }
     m_running.store(true, std::memory_order_release);
     g_agentPid = static_cast<pid_t>(m_pid);
     m_writerThread = std::thread([this] { writerLoop(); });

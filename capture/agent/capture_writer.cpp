@@ -16,6 +16,18 @@ void clearEvents(trace::TraceData& d) {
     d.communicators.clear();
 }
 
+/// Swaps the event tables of `a` and `b`, communicators excepted (they go with the tables).
+void swapEventsButCommunicators(trace::TraceData& a, trace::TraceData& b) {
+    std::swap(a.memory, b.memory);
+    std::swap(a.kernels, b.kernels);
+    std::swap(a.collectives, b.collectives);
+    std::swap(a.ranges, b.ranges);
+    std::swap(a.counters, b.counters);
+    std::swap(a.ooms, b.ooms);
+    std::swap(a.dataLoss, b.dataLoss);
+    std::swap(a.annotations, b.annotations);
+}
+
 }  // namespace
 
 CaptureWriter::CaptureWriter(std::unique_ptr<trace::ByteSink> sink, EventStaging& staging,
@@ -48,6 +60,19 @@ void CaptureWriter::writeRound(trace::TraceData& out, bool final,
     m_staging.takeInto(out, final);
     if (addOwn) {
         addOwn(out);
+    }
+    if (m_headerWritten && !m_failed && m_tablesHook) {
+        // The round's new table entries and communicators first, in a frame of their own.
+        trace::TraceData events;
+        swapEventsButCommunicators(out, events);
+        m_tablesHook(true);
+        trace::Status st = m_writer->writeEvents(out);
+        m_tablesHook(false);
+        swapEventsButCommunicators(out, events);
+        out.communicators.clear();
+        if (!st.ok()) {
+            fail(st.error());
+        }
     }
     if (m_headerWritten && !m_failed && (out.eventCount() > 0 || !out.dataLoss.empty())) {
         trace::Status st = m_writer->writeEvents(out);

@@ -33,6 +33,13 @@ public:
     /// then).
     void writeRound(trace::TraceData& out, bool final,
                     const std::function<void(trace::TraceData&)>& addOwn = {});
+    /// Called with true before and false after a frame that holds only the round's new table
+    /// entries (strings, frames, stacks) and communicators, which each round then writes ahead
+    /// of its events: the live server keeps such frames for every later viewer
+    /// (trace::live::LiveServer::setSticky). Without a hook tables and events share frames.
+    void setTablesHook(std::function<void(bool tablesOnly)> hook) {
+        m_tablesHook = std::move(hook);
+    }
     /// Closes the output. After a failure, one more notice gives how many records were dropped.
     void close();
 
@@ -47,6 +54,7 @@ private:
     std::unique_ptr<trace::TraceWriter> m_writer;
     EventStaging& m_staging;
     NoticeFn m_notice;
+    std::function<void(bool)> m_tablesHook;
     bool m_headerWritten = false;
     bool m_failed = false;
 };

@@ -53,6 +53,8 @@ struct LiveServer::Impl {
     std::condition_variable changed;  ///< a queue shrank or a viewer came or went
     Bytes preamble;
     Bytes header;
+    bool sticky = false;
+    std::vector<Bytes> tables;  ///< table frames (setSticky), never evicted
     std::deque<Bytes> ring;
     uint64_t ringBytes = 0;
     std::vector<std::unique_ptr<Viewer>> viewers;
@@ -125,6 +127,9 @@ struct LiveServer::Impl {
         }
         if (header) {
             enqueue(*v, header, true);
+            for (const Bytes& t : tables) {
+                enqueue(*v, t, true);
+            }
             if (stats.backlogEvicted > 0) {
                 enqueue(*v,
                         std::make_shared<const std::string>(dataLossFrame(
@@ -360,6 +365,13 @@ Status LiveServer::write(std::string_view bytes) {
                 s.enqueue(*v, frame, true);
                 v->limitBytes += frame->size();
             }
+        } else if (s.sticky) {
+            s.tables.push_back(frame);
+            s.stats.stickyBytes += frame->size();
+            for (auto& v : s.viewers) {
+                s.enqueue(*v, frame, true);  // a viewer without its tables would be lost
+                v->limitBytes += frame->size();
+            }
         } else {
             if (s.options.backlogBytes > 0) {
                 s.ring.push_back(frame);
@@ -385,6 +397,7 @@ Status LiveServer::write(std::string_view bytes) {
 Result<uint64_t> LiveServer::writeRing(const std::string& path) const {
     std::vector<Bytes> parts;
     uint64_t evicted = 0;
+    size_t tableFrames = 0;
     {
         std::lock_guard lock(m_impl->mu);
         if (!m_impl->preamble || !m_impl->header) {
@@ -392,11 +405,13 @@ Result<uint64_t> LiveServer::writeRing(const std::string& path) const {
                                "nothing to write yet: the producer has not sent its header");
         }
         parts = {m_impl->preamble, m_impl->header};
+        parts.insert(parts.end(), m_impl->tables.begin(), m_impl->tables.end());
+        tableFrames = m_impl->tables.size();
         evicted = m_impl->stats.backlogEvicted;
         parts.insert(parts.end(), m_impl->ring.begin(), m_impl->ring.end());
     }
     if (evicted > 0) {
-        parts.insert(parts.begin() + 2,
+        parts.insert(parts.begin() + 2 + std::ptrdiff_t(tableFrames),
                      std::make_shared<const std::string>(dataLossFrame(
                          evicted, "they had left the ring before it was written to this file")));
     }
@@ -428,6 +443,11 @@ Result<uint64_t> LiveServer::writeRing(const std::string& path) const {
                            std::string("cannot write: ") + std::strerror(errno));
     }
     return written;
+}
+
+void LiveServer::setSticky(bool sticky) {
+    std::lock_guard lock(m_impl->mu);
+    m_impl->sticky = sticky;
 }
 
 bool LiveServer::drain(int timeoutMs) {

@@ -436,5 +436,68 @@ TEST(LiveServer, WritesItsRingAsAFileOfTheNewestEvents) {
     fs::remove_all(dir);
 }
 
+TEST(LiveServer, TableFramesOutliveTheRingSoALateViewerResolvesEveryId) {
+    const fs::path dir = privateDir();
+    live::ServerOptions o;
+    o.socketPath = (dir / "h-6.sock").string();
+    o.backlogBytes = 32 << 10;
+    auto server = LiveServer::start(o);
+    ASSERT_TRUE(server.ok());
+    LiveServer& live = *server.value();
+    // The agent's pattern: each round's new table entries in a frame of their own, then events.
+    WriterOptions w;
+    w.compress = false;
+    TraceWriter writer(std::make_unique<Forward>(live), w);
+    TraceData tables;
+    tables.header.pid = 7;
+    ASSERT_TRUE(writer.writeHeader(tables.header).ok());
+    MemoryEvents all;
+    for (int b = 0; b < 60; ++b) {
+        TraceData events = batchOf(tables, b, 300);  // interns op0..op12 once, then no more
+        for (int k = 0; k < 20; ++k) {               // and names only this batch uses
+            const FrameId f = tables.internFrame(
+                {tables.intern("batch" + std::to_string(b) + "_" + std::to_string(k)), 0, 0});
+            MemoryEvent e = events.memory.at(size_t(k));
+            e.stack = tables.internStack({f});
+            events.memory.append(e);
+        }
+        live.setSticky(true);
+        ASSERT_TRUE(writer.writeEvents(tables).ok());  // the tables only
+        live.setSticky(false);
+        TraceData step;
+        step.strings = tables.strings;
+        step.frames = tables.frames;
+        step.stacks = tables.stacks;
+        step.memory = events.memory;
+        ASSERT_TRUE(writer.writeEvents(step).ok());  // the events only: the tables went out
+        for (size_t i = 0; i < events.memory.size(); ++i) {
+            all.append(events.memory.at(i));
+        }
+    }
+    ASSERT_GT(live.stats().backlogEvicted, 0u);
+    EXPECT_GT(live.stats().stickyBytes, 0u);
+    auto viewer = live::connectSocket(o.socketPath);
+    ASSERT_TRUE(viewer.ok());
+    ASSERT_TRUE(live.waitForViewers(1, 5000));
+    auto reading = readAsync(viewer.value());
+    ASSERT_TRUE(live.drain(10000));
+    server.value().reset();
+    const std::string got = reading.get();
+    ::close(viewer.value());
+    auto loaded = readTraceBytes(got, "late viewer");
+    ASSERT_TRUE(loaded.ok()) << loaded.error().describe();
+    // Every table entry arrived, so no id had to be reset, though most events left the ring.
+    EXPECT_EQ(loaded->report.idsReset, 0u);
+    EXPECT_EQ(loaded->data.strings, tables.strings);
+    EXPECT_EQ(loaded->data.stacks, tables.stacks);
+    ASSERT_GT(loaded->data.memory.size(), 0u);
+    ASSERT_LT(loaded->data.memory.size(), all.size());
+    const size_t skip = all.size() - loaded->data.memory.size();
+    for (size_t i = 0; i < loaded->data.memory.size(); ++i) {
+        ASSERT_EQ(loaded->data.memory.stack[i], all.stack[skip + i]) << i;
+    }
+    fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace vramscope::trace

@@ -113,6 +113,7 @@ struct ServerStats {
     uint64_t viewersNow = 0;
     uint64_t framesDropped = 0;   ///< frames dropped for a viewer, summed over viewers
     uint64_t backlogEvicted = 0;  ///< frames that left the ring
+    uint64_t stickyBytes = 0;     ///< table frames kept apart from the ring (setSticky)
     uint64_t bytesSent = 0;       ///< bytes sent to viewers, summed over viewers
 };
 
@@ -134,14 +135,22 @@ public:
 
     Status write(std::string_view bytes) override;
 
+    /// While on, the frames written are table frames (string, frame and stack entries, no
+    /// events) that every later viewer needs: they are kept apart from the ring, never evicted,
+    /// and sent to a late viewer right after the header, before the ring. A producer that writes
+    /// each round's new table entries in a frame of their own (TraceWriter::writeEvents on its
+    /// tables with the event tables empty) this way keeps every viewer's ids resolvable however
+    /// much of the ring was evicted. Their bytes count in ServerStats::stickyBytes.
+    void setSticky(bool sticky);
     /// Stops serving: stops the thread, closes every viewer (what was queued for them and not
     /// sent is lost; drain() first to avoid that) and removes the socket file. Later writes are
     /// ignored. Idempotent; the destructor calls it. Call from the process that started the server.
     void stop();
     /// Writes the ring as a .vscope file (mode 0644, replacing `path`): the preamble, the header
-    /// frame, a live_frames_dropped DataLoss frame when frames had left the ring, then the ring's
-    /// frames, i.e. about the last ServerOptions::backlogBytes of the stream. Returns the bytes
-    /// written; errors (ErrorCode::Invalid before the header, Io) name the path. Any thread.
+    /// frame, the table frames (setSticky), a live_frames_dropped DataLoss frame when frames had
+    /// left the ring, then the ring's frames, i.e. about the last ServerOptions::backlogBytes of
+    /// the stream. Returns the bytes written; errors (ErrorCode::Invalid before the header, Io)
+    /// name the path. Any thread.
     Result<uint64_t> writeRing(const std::string& path) const;
     /// Waits until every viewer's queue is empty or `timeoutMs` passed; true when empty.
     bool drain(int timeoutMs);
