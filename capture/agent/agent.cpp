@@ -197,6 +197,7 @@ bool Agent::readConfig(std::string& error, int32_t fallbackRank) {
     m_config.outputPath =
         traceOutputPath(m_config.output, m_config.identity, m_config.isRootProcess);
     m_config.live = env(kEnvLive).value_or("1") != "0";
+    m_config.file = env(kEnvFile).value_or("1") != "0";
     if (auto mib = env(kEnvRingMib)) {
         if (auto parsed = parseNonNegativeInt(*mib)) {
             m_config.ringBytes = uint64_t(std::clamp(*parsed, 1, 4096)) << 20;
@@ -220,7 +221,7 @@ bool Agent::start() {
         printNotice("capture is off: no CUDA driver (libcuda.so.1 cannot be loaded)");
         return false;
     }
-    OpenedOutput output = openTraceOutput(m_config.output, m_config.outputPath, m_pid);
+    OpenedOutput output = openOutputs();
     if (!output.sink) {
         printNotice("capture is off: " + output.error);
         return false;
@@ -233,7 +234,11 @@ bool Agent::start() {
     if (!cupti.ok) {
         printNotice("capture is off: " + cupti.error);
         output.sink.reset();
-        if (m_config.output.kind != OutputKind::UnixSocket) {
+        if (m_live) {
+            m_live->stop();
+            m_live.reset();
+        }
+        if (m_config.file && m_config.output.kind != OutputKind::UnixSocket) {
             ::unlink(m_config.outputPath.c_str());  // nothing was written to it
         }
         return false;
@@ -262,7 +267,7 @@ bool Agent::startCollectivesOnlyLocked(int32_t commRank) {
         printNotice("NCCL recording is off: " + error);
         return false;
     }
-    OpenedOutput output = openTraceOutput(m_config.output, m_config.outputPath, m_pid);
+    OpenedOutput output = openOutputs();
     if (!output.sink) {
         printNotice("NCCL recording is off: " + output.error);
         return false;
@@ -285,6 +290,44 @@ bool Agent::startCollectivesOnlyLocked(int32_t commRank) {
     return true;
 }
 
+OpenedOutput Agent::openOutputs() {
+    OpenedOutput out;
+    if (m_config.file) {
+        out = openTraceOutput(m_config.output, m_config.outputPath, m_pid);
+        if (!out.sink) {
+            return out;
+        }
+    }
+    if (!m_config.live) {
+        if (!m_config.file) {
+            out.error = "VRAMSCOPE_FILE=0 and VRAMSCOPE_LIVE=0 leave nothing to record to";
+        }
+        return out;
+    }
+    // One owner-only socket per process (trace/live.h); a viewer never slows the writer.
+    trace::live::ServerOptions live;
+    live.backlogBytes = m_config.ringBytes;
+    live.queueBytesPerViewer = uint64_t{16} << 20;
+    live.maxViewers = 8;
+    auto server = trace::live::LiveServer::start(live);
+    if (!server.ok()) {
+        if (!m_config.file) {
+            out.sink.reset();
+            out.error = "the live socket cannot be served (" + server.error().describe() +
+                        ") and VRAMSCOPE_FILE=0 leaves no file";
+            return out;
+        }
+        printNotice("live viewing is off: " + server.error().describe());
+        return out;
+    }
+    m_live = std::move(server.value());
+    out.sink = trace::live::makeLiveTee(std::move(out.sink), m_live);
+    if (!m_config.file) {
+        out.path = m_live->path();
+    }
+    return out;
+}
+
 void Agent::launch(OpenedOutput output, bool withCupti) {
     trace::FileHeader& h = m_header;
     h.formatMajor = trace::kFormatMajor;
@@ -304,20 +347,6 @@ void Agent::launch(OpenedOutput output, bool withCupti) {
     }
 
     std::unique_ptr<trace::ByteSink> sink = std::move(output.sink);
-    if (m_config.live) {
-        // One owner-only socket per process (trace/live.h); a viewer never slows the writer.
-        trace::live::ServerOptions live;
-        live.backlogBytes = m_config.ringBytes;
-        live.queueBytesPerViewer = uint64_t{16} << 20;
-        live.maxViewers = 8;
-        auto server = trace::live::LiveServer::start(live);
-        if (server.ok()) {
-            m_live = std::move(server.value());
-            sink = trace::live::makeLiveTee(std::move(sink), m_live);
-        } else {
-            printNotice("live viewing is off: " + server.error().describe());
-        }
-    }
     trace::WriterOptions options;
     options.compress = true;
     m_writer = std::make_unique<CaptureWriter>(std::move(sink), m_staging, printNotice, options);
@@ -543,7 +572,7 @@ void Agent::writeRingDump(const char* why) {
         return;
     }
     std::string stem = m_config.outputPath;
-    if (m_config.output.kind == OutputKind::UnixSocket) {
+    if (m_config.output.kind == OutputKind::UnixSocket || !m_config.file) {
         stem = "vramscope-" + m_header.host + "-" + std::to_string(m_pid);
     } else if (stem.size() > 7 && stem.compare(stem.size() - 7, 7, ".vscope") == 0) {
         stem.resize(stem.size() - 7);

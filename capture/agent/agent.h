@@ -48,6 +48,7 @@ struct AgentConfig {
     ProcessIdentity identity;
     bool isRootProcess = false;
     bool live = true;                         ///< VRAMSCOPE_LIVE != "0": serve a live socket
+    bool file = true;                         ///< VRAMSCOPE_FILE != "0": write a trace file
     uint64_t ringBytes = uint64_t{64} << 20;  ///< VRAMSCOPE_RING_MIB x 1 MiB (1..4096 MiB)
 };
 
@@ -106,6 +107,11 @@ private:
     bool startCollectivesOnlyLocked(int32_t commRank);
     /// The header's common part, the writer and its threads (the flush thread only with CUPTI).
     void launch(OpenedOutput output, bool withCupti);
+    /// The trace file (unless VRAMSCOPE_FILE=0) and the live server (unless VRAMSCOPE_LIVE=0),
+    /// as the one sink the writer writes to: the file, the file teed into the server, or the
+    /// server alone (whose socket is then the path). A null sink with `error` when there is
+    /// nothing to write to; a server that cannot start beside a file is only said.
+    OpenedOutput openOutputs();
     void flushLoop();
     void writerLoop();
     bool writeHeaderIfReady(int attempt);

@@ -52,6 +52,7 @@ std::string runUsage() {
            "                  `vramscope-cli attach` / `watch` and the app (default on)\n"
            "  --ring-mib N    recent data kept for viewers that attach later, MiB per process\n"
            "                  (default 64, 1 to 4096)\n"
+           "  --no-file       write no trace file: the live socket and its ring only\n"
            "  --sweep NAME=V1,V2,...  run COMMAND once per value, in order, with the\n"
            "                  environment variable NAME=V and every {NAME} in its arguments\n"
            "                  replaced by V, each run recorded into DIR/NAME-V/; values are\n"
@@ -102,6 +103,8 @@ ParsedRunOptions parseRunArguments(const std::vector<std::string>& args) {
                 return {std::nullopt, a + " needs a directory, a .vscope file or unix:PATH"};
             }
             options.output = *v;
+        } else if (a == "--no-file") {
+            options.file = false;
         } else if (a == "--per-tensor") {
             options.perTensor = true;
         } else if (a == "--flush-ms") {
@@ -164,6 +167,12 @@ ParsedRunOptions parseRunArguments(const std::vector<std::string>& args) {
                            args.end());
     if (options.command.empty()) {
         return {std::nullopt, "no command given: vramscope-run [OPTIONS] -- COMMAND [ARGS...]"};
+    }
+    if (!options.file && !options.live) {
+        return {std::nullopt, "--no-file with --live off would record nothing"};
+    }
+    if (!options.file && options.sweep) {
+        return {std::nullopt, "--sweep reads each run's trace files: it cannot go with --no-file"};
     }
     if (options.sweep && parseOutputSpec(options.output).kind != OutputKind::Directory) {
         return {std::nullopt,
@@ -235,6 +244,9 @@ std::vector<EnvAssignment> launchEnvironment(const RunOptions& options,
     }
     out.push_back({kEnvNccl, toString(options.nccl)});
     out.push_back({kEnvLive, options.live ? "1" : "0"});
+    if (!options.file) {
+        out.push_back({kEnvFile, "0"});
+    }
     if (options.ringMib) {
         out.push_back({kEnvRingMib, std::to_string(*options.ringMib)});
     }

@@ -31,6 +31,7 @@ struct RunOptions {
     NcclCapture nccl = NcclCapture::Coll;     ///< --nccl off|coll|full
     bool live = true;                         ///< --live on|off: serve a live socket
     std::optional<int> ringMib;               ///< --ring-mib N; unset = the agent's default
+    bool file = true;                         ///< false with --no-file: the live socket only
     bool help = false;
     std::optional<SweepSpec> sweep;    ///< --sweep NAME=V1,V2,...: one run per value
     std::vector<std::string> command;  ///< what to run, argv[0] first
@@ -42,7 +43,8 @@ struct ParsedRunOptions {
 };
 
 /// Parses `vramscope-run [-o DIR_OR_FILE] [--per-tensor] [--flush-ms N] [--job NAME]
-/// [--nccl off|coll|full] [--live on|off] [--ring-mib N] [--sweep NAME=V1,V2,...] -- COMMAND...`
+/// [--nccl off|coll|full] [--live on|off] [--ring-mib N] [--no-file] [--sweep NAME=V1,V2,...] --
+/// COMMAND...`
 /// (`args` excludes argv[0]). The
 /// "--" may be left out when COMMAND does not start with '-'. With --sweep, -o must name a
 /// directory (each run gets its own NAME-V folder in it) and the spec must parse (parseSweepSpec).

@@ -41,7 +41,7 @@ int main(int argc, char** argv) {
     }
 
     OutputSpec spec = parseOutputSpec(options.output);
-    if (spec.kind != OutputKind::UnixSocket) {
+    if (spec.kind != OutputKind::UnixSocket && options.file) {
         spec.path = absolutePath(spec.path);
         const std::string dir = spec.kind == OutputKind::Directory
                                     ? spec.path
@@ -57,7 +57,13 @@ int main(int argc, char** argv) {
         spec.kind == OutputKind::UnixSocket ? "unix:" + spec.path : spec.path;
     const std::vector<EnvAssignment> env =
         launchEnvironment(options, agent, outputValue, job, processEnvironment());
-    std::fprintf(stderr, "vramscope-run: %s\n", describeOutput(spec, job).c_str());
+    if (options.file) {
+        std::fprintf(stderr, "vramscope-run: %s\n", describeOutput(spec, job).c_str());
+    } else {
+        std::fprintf(stderr,
+                     "vramscope-run: no trace file (--no-file): each process serves its live "
+                     "socket and ring only (vramscope-cli attach --list)\n");
+    }
     if (const std::string w = ncclPluginWarning(options, agent, processEnvironment()); !w.empty()) {
         std::fprintf(stderr, "vramscope-run: warning: %s\n", w.c_str());
     }
@@ -78,7 +84,7 @@ int main(int argc, char** argv) {
         }
         std::fprintf(stderr, "vramscope-run: wrote %zu trace file(s): %s\n", traces.size(),
                      list.c_str());
-    } else if (spec.kind != OutputKind::UnixSocket) {
+    } else if (spec.kind != OutputKind::UnixSocket && options.file) {
         std::fprintf(stderr,
                      "vramscope-run: no trace was written (the command did not use "
                      "CUDA, or the agent stepped aside: see its 'vramscope:' line)\n");

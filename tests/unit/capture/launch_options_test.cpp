@@ -97,6 +97,15 @@ TEST(LaunchEnvironment, LiveViewingIsOnByDefaultAndTheRingSizeTravels) {
     EXPECT_FALSE(parseRunArguments({"--ring-mib", "0", "--", "x"}).options);
     EXPECT_FALSE(parseRunArguments({"--ring-mib", "5000", "--", "x"}).options);
     EXPECT_FALSE(parseRunArguments({"--live", "maybe", "--", "x"}).options);
+    // --no-file: the socket and its ring only; with the socket off there is nothing left.
+    parsed = parseRunArguments({"--no-file", "--", "python3", "t.py"});
+    ASSERT_TRUE(parsed.options) << parsed.error;
+    env = launchEnvironment(*parsed.options, "/a.so", "/out", "t", mapEnvironment({}));
+    EXPECT_EQ(valueOf(env, "VRAMSCOPE_FILE"), "0");
+    EXPECT_EQ(valueOf(env, "VRAMSCOPE_LIVE"), "1");
+    parsed = parseRunArguments({"--no-file", "--live", "off", "--", "x"});
+    EXPECT_FALSE(parsed.options);
+    EXPECT_NE(parsed.error.find("record nothing"), std::string::npos) << parsed.error;
 }
 
 TEST(LaunchEnvironment, MakesTheAgentNcclsProfilerPluginUnlessOffOrTheUserHasOne) {

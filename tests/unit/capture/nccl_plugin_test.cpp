@@ -70,7 +70,8 @@ pid_t startHarness(const std::vector<std::string>& args,
                              "SLURM_JOB_ID",
                              "TORCHELASTIC_RUN_ID",
                              "VRAMSCOPE_LIVE_DIR",
-                             "VRAMSCOPE_RING_MIB"}) {
+                             "VRAMSCOPE_RING_MIB",
+                             "VRAMSCOPE_FILE"}) {
         unsetenv(name);
     }
     setenv("VRAMSCOPE_LIVE", "0", 1);  // no socket unless the test asks for one
@@ -384,6 +385,43 @@ TEST(NcclPlugin, ARunningJobServesItsStreamOnALiveSocket) {
     for (size_t i = 0; i < ring->data.collectives.size(); ++i) {
         EXPECT_EQ(ring->data.collectives.startNs[i], file->data.collectives.startNs[i]);
     }
+}
+
+TEST(NcclPlugin, WithoutAFileTheJobServesItsSocketOnly) {
+    if (!agentBuilt()) {
+        GTEST_SKIP() << "the capture agent was not built (no CUDA toolkit with CUPTI)";
+    }
+    const std::string dir = makeTempDir();
+    const std::string sockets = dir + "/live";
+    ASSERT_EQ(mkdir(sockets.c_str(), 0700), 0);
+    const pid_t pid = startHarness({VRAMSCOPE_AGENT_PATH, "v6", "play", "2"},
+                                   {{"VRAMSCOPE_OUTPUT", dir},
+                                    {"VRAMSCOPE_JOB", "nccl"},
+                                    {"RANK", "2"},
+                                    {"VRAMSCOPE_FLUSH_MS", "20"},
+                                    {"VRAMSCOPE_FILE", "0"},
+                                    {"VRAMSCOPE_LIVE", "1"},
+                                    {"VRAMSCOPE_LIVE_DIR", sockets},
+                                    {"VRAMSCOPE_HARNESS_LINGER_MS", "800"}});
+    const std::string sock = trace::live::socketPath(sockets, trace::live::hostName(), pid);
+    struct stat st {};
+    for (int i = 0; i < 500 && stat(sock.c_str(), &st) != 0; ++i) {
+        usleep(10000);
+    }
+    auto rx = trace::live::Receiver::connect({sock}, 5000);
+    ASSERT_TRUE(rx.ok()) << rx.error().describe();
+    while (!rx.value()->allEnded()) {
+        rx.value()->waitForData(200);
+    }
+    ASSERT_EQ(waitExit(pid), 0);
+    auto live = trace::readTraceBytes(rx.value()->copyWhole(0), sock);
+    ASSERT_TRUE(live.ok()) << live.error().describe();
+    EXPECT_EQ(live->data.collectives.size(), static_cast<size_t>(kPlanSize + 2));
+    size_t files = 0;
+    for (const auto& e : std::filesystem::directory_iterator(dir)) {
+        files += e.path().extension() == ".vscope" ? 1 : 0;
+    }
+    EXPECT_EQ(files, 0u) << "VRAMSCOPE_FILE=0 wrote a trace file";
 }
 
 TEST(NcclPlugin, HostileCallsAreAnsweredAndAnExhaustedPoolIsCountedNotWaitedFor) {
