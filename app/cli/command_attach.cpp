@@ -60,6 +60,7 @@ int listJobs(CommandContext& ctx) {
     struct Row {
         trace::FileHeader hello;
         std::string path;
+        int64_t servedBy = 0;  ///< the pid of the serving process (the socket's name)
     };
     std::vector<Row> rows;
     for (const auto& s : found.value()) {
@@ -74,7 +75,7 @@ int listJobs(CommandContext& ctx) {
             ctx.err << "vramscope-cli attach: " << hello.error().describe() << "\n";
             continue;
         }
-        rows.push_back({std::move(hello.value()), s.path});
+        rows.push_back({std::move(hello.value()), s.path, s.pid});
     }
     if (rows.empty()) {
         ctx.out << "no live jobs in " << dir << "\n";
@@ -99,7 +100,11 @@ int listJobs(CommandContext& ctx) {
                     (d.name.empty() ? "" : " " + d.name);
         }
         const std::string command = setting(r.hello, "command");
-        ctx.out << "  " << describeProducer(r.hello) << ", started "
+        // A replay serves another process's trace: say which pid `attach PID` takes.
+        const std::string served = r.servedBy != r.hello.pid
+                                       ? " (served by pid " + std::to_string(r.servedBy) + ")"
+                                       : std::string();
+        ctx.out << "  " << describeProducer(r.hello) << served << ", started "
                 << localTime(r.hello.wallClockAnchorNs) << ", GPUs " << (gpus.empty() ? "-" : gpus)
                 << "\n    " << (command.empty() ? r.hello.producer : command) << "\n    socket "
                 << r.path << "\n";
@@ -107,11 +112,18 @@ int listJobs(CommandContext& ctx) {
     return kExitSuccess;
 }
 
-/// The output file of connection `c`: `out` itself for a single target; else "OUT-HOST-PID.vscope"
-/// beside OUT.vscope, or "HOST-PID.vscope" in directory OUT (created when missing).
-std::string recordingPath(const std::string& out, const trace::FileHeader& hello, bool several) {
-    const std::string tag =
-        (hello.host.empty() ? std::string("host") : hello.host) + "-" + std::to_string(hello.pid);
+/// The output file of the producer serving `socket`: `out` itself for a single target; else
+/// "OUT-NAME.vscope" beside OUT.vscope, or "NAME.vscope" in directory OUT (created when missing),
+/// NAME being the socket's file name without ".sock" (HOST-PID of the serving process: unique
+/// per producer, where the traces' own host and pid may repeat, as in two replays of one file).
+std::string recordingPath(std::string out, const std::string& socket, bool several) {
+    std::string tag = std::filesystem::path(socket).filename().string();
+    if (tag.size() > 5 && tag.compare(tag.size() - 5, 5, ".sock") == 0) {
+        tag.resize(tag.size() - 5);
+    }
+    while (out.size() > 1 && out.back() == '/') {
+        out.pop_back();
+    }
     if (!several) {
         return out.empty() ? tag + ".vscope" : out;
     }
@@ -163,24 +175,23 @@ int runAttach(CommandContext& ctx) {
         return usageError(ctx, "no target given (a pid, a socket path, or all; --list shows them)",
                           help);
     }
-    int64_t deadline = INT64_MAX;
+    std::optional<int64_t> durationNs;
     if (auto v = args->value("--duration")) {
-        auto ns = parseDurationNs(*v);
-        if (!ns) {
-            return usageError(ctx, "--duration needs a duration such as 30s, got '" + *v + "'",
+        durationNs = parseDurationNs(*v);
+        if (!durationNs || *durationNs == 0) {
+            return usageError(ctx,
+                              "--duration needs a duration above 0 (a number with a unit: ns, us, "
+                              "ms or s, e.g. 30s or 200ms), got '" +
+                                  *v + "'",
                               help);
         }
-        deadline = steadyNowNs() + *ns;
     }
-    auto sockets = resolveTargets(ctx, args->positional);
-    if (!sockets) {
-        return kExitUnreadable;
-    }
-    auto rx = connectAll(ctx, *sockets);
+    auto rx = attachTargets(ctx, args->positional);
     if (!rx) {
         return kExitUnreadable;
     }
-    installInterruptFlag();
+    // The duration counts from when the recording starts, not from the hellos' waits.
+    const int64_t deadline = durationNs ? steadyNowNs() + *durationNs : INT64_MAX;
     const std::string out = args->value("-o").value_or("");
     const size_t n = rx->sourceCount();
     // Each recording is written as it arrives, whole frames only, so a recording cut by a crash
@@ -189,7 +200,7 @@ int runAttach(CommandContext& ctx) {
     std::vector<std::string> paths;
     std::vector<uint64_t> written(n, 0);
     for (size_t i = 0; i < n; ++i) {
-        paths.push_back(recordingPath(out, rx->source(i).hello, n > 1));
+        paths.push_back(recordingPath(out, rx->source(i).path, n > 1));
         const int fd = ::open(paths.back().c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
         if (fd < 0) {
             ctx.err << "vramscope-cli attach: cannot create " << paths.back() << ": "

@@ -67,18 +67,6 @@ void takeUntil(const trace::TraceData& src, int64_t cutNs, Cursor& c, trace::Tra
     }
 }
 
-void clearEvents(trace::TraceData& d) {
-    d.memory = {};
-    d.kernels = {};
-    d.collectives = {};
-    d.ranges = {};
-    d.counters = {};
-    d.ooms.clear();
-    d.dataLoss.clear();
-    d.annotations.clear();
-    d.communicators.clear();
-}
-
 /// "2x", "0.5x", "10" -> the factor; "max" -> 0 (no pacing). Nullopt on anything else.
 std::optional<double> parseSpeed(const std::string& text) {
     if (text == "max") {
@@ -143,9 +131,12 @@ int runReplay(CommandContext& ctx) {
         }
         auto ns = parseDurationNs(*v);
         if (!ns) {
-            usageError(
-                ctx, std::string(name) + " needs a duration such as 5s or 200ms, got '" + *v + "'",
-                help);
+            usageError(ctx,
+                       std::string(name) +
+                           " needs a duration (a number with a unit: ns, us, ms or s, e.g. 30s or "
+                           "200ms), got '" +
+                           *v + "'",
+                       help);
         }
         return ns;
     };
@@ -154,9 +145,15 @@ int runReplay(CommandContext& ctx) {
     if (!lingerNs || !stepNs) {
         return kExitUsage;
     }
+    if (*stepNs < 1'000'000) {
+        return usageError(ctx, "--step needs at least 1ms (a batch per step)", help);
+    }
     std::optional<int64_t> waitViewers;
     if (!integerOption(ctx, *args, "--wait-viewers", help, waitViewers)) {
         return kExitUsage;
+    }
+    if (waitViewers && (*waitViewers < 0 || *waitViewers > 1000)) {
+        return usageError(ctx, "--wait-viewers needs a number of viewers from 0 to 1000", help);
     }
     auto job = loadJob(ctx, args->positional);
     if (!job) {
@@ -169,6 +166,13 @@ int runReplay(CommandContext& ctx) {
                           help);
     }
     const trace::TraceData& src = job->ranks[0].trace.data;
+    for (const trace::DataLoss& l : src.dataLoss) {
+        ctx.err << "replay: " << args->positional[0] << ": " << trace::describe(l) << "\n";
+    }
+    if (src.eventCount() == 0) {
+        ctx.err << "replay: " << args->positional[0]
+                << " holds no events; serving its header only\n";
+    }
 
     trace::live::ServerOptions serverOptions;
     serverOptions.socketPath = args->value("--socket").value_or("");
@@ -211,6 +215,7 @@ int runReplay(CommandContext& ctx) {
     Cursor cursor;
     int64_t cut = firstNs;
     uint64_t batches = 0;
+    uint64_t served = 0;
     for (bool last = false; !last && !interrupted();) {
         cut = speed > 0 && cut < lastNs - traceStepNs ? cut + traceStepNs : INT64_MAX;
         last = cut == INT64_MAX;
@@ -218,11 +223,12 @@ int runReplay(CommandContext& ctx) {
         if (last) {
             batch.dataLoss = src.dataLoss;
         }
+        served += batch.eventCount();
         if (trace::Status s = writer.writeEvents(batch); !s.ok()) {
             ctx.err << "vramscope-cli replay: " << s.error().describe() << "\n";
             return kExitUnreadable;
         }
-        clearEvents(batch);
+        trace::clearEventTables(batch);
         ++batches;
         if (speed > 0 && !last) {
             const int64_t dueWall = startWall + std::llround(double(cut - firstNs) / speed);

@@ -111,10 +111,13 @@ int runWatch(CommandContext& ctx) {
     for (const char* name : {"--interval", "--duration"}) {
         if (auto v = args->value(name)) {
             auto ns = parseDurationNs(*v);
-            if (!ns || (*ns == 0 && std::string_view(name) == "--interval")) {
-                return usageError(
-                    ctx, std::string(name) + " needs a duration such as 1s, got '" + *v + "'",
-                    help);
+            if (!ns || *ns == 0) {
+                return usageError(ctx,
+                                  std::string(name) +
+                                      " needs a duration above 0 (a number with a unit: ns, us, ms "
+                                      "or s, e.g. 30s or 200ms), got '" +
+                                      *v + "'",
+                                  help);
             }
             (std::string_view(name) == "--interval" ? intervalNs : deadline) =
                 std::string_view(name) == "--interval" ? *ns : steadyNowNs() + *ns;
@@ -125,19 +128,18 @@ int runWatch(CommandContext& ctx) {
     if (!readCheckRules(ctx, *args, help, rules, asked)) {
         return kExitUsage;
     }
+    if (!asked.empty() && !args->has("--alert")) {
+        return usageError(ctx, "rule options (" + asked.front() + ", ...) take effect with --alert",
+                          help);
+    }
     analysis::JobAnalysisOptions analysisOptions;
     if (!readAnalysisOptions(ctx, *args, help, analysisOptions)) {
         return kExitUsage;
     }
-    auto sockets = resolveTargets(ctx, args->positional);
-    if (!sockets) {
-        return kExitUnreadable;
-    }
-    auto rx = connectAll(ctx, *sockets);
+    auto rx = attachTargets(ctx, args->positional);
     if (!rx) {
         return kExitUnreadable;
     }
-    installInterruptFlag();
     const bool inPlace = !args->has("--plain") && &ctx.out == &std::cout && ::isatty(1) != 0;
     const bool alert = args->has("--alert");
     const int64_t started = steadyNowNs();

@@ -1,5 +1,6 @@
 #include "live_client.h"
 
+#include <algorithm>
 #include <chrono>
 #include <climits>
 #include <csignal>
@@ -99,7 +100,14 @@ std::optional<std::vector<std::string>> resolveTargets(CommandContext& ctx,
             return std::nullopt;
         }
     }
-    return sockets;
+    // Each producer once, however often it was named ("all" and its pid, a pid twice).
+    std::vector<std::string> unique;
+    for (const std::string& s : sockets) {
+        if (std::find(unique.begin(), unique.end(), s) == unique.end()) {
+            unique.push_back(s);
+        }
+    }
+    return unique;
 }
 
 std::unique_ptr<trace::live::Receiver> connectAll(CommandContext& ctx,
@@ -110,6 +118,19 @@ std::unique_ptr<trace::live::Receiver> connectAll(CommandContext& ctx,
         ctx.err << "vramscope-cli " << ctx.command << ": " << e.describe() << "\n";
     }
     return receiver.ok() ? std::move(receiver.value()) : nullptr;
+}
+
+std::unique_ptr<trace::live::Receiver> attachTargets(CommandContext& ctx,
+                                                     const std::vector<std::string>& targets) {
+    auto sockets = resolveTargets(ctx, targets);
+    if (!sockets) {
+        return nullptr;
+    }
+    auto rx = connectAll(ctx, *sockets);
+    if (rx) {
+        installInterruptFlag();
+    }
+    return rx;
 }
 
 std::string describeProducer(const trace::FileHeader& h) {

@@ -24,6 +24,11 @@ std::optional<std::vector<std::string>> resolveTargets(CommandContext& ctx,
 std::unique_ptr<trace::live::Receiver> connectAll(CommandContext& ctx,
                                                   const std::vector<std::string>& sockets);
 
+/// What attach and watch do first: resolveTargets, connectAll, then installInterruptFlag.
+/// Errors are on ctx.err; nullptr then (the command exits kExitUnreadable).
+std::unique_ptr<trace::live::Receiver> attachTargets(CommandContext& ctx,
+                                                     const std::vector<std::string>& targets);
+
 /// Makes SIGINT and SIGTERM set a flag (interrupted()), so ^C ends a recording cleanly.
 void installInterruptFlag();
 /// Whether SIGINT or SIGTERM arrived since installInterruptFlag().

@@ -76,8 +76,8 @@ void MainWindow::showLiveModel(std::shared_ptr<const analysis::JobModel> job) {
     const int64_t at = m_zoom->selectedTimeNs();
     m_liveRangeGuard = true;
     setJob(std::move(job));
-    if (!first && gpu.isValid()) {
-        m_zoom->setSelectedGpu(gpu, at);  // keep the user's GPU and time across refreshes
+    if (!first && !m_following && gpu.isValid()) {
+        m_zoom->setSelectedGpu(gpu, at);  // keep what the user looks at across refreshes
     }
     if (!first && !m_following) {
         m_zoom->setVisibleRange(kept);

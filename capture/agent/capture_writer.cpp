@@ -4,18 +4,6 @@ namespace vramscope::capture {
 
 namespace {
 
-void clearEvents(trace::TraceData& d) {
-    d.memory = {};
-    d.kernels = {};
-    d.collectives = {};
-    d.ranges = {};
-    d.counters = {};
-    d.ooms.clear();
-    d.dataLoss.clear();
-    d.annotations.clear();
-    d.communicators.clear();
-}
-
 /// Swaps the event tables of `a` and `b`, communicators excepted (they go with the tables).
 void swapEventsButCommunicators(trace::TraceData& a, trace::TraceData& b) {
     std::swap(a.memory, b.memory);
@@ -83,7 +71,7 @@ void CaptureWriter::writeRound(trace::TraceData& out, bool final,
             fail(st.error());
         }
     }
-    clearEvents(out);
+    trace::clearEventTables(out);
 }
 
 void CaptureWriter::close() {

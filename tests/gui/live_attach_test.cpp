@@ -93,15 +93,20 @@ TEST(LiveAttach, ThePlotExtendsAsTheJobRunsAndEndsOnTheFilesValues) {
         grew += models[i]->durationNs > models[i - 1]->durationNs ? 1 : 0;
     }
     EXPECT_GE(grew, 3) << models.size() << " models";
+    int checked = 0;
     for (const auto& m : models) {
         ASSERT_EQ(m->gpus.size(), 1u);
         const analysis::GpuSeries& g = m->gpus[0];
         const analysis::StepSeries& s = g.allocated.series();
-        ASSERT_FALSE(s.empty());
+        if (s.empty()) {
+            continue;  // a model of the header alone: the GPU is known, no event has come yet
+        }
+        ++checked;
         // The last value drawn equals the file's at that time (job time + the job's origin).
         EXPECT_EQ(s.bytes.back(), allocatedAt(want, g.key.device, s.timeNs.back() + m->originNs))
             << "model of " << m->durationNs << " ns";
     }
+    EXPECT_GE(checked, 3);
     // The last model holds the whole file: its allocated curve ends where the file's does.
     const auto& lastModel = models.back();
     EXPECT_EQ(lastModel->gpus[0].allocated.series().bytes.back(),
@@ -130,6 +135,7 @@ TEST(LiveAttach, ThePlotExtendsAsTheJobRunsAndEndsOnTheFilesValues) {
 
     const QString shot = QString::fromLocal8Bit(qgetenv("VRAMSCOPE_SCREENSHOT_DIR"));
     if (!shot.isEmpty()) {
+        QTest::qWait(300);  // the timeline lays out its plots on the event loop
         w.grab().save(shot + QStringLiteral("/live_attach.png"));
     }
 }

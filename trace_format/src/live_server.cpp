@@ -17,6 +17,7 @@
 #include <mutex>
 #include <thread>
 
+#include "live_address.h"
 #include "vramscope/trace/live.h"
 
 namespace vramscope::trace::live {
@@ -261,13 +262,9 @@ Result<std::unique_ptr<LiveServer>> LiveServer::start(ServerOptions options) {
         }
     }
     sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    if (path.size() >= sizeof addr.sun_path) {
-        return Error::make(ErrorCode::Invalid, path,
-                           "the socket path is longer than a Unix socket address allows (" +
-                               std::to_string(sizeof addr.sun_path - 1) + " bytes)");
+    if (Status s = detail::unixAddress(path, addr); !s.ok()) {
+        return s.error();
     }
-    std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
     struct stat st {};
     if (::lstat(path.c_str(), &st) == 0) {
         if (!S_ISSOCK(st.st_mode)) {

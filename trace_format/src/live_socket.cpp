@@ -17,6 +17,7 @@
 #include <filesystem>
 
 #include "frame_bytes.h"
+#include "live_address.h"
 #include "vramscope/trace/live.h"
 
 namespace vramscope::trace::live {
@@ -175,26 +176,26 @@ Result<std::vector<LiveSocket>> listSockets(const std::string& dir, bool removeS
 }
 
 Result<int> connectSocket(const std::string& path) {
-    const std::string dir = std::filesystem::path(path).parent_path().string();
-    if (Status s = checkSocketDirectory(dir.empty() ? "." : dir); !s.ok()) {
-        return s.error();
-    }
     struct stat st {};
     if (::lstat(path.c_str(), &st) != 0) {
         return Error::make(ErrorCode::Io, path, "no live job at this socket: " + errnoText(errno));
     }
-    if (!S_ISSOCK(st.st_mode) || st.st_uid != ::geteuid()) {
+    if (!S_ISSOCK(st.st_mode)) {
+        return Error::make(ErrorCode::Invalid, path, "not a socket; refusing to connect");
+    }
+    if (st.st_uid != ::geteuid()) {
         return Error::make(ErrorCode::Invalid, path,
-                           "not a socket of this user; refusing to connect");
+                           "a socket of uid " + std::to_string(st.st_uid) +
+                               ", not of this user; refusing to connect");
+    }
+    const std::string dir = std::filesystem::path(path).parent_path().string();
+    if (Status s = checkSocketDirectory(dir.empty() ? "." : dir); !s.ok()) {
+        return s.error();
     }
     sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    if (path.size() >= sizeof addr.sun_path) {
-        return Error::make(ErrorCode::Invalid, path,
-                           "the socket path is longer than a Unix socket address allows (" +
-                               std::to_string(sizeof addr.sun_path - 1) + " bytes)");
+    if (Status s = detail::unixAddress(path, addr); !s.ok()) {
+        return s.error();
     }
-    std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
     const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) {
         return Error::make(ErrorCode::Io, path, "cannot create a socket: " + errnoText(errno));

@@ -656,6 +656,18 @@ Status TraceWriter::finish(const std::vector<DeviceAnalysisSummary>& analysis) {
     }
 }
 
+void clearEventTables(TraceData& data) {
+    data.memory = {};
+    data.kernels = {};
+    data.collectives = {};
+    data.ranges = {};
+    data.counters = {};
+    data.ooms.clear();
+    data.dataLoss.clear();
+    data.annotations.clear();
+    data.communicators.clear();
+}
+
 Status writeTraceFile(const std::string& path, const TraceData& data, const WriterOptions& options,
                       const std::vector<DeviceAnalysisSummary>& analysis) {
     const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

@@ -242,10 +242,23 @@ TEST(LiveCli, BadTargetsAndOptionsSayWhy) {
     const CliRun gone = run({"attach", (dir / "nobody-1.sock").string()});
     EXPECT_EQ(gone.code, kExitUnreadable);
     EXPECT_NE(gone.err.find("no live job at this socket"), std::string::npos) << gone.err;
-    ::chmod(dir.c_str(), 0755);
-    const CliRun open = run({"attach", (dir / "x-1.sock").string()});
+    trace::live::ServerOptions serving;
+    serving.socketPath = (dir / "x-1.sock").string();
+    auto server = trace::live::LiveServer::start(serving);
+    ASSERT_TRUE(server.ok()) << server.error().describe();
+    ::chmod(dir.c_str(), 0755);  // others could now reach the socket: the viewer refuses it
+    const CliRun open = run({"attach", serving.socketPath});
     EXPECT_EQ(open.code, kExitUnreadable);
     EXPECT_NE(open.err.find("mode 0755"), std::string::npos) << open.err;
+    ::chmod(dir.c_str(), 0700);
+    const CliRun notSocket = run({"attach", (tmp / "plain.sock").string()});
+    EXPECT_EQ(notSocket.code, kExitUnreadable);
+    const CliRun step = run({"replay", kSample + "sample-rank0.vscope", "--step", "0s"});
+    EXPECT_EQ(step.code, kExitUsage);
+    EXPECT_NE(step.err.find("--step needs at least 1ms"), std::string::npos) << step.err;
+    const CliRun rulesAlone = run({"watch", "all", "--fail-on-leak"});
+    EXPECT_EQ(rulesAlone.code, kExitUsage);
+    EXPECT_NE(rulesAlone.err.find("take effect with --alert"), std::string::npos) << rulesAlone.err;
 }
 
 }  // namespace

@@ -153,6 +153,11 @@ private:
     uint64_t m_framesWritten = 0;
 };
 
+/// Empties the event tables of `data` (memory, kernels, collectives, ranges, counters, OOMs, data
+/// loss, annotations, communicators) and keeps its string, frame and stack tables: what a
+/// TraceWriter's caller does after each writeEvents().
+void clearEventTables(TraceData& data);
+
 /// Writes a whole in-memory trace to `path` (header, tables, events). Errors name the path.
 /// `analysis`: stored in the closing summary (see TraceWriter::finish).
 Status writeTraceFile(const std::string& path, const TraceData& data,
