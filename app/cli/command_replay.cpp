@@ -245,8 +245,8 @@ int runReplay(CommandContext& ctx) {
     const bool drained = live.drain(static_cast<int>(*lingerNs / 1'000'000));
     const trace::live::ServerStats st = live.stats();
     ctx.err << "replay: " << (interrupted() ? "interrupted after " : "served ") << st.framesWritten
-            << " frames (" << formatBytes(int64_t(st.bytesWritten)) << ", " << src.eventCount()
-            << " events) in " << batches << " batches over "
+            << " frames (" << formatBytes(int64_t(st.bytesWritten)) << ", " << served << " of "
+            << src.eventCount() << " events) in " << batches << " batches over "
             << formatDuration(double(steadyNowNs() - startWall)) << "; " << st.viewersAccepted
             << " viewer(s) attached, " << st.framesDropped << " frame(s) dropped for slow viewers"
             << (st.viewersRefused > 0 ? ", " + std::to_string(st.viewersRefused) + " refused" : "")
