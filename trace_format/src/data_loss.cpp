@@ -65,6 +65,13 @@ constexpr std::array kCounters{
                     "frames a live producer could not send to this viewer (its queue was full, "
                     "or they had left the producer's ring before the viewer attached); the "
                     "events are missing from this copy only, not from the job"},
+    LossCounterInfo{C::CuptiRecordsUndecoded, "cupti_records_undecoded", S::DataLoss,
+                    "CUPTI activity records handed to the agent that it could not read (CUPTI "
+                    "reported an incomplete or unknown record, and the rest of that buffer was "
+                    "unreadable); the count is of buffers cut, the reason gives the bytes lost"},
+    LossCounterInfo{C::CuptiRecordsWithoutTime, "cupti_records_without_time", S::DataLoss,
+                    "kernel, memcpy or memset records whose start or end time CUPTI could not "
+                    "take (0, or an end before the start); dropped rather than drawn at time 0"},
 };
 
 constexpr bool inOrder() {
@@ -76,7 +83,7 @@ constexpr bool inOrder() {
     return true;
 }
 static_assert(inOrder(), "kCounters must list every LossCounter in declaration order");
-static_assert(static_cast<size_t>(C::LiveFramesDropped) + 1 == kCounters.size(),
+static_assert(static_cast<size_t>(C::CuptiRecordsWithoutTime) + 1 == kCounters.size(),
               "every LossCounter needs a registry row");
 
 /// Labels written into DataLoss.what before the registry existed (by the reader, the importers

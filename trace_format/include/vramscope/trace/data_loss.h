@@ -51,6 +51,9 @@ enum class LossCounter : uint8_t {
     NcclEventsDropped,
     // live viewing: what a producer (agent or replay) could not send to one viewer
     LiveFramesDropped,
+    // capture agent: CUPTI records it received but could not use
+    CuptiRecordsUndecoded,
+    CuptiRecordsWithoutTime,
 };
 
 /// One row of the registry.
