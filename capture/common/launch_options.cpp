@@ -38,8 +38,9 @@ std::string runUsage() {
            "  -o, --output DIR|FILE.vscope|unix:PATH\n"
            "                  where traces go (default: ./vramscope-traces/); one file per\n"
            "                  process, named by rank\n"
-           "  --per-tensor    PyTorch: add backend:cudaMallocAsync to PYTORCH_CUDA_ALLOC_CONF so\n"
-           "                  every tensor allocation is recorded, not only segments\n"
+           "  --per-tensor    PyTorch: add backend:cudaMallocAsync to PYTORCH_ALLOC_CONF (and to\n"
+           "                  PYTORCH_CUDA_ALLOC_CONF when set) so every tensor allocation is\n"
+           "                  recorded, not only segments\n"
            "  --flush-ms N    hand records to the writer every N ms (default 200)\n"
            "  --job NAME      job name in file names (default: from the command)\n"
            "  --nccl off|coll|full\n"
@@ -256,10 +257,16 @@ std::vector<EnvAssignment> launchEnvironment(const RunOptions& options,
         out.push_back({"NCCL_PROFILER_PLUGIN", agentPath});
     }
     if (options.perTensor) {
-        out.push_back({"PYTORCH_CUDA_ALLOC_CONF",
-                       withCudaMallocAsyncBackend(env("PYTORCH_CUDA_ALLOC_CONF").value_or(""))});
-        if (auto newer = env("PYTORCH_ALLOC_CONF")) {
-            out.push_back({"PYTORCH_ALLOC_CONF", withCudaMallocAsyncBackend(*newer)});
+        // PyTorch reads PYTORCH_ALLOC_CONF (its current name) before the older
+        // PYTORCH_CUDA_ALLOC_CONF, which older releases read alone. The job's settings come from
+        // the name PyTorch reads first; both names get the same value, since PyTorch warns when
+        // the two differ.
+        const auto newer = env("PYTORCH_ALLOC_CONF");
+        const auto older = env("PYTORCH_CUDA_ALLOC_CONF");
+        const std::string conf = withCudaMallocAsyncBackend(newer ? *newer : older.value_or(""));
+        out.push_back({"PYTORCH_ALLOC_CONF", conf});
+        if (older) {
+            out.push_back({"PYTORCH_CUDA_ALLOC_CONF", conf});
         }
     }
     return out;

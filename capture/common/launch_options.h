@@ -74,7 +74,9 @@ struct EnvAssignment {
 /// VRAMSCOPE_OUTPUT = `outputAbsolute`, VRAMSCOPE_JOB, VRAMSCOPE_FLUSH_MS when set,
 /// VRAMSCOPE_NCCL = off|coll|full, NCCL_PROFILER_PLUGIN = `agentPath` unless --nccl off or the
 /// user's environment already sets it (ncclPluginWarning), and with --per-tensor
-/// PYTORCH_CUDA_ALLOC_CONF (and PYTORCH_ALLOC_CONF when the job already uses that newer name).
+/// PYTORCH_ALLOC_CONF always and PYTORCH_CUDA_ALLOC_CONF when `env` sets it, both to
+/// withCudaMallocAsyncBackend() of the job's own settings: `env`'s PYTORCH_ALLOC_CONF, else its
+/// PYTORCH_CUDA_ALLOC_CONF (PyTorch reads the current name first and warns when the two differ).
 /// `env` is the launcher's own environment. VRAMSCOPE_ROOT_PID is set by the child itself.
 std::vector<EnvAssignment> launchEnvironment(const RunOptions& options,
                                              const std::string& agentPath,

@@ -160,11 +160,56 @@ TEST(LaunchEnvironment, PerTensorExtendsTheJobsAllocatorSettings) {
         options, "/a.so", "/out", "t",
         mapEnvironment({{"PYTORCH_CUDA_ALLOC_CONF", "garbage_collection_threshold:0.6"},
                         {"PYTORCH_ALLOC_CONF", "expandable_segments:False"}}));
-    EXPECT_EQ(valueOf(env, "PYTORCH_CUDA_ALLOC_CONF"),
-              "garbage_collection_threshold:0.6,backend:cudaMallocAsync");
+    // Both names set, differently: the current name is the one PyTorch reads, and both leave
+    // with the same value.
     EXPECT_EQ(valueOf(env, "PYTORCH_ALLOC_CONF"),
               "expandable_segments:False,backend:cudaMallocAsync");
+    EXPECT_EQ(valueOf(env, "PYTORCH_CUDA_ALLOC_CONF"),
+              "expandable_segments:False,backend:cudaMallocAsync");
     EXPECT_EQ(valueOf(env, "VRAMSCOPE_FLUSH_MS"), "100");
+}
+
+TEST(LaunchEnvironment, PerTensorSetsTheCurrentNameWhenNothingIsSet) {
+    RunOptions options;
+    options.perTensor = true;
+    const auto env = launchEnvironment(options, "/a.so", "/out", "t", mapEnvironment({}));
+    EXPECT_EQ(valueOf(env, "PYTORCH_ALLOC_CONF"), "backend:cudaMallocAsync");
+    EXPECT_EQ(valueOf(env, "PYTORCH_CUDA_ALLOC_CONF"), "<unset>");
+}
+
+TEST(LaunchEnvironment, PerTensorCarriesTheOlderNamesSettingsToBothNames) {
+    RunOptions options;
+    options.perTensor = true;
+    const auto env = launchEnvironment(
+        options, "/a.so", "/out", "t",
+        mapEnvironment(
+            {{"PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True,max_split_size_mb:128"}}));
+    EXPECT_EQ(valueOf(env, "PYTORCH_ALLOC_CONF"),
+              "expandable_segments:True,max_split_size_mb:128,backend:cudaMallocAsync");
+    EXPECT_EQ(valueOf(env, "PYTORCH_CUDA_ALLOC_CONF"),
+              "expandable_segments:True,max_split_size_mb:128,backend:cudaMallocAsync");
+}
+
+TEST(LaunchEnvironment, PerTensorReplacesTheJobsOwnBackend) {
+    RunOptions options;
+    options.perTensor = true;
+    const auto env = launchEnvironment(
+        options, "/a.so", "/out", "t",
+        mapEnvironment({{"PYTORCH_ALLOC_CONF", "backend:native,expandable_segments:True"}}));
+    EXPECT_EQ(valueOf(env, "PYTORCH_ALLOC_CONF"),
+              "backend:cudaMallocAsync,expandable_segments:True");
+    EXPECT_EQ(valueOf(env, "PYTORCH_CUDA_ALLOC_CONF"), "<unset>");
+}
+
+TEST(LaunchEnvironment, WithoutPerTensorTheAllocatorSettingsAreLeftAlone) {
+    RunOptions options;
+    const auto env =
+        launchEnvironment(options, "/a.so", "/out", "t",
+                          mapEnvironment({{"PYTORCH_ALLOC_CONF", "backend:native"},
+                                          {"PYTORCH_CUDA_ALLOC_CONF", "backend:native"}}));
+    // Not assigned by the launcher: the command inherits the user's values unchanged.
+    EXPECT_EQ(valueOf(env, "PYTORCH_ALLOC_CONF"), "<unset>");
+    EXPECT_EQ(valueOf(env, "PYTORCH_CUDA_ALLOC_CONF"), "<unset>");
 }
 
 TEST(AgentLibraryCandidates, LooksBesideTheLauncherThenInLib) {
