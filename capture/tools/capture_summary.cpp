@@ -6,7 +6,8 @@
 //   its address was allocated with), device-static memory (module globals) left out as the
 //   viewer's timelines leave it out; device_static_bytes: the module globals on their own;
 //   iterations: NVTX ranges named "iteration N", with the live bytes on the first device
-//   at each one's end (events at the end time included).
+//   at each one's end (events at the end time included); header.capture_settings: the agent's
+//   capture settings (flush period, CUPTI version, allocator settings) as strings.
 
 #include <algorithm>
 #include <cstdio>
@@ -199,7 +200,12 @@ std::string summarize(const std::string& path, bool& ok) {
          ",\"world_size\":" + std::to_string(h.worldSize) + ",\"job\":" + quote(h.jobId) +
          ",\"clock_domain\":" + quote(h.clockDomain) +
          ",\"wall_clock_anchor_ns\":" + std::to_string(h.wallClockAnchorNs) +
-         ",\"anchor_trace_ns\":" + std::to_string(h.anchorTraceNs) + "}";
+         ",\"anchor_trace_ns\":" + std::to_string(h.anchorTraceNs) + ",\"capture_settings\":{";
+    for (size_t i = 0; i < h.captureSettings.size(); ++i) {
+        o += (i ? "," : "") + quote(h.captureSettings[i].first) + ":" +
+             quote(h.captureSettings[i].second);
+    }
+    o += "}}";
     o += ",\"devices\":[";
     bool first = true;
     auto emitDevice = [&](DeviceIndex index, const DeviceInfo* info, const DeviceMemory& m) {

@@ -46,6 +46,7 @@ TEST(CaptureSummary, ComputesPeaksIterationsOomsAndLoss) {
     d.header.producer = "test";
     d.header.rank = RankId{3};
     d.header.worldSize = 4;
+    d.header.captureSettings = {{"flush_ms", "200"}, {"PYTORCH_ALLOC_CONF", "a:\"b\""}};
     d.header.devices.push_back({DeviceIndex{0}, "GPU-x", "Test GPU", 80ull << 30});
     // reserved: +100 (t1), +50 (t2) -> 150 peak, free 100 (t3) -> 50 (the static 300 at t5 aside)
     add(d, 1, 0x1000, 100, MemoryAction::Alloc, MemoryLevel::Reserved);
@@ -83,6 +84,11 @@ TEST(CaptureSummary, ComputesPeaksIterationsOomsAndLoss) {
     EXPECT_NE(json.find("\"peak_allocated_bytes\":30"), std::string::npos) << json;
     EXPECT_NE(json.find("\"device_static_bytes\":300"), std::string::npos) << json;
     EXPECT_NE(json.find("\"rank\":3"), std::string::npos) << json;
+    // the settings as written above, the quotes in the value escaped
+    EXPECT_NE(json.find("\"capture_settings\":{\"flush_ms\":\"200\","
+                        "\"PYTORCH_ALLOC_CONF\":\"a:\\\"b\\\"\"}}"),
+              std::string::npos)
+        << json;
     // iteration 0 ends at t=3; events at its end time count: reserved 150 - 100 = 50,
     // allocated 10
     EXPECT_NE(json.find("{\"index\":0,\"start_ns\":0,\"end_ns\":3,\"reserved_at_end\":50,"
