@@ -217,6 +217,9 @@ bool Agent::start() {
         printNotice("capture is off: " + error);
         return false;
     }
+    ConverterOptions converterOptions;
+    converterOptions.keepLibraryNvtx = processEnvironment()(kEnvNvtxLibraries).value_or("") == "1";
+    m_staging.setConverterOptions(converterOptions);
     if (!driverAvailable()) {
         printNotice("capture is off: no CUDA driver (libcuda.so.1 cannot be loaded)");
         return false;
@@ -255,6 +258,7 @@ bool Agent::start() {
         {"cupti_api_version", std::to_string(cupti.version)},
         {"cupti_api_version_built", std::to_string(builtCuptiVersion())},
         {"activity_kinds", "MEMORY2,MEMORY_POOL,CONCURRENT_KERNEL,MEMCPY,MEMSET,MARKER"},
+        {"nvtx_domains", converterOptions.keepLibraryNvtx ? "all" : "application"},
     };
     launch(std::move(output), true);
     return true;

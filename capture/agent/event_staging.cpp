@@ -59,8 +59,18 @@ void EventStaging::takeInto(trace::TraceData& out, bool final) {
         out.dataLoss.push_back({trace::LossCounter::CuptiRecordsDropped, m_cuptiDropped, {}, 0, 0});
         m_cuptiDropped = 0;
     }
+    m_converter->takeDataLoss(out.dataLoss);
     takeCounts(m_overflowByKind, trace::LossCounter::WriterQueueOverflow, out);
     takeCounts(m_failedByKind, trace::LossCounter::OutputWriteFailed, out);
+}
+
+bool EventStaging::setConverterOptions(const ConverterOptions& options) {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    if (m_converter->stats().records > 0) {
+        return false;
+    }
+    m_converter = std::make_unique<RecordConverter>(m_staging, options);
+    return true;
 }
 
 trace::StringId EventStaging::intern(std::string_view name) {

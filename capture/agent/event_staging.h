@@ -41,9 +41,13 @@ public:
     }
 
     /// Writer side: moves the staged rows, the string-table entries `out` lacks and one DataLoss
-    /// per non-zero drop counter into `out`, and resets the counters. `final` first closes the
+    /// per non-zero drop counter (the converter's records without a time among them) into
+    /// `out`, and resets the counters. `final` first closes the
     /// NVTX ranges still open (at exit).
     void takeInto(trace::TraceData& out, bool final);
+    /// Job start, before the first record: the converter's options (library NVTX domains).
+    /// Returns false, changing nothing, once a record has been converted.
+    bool setConverterOptions(const ConverterOptions& options);
     /// Interns `name` in the staging string table (the ids written come from it).
     trace::StringId intern(std::string_view name);
     /// Writer side, after takeInto: interns `name` in the staging table and copies every entry

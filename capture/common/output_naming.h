@@ -36,6 +36,9 @@ inline constexpr const char* kEnvLive = "VRAMSCOPE_LIVE";
 inline constexpr const char* kEnvRingMib = "VRAMSCOPE_RING_MIB";
 /// "0": no trace file, the live socket and its ring only (vramscope-run --no-file).
 inline constexpr const char* kEnvFile = "VRAMSCOPE_FILE";
+/// "1": keep NVTX ranges of library domains (NCCL, cuBLAS, cuDNN, ...); by default only the
+/// application's are recorded (vramscope-run --nvtx-libraries).
+inline constexpr const char* kEnvNvtxLibraries = "VRAMSCOPE_NVTX_LIBRARIES";
 /// Event handles of the plugin's pool (64 - 1048576, default 8192): operations waiting for
 /// their kernel channels plus live sub-events; beyond it events are dropped and counted.
 inline constexpr const char* kEnvNcclEvents = "VRAMSCOPE_NCCL_EVENTS";

@@ -9,6 +9,8 @@
 #include <cstring>
 
 #include "device_facts.h"
+#include "event_staging.h"
+#include "vramscope/trace/memory_running_sum.h"
 #include "vramscope/trace/trace_file.h"
 
 using namespace vramscope;
@@ -60,6 +62,13 @@ CUpti_ActivityMarker2 marker(CUpti_ActivityFlag flag, uint32_t id, uint64_t t, u
     return r;
 }
 
+CUpti_ActivityMarker2 domainMarker(CUpti_ActivityFlag flag, uint32_t id, uint64_t t,
+                                   uint32_t thread, const char* name, const char* domain) {
+    auto r = marker(flag, id, t, thread, name);
+    r.domain = domain;
+    return r;
+}
+
 CUpti_ActivityKernel10 kernel(const char* name, uint64_t start, uint64_t end, uint32_t stream) {
     auto r = zeroed<CUpti_ActivityKernel10>();
     r.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
@@ -99,7 +108,9 @@ TEST(RecordConverter, MapsCudaMallocToReservedAndPoolAllocationsToAllocated) {
         conv.convert(asRecord(r));
     }
 
-    ASSERT_EQ(data.memory.size(), 4u);
+    // 5 rows: the pool's first sight (64 MiB) is a reserved growth, written before the
+    // allocation carved from it; the free leaves the pool size as it was.
+    ASSERT_EQ(data.memory.size(), 5u);
     const trace::MemoryEvent a = data.memory.at(0);
     EXPECT_EQ(a.timestampNs, 1000);
     EXPECT_EQ(a.address, 0x7f0000000000u);
@@ -108,14 +119,22 @@ TEST(RecordConverter, MapsCudaMallocToReservedAndPoolAllocationsToAllocated) {
     EXPECT_EQ(a.level, MemoryLevel::Reserved);
     EXPECT_EQ(a.kind, MemoryKind::Device);
     EXPECT_EQ(a.stream, 0u);  // CUPTI_INVALID_STREAM_ID: a synchronous allocation
-    const trace::MemoryEvent b = data.memory.at(1);
+    const trace::MemoryEvent growth = data.memory.at(1);
+    EXPECT_EQ(growth.level, MemoryLevel::Reserved);
+    EXPECT_EQ(growth.kind, MemoryKind::Pool);
+    EXPECT_EQ(growth.action, MemoryAction::Alloc);
+    EXPECT_EQ(growth.address, 0xabcu);  // pool address + size before (0)
+    EXPECT_EQ(growth.sizeBytes, 64u << 20);
+    EXPECT_EQ(growth.timestampNs, 1100);
+    const trace::MemoryEvent b = data.memory.at(2);
     EXPECT_EQ(b.level, MemoryLevel::Allocated);
     EXPECT_EQ(b.kind, MemoryKind::Pool);
     EXPECT_EQ(b.stream, 13u);
-    EXPECT_EQ(data.memory.at(2).action, MemoryAction::Free);
-    EXPECT_EQ(data.memory.at(2).level, MemoryLevel::Allocated);
     EXPECT_EQ(data.memory.at(3).action, MemoryAction::Free);
-    EXPECT_EQ(data.memory.at(3).level, MemoryLevel::Reserved);
+    EXPECT_EQ(data.memory.at(3).level, MemoryLevel::Allocated);
+    EXPECT_EQ(data.memory.at(4).action, MemoryAction::Free);
+    EXPECT_EQ(data.memory.at(4).level, MemoryLevel::Reserved);
+    EXPECT_EQ(data.memory.at(4).kind, MemoryKind::Device);
     EXPECT_EQ(conv.stats().memory, 4u);
     EXPECT_EQ(conv.lastTimestampNs(), 1300);
 
@@ -292,9 +311,13 @@ TEST(RecordConverter, KeepsThreadsApartAndClosesOpenRangesAtExit) {
     conv.convert(asRecord(&a));
     conv.convert(asRecord(&b));
     conv.convert(asRecord(&stray));
-    EXPECT_EQ(conv.stats().unmatchedEnds, 1u);
+    // The stray END is held for a START that may still come; at exit it counts as unmatched.
+    EXPECT_EQ(conv.stats().unmatchedEnds, 0u);
+    EXPECT_EQ(conv.heldEndCount(), 1u);
     EXPECT_EQ(data.ranges.size(), 0u);
     EXPECT_EQ(conv.closeOpenRanges(500), 2u);
+    EXPECT_EQ(conv.stats().unmatchedEnds, 1u);
+    EXPECT_EQ(conv.heldEndCount(), 0u);
     ASSERT_EQ(data.ranges.size(), 2u);
     for (size_t i = 0; i < 2; ++i) {
         const trace::RangeEvent r = data.ranges.at(i);
@@ -364,6 +387,313 @@ TEST(RecordConverter, ConvertedEventsSurviveTheWriterAndReader) {
     EXPECT_EQ(back.dataLoss[0].counter, trace::LossCounter::WriterQueueOverflow);
     EXPECT_EQ(back.dataLoss[0].reason, "kernel records");
     EXPECT_EQ(back.dataLoss[0].count, 12u);
+}
+
+TEST(RecordConverter, DropsAndCountsRecordsWithoutATime) {
+    trace::TraceData data;
+    RecordConverter conv(data);
+    const auto good = kernel("_Z4stepv", 1000, 2000, 7);
+    const auto untimed = kernel("_Z4stepv", 0, 0, 7);          // CUPTI could not take the time
+    const auto backwards = kernel("_Z4stepv", 5000, 4000, 7);  // end before start
+    auto copy = zeroed<CUpti_ActivityMemcpy6>();
+    copy.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+    copy.start = 0;
+    copy.end = 50;
+    auto set = zeroed<CUpti_ActivityMemset4>();
+    set.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+    set.start = 10;
+    set.end = 0;
+    for (const void* r : {static_cast<const void*>(&good), static_cast<const void*>(&untimed),
+                          static_cast<const void*>(&backwards), static_cast<const void*>(&copy),
+                          static_cast<const void*>(&set)}) {
+        conv.convert(asRecord(r));
+    }
+    ASSERT_EQ(data.kernels.size(), 1u);  // nothing stored at t = 0
+    EXPECT_EQ(data.kernels.at(0).startNs, 1000);
+    EXPECT_EQ(conv.stats().kernels, 1u);
+    EXPECT_EQ(conv.stats().memcpys, 0u);
+    EXPECT_EQ(conv.stats().memsets, 0u);
+    EXPECT_EQ(conv.stats().withoutTime, 4u);
+    EXPECT_EQ(conv.lastTimestampNs(), 2000);  // the dropped records' times are not taken
+
+    std::vector<trace::DataLoss> loss;
+    conv.takeDataLoss(loss);
+    ASSERT_EQ(loss.size(), 3u);
+    EXPECT_EQ(loss[0].counter, trace::LossCounter::CuptiRecordsWithoutTime);
+    EXPECT_EQ(loss[0].reason, "memcpy records");
+    EXPECT_EQ(loss[0].count, 1u);
+    EXPECT_EQ(loss[1].reason, "memset records");
+    EXPECT_EQ(loss[1].count, 1u);
+    EXPECT_EQ(loss[2].reason, "kernel records");
+    EXPECT_EQ(loss[2].count, 2u);
+    EXPECT_EQ(trace::lossCounterInfo(loss[0].counter).name, "cupti_records_without_time");
+    conv.takeDataLoss(loss);  // counts since the previous take: none
+    EXPECT_EQ(loss.size(), 3u);
+    conv.convert(asRecord(&untimed));
+    conv.takeDataLoss(loss);
+    ASSERT_EQ(loss.size(), 4u);
+    EXPECT_EQ(loss[3].count, 1u);
+}
+
+TEST(EventStaging, HandsTheConvertersLossesToTheWriterRound) {
+    EventStaging staging(1000);
+    const auto untimed = kernel("_Z4stepv", 0, 0, 7);
+    const auto good = kernel("_Z4stepv", 10, 20, 7);
+    std::vector<const CUpti_Activity*> records = {&asRecord(&untimed), &asRecord(&good),
+                                                  &asRecord(&untimed)};
+    size_t next = 0;
+    staging.addRecords(0, [&]() { return next < records.size() ? records[next++] : nullptr; });
+    trace::TraceData out;
+    staging.takeInto(out, false);
+    EXPECT_EQ(out.kernels.size(), 1u);
+    ASSERT_EQ(out.dataLoss.size(), 1u);
+    EXPECT_EQ(out.dataLoss[0].counter, trace::LossCounter::CuptiRecordsWithoutTime);
+    EXPECT_EQ(out.dataLoss[0].count, 2u);
+    EXPECT_EQ(out.dataLoss[0].reason, "kernel records");
+    // Options come before the first record only: the converter's state is never thrown away.
+    EXPECT_FALSE(staging.setConverterOptions(ConverterOptions{true}));
+    EventStaging fresh(1000);
+    EXPECT_TRUE(fresh.setConverterOptions(ConverterOptions{true}));
+}
+
+TEST(IsLibraryNvtxDomain, KnowsTheLibrariesAndLeavesTheApplicationAlone) {
+    for (const char* library :
+         {"NCCL", "nccl", "cuBLAS", "cuBLASLt", "cuDNN", "CUPTI", "cuFFT", "cuSPARSE", "cuSOLVER",
+          "nvJPEG", "TensorRT", "NVSHMEM", "CCCL", "aws-ofi-nccl gin_comm 0x1_0"}) {
+        EXPECT_TRUE(isLibraryNvtxDomain(library)) << library;
+    }
+    for (const char* app : {"my app", "PyTorch", "train", "", "nc"}) {
+        EXPECT_FALSE(isLibraryNvtxDomain(app)) << app;
+    }
+    EXPECT_FALSE(isLibraryNvtxDomain(nullptr));  // the default domain is the application's
+}
+
+TEST(RecordConverter, LeavesLibraryNvtxOutUnlessAskedToKeepIt) {
+    // Thread 7: the application pushes "step" (default domain) and "attention" (its own domain)
+    // inside an NCCL range, whose END carries no domain; cuBLASLt marks an instant; a CCCL range
+    // carries its domain on both markers.
+    const std::vector<CUpti_ActivityMarker2> records = {
+        domainMarker(CUPTI_ACTIVITY_FLAG_MARKER_START, 1, 100, 7, "ncclAllReduce", "NCCL"),
+        marker(CUPTI_ACTIVITY_FLAG_MARKER_START, 2, 110, 7, "step"),
+        domainMarker(CUPTI_ACTIVITY_FLAG_MARKER_START, 3, 120, 7, "attention", "my app"),
+        domainMarker(CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS, 4, 125, 7, "gemm", "cuBLASLt"),
+        domainMarker(CUPTI_ACTIVITY_FLAG_MARKER_START, 5, 126, 7, "DeviceReduce", "CCCL"),
+        domainMarker(CUPTI_ACTIVITY_FLAG_MARKER_END, 5, 127, 7, nullptr, "CCCL"),
+        marker(CUPTI_ACTIVITY_FLAG_MARKER_END, 3, 130, 7, nullptr),
+        marker(CUPTI_ACTIVITY_FLAG_MARKER_END, 2, 140, 7, nullptr),
+        marker(CUPTI_ACTIVITY_FLAG_MARKER_END, 1, 150, 7, nullptr),
+    };
+    trace::TraceData data;
+    RecordConverter conv(data);
+    for (const auto& r : records) {
+        conv.convert(asRecord(&r));
+    }
+    ASSERT_EQ(data.ranges.size(), 2u);
+    EXPECT_EQ(data.string(data.ranges.at(0).name), "attention");
+    EXPECT_EQ(data.ranges.at(0).depth, 1u);  // inside "step"; the NCCL range does not count
+    EXPECT_EQ(data.string(data.ranges.at(1).name), "step");
+    EXPECT_EQ(data.ranges.at(1).depth, 0u);
+    EXPECT_EQ(conv.stats().markers, 9u);
+    EXPECT_EQ(conv.stats().libraryMarkers, 5u);  // NCCL start/end, cuBLASLt, CCCL start/end
+    EXPECT_EQ(conv.stats().unmatchedEnds, 0u);
+    EXPECT_EQ(conv.heldEndCount(), 0u);
+    EXPECT_EQ(conv.openRangeCount(), 0u);
+
+    trace::TraceData all;
+    ConverterOptions keep;
+    keep.keepLibraryNvtx = true;
+    RecordConverter keeping(all, keep);
+    for (const auto& r : records) {
+        keeping.convert(asRecord(&r));
+    }
+    // Emitted as they end: gemm, DeviceReduce, attention, step, ncclAllReduce.
+    ASSERT_EQ(all.ranges.size(), 5u);
+    EXPECT_EQ(all.string(all.ranges.at(0).name), "gemm");
+    EXPECT_EQ(all.string(all.ranges.at(1).name), "DeviceReduce");
+    EXPECT_EQ(all.ranges.at(1).depth, 3u);
+    EXPECT_EQ(all.string(all.ranges.at(4).name), "ncclAllReduce");
+    EXPECT_EQ(all.ranges.at(3).depth, 1u);  // "step" inside the NCCL range
+    EXPECT_EQ(keeping.stats().libraryMarkers, 0u);
+}
+
+TEST(RecordConverter, CompletesARangeWhoseEndArrivedBeforeItsStart) {
+    trace::TraceData data;
+    RecordConverter conv(data);
+    // Thread 2's buffer arrives first: it ends thread 1's start/end range 5 at 300.
+    const auto lateEnd = marker(CUPTI_ACTIVITY_FLAG_MARKER_END, 5, 300, 2, nullptr);
+    conv.convert(asRecord(&lateEnd));
+    EXPECT_EQ(conv.heldEndCount(), 1u);
+    EXPECT_EQ(data.ranges.size(), 0u);
+    // Thread 1's buffer: push "step" (4), start "prefetch" (5) inside it, pop "step" at 400,
+    // then push "next" (6).
+    const std::vector<CUpti_ActivityMarker2> thread1 = {
+        marker(CUPTI_ACTIVITY_FLAG_MARKER_START, 4, 100, 1, "step"),
+        marker(CUPTI_ACTIVITY_FLAG_MARKER_START, 5, 150, 1, "prefetch"),
+        marker(CUPTI_ACTIVITY_FLAG_MARKER_END, 4, 400, 1, nullptr),
+        marker(CUPTI_ACTIVITY_FLAG_MARKER_START, 6, 410, 1, "next"),
+        marker(CUPTI_ACTIVITY_FLAG_MARKER_END, 6, 420, 1, nullptr),
+    };
+    for (const auto& r : thread1) {
+        conv.convert(asRecord(&r));
+    }
+    ASSERT_EQ(data.ranges.size(), 3u);
+    const trace::RangeEvent prefetch = data.ranges.at(0);
+    EXPECT_EQ(data.string(prefetch.name), "prefetch");
+    EXPECT_EQ(prefetch.startNs, 150);
+    EXPECT_EQ(prefetch.endNs, 300);
+    EXPECT_EQ(prefetch.threadId, 1u);        // the starting thread's
+    EXPECT_EQ(prefetch.depth, 1u);           // inside "step" on thread 1
+    EXPECT_EQ(data.ranges.at(1).depth, 0u);  // "step"
+    EXPECT_EQ(data.string(data.ranges.at(2).name), "next");
+    EXPECT_EQ(data.ranges.at(2).depth, 0u);  // "prefetch" left nothing open on thread 1
+    EXPECT_EQ(conv.stats().lateStarts, 1u);
+    EXPECT_EQ(conv.stats().ranges, 3u);
+    EXPECT_EQ(conv.stats().unmatchedEnds, 0u);
+    EXPECT_EQ(conv.heldEndCount(), 0u);
+}
+
+TEST(RecordConverter, GivesACrossThreadRangeTheStartingThreadsDepth) {
+    trace::TraceData data;
+    RecordConverter conv(data);
+    // Thread 1 pushes "step" (9) and starts "load" (10) inside it; thread 2, inside its own push
+    // "io" (11), ends "load"; then thread 1 pushes "fwd" (12) while "step" is still open.
+    const std::vector<CUpti_ActivityMarker2> records = {
+        marker(CUPTI_ACTIVITY_FLAG_MARKER_START, 9, 100, 1, "step"),
+        marker(CUPTI_ACTIVITY_FLAG_MARKER_START, 10, 110, 1, "load"),
+        marker(CUPTI_ACTIVITY_FLAG_MARKER_START, 11, 115, 2, "io"),
+        marker(CUPTI_ACTIVITY_FLAG_MARKER_END, 10, 120, 2, nullptr),
+        marker(CUPTI_ACTIVITY_FLAG_MARKER_END, 11, 125, 2, nullptr),
+        marker(CUPTI_ACTIVITY_FLAG_MARKER_START, 12, 130, 1, "fwd"),
+        marker(CUPTI_ACTIVITY_FLAG_MARKER_END, 12, 140, 1, nullptr),
+        marker(CUPTI_ACTIVITY_FLAG_MARKER_END, 9, 150, 1, nullptr),
+    };
+    for (const auto& r : records) {
+        conv.convert(asRecord(&r));
+    }
+    ASSERT_EQ(data.ranges.size(), 4u);
+    const trace::RangeEvent load = data.ranges.at(0);
+    EXPECT_EQ(data.string(load.name), "load");
+    EXPECT_EQ(load.threadId, 1u);
+    EXPECT_EQ(load.depth, 1u);
+    EXPECT_EQ(load.endNs, 120);
+    EXPECT_EQ(data.string(data.ranges.at(1).name), "io");
+    EXPECT_EQ(data.ranges.at(1).depth, 0u);  // thread 2's own nesting is untouched
+    EXPECT_EQ(data.string(data.ranges.at(2).name), "fwd");
+    EXPECT_EQ(data.ranges.at(2).depth, 1u);  // "load" closed on thread 1: only "step" is open
+    EXPECT_EQ(data.ranges.at(3).depth, 0u);
+}
+
+TEST(RecordConverter, HoldsABoundedNumberOfEndsAndCountsTheRest) {
+    trace::TraceData data;
+    ConverterOptions options;
+    options.maxHeldEnds = 2;
+    RecordConverter conv(data, options);
+    for (uint32_t id = 1; id <= 3; ++id) {
+        const auto end = marker(CUPTI_ACTIVITY_FLAG_MARKER_END, id, 100 + id, 2, nullptr);
+        conv.convert(asRecord(&end));
+    }
+    EXPECT_EQ(conv.heldEndCount(), 2u);
+    EXPECT_EQ(conv.stats().unmatchedEnds, 1u);
+    // The START of a held END completes its range; the one not held stays unmatched.
+    const auto start1 = marker(CUPTI_ACTIVITY_FLAG_MARKER_START, 1, 50, 1, "a");
+    conv.convert(asRecord(&start1));
+    ASSERT_EQ(data.ranges.size(), 1u);
+    EXPECT_EQ(data.ranges.at(0).endNs, 101);
+    EXPECT_EQ(conv.closeOpenRanges(1000), 0u);
+    EXPECT_EQ(conv.stats().unmatchedEnds, 2u);  // id 3 (never held) and id 2 (never started)
+}
+
+TEST(RecordConverter, TurnsPoolGrowthIntoReservedMemoryThatEndsAtThePoolSize) {
+    trace::TraceData data;
+    RecordConverter conv(data);
+    const uint64_t mib = 1 << 20;
+    const uint64_t poolA = 0x7f0000000000;
+    const uint64_t poolB = 0x7f8000000000;
+    auto tensor = [&](uint64_t t, uint64_t address, uint64_t bytes, uint64_t poolBytes) {
+        auto r = memoryRecord(CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION,
+                              CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, address, bytes, t);
+        r.isAsync = 1;
+        r.memoryPoolConfig.memoryPoolType = CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL;
+        r.memoryPoolConfig.address = poolA;
+        r.memoryPoolConfig.pool.size = poolBytes;
+        return r;
+    };
+    auto poolRecord = [&](CUpti_ActivityMemoryPoolOperationType op, uint64_t t, uint64_t address,
+                          uint64_t bytes) {
+        auto r = zeroed<CUpti_ActivityMemoryPool3>();
+        r.kind = CUPTI_ACTIVITY_KIND_MEMORY_POOL;
+        r.memoryPoolOperationType = op;
+        r.memoryPoolType = CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL;
+        r.address = address;
+        r.size = bytes;
+        r.timestamp = t;
+        return r;
+    };
+    // Pool A: 32 MiB at the first tensor, still 32 at the second, 96 at the third, trimmed to
+    // 40 MiB; pool B created with 16 MiB; pool A destroyed.
+    const auto t1 = tensor(10, poolA + 0x100, 20 * mib, 32 * mib);
+    const auto t2 = tensor(20, poolA + 0x2000000, 10 * mib, 32 * mib);
+    const auto t3 = tensor(30, poolA + 0x4000000, 60 * mib, 96 * mib);
+    const auto trim =
+        poolRecord(CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_TRIMMED, 40, poolA, 40 * mib);
+    const auto createB =
+        poolRecord(CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_CREATED, 50, poolB, 16 * mib);
+    const auto destroyA =
+        poolRecord(CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_DESTROYED, 60, poolA, 0);
+    for (const void* r :
+         {static_cast<const void*>(&t1), static_cast<const void*>(&t2),
+          static_cast<const void*>(&t3), static_cast<const void*>(&trim),
+          static_cast<const void*>(&createB), static_cast<const void*>(&destroyA)}) {
+        conv.convert(asRecord(r));
+    }
+
+    // Expected reserved rows, by hand: +32 @A, +64 @A+32 (96); trim by 56: -64 @A+32, +8 @A+32
+    // (40); +16 @B (56); destroy A: -8 @A+32, -32 @A (16).
+    struct Row {
+        MemoryAction action;
+        uint64_t address;
+        uint64_t bytes;
+        trace::TimestampNs t;
+    };
+    const Row expected[] = {
+        {MemoryAction::Alloc, poolA, 32 * mib, 10},
+        {MemoryAction::Alloc, poolA + 32 * mib, 64 * mib, 30},
+        {MemoryAction::Free, poolA + 32 * mib, 64 * mib, 40},
+        {MemoryAction::Alloc, poolA + 32 * mib, 8 * mib, 40},
+        {MemoryAction::Alloc, poolB, 16 * mib, 50},
+        {MemoryAction::Free, poolA + 32 * mib, 8 * mib, 60},
+        {MemoryAction::Free, poolA, 32 * mib, 60},
+    };
+    std::vector<trace::MemoryEvent> reserved;
+    trace::MemoryRunningSum sum;
+    int64_t peak = 0;
+    for (size_t i = 0; i < data.memory.size(); ++i) {
+        const trace::MemoryEvent e = data.memory.at(i);
+        if (e.level != MemoryLevel::Reserved) {
+            continue;
+        }
+        EXPECT_EQ(e.kind, MemoryKind::Pool);
+        reserved.push_back(e);
+        peak = std::max(peak, sum.apply(e.action, e.address, e.sizeBytes));
+    }
+    ASSERT_EQ(reserved.size(), std::size(expected));
+    for (size_t i = 0; i < reserved.size(); ++i) {
+        EXPECT_EQ(reserved[i].action, expected[i].action) << i;
+        EXPECT_EQ(reserved[i].address, expected[i].address) << i;
+        EXPECT_EQ(reserved[i].sizeBytes, expected[i].bytes) << i;
+        EXPECT_EQ(reserved[i].timestampNs, expected[i].t) << i;
+    }
+    EXPECT_EQ(sum.sum(), int64_t(16 * mib));  // pool B alone is left
+    EXPECT_EQ(peak, int64_t(96 * mib));
+    EXPECT_EQ(sum.unmatchedFrees(), 0u);  // every free matches an alloc by address and size
+    EXPECT_EQ(conv.stats().poolGrowths, 4u);
+    EXPECT_EQ(conv.stats().poolShrinks, 3u);
+    // The tensors stay allocated-level rows, each after the growth that made room for it, and
+    // reserved (96 MiB) is never below allocated (90 MiB at the third tensor).
+    EXPECT_EQ(data.memory.at(1).level, MemoryLevel::Allocated);
+    EXPECT_EQ(data.memory.at(1).sizeBytes, 20 * mib);
+    EXPECT_EQ(data.memory.at(3).level, MemoryLevel::Reserved);
+    EXPECT_EQ(data.memory.at(4).sizeBytes, 60 * mib);
 }
 
 TEST(FormatGpuUuid, PrintsLikeNvidiaSmi) {
