@@ -54,6 +54,9 @@ std::string runUsage() {
            "  --ring-mib N    recent data kept for viewers that attach later, MiB per process\n"
            "                  (default 64, 1 to 4096)\n"
            "  --no-file       write no trace file: the live socket and its ring only\n"
+           "  --nvtx-libraries\n"
+           "                  keep the NVTX ranges of libraries (NCCL, cuBLAS, cuDNN, ...) too;\n"
+           "                  by default only the application's own are recorded\n"
            "  --sweep NAME=V1,V2,...  run COMMAND once per value, in order, with the\n"
            "                  environment variable NAME=V and every {NAME} in its arguments\n"
            "                  replaced by V, each run recorded into DIR/NAME-V/; values are\n"
@@ -106,6 +109,8 @@ ParsedRunOptions parseRunArguments(const std::vector<std::string>& args) {
             options.output = *v;
         } else if (a == "--no-file") {
             options.file = false;
+        } else if (a == "--nvtx-libraries") {
+            options.nvtxLibraries = true;
         } else if (a == "--per-tensor") {
             options.perTensor = true;
         } else if (a == "--flush-ms") {
@@ -247,6 +252,9 @@ std::vector<EnvAssignment> launchEnvironment(const RunOptions& options,
     out.push_back({kEnvLive, options.live ? "1" : "0"});
     if (!options.file) {
         out.push_back({kEnvFile, "0"});
+    }
+    if (options.nvtxLibraries) {
+        out.push_back({kEnvNvtxLibraries, "1"});
     }
     if (options.ringMib) {
         out.push_back({kEnvRingMib, std::to_string(*options.ringMib)});

@@ -32,6 +32,7 @@ struct RunOptions {
     bool live = true;                         ///< --live on|off: serve a live socket
     std::optional<int> ringMib;               ///< --ring-mib N; unset = the agent's default
     bool file = true;                         ///< false with --no-file: the live socket only
+    bool nvtxLibraries = false;               ///< --nvtx-libraries: keep library NVTX domains too
     bool help = false;
     std::optional<SweepSpec> sweep;    ///< --sweep NAME=V1,V2,...: one run per value
     std::vector<std::string> command;  ///< what to run, argv[0] first
@@ -43,7 +44,8 @@ struct ParsedRunOptions {
 };
 
 /// Parses `vramscope-run [-o DIR_OR_FILE] [--per-tensor] [--flush-ms N] [--job NAME]
-/// [--nccl off|coll|full] [--live on|off] [--ring-mib N] [--no-file] [--sweep NAME=V1,V2,...] --
+/// [--nccl off|coll|full] [--live on|off] [--ring-mib N] [--no-file] [--nvtx-libraries]
+/// [--sweep NAME=V1,V2,...] --
 /// COMMAND...`
 /// (`args` excludes argv[0]). The
 /// "--" may be left out when COMMAND does not start with '-'. With --sweep, -o must name a
@@ -72,7 +74,8 @@ struct EnvAssignment {
 /// The variables vramscope-run sets for the command (and so for all its children, which inherit
 /// them): CUDA_INJECTION64_PATH and NVTX_INJECTION64_PATH = `agentPath` (absolute),
 /// VRAMSCOPE_OUTPUT = `outputAbsolute`, VRAMSCOPE_JOB, VRAMSCOPE_FLUSH_MS when set,
-/// VRAMSCOPE_NCCL = off|coll|full, NCCL_PROFILER_PLUGIN = `agentPath` unless --nccl off or the
+/// VRAMSCOPE_NCCL = off|coll|full, VRAMSCOPE_NVTX_LIBRARIES=1 with --nvtx-libraries,
+/// NCCL_PROFILER_PLUGIN = `agentPath` unless --nccl off or the
 /// user's environment already sets it (ncclPluginWarning), and with --per-tensor
 /// PYTORCH_ALLOC_CONF always and PYTORCH_CUDA_ALLOC_CONF when `env` sets it, both to
 /// withCudaMallocAsyncBackend() of the job's own settings: `env`'s PYTORCH_ALLOC_CONF, else its

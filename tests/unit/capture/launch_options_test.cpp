@@ -108,6 +108,22 @@ TEST(LaunchEnvironment, LiveViewingIsOnByDefaultAndTheRingSizeTravels) {
     EXPECT_NE(parsed.error.find("record nothing"), std::string::npos) << parsed.error;
 }
 
+TEST(LaunchEnvironment, NvtxLibrariesKeepsLibraryDomainsOnlyWhenAsked) {
+    // By default the agent records the application's NVTX only: the variable is not set.
+    auto parsed = parseRunArguments({"--", "python3", "t.py"});
+    ASSERT_TRUE(parsed.options) << parsed.error;
+    EXPECT_FALSE(parsed.options->nvtxLibraries);
+    auto env = launchEnvironment(*parsed.options, "/a.so", "/out", "t", mapEnvironment({}));
+    EXPECT_EQ(valueOf(env, "VRAMSCOPE_NVTX_LIBRARIES"), "<unset>");
+    parsed = parseRunArguments({"--nvtx-libraries", "--", "python3", "t.py"});
+    ASSERT_TRUE(parsed.options) << parsed.error;
+    EXPECT_TRUE(parsed.options->nvtxLibraries);
+    EXPECT_EQ(parsed.options->command, (std::vector<std::string>{"python3", "t.py"}));
+    env = launchEnvironment(*parsed.options, "/a.so", "/out", "t", mapEnvironment({}));
+    EXPECT_EQ(valueOf(env, "VRAMSCOPE_NVTX_LIBRARIES"), "1");
+    EXPECT_NE(runUsage().find("--nvtx-libraries"), std::string::npos);
+}
+
 TEST(LaunchEnvironment, MakesTheAgentNcclsProfilerPluginUnlessOffOrTheUserHasOne) {
     RunOptions options;
     options.command = {"python3", "t.py"};
