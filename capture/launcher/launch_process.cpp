@@ -1,6 +1,7 @@
 #include "launch_process.h"
 
 #include <dirent.h>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
@@ -156,6 +157,61 @@ std::string findAgent() {
         }
     }
     return {};
+}
+
+std::string agentLoadError(const std::string& agent) {
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0) {
+        return std::string("cannot test the library (pipe failed: ") + std::strerror(errno) + ")";
+    }
+    const pid_t child = fork();
+    if (child < 0) {
+        const int error = errno;
+        close(fds[0]);
+        close(fds[1]);
+        return std::string("cannot test the library (fork failed: ") + std::strerror(error) + ")";
+    }
+    if (child == 0) {
+        close(fds[0]);
+        // A link namespace of its own: the launcher's libprotobuf already holds the .vscope
+        // schema (trace_io), and the agent's copy of it would abort there, not in the job.
+        if (dlmopen(LM_ID_NEWLM, agent.c_str(), RTLD_NOW | RTLD_LOCAL) != nullptr) {
+            _exit(0);
+        }
+        const char* error = dlerror();
+        const std::string text = error != nullptr ? error : "dlopen failed without a message";
+        writeAll(fds[1], text.data(), text.size());
+        _exit(1);
+    }
+    close(fds[1]);
+    // dlerror()'s line fits the pipe, so the child never blocks on it: wait first, then read.
+    int status = 0;
+    while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+    }
+    fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK);
+    std::string message;
+    char buf[4096];
+    for (;;) {
+        const ssize_t n = read(fds[0], buf, sizeof buf);
+        if (n > 0) {
+            message.append(buf, static_cast<size_t>(n));
+        } else if (!(n < 0 && errno == EINTR)) {
+            break;
+        }
+    }
+    close(fds[0]);
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+        return {};
+    }
+    if (!message.empty()) {
+        return message;
+    }
+    if (WIFSIGNALED(status)) {
+        return std::string("loading it killed the test process (") + strsignal(WTERMSIG(status)) +
+               ")";
+    }
+    return "loading it ended the test process with exit status " +
+           std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 }
 
 std::string findCli() {

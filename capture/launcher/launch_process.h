@@ -20,6 +20,12 @@ bool makeDirectories(const std::string& dir);
 /// The agent library: VRAMSCOPE_AGENT when set (empty when that is not readable), else the first
 /// readable agentLibraryCandidates(selfDirectory()); empty when none.
 std::string findAgent();
+/// Test-loads the agent library at `agent` as the job will: dlopen(RTLD_NOW | RTLD_LOCAL) in a
+/// forked child that exits right after, so nothing of the library (its constructors, libcupti)
+/// stays in the launcher. Returns "" when it loaded, else dlerror()'s text (a missing NEEDED
+/// library, a glibc too old for it, not an ELF file ...), or how the child ended when it gave
+/// none (killed by a signal), or why the test could not be made (pipe or fork failed).
+std::string agentLoadError(const std::string& agent);
 /// vramscope-cli: VRAMSCOPE_CLI when set (empty when that is not executable), else the first
 /// executable cliCandidates(selfDirectory()); empty when none.
 std::string findCli();

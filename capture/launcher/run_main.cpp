@@ -39,6 +39,11 @@ int main(int argc, char** argv) {
     if (options.sweep) {
         return runSweep(options, agent);
     }
+    if (const std::string error = agentLoadError(agent); !error.empty()) {
+        std::fprintf(stderr, "vramscope-run: cannot load the capture agent %s: %s\n", agent.c_str(),
+                     error.c_str());
+        return 2;
+    }
 
     OutputSpec spec = parseOutputSpec(options.output);
     if (spec.kind != OutputKind::UnixSocket && options.file) {
