@@ -9,7 +9,7 @@ namespace vramscope::analysis::detail {
 
 namespace {
 
-constexpr const char* kRule = "allocator-churn";
+constexpr const char* kAllocatorChurnRule = "allocator-churn";
 
 /// "5 of 6 iterations after the warm-up (83.3 %)".
 std::string shareText(const AllocatorChurn& c) {
@@ -70,7 +70,7 @@ Advice churnAdvice(const DeviceFacts& f, const AllocatorChurn& c, const AdviceOp
     msg +=
         "expandable_segments:True (PyTorch docs, CUDA memory management) so segments grow in "
         "place; keep batch shapes steady (pad or bucket variable lengths).";
-    Advice a = makeAdvice(f, kRule, Severity::Warning, std::move(msg));
+    Advice a = makeAdvice(f, kAllocatorChurnRule, Severity::Warning, std::move(msg));
     a.evidence = {
         {"churn_iterations", double(c.churnIterations), "iterations"},
         {"steady_iterations", double(n), "iterations"},
@@ -94,16 +94,16 @@ void allocatorChurnRule(const DeviceFacts& facts, const AdviceOptions& options,
                         std::vector<Advice>& advice, std::vector<AdviceAssessment>& assessments) {
     const AllocatorChurn* c = facts.churn;
     if (c == nullptr) {
-        assess(assessments, facts, kRule, AssessmentOutcome::NotAssessed,
+        assess(assessments, facts, kAllocatorChurnRule, AssessmentOutcome::NotAssessed,
                "allocator churn was not computed for this GPU");
         return;
     }
     if (!c->assessable) {
-        assess(assessments, facts, kRule, AssessmentOutcome::NotAssessed, c->reason);
+        assess(assessments, facts, kAllocatorChurnRule, AssessmentOutcome::NotAssessed, c->reason);
         return;
     }
     if (c->steadyIterations < options.churnMinSteadyIterations) {
-        assess(assessments, facts, kRule, AssessmentOutcome::NotAssessed,
+        assess(assessments, facts, kAllocatorChurnRule, AssessmentOutcome::NotAssessed,
                std::to_string(c->steadyIterations) +
                    " iteration(s) after the warm-up; the rule needs at least " +
                    std::to_string(options.churnMinSteadyIterations));
@@ -111,11 +111,11 @@ void allocatorChurnRule(const DeviceFacts& facts, const AdviceOptions& options,
     }
     if (c->churnShare() > options.churnIterationShare || c->emptyCacheFrees > 0) {
         advice.push_back(churnAdvice(facts, *c, options));
-        assess(assessments, facts, kRule, AssessmentOutcome::Fired, firedBecause(*c, options),
-               Severity::Warning);
+        assess(assessments, facts, kAllocatorChurnRule, AssessmentOutcome::Fired,
+               firedBecause(*c, options), Severity::Warning);
         return;
     }
-    assess(assessments, facts, kRule, AssessmentOutcome::Clear,
+    assess(assessments, facts, kAllocatorChurnRule, AssessmentOutcome::Clear,
            "segments freed and allocated again inside " + shareText(*c) +
                " <= " + formatPercent(options.churnIterationShare) + " (" +
                std::to_string(c->segmentAllocs) + " segment allocations, " +

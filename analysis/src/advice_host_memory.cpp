@@ -10,7 +10,7 @@ namespace vramscope::analysis::detail {
 
 namespace {
 
-constexpr const char* kRule = "host-memory";
+constexpr const char* kHostMemoryRule = "host-memory";
 
 /// "host memory (CPU allocator's total, counter \"CPU Total Allocated\")": what the series
 /// measures and its name in the trace.
@@ -39,7 +39,7 @@ Advice growthAdvice(const DeviceFacts& facts, const HostMemoryReport& h) {
         "is read (copy-on-read: reference counts touch the pages; keep samples in numpy arrays "
         "or tensors), pin_memory buffers grow with num_workers x prefetch_factor, and tensors "
         "kept on the CPU (losses or outputs appended to a list without .item()) accumulate.";
-    Advice a = makeAdvice(facts, kRule, Severity::Warning, std::move(msg));
+    Advice a = makeAdvice(facts, kHostMemoryRule, Severity::Warning, std::move(msg));
     a.device = trace::kHostDevice;
     a.evidence = {
         {"host_growth_bytes_per_iteration", double(h.trend.growthBytesPerIteration), "bytes"},
@@ -66,7 +66,7 @@ void hostMemoryRule(const DeviceFacts& facts, const AdviceOptions& options,
     const HostMemoryReport& h = *facts.host;
     auto note = [&](AssessmentOutcome outcome, std::string detail,
                     Severity severity = Severity::Info) {
-        assess(assessments, facts, kRule, outcome, std::move(detail), severity, true);
+        assess(assessments, facts, kHostMemoryRule, outcome, std::move(detail), severity, true);
     };
     if (!h.hasData()) {
         note(AssessmentOutcome::NotAssessed,

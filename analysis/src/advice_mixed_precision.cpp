@@ -10,7 +10,7 @@ namespace vramscope::analysis::detail {
 
 namespace {
 
-constexpr const char* kRule = "mixed-precision";
+constexpr const char* kMixedPrecisionRule = "mixed-precision";
 
 std::string ms(int64_t ns) {
     return formatDuration(double(ns));
@@ -135,13 +135,14 @@ std::string adviceText(const DeviceFacts& f, const PrecisionMix& m, int64_t comp
 void mixedPrecisionRule(const DeviceFacts& facts, const AdviceOptions& options,
                         std::vector<Advice>& advice, std::vector<AdviceAssessment>& assessments) {
     if (facts.precision == nullptr || facts.breakdown == nullptr) {
-        assess(assessments, facts, kRule, AssessmentOutcome::NotAssessed,
+        assess(assessments, facts, kMixedPrecisionRule, AssessmentOutcome::NotAssessed,
                "no kernel on this GPU: the trace records no matmul or convolution time");
         return;
     }
     const PrecisionMix& m = *facts.precision;
     if (std::string missing = missingEvidence(m, options); !missing.empty()) {
-        assess(assessments, facts, kRule, AssessmentOutcome::NotAssessed, std::move(missing));
+        assess(assessments, facts, kMixedPrecisionRule, AssessmentOutcome::NotAssessed,
+               std::move(missing));
         return;
     }
     const int64_t computeNs = facts.breakdown->computeNs;
@@ -151,7 +152,7 @@ void mixedPrecisionRule(const DeviceFacts& facts, const AdviceOptions& options,
                                       " / matmul time of known precision " + ms(m.classifiedNs) +
                                       " = " + formatPercent(ofMatmul);
     if (ofMatmul <= options.fullPrecisionMatmulShare) {
-        assess(assessments, facts, kRule, AssessmentOutcome::Clear,
+        assess(assessments, facts, kMixedPrecisionRule, AssessmentOutcome::Clear,
                matmulFormula + " <= " + formatPercent(options.fullPrecisionMatmulShare, 0) +
                    " (half precision " +
                    ms(m.ns(KernelPrecision::Fp16) + m.ns(KernelPrecision::Bf16)) + ", fp8 " +
@@ -159,17 +160,18 @@ void mixedPrecisionRule(const DeviceFacts& facts, const AdviceOptions& options,
         return;
     }
     if (ofCompute < options.fullPrecisionComputeShare) {
-        assess(assessments, facts, kRule, AssessmentOutcome::Clear,
+        assess(assessments, facts, kMixedPrecisionRule, AssessmentOutcome::Clear,
                matmulFormula + ", but fp32 / tf32 matmul time / compute time " + ms(computeNs) +
                    " = " + formatPercent(ofCompute) + " < " +
                    formatPercent(options.fullPrecisionComputeShare, 0) +
                    ": half precision would save little" + operatorNote(m));
         return;
     }
-    Advice a = makeAdvice(facts, kRule, Severity::Warning, adviceText(facts, m, computeNs));
+    Advice a =
+        makeAdvice(facts, kMixedPrecisionRule, Severity::Warning, adviceText(facts, m, computeNs));
     a.evidence = evidenceOf(m, computeNs);
     advice.push_back(std::move(a));
-    assess(assessments, facts, kRule, AssessmentOutcome::Fired,
+    assess(assessments, facts, kMixedPrecisionRule, AssessmentOutcome::Fired,
            matmulFormula + " > " + formatPercent(options.fullPrecisionMatmulShare, 0) +
                "; / compute time " + ms(computeNs) + " = " + formatPercent(ofCompute) +
                " >= " + formatPercent(options.fullPrecisionComputeShare, 0) + operatorNote(m),

@@ -10,7 +10,7 @@ namespace vramscope::analysis::detail {
 
 namespace {
 
-constexpr const char* kRule = "slow-down";
+constexpr const char* kSlowDownRule = "slow-down";
 /// MAD x 1.4826 estimates the standard deviation of normally distributed values.
 constexpr double kMadToSigma = 1.4826;
 
@@ -91,7 +91,7 @@ Advice slowDownAdvice(const DeviceFacts& f, const SlowDownReport& r, const Advic
     } else {
         msg += "no single part's median grew: the growth is spread over the parts.";
     }
-    Advice a = makeAdvice(f, kRule, Severity::Warning, std::move(msg));
+    Advice a = makeAdvice(f, kSlowDownRule, Severity::Warning, std::move(msg));
     a.evidence = {
         {"steady_iterations", double(r.steadyIterations), "iterations"},
         {"early_median_ns", double(r.earlyMedianNs), "ns"},
@@ -118,17 +118,17 @@ void slowDownRule(const DeviceFacts& facts, const AdviceOptions& options,
                   std::vector<Advice>& advice, std::vector<AdviceAssessment>& assessments) {
     const SlowDownReport* r = facts.slowDown;
     if (r == nullptr) {
-        assess(assessments, facts, kRule, AssessmentOutcome::NotAssessed,
+        assess(assessments, facts, kSlowDownRule, AssessmentOutcome::NotAssessed,
                "iteration durations were not computed for this GPU");
         return;
     }
     if (r->iterations.empty()) {
-        assess(assessments, facts, kRule, AssessmentOutcome::NotAssessed, r->reason);
+        assess(assessments, facts, kSlowDownRule, AssessmentOutcome::NotAssessed, r->reason);
         return;
     }
     if (!r->assessable || r->steadyIterations < options.slowDownMinIterations) {
         const size_t n = r->steadyIterations;
-        assess(assessments, facts, kRule, AssessmentOutcome::NotAssessed,
+        assess(assessments, facts, kSlowDownRule, AssessmentOutcome::NotAssessed,
                std::to_string(n) + (n == 1 ? " iteration" : " iterations") +
                    " after the warm-up; the rule needs at least " +
                    std::to_string(options.slowDownMinIterations) + " (two in each third)");
@@ -136,11 +136,11 @@ void slowDownRule(const DeviceFacts& facts, const AdviceOptions& options,
     }
     if (r->growthNs() > noiseNs(*r, options)) {
         advice.push_back(slowDownAdvice(facts, *r, options));
-        assess(assessments, facts, kRule, AssessmentOutcome::Fired, figure(*r, options, true),
-               Severity::Warning);
+        assess(assessments, facts, kSlowDownRule, AssessmentOutcome::Fired,
+               figure(*r, options, true), Severity::Warning);
         return;
     }
-    assess(assessments, facts, kRule, AssessmentOutcome::Clear, figure(*r, options, false));
+    assess(assessments, facts, kSlowDownRule, AssessmentOutcome::Clear, figure(*r, options, false));
 }
 
 }  // namespace vramscope::analysis::detail

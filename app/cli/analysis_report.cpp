@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <ostream>
 
+#include "cli_command.h"
 #include "roles_report.h"
 #include "top_kernels_report.h"
 #include "vramscope/analysis/oom_diagnosis.h"
@@ -64,17 +65,6 @@ Json operatorsJson(const OperatorMemoryTable& t, int64_t offset) {
     }
     j["other"] = operatorRowJson(sumRows(t.rows, kJsonOperators, "(other operators)"), t.peakKnown);
     return j;
-}
-
-std::string padRight(std::string s, size_t width) {
-    if (s.size() < width) {
-        s.resize(width, ' ');
-    }
-    return s;
-}
-
-std::string padLeft(const std::string& s, size_t width) {
-    return s.size() < width ? std::string(width - s.size(), ' ') + s : s;
 }
 
 void writeOperatorsText(const OperatorMemoryTable& t, std::ostream& os) {

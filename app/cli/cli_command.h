@@ -105,6 +105,10 @@ std::optional<int64_t> parseDurationNs(std::string_view text);
 using analysis::formatBytes;
 using analysis::formatDuration;
 using analysis::rankLabel;
+/// `s` padded with spaces on the right (padRight) or the left (padLeft) to `width` bytes; longer
+/// text is kept whole. For the columns of text tables.
+std::string padRight(std::string s, size_t width);
+std::string padLeft(const std::string& s, size_t width);
 /// "12.3 %" of `whole`, or "" when whole is 0.
 std::string formatPercent(uint64_t part, uint64_t whole);
 

@@ -219,6 +219,17 @@ std::optional<int64_t> parseInteger(std::string_view text) {
     return value;
 }
 
+std::string padRight(std::string s, size_t width) {
+    if (s.size() < width) {
+        s.resize(width, ' ');
+    }
+    return s;
+}
+
+std::string padLeft(const std::string& s, size_t width) {
+    return s.size() < width ? std::string(width - s.size(), ' ') + s : s;
+}
+
 std::string formatPercent(uint64_t part, uint64_t whole) {
     if (whole == 0) {
         return {};

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_command.h"
 #include "vramscope/analysis/text_format.h"
 
 namespace vramscope::app {
@@ -16,17 +17,6 @@ namespace {
 
 /// Bytes a kernel name may take in the text table (full names are in the JSON).
 constexpr size_t kKernelNameWidth = 60;
-
-std::string padRight(std::string s, size_t width) {
-    if (s.size() < width) {
-        s.resize(width, ' ');
-    }
-    return s;
-}
-
-std::string padLeft(const std::string& s, size_t width) {
-    return s.size() < width ? std::string(width - s.size(), ' ') + s : s;
-}
 
 Json timeJson(const KernelTime& k, const char* nameKey) {
     Json j;
@@ -71,7 +61,7 @@ void writeTopKernelsText(const DeviceKernelTimes& t, std::ostream& os, size_t ro
     for (size_t i = 0; i < t.byCategory.size(); ++i) {
         const KernelTime& c = t.byCategory[i];
         os << (i == 0 ? " " : ", ") << c.name << " " << formatDuration(double(c.totalNs)) << " ("
-           << formatPercent(c.busyShare) << ")";
+           << analysis::formatPercent(c.busyShare) << ")";
     }
     os << "\n";
     const size_t shown = std::min(rows, t.byName.size());
@@ -90,8 +80,8 @@ void writeTopKernelsText(const DeviceKernelTimes& t, std::ostream& os, size_t ro
         const KernelTime& k = t.byName[i];
         os << "    " << padRight(names[i], width) << padLeft(trace::toString(k.category), 15)
            << padLeft(std::to_string(k.count), 10) << padLeft(formatDuration(double(k.totalNs)), 10)
-           << padLeft(formatPercent(k.busyShare), 9) << padLeft(formatDuration(double(k.maxNs)), 10)
-           << "\n";
+           << padLeft(analysis::formatPercent(k.busyShare), 9)
+           << padLeft(formatDuration(double(k.maxNs)), 10) << "\n";
     }
     // The rows past the table: those topKernels kept but the text leaves out, and its own rest.
     size_t otherNames = t.otherNames, otherCount = t.otherCount;
@@ -104,9 +94,9 @@ void writeTopKernelsText(const DeviceKernelTimes& t, std::ostream& os, size_t ro
     if (otherNames > 0) {
         os << "    other " << otherNames << (otherNames == 1 ? " kernel: " : " kernels: ")
            << formatDuration(double(otherNs)) << " ("
-           << formatPercent(t.busyNs > 0 ? double(otherNs) / double(t.busyNs) : 0.0) << ") in "
-           << otherCount << (otherCount == 1 ? " launch" : " launches") << " (--json lists "
-           << t.byName.size() << ")\n";
+           << analysis::formatPercent(t.busyNs > 0 ? double(otherNs) / double(t.busyNs) : 0.0)
+           << ") in " << otherCount << (otherCount == 1 ? " launch" : " launches")
+           << " (--json lists " << t.byName.size() << ")\n";
     }
     os << "    share = the kernel's summed durations / busy; shares sum above 100 % when kernels "
           "run concurrently on several streams\n";

@@ -26,7 +26,7 @@ namespace fs = std::filesystem;
 /// that zstd finds the repetition between ranks.
 constexpr size_t kEntryFrameBytes = 1u << 20;
 /// Problems kept in a report (as the trace reader keeps).
-constexpr size_t kMaxProblems = 64;
+constexpr size_t kMaxIndexProblems = 64;
 
 void putLe32(std::string& out, uint32_t v) {
     for (int i = 0; i < 4; ++i) {
@@ -179,7 +179,7 @@ void readEntries(std::string_view file, uint64_t offset, JobIndexRead& out) {
     auto& report = out.report;
     auto problem = [&](ErrorCode code, uint64_t at, uint64_t frame, std::string msg) {
         report.complete = false;
-        if (report.problems.size() < kMaxProblems) {
+        if (report.problems.size() < kMaxIndexProblems) {
             report.problems.push_back(Error::make(code, report.fileName, std::move(msg))
                                           .atByte(static_cast<int64_t>(at))
                                           .atRecord(static_cast<int64_t>(frame)));

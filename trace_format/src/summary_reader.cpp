@@ -26,7 +26,7 @@ using detail::readLe32;
 
 constexpr uint64_t kProgressStepBytes = 4u << 20;
 /// Problems kept in a report (as readTraceFile); more are counted in one closing entry.
-constexpr size_t kMaxProblems = 1000;
+constexpr size_t kMaxSummaryProblems = 1000;
 
 /// A regular file read with pread() at the size it had when opened (a live trace may grow).
 class FileAt {
@@ -122,7 +122,7 @@ public:
 private:
     void problem(ErrorCode code, uint64_t offset, uint64_t frame, std::string message) {
         m_out.report.complete = false;
-        if (m_out.report.problems.size() < kMaxProblems) {
+        if (m_out.report.problems.size() < kMaxSummaryProblems) {
             m_out.report.problems.push_back(Error::make(code, m_path, std::move(message))
                                                 .atByte(static_cast<int64_t>(offset))
                                                 .atRecord(static_cast<int64_t>(frame)));

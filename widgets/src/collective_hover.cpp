@@ -17,10 +17,6 @@ QString tr(const char* text) {
     return QCoreApplication::translate("CommLanesView", text);
 }
 
-QString gbps(double v) {
-    return QString::fromStdString(analysis::formatSignificant(v)) + QStringLiteral(" GB/s");
-}
-
 /// Participants listed before the rest are summarised in one line: a tooltip stays on screen.
 constexpr size_t kMaxParticipantLines = 16;
 
@@ -126,10 +122,10 @@ QString describeCollective(const analysis::CollectiveBandwidth& o,
     }
     QString figures = tr("duration %1").arg(formatDuration(double(o.durationNs)));
     if (o.busbwGBps) {
-        figures += tr(", busBw %1").arg(gbps(*o.busbwGBps));
+        figures += tr(", busBw %1").arg(formatBandwidth(*o.busbwGBps));
     }
     if (o.algbwGBps) {
-        figures += tr(", algBw %1").arg(gbps(*o.algbwGBps));
+        figures += tr(", algBw %1").arg(formatBandwidth(*o.algbwGBps));
     }
     lines << figures;
     const QString timing = timingSourceText(o.timing);

@@ -18,10 +18,6 @@ namespace vramscope::widgets {
 
 namespace {
 
-QString gbps(double v) {
-    return QString::fromStdString(analysis::formatSignificant(v)) + QStringLiteral(" GB/s");
-}
-
 bool sameGroup(const analysis::CollectiveBandwidth& o, const analysis::CollectiveGroup& g) {
     return o.function == g.function && o.bytes == g.bytes && o.ranks == g.ranks;
 }
@@ -175,9 +171,9 @@ QVariant CollectiveTableModel::displayValue(const CollectiveRow& r, int column) 
         case MaxDurationColumn:
             return formatDuration(double(g.maxDurationNs));
         case MinBusBwColumn:
-            return g.minBusbwGBps ? gbps(*g.minBusbwGBps) : QString();
+            return g.minBusbwGBps ? formatBandwidth(*g.minBusbwGBps) : QString();
         case MedianBusBwColumn:
-            return g.medianBusbwGBps ? gbps(*g.medianBusbwGBps) : QString();
+            return g.medianBusbwGBps ? formatBandwidth(*g.medianBusbwGBps) : QString();
         case StragglerColumn:
             return toInt(g.stragglerRank) >= 0 ? QVariant(toInt(g.stragglerRank))
                                                : QVariant(QString());

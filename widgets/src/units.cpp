@@ -38,6 +38,11 @@ QString formatTime(double timeNs, TimeUnit unit, double resolutionNs) {
     return QStringLiteral("%1 %2").arg(timeNs / unit.ns, 0, 'f', decimals).arg(unit.suffix);
 }
 
+QString formatBandwidth(double gigabytesPerSecond) {
+    return QString::fromStdString(analysis::formatSignificant(gigabytesPerSecond)) +
+           QStringLiteral(" GB/s");
+}
+
 QString formatDuration(double ns) {
     return QString::fromStdString(analysis::formatDuration(ns));
 }

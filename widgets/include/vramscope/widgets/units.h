@@ -35,6 +35,9 @@ QString formatTime(double timeNs, TimeUnit unit, double resolutionNs);
 /// A duration or instant as analysis::formatDuration writes it: "1.23 s", "850 us".
 QString formatDuration(double ns);
 
+/// A bandwidth in GB/s (10^9 bytes per second), three significant digits: "183 GB/s".
+QString formatBandwidth(double gigabytesPerSecond);
+
 /// A kernel, frame or range name fitted into `pixels`: analysis::compactName, then the middle
 /// elided (the head and the tail, where names usually differ, "ProfilerStep#12", stay). Full
 /// names belong in the tooltip.
