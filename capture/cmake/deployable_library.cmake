@@ -8,10 +8,12 @@
 #    agent/glibc_compat.cpp to an old version (see there for the version facts). The list below
 #    is what `objdump -T` showed for the agent; tests/unit/capture/agent_library_test.cpp fails
 #    when a new one appears.
+#  - Linked with GNU ld even where the rest of the project uses mold or lld
+#    (cmake/build_speed.cmake): the checks above were made with its output.
 #  - libpthread.so.0 and libdl.so.2 are kept in NEEDED: before glibc 2.34 pthread_*, sem_* and
 #    dl* live there, not in libc.so.6 (on newer glibc they are empty and cost nothing).
 function(vramscope_deployable_library target)
-  target_link_options(${target} PRIVATE -static-libstdc++ -static-libgcc)
+  target_link_options(${target} PRIVATE -fuse-ld=bfd -static-libstdc++ -static-libgcc)
   if(NOT (CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$" AND CMAKE_SYSTEM_NAME STREQUAL "Linux"))
     return()
   endif()

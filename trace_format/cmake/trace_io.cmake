@@ -44,3 +44,6 @@ target_include_directories(vramscope_trace_io PUBLIC ${_tio_dir}/include PRIVATE
 target_link_libraries(vramscope_trace_io
   PUBLIC Threads::Threads
   PRIVATE vramscope_trace_proto PkgConfig::ZSTD vramscope_warnings)
+if(COMMAND vramscope_precompile)  # not in the capture folder's standalone build
+  vramscope_precompile(vramscope_trace_io std.h)
+endif()
