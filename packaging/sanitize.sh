@@ -1,15 +1,22 @@
 #!/usr/bin/env bash
-# The sanitizer stage of `packaging/dev.sh test`: the asan preset (clang, AddressSanitizer +
-# UBSan + LeakSanitizer, -Werror) builds the libraries, the CLI, their unit and golden tests and
-# the libFuzzer targets (no GUI, no capture agent, no benchmarks: only what this stage runs), runs
-# the tests, then every fuzz target for VRAMSCOPE_FUZZ_SECONDS (default 60) seconds.
+# The sanitizer stage of CI (`packaging/dev.sh sanitize [SECONDS]`, run by .ci/run after
+# `packaging/dev.sh test`): the asan preset (clang, AddressSanitizer + UBSan + LeakSanitizer,
+# -Werror) builds the libraries, the CLI, their unit, golden and sweep tests, the fuzz regression
+# replay and the libFuzzer targets (no GUI, no capture agent, no benchmarks: only what this stage
+# runs), runs the tests, then every fuzz target for SECONDS (default 10; long fuzzing is
+# `packaging/dev.sh fuzz`, tests/fuzz/README.md).
+#   packaging/sanitize.sh [SECONDS]
 # Any sanitizer report fails the stage: UB aborts (-fno-sanitize-recover=undefined), ASan halts
 # at the first error, leaks fail the test that leaked.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 jobs=$(nproc 2>/dev/null || echo 2)
-fuzz_seconds=${VRAMSCOPE_FUZZ_SECONDS:-60}
+fuzz_seconds=${1:-${VRAMSCOPE_FUZZ_SECONDS:-10}}
+if ! [[ $fuzz_seconds =~ ^[0-9]+$ ]]; then
+  echo "usage: packaging/sanitize.sh [SECONDS]   (seconds each fuzzer runs; default 10)" >&2
+  exit 2
+fi
 stage_start=$SECONDS
 
 cmake --preset asan >/dev/null
