@@ -12,8 +12,8 @@ vramscope-capture-summary (a build tree, whose capture/ folder holds them, or a 
 three). The script never builds with --build-dir; without it, it builds the capture folder alone
 (cmake -S capture -B build/gpu-capture: no GUI, no Qt).
 
-Default checks, in this order (names for --only): plain, per_tensor, leak, device_oom, kill, gloo,
-overhead. Extra checks, run only when named in --only: oom (gpt_train.py's capped leak), nccl.
+Default checks, in this order (names for --only): versions, plain, per_tensor, leak, device_oom,
+kill, gloo, overhead, injection_probe. Extra checks, run only when named in --only: oom (gpt_train.py's capped leak), nccl.
 Each prints one PASS/FAIL/INFO line with its figures and the seconds it took. A global deadline
 (--deadline-s, default 450 s from the start) skips the checks that no longer fit, with a SKIP line,
 and cuts a command that would run past it. The exit code is 1 when a check failed, else 0.
@@ -179,6 +179,13 @@ def torch_line(output):
             "max_allocated": int(m.group(3)), "max_reserved": int(m.group(4))}
 
 
+def trace_files(folder):
+    """The traces in folder, without the ring dumps the agent writes beside a trace on SIGTERM or
+    an out-of-memory failure (OUTPUT-ring-<seconds>.vscope): those hold only the newest frames."""
+    return sorted(f for f in glob.glob(os.path.join(folder, "*.vscope"))
+                  if not re.search(r"-ring-\d+\.vscope$", f))
+
+
 class Context:
     """What every check needs: the tools, a scratch folder, the workloads and the options."""
 
@@ -199,7 +206,7 @@ class Context:
         if per_tensor:
             cmd.append("--per-tensor")
         p = run(cmd + ["--"] + command, timeout, env=env)
-        return p, sorted(glob.glob(os.path.join(out, "*.vscope")))
+        return p, trace_files(out)
 
 
 def environment_without_alloc_conf(**extra):
@@ -413,7 +420,7 @@ def check_kill(ctx):
         iterations = 0
         while time.monotonic() < waited_until and launcher.poll() is None and iterations < 40:
             time.sleep(1)
-            files = glob.glob(os.path.join(out, "*.vscope"))
+            files = trace_files(out)
             if files:
                 iterations = len(summary(ctx.tools, files[0]).get("iterations", []))
         child = children_of(launcher.pid)
@@ -426,7 +433,7 @@ def check_kill(ctx):
         launcher.wait(timeout=30)
     finally:
         kill_group(launcher)
-    files = glob.glob(os.path.join(out, "*.vscope"))
+    files = trace_files(out)
     s = summary(ctx.tools, files[0]) if files else {"error": "no file"}
     if "error" in s:
         report("kill", False, f"the file does not open: {s['error']}")
@@ -457,7 +464,7 @@ def median_step(cmd, env=None):
 def where_the_time_goes(ctx, workload, steps, base_ms):
     """The agent's own figures from the last traced run, then single diagnostic runs (each
     changing one thing) while the deadline allows: indicative, not judged."""
-    files = sorted(glob.glob(os.path.join(ctx.work, "overhead", "*.vscope")))
+    files = trace_files(os.path.join(ctx.work, "overhead", "last"))
     notes = []
     if files:
         s = summary(ctx.tools, files[-1])
@@ -485,18 +492,21 @@ def where_the_time_goes(ctx, workload, steps, base_ms):
 
 
 def check_overhead(ctx):
+    """Alternating pairs of the same workload without and with the agent. A traced run only
+    counts when it wrote a trace with kernels in it: an agent that records nothing costs
+    nothing, and that must not pass for low overhead."""
     steps = 50
     workload = ctx.gpt("plain", steps)
-    traced_cmd = [ctx.tools["run"], "-o", os.path.join(ctx.work, "overhead"), "--flush-ms",
-                  str(FLUSH_MS), "--"] + workload
     env = environment_without_alloc_conf()
-    without, with_agent, ratios, pair_s = [], [], [], 0.0
+    without, with_agent, ratios, pair_s, empty = [], [], [], 0.0, []
     for i in range(ctx.options.overhead_pairs):
         # keep room for one more pair and the diagnostics after it
         if i >= 2 and DEADLINE.left() < 1.3 * pair_s + 60:
             print(f"      overhead: stopping after {i} pairs ({DEADLINE.left():.0f} s left)",
                   flush=True)
             break
+        out = os.path.join(ctx.work, "overhead", f"pair{i}")
+        traced_cmd = [ctx.tools["run"], "-o", out, "--flush-ms", str(FLUSH_MS), "--"] + workload
         t0 = time.monotonic()
         # alternate the order so that drift (clocks, temperature) hits both sides alike
         order = (workload, traced_cmd) if i % 2 == 0 else (traced_cmd, workload)
@@ -504,10 +514,23 @@ def check_overhead(ctx):
         second, _ = median_step(order[1], env)
         plain, agent = (first, second) if i % 2 == 0 else (second, first)
         pair_s = time.monotonic() - t0
+        files = trace_files(out)
+        kernels = summary(ctx.tools, files[0]).get("kernels", 0) if files else 0
+        if not kernels:
+            empty.append(f"pair {i}: {len(files)} trace files, {kernels} kernels")
+            continue
+        if os.path.isdir(out):
+            last = os.path.join(ctx.work, "overhead", "last")
+            shutil.rmtree(last, ignore_errors=True)
+            shutil.copytree(out, last)
         if plain and agent:
             without.append(plain)
             with_agent.append(agent)
             ratios.append(agent / plain)
+    if empty:
+        report("overhead", False, "a traced run wrote no trace or one without kernels, so its "
+                                  f"step time says nothing of the agent's cost: {empty}")
+        return
     if len(ratios) < 2:
         report("overhead", False, f"fewer than two pairs gave step times ({ratios})")
         return
@@ -517,10 +540,101 @@ def check_overhead(ctx):
                f"ratios {[round(r, 4) for r in ratios]} (spread {min(ratios):.4f}-"
                f"{max(ratios):.4f}); step ms without {without}, with {with_agent}; median "
                f"without {base:.2f} ms, with {statistics.median(with_agent):.2f} ms; "
-               f"{pair_s:.0f} s per pair")
+               f"{pair_s:.0f} s per pair; every traced run wrote a trace with kernels")
     if med > 1.01:
         figures += where_the_time_goes(ctx, workload, steps, base)
     report("overhead", med <= 1.01, figures)
+
+
+VERSIONS_PROBE = r"""
+import json, os, torch
+x = torch.ones(1 << 20, device="cuda")
+torch.cuda.synchronize()
+nccl = ".".join(map(str, torch.cuda.nccl.version())) if hasattr(torch.cuda, "nccl") else None
+mapped = {}
+with open("/proc/self/maps") as f:
+    for line in f:
+        path = line.split()[-1] if len(line.split()) >= 6 else ""
+        for lib in ("libcupti", "libcudart", "libnccl", "libcuda.so", "libnvidia-ml"):
+            if os.path.basename(path).startswith(lib):
+                mapped.setdefault(lib, set()).add(path)
+print("versions " + json.dumps({"torch": torch.__version__, "cuda": torch.version.cuda,
+      "nccl": nccl, "driver_cuda": torch._C._cuda_getDriverVersion()
+      if hasattr(torch._C, "_cuda_getDriverVersion") else None,
+      "mapped": {k: sorted(v) for k, v in mapped.items()}}), flush=True)
+"""
+
+
+def probe_versions(ctx, traced):
+    """Runs VERSIONS_PROBE bare or under vramscope-run; returns (its JSON, trace files, output)."""
+    script = os.path.join(ctx.work, "versions_probe.py")
+    with open(script, "w") as f:
+        f.write(VERSIONS_PROBE)
+    command = [sys.executable, script]
+    if traced:
+        p, files = ctx.traced("versions", command, 90, env=environment_without_alloc_conf(),
+                              job="versions")
+    else:
+        p, files = run(command, 90, env=environment_without_alloc_conf()), []
+    m = re.search(r"^versions (\{.*\})$", p.stdout, flags=re.M)
+    return (json.loads(m.group(1)) if m else None), files, p
+
+
+def check_versions(ctx):
+    """Which torch, CUDA, NCCL and CUPTI the job runs with, and which libcupti, libcudart and
+    libnccl it mapped, bare and under the agent; judged: the traced run wrote a trace with
+    kernels, and the agent bound the libcupti the job mapped (when its header says which)."""
+    bare, _, pb = probe_versions(ctx, traced=False)
+    traced, files, pt = probe_versions(ctx, traced=True)
+    if not bare or not traced:
+        report("versions", False, f"the probe printed nothing (exit {pb.returncode} bare, "
+                                  f"{pt.returncode} traced): {pt.stdout[-600:]}")
+        return
+    s = summary(ctx.tools, files[0]) if files else {}
+    settings = s.get("header", {}).get("capture_settings", {})
+    bound = settings.get("cupti_library")
+    mapped_cupti = traced["mapped"].get("libcupti", [])
+    same = bound is None or any(os.path.realpath(bound) == os.path.realpath(m)
+                                for m in mapped_cupti)
+    cupti = {k: v for k, v in settings.items() if k.startswith("cupti") or k.startswith("cuda")}
+    report("versions", bool(files) and s.get("kernels", 0) > 0 and same,
+           f"torch {bare['torch']}, CUDA {bare['cuda']}, NCCL {bare['nccl']}, driver CUDA "
+           f"{bare['driver_cuda']}; mapped bare {bare['mapped']}; mapped traced "
+           f"{traced['mapped']}; agent's CUPTI settings {cupti}; trace files {len(files)}, "
+           f"kernels {s.get('kernels')}; bound libcupti is the mapped one: {same}")
+
+
+INJECTION_PROBE = ("import torch\n"
+                   "x = torch.ones(4, device='cuda')\n"
+                   "print('probe: cuda works, sum', float(x.sum()), flush=True)\n")
+
+
+def check_injection_probe(ctx):
+    """What the driver does with a CUDA_INJECTION64_PATH it cannot load (a missing file, a file
+    that is not a library, a library with a missing dependency): whether the job still runs and
+    what it prints. Shown, not judged: vramscope-run test-loads the agent first so that a user
+    never meets this, and the figures say why that matters."""
+    bad_elf = os.path.join(ctx.work, "not_a_library.so")
+    with open(bad_elf, "w") as f:
+        f.write("this is not an ELF file\n")
+    missing_dep = os.path.join(ctx.work, "missing_dependency.so")
+    src = os.path.join(ctx.work, "missing_dependency.c")
+    with open(src, "w") as f:
+        f.write("extern int vramscope_no_such_symbol(void);\n"
+                "int InitializeInjection(void) { return vramscope_no_such_symbol(); }\n")
+    cases = [("missing file", os.path.join(ctx.work, "no_such_agent.so")), ("not ELF", bad_elf)]
+    if shutil.which("cc") and run(["cc", "-shared", "-fPIC", "-o", missing_dep, src,
+                                   "-Wl,--no-undefined", "-Wl,--unresolved-symbols=ignore-all"],
+                                  30).returncode == 0:
+        cases.append(("unresolved symbol", missing_dep))
+    figures = []
+    for label, path in cases:
+        env = environment_without_alloc_conf(CUDA_INJECTION64_PATH=path)
+        p = run([sys.executable, "-c", INJECTION_PROBE], 60, env=env)
+        lines = [l for l in p.stdout.splitlines() if l.strip()][-2:]
+        figures.append(f"{label}: exit {p.returncode}, cuda works "
+                       f"{'probe: cuda works' in p.stdout}, last lines {lines}")
+    report("injection_probe", None, "; ".join(figures))
 
 
 NCCL_ONE_RANK = r"""
@@ -569,6 +683,7 @@ def check_nccl(ctx):
 
 # (name, check, seconds it is expected to need on the H200: skipped when less is left)
 DEFAULT_CHECKS = [
+    ("versions", check_versions, 25),
     ("plain", check_plain, 35),
     ("per_tensor", check_per_tensor, 50),
     ("leak", check_leak, 35),
@@ -576,6 +691,7 @@ DEFAULT_CHECKS = [
     ("kill", check_kill, 60),
     ("gloo", check_gloo, 60),
     ("overhead", check_overhead, 80),
+    ("injection_probe", check_injection_probe, 20),
 ]
 EXTRA_CHECKS = [("oom", check_oom, 40), ("nccl", check_nccl, 40)]
 
