@@ -579,10 +579,11 @@ void putHeader(Builder<HeaderField>& h, std::string& buf, const FileHeader& x) {
             putUint64(m, DeviceField::TotalMemoryBytes, d.totalMemoryBytes);
         });
     }
-    for (const auto& [key, value] : x.captureSettings) {
+    // No structured binding here: clang 14 cannot capture one in a lambda.
+    for (const auto& setting : x.captureSettings) {
         putMessage<KeyValueField>(h, buf, F::CaptureSettings, [&](Builder<KeyValueField>& m) {
-            putBytes(m, KeyValueField::Key, key);
-            putBytes(m, KeyValueField::Value, value);
+            putBytes(m, KeyValueField::Key, setting.first);
+            putBytes(m, KeyValueField::Value, setting.second);
         });
     }
 }
