@@ -1,5 +1,7 @@
 #include "capture_writer.h"
 
+#include "vramscope/trace/chunk_encoder.h"
+
 namespace vramscope::capture {
 
 namespace {
@@ -20,7 +22,9 @@ void swapEventsButCommunicators(trace::TraceData& a, trace::TraceData& b) {
 
 CaptureWriter::CaptureWriter(std::unique_ptr<trace::ByteSink> sink, EventStaging& staging,
                              NoticeFn notice, trace::WriterOptions options)
-    : m_writer(std::make_unique<trace::TraceWriter>(std::move(sink), options)),
+    // protozero's encoder: the same bytes as the tools' TraceWriter, without libprotobuf.
+    : m_writer(std::make_unique<trace::TraceStreamWriter>(std::move(sink), options,
+                                                          trace::makeProtozeroChunkEncoder())),
       m_staging(staging),
       m_notice(std::move(notice)) {}
 

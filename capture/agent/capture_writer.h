@@ -2,7 +2,8 @@
 // The writer thread's side of the agent's output: the header, one round of events after another,
 // and what happens when the output fails (a full disk, a file size limit, a viewer gone).
 //
-// Single-threaded (the agent's writer thread); owns the TraceWriter and through it the sink. On
+// Single-threaded (the agent's writer thread); owns the trace writer (a TraceStreamWriter with the
+// protozero encoder: no libprotobuf in the agent) and through it the sink. On
 // the first failed write it says so once through the notice function, tells the staging to drop
 // and count every record from then on, and writes nothing more: the file keeps its whole frames
 // (and at most one cut frame, which the reader reports as the file's end).
@@ -45,13 +46,13 @@ public:
 
     bool headerWritten() const { return m_headerWritten; }
     bool failed() const { return m_failed; }
-    /// Frames written so far (TraceWriter::framesWritten).
+    /// Frames written so far (TraceStreamWriter::framesWritten).
     uint64_t framesWritten() const;
 
 private:
     void fail(const trace::Error& error);
 
-    std::unique_ptr<trace::TraceWriter> m_writer;
+    std::unique_ptr<trace::TraceStreamWriter> m_writer;
     EventStaging& m_staging;
     NoticeFn m_notice;
     std::function<void(bool)> m_tablesHook;

@@ -1,6 +1,7 @@
 # Standalone build of the capture folder (cmake -S capture): the pieces of the project it needs,
-# from packages a GPU machine has (compiler, CMake, protobuf with protoc, zstd, CUDA toolkit).
-# vramscope::trace_io (the .vscope schema, writer and reader) comes from trace_format's own
+# from packages a GPU machine has (compiler, CMake, protobuf with protoc, protozero's headers,
+# zstd, CUDA toolkit). vramscope::trace_write (the agent's writer, no libprotobuf) and
+# vramscope::trace_io (the .vscope schema, writer and reader) come from trace_format's own
 # cmake/trace_io.cmake; the importers (zlib, simdjson, libarchive) are not needed here.
 set(CMAKE_CXX_STANDARD 20)
 set(CMAKE_CXX_STANDARD_REQUIRED ON)

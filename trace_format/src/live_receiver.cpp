@@ -1,5 +1,5 @@
-// Receiver: the viewer side of live viewing, several producers' streams read on one thread
-// (live.h).
+// The viewer side of live viewing (live.h): the hello, read with the .vscope reader, and the
+// Receiver, several producers' streams read on one thread.
 
 #include <poll.h>
 #include <sys/socket.h>
@@ -7,6 +7,7 @@
 
 #include <fcntl.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
@@ -14,9 +15,77 @@
 #include <mutex>
 #include <thread>
 
+#include "frame_bytes.h"
 #include "vramscope/trace/live.h"
 
 namespace vramscope::trace::live {
+namespace {
+
+/// Milliseconds left until `deadline`, at least 0.
+int msLeft(std::chrono::steady_clock::time_point deadline) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    return static_cast<int>(std::max<int64_t>(0, left.count()));
+}
+
+}  // namespace
+
+Result<FileHeader> readHello(int fd, const std::string& name, int timeoutMs,
+                             std::string* received) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
+    std::string bytes;
+    size_t need = kPreambleBytes + kFrameHeadBytes;
+    while (bytes.size() < need) {
+        pollfd p{fd, POLLIN, 0};
+        const int left = msLeft(deadline);
+        const int r = ::poll(&p, 1, left);
+        if (r < 0 && errno == EINTR) {
+            continue;
+        }
+        if (r <= 0) {
+            return Error::make(
+                       ErrorCode::Truncated, name,
+                       "no hello from the producer within " + std::to_string(timeoutMs) + " ms")
+                .atByte(static_cast<int64_t>(bytes.size()));
+        }
+        char buf[65536];
+        const size_t want = std::min(sizeof buf, need - bytes.size());
+        const ssize_t n = ::recv(fd, buf, want, 0);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            return Error::make(ErrorCode::Truncated, name,
+                               "the producer closed the connection inside its hello")
+                .atByte(static_cast<int64_t>(bytes.size()));
+        }
+        bytes.append(buf, static_cast<size_t>(n));
+        if (bytes.size() >= kPreambleBytes + kFrameHeadBytes &&
+            need == kPreambleBytes + kFrameHeadBytes) {
+            if (bytes.compare(0, kMagic.size(), kMagic) != 0) {
+                return Error::make(ErrorCode::Unsupported, name,
+                                   "the socket does not speak the .vscope framing")
+                    .atByte(0);
+            }
+            const uint32_t length = detail::readLe32(bytes.data() + kPreambleBytes);
+            if (length > kMaxFramePayloadBytes) {
+                return Error::make(ErrorCode::Limit, name,
+                                   "the hello frame declares " + std::to_string(length) +
+                                       " bytes, more than the frame limit")
+                    .atByte(static_cast<int64_t>(kPreambleBytes));
+            }
+            need = kPreambleBytes + kFrameHeadBytes + length + kFrameTailBytes;
+        }
+    }
+    auto loaded = readTraceBytes(bytes, name);
+    if (!loaded.ok()) {
+        return loaded.error();
+    }
+    if (received != nullptr) {
+        received->append(bytes);
+    }
+    return std::move(loaded.value().data.header);
+}
 
 struct Receiver::Impl {
     struct Stream {

@@ -1,5 +1,6 @@
 // Live viewing, the parts both sides share: where sockets live, the ownership checks, finding
-// and connecting to a producer, and the .vscope framing facts a stream reader needs.
+// and connecting to a producer, and the .vscope framing facts a stream reader needs. No
+// libprotobuf here (vramscope::trace_write): the hello is decoded in live_receiver.cpp.
 
 #include <fcntl.h>
 #include <poll.h>
@@ -18,6 +19,7 @@
 
 #include "frame_bytes.h"
 #include "live_address.h"
+#include "vramscope/trace/chunk_encoder.h"
 #include "vramscope/trace/live.h"
 
 namespace vramscope::trace::live {
@@ -55,13 +57,6 @@ bool processAlive(int64_t pid) {
         return false;
     }
     return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
-}
-
-/// Milliseconds left until `deadline`, at least 0.
-int msLeft(std::chrono::steady_clock::time_point deadline) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    return static_cast<int>(std::max<int64_t>(0, left.count()));
 }
 
 }  // namespace
@@ -218,63 +213,6 @@ Result<int> connectSocket(const std::string& path) {
     return fd;
 }
 
-Result<FileHeader> readHello(int fd, const std::string& name, int timeoutMs,
-                             std::string* received) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
-    std::string bytes;
-    size_t need = kPreambleBytes + kFrameHeadBytes;
-    while (bytes.size() < need) {
-        pollfd p{fd, POLLIN, 0};
-        const int left = msLeft(deadline);
-        const int r = ::poll(&p, 1, left);
-        if (r < 0 && errno == EINTR) {
-            continue;
-        }
-        if (r <= 0) {
-            return Error::make(
-                       ErrorCode::Truncated, name,
-                       "no hello from the producer within " + std::to_string(timeoutMs) + " ms")
-                .atByte(static_cast<int64_t>(bytes.size()));
-        }
-        char buf[65536];
-        const size_t want = std::min(sizeof buf, need - bytes.size());
-        const ssize_t n = ::recv(fd, buf, want, 0);
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n <= 0) {
-            return Error::make(ErrorCode::Truncated, name,
-                               "the producer closed the connection inside its hello")
-                .atByte(static_cast<int64_t>(bytes.size()));
-        }
-        bytes.append(buf, static_cast<size_t>(n));
-        if (bytes.size() >= kPreambleBytes + kFrameHeadBytes &&
-            need == kPreambleBytes + kFrameHeadBytes) {
-            if (bytes.compare(0, kMagic.size(), kMagic) != 0) {
-                return Error::make(ErrorCode::Unsupported, name,
-                                   "the socket does not speak the .vscope framing")
-                    .atByte(0);
-            }
-            const uint32_t length = detail::readLe32(bytes.data() + kPreambleBytes);
-            if (length > kMaxFramePayloadBytes) {
-                return Error::make(ErrorCode::Limit, name,
-                                   "the hello frame declares " + std::to_string(length) +
-                                       " bytes, more than the frame limit")
-                    .atByte(static_cast<int64_t>(kPreambleBytes));
-            }
-            need = kPreambleBytes + kFrameHeadBytes + length + kFrameTailBytes;
-        }
-    }
-    auto loaded = readTraceBytes(bytes, name);
-    if (!loaded.ok()) {
-        return loaded.error();
-    }
-    if (received != nullptr) {
-        received->append(bytes);
-    }
-    return std::move(loaded.value().data.header);
-}
-
 size_t wholeFramesPrefix(std::string_view stream) {
     if (stream.size() < kPreambleBytes) {
         return 0;
@@ -296,7 +234,8 @@ std::string dataLossFrame(uint64_t count, const std::string& reason) {
     WriterOptions options;
     options.compress = false;
     options.summaries = false;
-    TraceWriter writer(makeStringSink(bytes), options);
+    // The protozero encoder: the live server (and so the capture agent) needs no libprotobuf.
+    TraceStreamWriter writer(makeStringSink(bytes), options, makeProtozeroChunkEncoder());
     FileHeader header;
     if (!writer.writeHeader(header).ok()) {
         return {};

@@ -1,5 +1,8 @@
 #pragma once
-// Reading and writing .vscope files (layout: proto/vramscope/trace/v1/trace.proto).
+// Reading and writing .vscope files (layout: proto/vramscope/trace/v1/trace.proto). The readers,
+// TraceWriter, writeTraceFile and writeTraceBytes are in vramscope::trace_io (libprotobuf); the
+// frame writer TraceStreamWriter, the sinks, clearEventTables and crc32c are in
+// vramscope::trace_write, which needs no libprotobuf (the capture agent links only that).
 
 #include <cstdint>
 #include <functional>
@@ -122,16 +125,22 @@ struct WriterOptions {
     bool summaries = true;
 };
 
-/// Streams one rank's trace as frames. Single-threaded: the capture agent calls it from its
-/// writer thread only. The caller keeps one TraceData whose tables (strings, frames, stacks) only
-/// grow; each writeEvents() sends the table entries added since the last call and every event row
-/// currently in it, after which the caller may clear the event tables.
-class TraceWriter {
+class ChunkEncoder;  // chunk_encoder.h
+
+/// Streams one rank's trace as frames; `encoder` (chunk_encoder.h) serialises each chunk, this
+/// class splits writeEvents() calls into chunks, frames, compresses and adds the summary frames.
+/// Single-threaded: the capture agent calls it from its writer thread only. The caller keeps one
+/// TraceData whose tables (strings, frames, stacks) only grow; each writeEvents() sends the table
+/// entries added since the last call and every event row currently in it, after which the caller
+/// may clear the event tables. `encoder` must not be null. Defined in vramscope::trace_write (no
+/// libprotobuf).
+class TraceStreamWriter {
 public:
-    TraceWriter(std::unique_ptr<ByteSink> sink, WriterOptions options = {});
-    ~TraceWriter();
-    TraceWriter(const TraceWriter&) = delete;
-    TraceWriter& operator=(const TraceWriter&) = delete;
+    TraceStreamWriter(std::unique_ptr<ByteSink> sink, WriterOptions options,
+                      std::unique_ptr<ChunkEncoder> encoder);
+    virtual ~TraceStreamWriter();
+    TraceStreamWriter(const TraceStreamWriter&) = delete;
+    TraceStreamWriter& operator=(const TraceStreamWriter&) = delete;
 
     /// Writes the preamble and the header frame. Must be called once, first.
     Status writeHeader(const FileHeader& header);
@@ -151,6 +160,14 @@ private:
     std::unique_ptr<Impl> m_impl;
     uint64_t m_bytesWritten = 0;
     uint64_t m_framesWritten = 0;
+};
+
+/// A TraceStreamWriter that serialises with libprotobuf (makeProtobufChunkEncoder): what the
+/// tools write with. Defined in vramscope::trace_io. Its bytes equal those of a TraceStreamWriter
+/// over makeProtozeroChunkEncoder(), which is what the capture agent uses.
+class TraceWriter final : public TraceStreamWriter {
+public:
+    explicit TraceWriter(std::unique_ptr<ByteSink> sink, WriterOptions options = {});
 };
 
 /// Empties the event tables of `data` (memory, kernels, collectives, ranges, counters, OOMs, data
