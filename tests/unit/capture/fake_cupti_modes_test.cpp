@@ -74,7 +74,7 @@ double lastCounter(const trace::TraceData& d, trace::CounterKind kind, trace::De
 
 // A failed allocation mid-run (PyTorch then frees its cache and retries, or raises) must not force
 // a flush: CUPTI hands back records still in flight as incomplete, kernels without times.
-TEST_F(FakeCupti, DISABLED_AnAllocationFailureMidRunForcesNoFlushSoKernelsInFlightKeepTheirTimes) {
+TEST_F(FakeCupti, AnAllocationFailureMidRunForcesNoFlushSoKernelsInFlightKeepTheirTimes) {
     SKIP_WITHOUT_AGENT();
     const HarnessRun run = play("forced_mid_run", "", {{"VRAMSCOPE_FLUSH_MS", "50"}});
     ASSERT_EQ(run.exitCode, 0) << describe(run);
@@ -92,8 +92,7 @@ TEST_F(FakeCupti, DISABLED_AnAllocationFailureMidRunForcesNoFlushSoKernelsInFlig
 // The buffer a busy thread fills always holds a kernel in flight, so CUPTI hands it back only
 // when it is full: the buffer's size is the lag. Killed 500 ms after the last batch, the file
 // must hold every kernel delivered 200 ms or more before it.
-TEST_F(FakeCupti,
-       DISABLED_AThreadWhoseBufferIsNeverCompleteReachesTheFileWithinTwoTenthsOfASecond) {
+TEST_F(FakeCupti, AThreadWhoseBufferIsNeverCompleteReachesTheFileWithinTwoTenthsOfASecond) {
     SKIP_WITHOUT_AGENT();
     const HarnessRun run = play("fill_buffers", "", {{"VRAMSCOPE_FLUSH_MS", "100"}});
     ASSERT_EQ(run.signal, SIGKILL) << describe(run);
@@ -105,7 +104,7 @@ TEST_F(FakeCupti,
 
 // Records CUPTI hands over when the context is destroyed, after the agent's exit handler ran
 // (cudart's teardown in atexit), are written in a last frame and counted.
-TEST_F(FakeCupti, DISABLED_RecordsCompletedAtContextDestructionAreWrittenAndCounted) {
+TEST_F(FakeCupti, RecordsCompletedAtContextDestructionAreWrittenAndCounted) {
     SKIP_WITHOUT_AGENT();
     const HarnessRun run = play("late", "", {{"VRAMSCOPE_FLUSH_MS", "50"}});
     ASSERT_EQ(run.exitCode, 0) << describe(run);
@@ -134,7 +133,7 @@ TEST_F(FakeCupti, DISABLED_RecordsCompletedAtContextDestructionAreWrittenAndCoun
 
 // Records still in flight at the very end come back from the exit's forced flush incomplete:
 // kernels without times, another record unreadable. Both are counted, none is lost silently.
-TEST_F(FakeCupti, DISABLED_RecordsStillInFlightAtExitAreCountedNotLostSilently) {
+TEST_F(FakeCupti, RecordsStillInFlightAtExitAreCountedNotLostSilently) {
     SKIP_WITHOUT_AGENT();
     const HarnessRun run = play("in_flight_at_exit", "", {{"VRAMSCOPE_FLUSH_MS", "50"}});
     ASSERT_EQ(run.exitCode, 0) << describe(run);
@@ -150,7 +149,7 @@ TEST_F(FakeCupti, DISABLED_RecordsStillInFlightAtExitAreCountedNotLostSilently) 
 
 // An activity kind CUPTI refuses (CUPTI_ERROR_NOT_COMPATIBLE for MEMORY_POOL here) is left out
 // with one line, its return code in the header, and everything else is recorded.
-TEST_F(FakeCupti, DISABLED_AnActivityKindCuptiRefusesIsLeftOutWithOneLineAndTheRestIsRecorded) {
+TEST_F(FakeCupti, AnActivityKindCuptiRefusesIsLeftOutWithOneLineAndTheRestIsRecorded) {
     SKIP_WITHOUT_AGENT();
     const HarnessRun run = play("enable_fails", "", {{"VRAMSCOPE_FLUSH_MS", "50"}});
     ASSERT_EQ(run.exitCode, 0) << describe(run);
@@ -164,7 +163,7 @@ TEST_F(FakeCupti, DISABLED_AnActivityKindCuptiRefusesIsLeftOutWithOneLineAndTheR
 
 // A CUDA 12 job that has not loaded its libcupti.so.12 yet: the agent finds the one beside the
 // job's libcudart.so.12 and records through it.
-TEST_F(FakeCupti, DISABLED_ACuda12JobGetsTheLibcupti12BesideItsRuntimeWhenNoneIsLoadedYet) {
+TEST_F(FakeCupti, ACuda12JobGetsTheLibcupti12BesideItsRuntimeWhenNoneIsLoadedYet) {
     SKIP_WITHOUT_AGENT();
     RunSetup setup = RunSetup::cuda12({{"VRAMSCOPE_FLUSH_MS", "50"}});
     setup.cupti.clear();
@@ -180,7 +179,7 @@ TEST_F(FakeCupti, DISABLED_ACuda12JobGetsTheLibcupti12BesideItsRuntimeWhenNoneIs
 
 // PyTorch's expandable segments grow reserved memory by cuMemCreate + cuMemMap and shrink it by
 // cuMemUnmap + cuMemRelease; CUPTI's memory records do not show it, the API callbacks do.
-TEST_F(FakeCupti, DISABLED_ExpandableSegmentPagesMakeAReservedCurve) {
+TEST_F(FakeCupti, ExpandableSegmentPagesMakeAReservedCurve) {
     SKIP_WITHOUT_AGENT();
     const HarnessRun run = play("vmm", "", {{"VRAMSCOPE_FLUSH_MS", "50"}});
     ASSERT_EQ(run.exitCode, 0) << describe(run);
@@ -206,7 +205,7 @@ TEST_F(FakeCupti, DISABLED_ExpandableSegmentPagesMakeAReservedCurve) {
 // NVML's view each flush period: this process's bytes and each GPU's used bytes, on the CUDA
 // device of the same UUID (the fake lists the GPUs in the other order). Device 1 is a GPU the
 // process never allocated on: its 534 MiB are a stray context, visible only here.
-TEST_F(FakeCupti, DISABLED_NvmlGivesThisProcessAndEachGpuTheirUsedBytesByUuid) {
+TEST_F(FakeCupti, NvmlGivesThisProcessAndEachGpuTheirUsedBytesByUuid) {
     SKIP_WITHOUT_AGENT();
     const HarnessRun run =
         play("nvml", "", {{"VRAMSCOPE_FLUSH_MS", "50"}, {"FAKECUDA_DEVICES", "2"}});
@@ -231,7 +230,7 @@ TEST_F(FakeCupti, DISABLED_NvmlGivesThisProcessAndEachGpuTheirUsedBytesByUuid) {
     }
 }
 
-TEST_F(FakeCupti, DISABLED_AnNvmlThatCannotStartIsOneLineAndRecordingGoesOn) {
+TEST_F(FakeCupti, AnNvmlThatCannotStartIsOneLineAndRecordingGoesOn) {
     SKIP_WITHOUT_AGENT();
     const HarnessRun run =
         play("roundtrip", "", {{"VRAMSCOPE_FLUSH_MS", "50"}, {"FAKENVML_INIT_RESULT", "9"}});
@@ -247,7 +246,7 @@ TEST_F(FakeCupti, DISABLED_AnNvmlThatCannotStartIsOneLineAndRecordingGoesOn) {
 
 // The agent hands CUPTI buffers it zeroed itself, off the job's threads, and says so with
 // ZEROED_OUT_ACTIVITY_BUFFER: CUPTI then never clears 256 KiB on a training thread.
-TEST_F(FakeCupti, DISABLED_BuffersComeZeroedSoCuptiNeverClearsThemOnTheJobsThreads) {
+TEST_F(FakeCupti, BuffersComeZeroedSoCuptiNeverClearsThemOnTheJobsThreads) {
     SKIP_WITHOUT_AGENT();
     const HarnessRun run = play("roundtrip", "", {{"VRAMSCOPE_FLUSH_MS", "50"}});
     ASSERT_EQ(run.exitCode, 0) << describe(run);
@@ -262,7 +261,7 @@ TEST_F(FakeCupti, DISABLED_BuffersComeZeroedSoCuptiNeverClearsThemOnTheJobsThrea
 }
 
 // Every CUPTI setting's return code is in the header, and so are the bound library and release.
-TEST_F(FakeCupti, DISABLED_TheHeaderNamesTheBoundCuptiAndEachSettingsReturnCode) {
+TEST_F(FakeCupti, TheHeaderNamesTheBoundCuptiAndEachSettingsReturnCode) {
     SKIP_WITHOUT_AGENT();
     const HarnessRun run = play("settings", "", {{"VRAMSCOPE_FLUSH_MS", "50"}});
     ASSERT_EQ(run.exitCode, 0) << describe(run);

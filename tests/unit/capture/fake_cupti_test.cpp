@@ -32,7 +32,7 @@ TEST_F(FakeCupti, KernelsAllocationsAndNvtxRangesArriveAsDelivered) {
 }
 
 // --- 2. buffer sizes ---
-TEST_F(FakeCupti, DISABLED_EveryActivityBufferIsBetween256KiBAnd1MiB) {
+TEST_F(FakeCupti, EveryActivityBufferIsBetween256KiBAnd1MiB) {
     SKIP_WITHOUT_AGENT();
     const HarnessRun run = play("roundtrip", "", {{"VRAMSCOPE_FLUSH_MS", "50"}});
     ASSERT_EQ(run.exitCode, 0) << describe(run);
@@ -45,7 +45,7 @@ TEST_F(FakeCupti, DISABLED_EveryActivityBufferIsBetween256KiBAnd1MiB) {
 }
 
 // --- 3. flushes ---
-TEST_F(FakeCupti, DISABLED_ExitFlushesOnceThenForcedAfterThePeriodicOnesWithoutOverlap) {
+TEST_F(FakeCupti, ExitFlushesOnceThenForcedAfterThePeriodicOnesWithoutOverlap) {
     SKIP_WITHOUT_AGENT();
     const HarnessRun run = play("exit_flushes", "", {{"VRAMSCOPE_FLUSH_MS", "50"}});
     ASSERT_EQ(run.exitCode, 0) << describe(run);
@@ -78,7 +78,7 @@ TEST_F(FakeCupti, DISABLED_ExitFlushesOnceThenForcedAfterThePeriodicOnesWithoutO
     expectPlannedKernels(loaded->data, run.base(), 0, plan::kKernels);
 }
 
-TEST_F(FakeCupti, DISABLED_SigtermFlushesFromTheFlushThreadThenEndsTheProcessBySigterm) {
+TEST_F(FakeCupti, SigtermFlushesFromTheFlushThreadThenEndsTheProcessBySigterm) {
     SKIP_WITHOUT_AGENT();
     const HarnessRun run = play("sigterm", "", {{"VRAMSCOPE_FLUSH_MS", "100"}});
     ASSERT_EQ(run.signal, SIGTERM) << describe(run);
@@ -106,7 +106,7 @@ TEST_F(FakeCupti, DISABLED_SigtermFlushesFromTheFlushThreadThenEndsTheProcessByS
 }
 
 // --- 4. undecodable records ---
-TEST_F(FakeCupti, DISABLED_AnUndecodableRecordKeepsTheRecordsBeforeItAndIsCountedOnce) {
+TEST_F(FakeCupti, AnUndecodableRecordKeepsTheRecordsBeforeItAndIsCountedOnce) {
     SKIP_WITHOUT_AGENT();
     const HarnessRun run = play("undecodable", "", {{"VRAMSCOPE_FLUSH_MS", "50"}});
     ASSERT_EQ(run.exitCode, 0) << describe(run);
@@ -172,7 +172,7 @@ size_t countersNamed(const trace::TraceData& d, const std::string& name, double*
 
 }  // namespace
 
-TEST_F(FakeCupti, DISABLED_AFailedCudaMallocRetriedWithSuccessIsCountedNotAnOom) {
+TEST_F(FakeCupti, AFailedCudaMallocRetriedWithSuccessIsCountedNotAnOom) {
     SKIP_WITHOUT_AGENT();
     const HarnessRun run = play("oom_retried", "", {{"VRAMSCOPE_FLUSH_MS", "50"}});
     ASSERT_EQ(run.exitCode, 0) << describe(run);
@@ -185,7 +185,7 @@ TEST_F(FakeCupti, DISABLED_AFailedCudaMallocRetriedWithSuccessIsCountedNotAnOom)
     EXPECT_EQ(last, 1.0) << "one failure was retried";
 }
 
-TEST_F(FakeCupti, DISABLED_TwoFailedCudaMallocsInARowAreOneOom) {
+TEST_F(FakeCupti, TwoFailedCudaMallocsInARowAreOneOom) {
     SKIP_WITHOUT_AGENT();
     const HarnessRun run = play("oom_twice", "", {{"VRAMSCOPE_FLUSH_MS", "50"}});
     ASSERT_EQ(run.exitCode, 0) << describe(run);
@@ -196,7 +196,7 @@ TEST_F(FakeCupti, DISABLED_TwoFailedCudaMallocsInARowAreOneOom) {
     EXPECT_EQ(loaded->data.ooms[0].requestedBytes, plan::kOomRequestBytes);
 }
 
-TEST_F(FakeCupti, DISABLED_AFailedCudaMallocNotRetriedBeforeExitIsOneOom) {
+TEST_F(FakeCupti, AFailedCudaMallocNotRetriedBeforeExitIsOneOom) {
     SKIP_WITHOUT_AGENT();
     const HarnessRun run = play("oom_last", "", {{"VRAMSCOPE_FLUSH_MS", "50"}});
     ASSERT_EQ(run.exitCode, 0) << describe(run);
@@ -208,7 +208,7 @@ TEST_F(FakeCupti, DISABLED_AFailedCudaMallocNotRetriedBeforeExitIsOneOom) {
 }
 
 // --- 6. another CUPTI user takes the buffers ---
-TEST_F(FakeCupti, DISABLED_ReplacedBufferCallbacksAreSaidOnceAndTheJobExitsNormally) {
+TEST_F(FakeCupti, ReplacedBufferCallbacksAreSaidOnceAndTheJobExitsNormally) {
     SKIP_WITHOUT_AGENT();
     const HarnessRun run = play("other_user", "", {{"VRAMSCOPE_FLUSH_MS", "50"}});
     ASSERT_EQ(run.exitCode, 0) << describe(run);
@@ -232,7 +232,7 @@ TEST_F(FakeCupti, DISABLED_ReplacedBufferCallbacksAreSaidOnceAndTheJobExitsNorma
 }
 
 // --- 7. a CUDA 12 job ---
-TEST_F(FakeCupti, DISABLED_ACuda12JobGetsItsOwnLibcupti12BoundAndRecorded) {
+TEST_F(FakeCupti, ACuda12JobGetsItsOwnLibcupti12BoundAndRecorded) {
     SKIP_WITHOUT_AGENT();
     const HarnessRun run =
         playWith("roundtrip", "", RunSetup::cuda12({{"VRAMSCOPE_FLUSH_MS", "50"}}));
@@ -245,7 +245,7 @@ TEST_F(FakeCupti, DISABLED_ACuda12JobGetsItsOwnLibcupti12BoundAndRecorded) {
     EXPECT_EQ(setting(loaded->data, "cupti_api_version"), "24");
 }
 
-TEST_F(FakeCupti, DISABLED_ACuda12JobWithoutAnyCupti12MakesTheAgentStepAsideWithOneLine) {
+TEST_F(FakeCupti, ACuda12JobWithoutAnyCupti12MakesTheAgentStepAsideWithOneLine) {
     SKIP_WITHOUT_AGENT();
     if (cupti12OnThisMachine()) {
         GTEST_SKIP() << "this machine has a libcupti.so.12 the agent would find";
@@ -265,7 +265,7 @@ TEST_F(FakeCupti, DISABLED_ACuda12JobWithoutAnyCupti12MakesTheAgentStepAsideWith
 }
 
 // --- 8. NVTX hand-over by CUPTI version ---
-TEST_F(FakeCupti, DISABLED_Cupti13_0_0KeepsNvtxAwayFromLibcuptiAndSaysSo) {
+TEST_F(FakeCupti, Cupti13_0_0KeepsNvtxAwayFromLibcuptiAndSaysSo) {
     SKIP_WITHOUT_AGENT();
     const HarnessRun run = play("nvtx", "130000");
     ASSERT_EQ(run.exitCode, 0) << describe(run);
@@ -283,7 +283,7 @@ TEST_F(FakeCupti, Cupti13_0_1GetsNvtxInitialisationForwarded) {
 }
 
 // --- 9. CUPTI settings ---
-TEST_F(FakeCupti, DISABLED_SystemThreadIdsLatencyTimestampsAndConcurrentKernelsNeverKernel) {
+TEST_F(FakeCupti, SystemThreadIdsLatencyTimestampsAndConcurrentKernelsNeverKernel) {
     SKIP_WITHOUT_AGENT();
     const HarnessRun run = play("settings", "");
     ASSERT_EQ(run.exitCode, 0) << describe(run);
