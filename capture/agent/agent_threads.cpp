@@ -122,7 +122,10 @@ void Agent::watchBufferFlow() {
         m_watchSinceNs = now;
         return;
     }
-    if (!m_watchSaid && allocations - m_watchAllocations >= kAllocationsWhileSilent &&
+    // Only once buffers have come at all: a job that allocates before its first record (or
+    // whose allocations make none) has lost nothing.
+    if (!m_watchSaid && buffers > 0 &&
+        allocations - m_watchAllocations >= kAllocationsWhileSilent &&
         now - m_watchSinceNs >= kBufferSilenceNs) {
         m_watchSaid = true;
         printNotice(

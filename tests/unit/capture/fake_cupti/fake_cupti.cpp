@@ -29,7 +29,6 @@
 
 namespace {
 
-using vramscope::fake::logLine;
 using vramscope::fake::monotonicNs;
 using vramscope::fake::recordSize;
 using vramscope::fake::threadId;
@@ -98,8 +97,8 @@ const char* completedBy(bool worker) {
 /// Hands `buffers` back to the callbacks that handed them out, on the calling thread.
 void handBack(std::vector<Buffer>& buffers, const char* by) {
     for (Buffer& b : buffers) {
-        logLine("buffer_completed tid=%ld size=%zu valid=%zu by=%s", threadId(), b.size,
-                b.validSize, by);
+        FAKE_LOG("buffer_completed tid=%ld size=%zu valid=%zu by=%s", threadId(), b.size,
+                 b.validSize, by);
         if (b.completed != nullptr) {
             b.completed(nullptr, 0, b.data, b.size, b.validSize);
         }
@@ -130,7 +129,7 @@ bool requestBuffer(CUpti_BuffersCallbackRequestFunc requested,
     size_t maxRecords = 0;
     out = Buffer{};
     requested(&out.data, &out.size, &maxRecords);
-    logLine("buffer_requested tid=%ld size=%zu max_records=%zu", threadId(), out.size, maxRecords);
+    FAKE_LOG("buffer_requested tid=%ld size=%zu max_records=%zu", threadId(), out.size, maxRecords);
     if (out.data == nullptr || out.size == 0) {
         return false;
     }
@@ -138,11 +137,11 @@ bool requestBuffer(CUpti_BuffersCallbackRequestFunc requested,
         // The client promised zeroed buffers (ZEROED_OUT_ACTIVITY_BUFFER): say when one is not.
         const bool dirty = std::any_of(out.data, out.data + out.size, [](uint8_t c) { return c; });
         if (dirty) {
-            logLine("buffer_dirty tid=%ld size=%zu", threadId(), out.size);
+            FAKE_LOG("buffer_dirty tid=%ld size=%zu", threadId(), out.size);
         }
     } else {
         std::memset(out.data, 0, out.size);  // CUPTI zeroes on the requesting thread
-        logLine("buffer_zeroed_by_cupti tid=%ld size=%zu", threadId(), out.size);
+        FAKE_LOG("buffer_zeroed_by_cupti tid=%ld size=%zu", threadId(), out.size);
     }
     out.completed = completed;
     return true;
@@ -248,8 +247,8 @@ void destroyContexts() {
         }
         s.closed.clear();
     }
-    logLine("context_destroyed tid=%ld buffers=%zu late_records=%zu", threadId(), all.size(),
-            late.size());
+    FAKE_LOG("context_destroyed tid=%ld buffers=%zu late_records=%zu", threadId(), all.size(),
+             late.size());
     handBack(all, "context_destroy");
 }
 
@@ -317,8 +316,8 @@ FAKE_EXPORT void fakecupti_set_flush_delay_ms(int ms) {
 FAKE_EXPORT size_t fakecupti_deliver(const CUpti_Activity* const* records, size_t count,
                                      int complete) {
     const size_t written = deliverRecords(records, count, complete != 0);
-    logLine("deliver tid=%ld records=%zu written=%zu complete=%d", threadId(), count, written,
-            complete);
+    FAKE_LOG("deliver tid=%ld records=%zu written=%zu complete=%d", threadId(), count, written,
+             complete);
     return written;
 }
 
@@ -332,7 +331,7 @@ FAKE_EXPORT void fakecupti_complete_in_flight(void) {
         b.inFlight.clear();
     }
     s.workerCv.notify_one();
-    logLine("in_flight_completed tid=%ld", threadId());
+    FAKE_LOG("in_flight_completed tid=%ld", threadId());
 }
 
 FAKE_EXPORT void fakecupti_at_context_destroy(const CUpti_Activity* const* records, size_t count) {
@@ -348,7 +347,7 @@ FAKE_EXPORT void fakecupti_replace_buffer_callbacks(void) {
     std::lock_guard<std::mutex> lock(state().mutex);
     state().requested = otherUserRequested;
     state().completed = otherUserCompleted;
-    logLine("buffer_callbacks_replaced tid=%ld", threadId());
+    FAKE_LOG("buffer_callbacks_replaced tid=%ld", threadId());
 }
 
 FAKE_EXPORT void fakecupti_get_buffer_callbacks(CUpti_BuffersCallbackRequestFunc* requested,
@@ -380,8 +379,8 @@ FAKE_EXPORT int fakecupti_api_call(CUpti_CallbackDomain domain, CUpti_CallbackId
     void* userdata = nullptr;
     uint32_t correlation = 0;
     CUpti_CallbackFunc callback = subscriberFor(domain, cbid, &userdata, &correlation);
-    logLine("api_call tid=%ld domain=%d cbid=%u return=%d delivered=%d", threadId(),
-            static_cast<int>(domain), cbid, returnValue, callback != nullptr ? 1 : 0);
+    FAKE_LOG("api_call tid=%ld domain=%d cbid=%u return=%d delivered=%d", threadId(),
+             static_cast<int>(domain), cbid, returnValue, callback != nullptr ? 1 : 0);
     if (callback == nullptr) {
         return 0;
     }
@@ -403,12 +402,12 @@ FAKE_EXPORT int fakecupti_api_call_nested(CUpti_CallbackId runtimeCbid, const ch
         subscriberFor(CUPTI_CB_DOMAIN_RUNTIME_API, runtimeCbid, &userdata, &outerCorrelation);
     CUpti_CallbackFunc inner =
         subscriberFor(CUPTI_CB_DOMAIN_DRIVER_API, driverCbid, &userdata, &innerCorrelation);
-    logLine("api_call tid=%ld domain=%d cbid=%u return=%d delivered=%d", threadId(),
-            static_cast<int>(CUPTI_CB_DOMAIN_RUNTIME_API), runtimeCbid, runtimeReturn,
-            outer != nullptr ? 1 : 0);
-    logLine("api_call tid=%ld domain=%d cbid=%u return=%d delivered=%d nested=1", threadId(),
-            static_cast<int>(CUPTI_CB_DOMAIN_DRIVER_API), driverCbid, driverReturn,
-            inner != nullptr ? 1 : 0);
+    FAKE_LOG("api_call tid=%ld domain=%d cbid=%u return=%d delivered=%d", threadId(),
+             static_cast<int>(CUPTI_CB_DOMAIN_RUNTIME_API), runtimeCbid, runtimeReturn,
+             outer != nullptr ? 1 : 0);
+    FAKE_LOG("api_call tid=%ld domain=%d cbid=%u return=%d delivered=%d nested=1", threadId(),
+             static_cast<int>(CUPTI_CB_DOMAIN_DRIVER_API), driverCbid, driverReturn,
+             inner != nullptr ? 1 : 0);
     int made = 0;
     const bool wasInside = t_inApiCallback;
     t_inApiCallback = true;  // the runtime call is in progress around the driver call
@@ -438,7 +437,10 @@ FAKE_EXPORT int fakecupti_api_call_to(CUpti_CallbackFunc callback, CUpti_Callbac
                                       int returnValue, int device) {
     void* userdata = nullptr;
     uint32_t correlation = 0;
-    (void)subscriberFor(domain, cbid, &userdata, &correlation);  // the same lookup as a real call
+    // The same lookup and log line as a call to the subscriber: only the callback differs.
+    const bool enabled = subscriberFor(domain, cbid, &userdata, &correlation) != nullptr;
+    FAKE_LOG("api_call tid=%ld domain=%d cbid=%u return=%d delivered=%d", threadId(),
+             static_cast<int>(domain), cbid, returnValue, enabled ? 1 : 0);
     callPair(callback, nullptr, domain, cbid, name, params, returnValue, correlation, device,
              false);
     callPair(callback, nullptr, domain, cbid, name, params, returnValue, correlation, device, true);
@@ -457,7 +459,7 @@ FAKE_EXPORT CUptiResult CUPTIAPI cuptiGetVersion(uint32_t* version) {
     }
     std::lock_guard<std::mutex> lock(state().mutex);
     *version = state().version;
-    logLine("get_version version=%u", *version);
+    FAKE_LOG("get_version version=%u", *version);
     return CUPTI_SUCCESS;
 }
 
@@ -533,14 +535,14 @@ FAKE_EXPORT CUptiResult CUPTIAPI cuptiSubscribe(CUpti_SubscriberHandle* subscrib
         return CUPTI_ERROR_INVALID_PARAMETER;
     }
     if (s.subscribed) {
-        logLine("subscribe tid=%ld result=multiple", threadId());
+        FAKE_LOG("subscribe tid=%ld result=multiple", threadId());
         return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
     }
     s.subscribed = true;
     s.callback = callback;
     s.userdata = userdata;
     *subscriber = ourSubscriber();
-    logLine("subscribe tid=%ld result=ok", threadId());
+    FAKE_LOG("subscribe tid=%ld result=ok", threadId());
     return CUPTI_SUCCESS;
 }
 
@@ -554,7 +556,7 @@ FAKE_EXPORT CUptiResult CUPTIAPI cuptiUnsubscribe(CUpti_SubscriberHandle subscri
     s.callback = nullptr;
     s.enabledCallbacks.clear();
     s.enabledDomains.clear();
-    logLine("unsubscribe tid=%ld", threadId());
+    FAKE_LOG("unsubscribe tid=%ld", threadId());
     return CUPTI_SUCCESS;
 }
 
@@ -572,7 +574,7 @@ FAKE_EXPORT CUptiResult CUPTIAPI cuptiEnableCallback(uint32_t enable,
     } else {
         s.enabledCallbacks.erase({static_cast<int>(domain), cbid});
     }
-    logLine("enable_callback enable=%u domain=%d cbid=%u", enable, static_cast<int>(domain), cbid);
+    FAKE_LOG("enable_callback enable=%u domain=%d cbid=%u", enable, static_cast<int>(domain), cbid);
     return CUPTI_SUCCESS;
 }
 
@@ -589,7 +591,7 @@ FAKE_EXPORT CUptiResult CUPTIAPI cuptiEnableDomain(uint32_t enable,
     } else {
         s.enabledDomains.erase(domain);
     }
-    logLine("enable_domain enable=%u domain=%d", enable, static_cast<int>(domain));
+    FAKE_LOG("enable_domain enable=%u domain=%d", enable, static_cast<int>(domain));
     return CUPTI_SUCCESS;
 }
 
@@ -606,7 +608,7 @@ cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc funcBufferReques
         state().workerStarted = true;
         std::thread(workerLoop).detach();
     }
-    logLine("register_callbacks tid=%ld", threadId());
+    FAKE_LOG("register_callbacks tid=%ld", threadId());
     return CUPTI_SUCCESS;
 }
 
@@ -618,14 +620,14 @@ FAKE_EXPORT CUptiResult CUPTIAPI cuptiActivityEnable(CUpti_ActivityKind kind) {
     if (result == CUPTI_SUCCESS) {
         state().enabledKinds.insert(kind);
     }
-    logLine("activity_enable kind=%d result=%d", static_cast<int>(kind), static_cast<int>(result));
+    FAKE_LOG("activity_enable kind=%d result=%d", static_cast<int>(kind), static_cast<int>(result));
     return result;
 }
 
 FAKE_EXPORT CUptiResult CUPTIAPI cuptiActivityDisable(CUpti_ActivityKind kind) {
     std::lock_guard<std::mutex> lock(state().mutex);
     state().enabledKinds.erase(kind);
-    logLine("activity_disable kind=%d", static_cast<int>(kind));
+    FAKE_LOG("activity_disable kind=%d", static_cast<int>(kind));
     return CUPTI_SUCCESS;
 }
 
@@ -640,15 +642,15 @@ FAKE_EXPORT CUptiResult CUPTIAPI cuptiActivitySetAttribute(CUpti_ActivityAttribu
     if (attr == CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER) {
         state().zeroedOut = v != 0;
     }
-    logLine("activity_attribute attr=%d size=%zu value=%llu", static_cast<int>(attr), *valueSize,
-            v);
+    FAKE_LOG("activity_attribute attr=%d size=%zu value=%llu", static_cast<int>(attr), *valueSize,
+             v);
     return CUPTI_SUCCESS;
 }
 
 FAKE_EXPORT CUptiResult CUPTIAPI cuptiSetThreadIdType(CUpti_ActivityThreadIdType type) {
     std::lock_guard<std::mutex> lock(state().mutex);
     state().threadIdType = type;
-    logLine("thread_id_type type=%d", static_cast<int>(type));
+    FAKE_LOG("thread_id_type type=%d", static_cast<int>(type));
     return CUPTI_SUCCESS;
 }
 
@@ -662,25 +664,25 @@ FAKE_EXPORT CUptiResult CUPTIAPI cuptiGetThreadIdType(CUpti_ActivityThreadIdType
 }
 
 FAKE_EXPORT CUptiResult CUPTIAPI cuptiActivityEnableLatencyTimestamps(uint8_t enable) {
-    logLine("latency_timestamps enable=%u", static_cast<unsigned>(enable));
+    FAKE_LOG("latency_timestamps enable=%u", static_cast<unsigned>(enable));
     return CUPTI_SUCCESS;
 }
 
 FAKE_EXPORT CUptiResult CUPTIAPI cuptiActivityFlushPeriod(uint32_t time) {
-    logLine("flush_period ms=%u", time);
+    FAKE_LOG("flush_period ms=%u", time);
     return CUPTI_SUCCESS;
 }
 
 FAKE_EXPORT CUptiResult CUPTIAPI cuptiFinalize(void) {
-    logLine("finalize tid=%ld", threadId());
+    FAKE_LOG("finalize tid=%ld", threadId());
     return CUPTI_SUCCESS;
 }
 
 FAKE_EXPORT CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t flag) {
     const int64_t enter = monotonicNs();
     // Logged at entry as well: a flush the process's end cuts short still shows.
-    logLine("flush_enter tid=%ld flags=%u enter_ns=%lld", threadId(), flag,
-            static_cast<long long>(enter));
+    FAKE_LOG("flush_enter tid=%ld flags=%u enter_ns=%lld", threadId(), flag,
+             static_cast<long long>(enter));
     State& s = state();
     int delayMs = 0;
     {
@@ -726,9 +728,9 @@ FAKE_EXPORT CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t flag) {
     }
     const size_t buffers = handBackNow.size();
     handBack(handBackNow, completedBy(false));
-    logLine("flush tid=%ld flags=%u enter_ns=%lld exit_ns=%lld buffers=%zu incomplete=%zu",
-            threadId(), flag, static_cast<long long>(enter), static_cast<long long>(monotonicNs()),
-            buffers, incomplete);
+    FAKE_LOG("flush tid=%ld flags=%u enter_ns=%lld exit_ns=%lld buffers=%zu incomplete=%zu",
+             threadId(), flag, static_cast<long long>(enter), static_cast<long long>(monotonicNs()),
+             buffers, incomplete);
     return CUPTI_SUCCESS;
 }
 
@@ -776,7 +778,7 @@ FAKE_EXPORT CUptiResult CUPTIAPI cuptiActivityGetNumDroppedRecords(CUcontext, ui
 /// libcupti's NVTX injection entry (the agent forwards NVTX_INJECTION64_PATH's call here). The
 /// argument is NVTX's export-table getter; the fake only says it was called and accepts.
 FAKE_EXPORT int InitializeInjectionNvtx2(const void* getExportTable) {
-    logLine("nvtx2_init tid=%ld table=%d major=%d", threadId(), getExportTable != nullptr ? 1 : 0,
-            FAKE_CUPTI_MAJOR);
+    FAKE_LOG("nvtx2_init tid=%ld table=%d major=%d", threadId(), getExportTable != nullptr ? 1 : 0,
+             FAKE_CUPTI_MAJOR);
     return 1;
 }
