@@ -1,17 +1,13 @@
 #include "agent.h"
 
-#include <pthread.h>
-#include <semaphore.h>
-#include <signal.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <chrono>
 #include <cstdlib>
-#include <cstring>
 
+#include "agent_signals.h"
+#include "cupti_api.h"
 #include "cupti_session.h"
 #include "device_facts.h"
 #include "host_memory_sampler.h"
@@ -43,106 +39,11 @@ int64_t traceNowNs() {
     return g_monotonicClock.load(std::memory_order_relaxed) ? monotonicNs() : cuptiNowNs();
 }
 
+int64_t steadyNowNs() {
+    return monotonicNs();
+}
+
 namespace {
-
-// --- SIGTERM: the handler only sets a flag and posts a semaphore (both async-signal-safe). ---
-struct sigaction g_previousTerm {};
-sem_t g_termSemaphore;
-volatile sig_atomic_t g_termSeen = 0;
-pid_t g_agentPid = 0;
-
-bool previousIsDefault() {
-    return (g_previousTerm.sa_flags & SA_SIGINFO) == 0 && g_previousTerm.sa_handler == SIG_DFL;
-}
-
-void onSigterm(int sig, siginfo_t* info, void* context) {
-    const int savedErrno = errno;
-    if (getpid() != g_agentPid) {
-        // A forked child without our threads: behave exactly as before the agent came.
-        sigaction(SIGTERM, &g_previousTerm, nullptr);
-        raise(sig);
-        errno = savedErrno;
-        return;
-    }
-    g_termSeen = 1;
-    sem_post(&g_termSemaphore);
-    if ((g_previousTerm.sa_flags & SA_SIGINFO) != 0) {
-        if (g_previousTerm.sa_sigaction != nullptr) {
-            g_previousTerm.sa_sigaction(sig, info, context);
-        }
-    } else if (g_previousTerm.sa_handler != SIG_DFL && g_previousTerm.sa_handler != SIG_IGN) {
-        g_previousTerm.sa_handler(sig);
-    }
-    // SIG_DFL: the watcher thread writes what it has, then restores SIG_DFL and re-sends SIGTERM.
-    errno = savedErrno;
-}
-
-// --- SIGUSR2: write the live ring to a file (the handler only sets a flag; the writer thread
-// writes it after its next round). Installed only where SIGUSR2 had its default action. ---
-volatile sig_atomic_t g_ringDumpRequested = 0;
-
-void onSigusr2(int) {
-    g_ringDumpRequested = 1;
-}
-
-void installRingDumpHandler() {
-    struct sigaction current {};
-    if (sigaction(SIGUSR2, nullptr, &current) != 0 || (current.sa_flags & SA_SIGINFO) != 0 ||
-        current.sa_handler != SIG_DFL) {
-        return;  // the application's own SIGUSR2 stays its own
-    }
-    struct sigaction ours {};
-    ours.sa_handler = onSigusr2;
-    ours.sa_flags = SA_RESTART;
-    sigemptyset(&ours.sa_mask);
-    sigaction(SIGUSR2, &ours, nullptr);
-    pthread_atfork(nullptr, nullptr, [] { signal(SIGUSR2, SIG_DFL); });
-}
-
-void blockAllSignals() {
-    sigset_t all;
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, nullptr);
-}
-
-void termWatcher() {
-    blockAllSignals();
-    for (;;) {
-        while (sem_wait(&g_termSemaphore) != 0 && errno == EINTR) {
-        }
-        if (g_termSeen == 0) {
-            continue;
-        }
-        g_termSeen = 0;
-        Agent::instance().flushNow(2000);
-        if (previousIsDefault()) {
-            sigaction(SIGTERM, &g_previousTerm, nullptr);
-            kill(getpid(), SIGTERM);
-            return;
-        }
-    }
-}
-
-void installSigtermHandler() {
-    if (sem_init(&g_termSemaphore, 0, 0) != 0) {
-        return;
-    }
-    struct sigaction current {};
-    if (sigaction(SIGTERM, nullptr, &current) != 0 ||
-        ((current.sa_flags & SA_SIGINFO) == 0 && current.sa_handler == SIG_IGN)) {
-        return;  // an ignored SIGTERM stays ignored
-    }
-    struct sigaction ours {};
-    ours.sa_sigaction = onSigterm;
-    ours.sa_flags = SA_SIGINFO | SA_RESTART;
-    sigemptyset(&ours.sa_mask);
-    if (sigaction(SIGTERM, &ours, &g_previousTerm) != 0) {
-        return;
-    }
-    // A forked child (e.g. a data-loader worker) gets the disposition it would have had.
-    pthread_atfork(nullptr, nullptr, [] { sigaction(SIGTERM, &g_previousTerm, nullptr); });
-    std::thread(termWatcher).detach();
-}
 
 void atExit() {
     try {
@@ -167,10 +68,37 @@ std::string hostName() {
 
 }  // namespace
 
+namespace {
+
+std::atomic<Agent*> g_agent{nullptr};
+
+// Runs in _dl_fini, after every exit handler (cudart's teardown among them): the last frame.
+__attribute__((destructor)) void agentLibraryUnloading() {
+    try {
+        if (Agent* agent = Agent::existing()) {
+            agent->unloading();
+        }
+    } catch (...) {
+    }
+}
+
+}  // namespace
+
+Agent::Agent()
+    : m_failures([this](const FailedAllocation& failure, uint32_t) { recordOom(failure); }) {}
+
 Agent& Agent::instance() {
     // Never destroyed: CUPTI may call back while the process tears down.
-    static Agent* agent = new Agent();
+    static Agent* agent = [] {
+        auto* a = new Agent();
+        g_agent.store(a, std::memory_order_release);
+        return a;
+    }();
     return *agent;
+}
+
+Agent* Agent::existing() {
+    return g_agent.load(std::memory_order_acquire);
 }
 
 bool Agent::readConfig(std::string& error, int32_t fallbackRank) {
@@ -224,15 +152,31 @@ bool Agent::start() {
         printNotice("capture is off: no CUDA driver (libcuda.so.1 cannot be loaded)");
         return false;
     }
+    // The job's own CUPTI, before any file exists: without one the job is left alone.
+    const CuptiBinding& binding = cuptiBinding();
+    if (!binding.ok) {
+        printNotice("capture is off: " + binding.error);
+        return false;
+    }
+    if (!binding.release.note.empty()) {
+        printNotice(binding.release.verdict == CuptiVerdict::Unverified
+                        ? "recording anyway (" + std::string(kEnvCuptiUnverified) +
+                              "=1): " + binding.release.note
+                        : binding.release.note);
+    }
     OpenedOutput output = openOutputs();
     if (!output.sink) {
         printNotice("capture is off: " + output.error);
         return false;
     }
     m_config.outputPath = output.path;
-    // The counter's name goes through the staging table, the one the written ids come from, before
-    // the first round copies that table.
+    // Counter names go through the staging table, the one the written ids come from, before the
+    // first round copies that table.
     m_hostResidentName = m_staging.intern(kHostResidentCounterName);
+    m_retriedName = m_staging.intern("cuda allocation failures (retried)");
+    m_nvmlProcessName = m_staging.intern("GPU memory used by this process (NVML)");
+    m_nvmlDeviceName = m_staging.intern("GPU memory used on the device (NVML)");
+    m_buffers.refill();  // zeroed buffers ready before CUPTI asks for the first
     const CuptiStart cupti = startCupti(*this, m_config.oomCallbacks);
     if (!cupti.ok) {
         printNotice("capture is off: " + cupti.error);
@@ -246,8 +190,8 @@ bool Agent::start() {
         }
         return false;
     }
-    if (!cupti.warning.empty()) {
-        printNotice(cupti.warning);
+    for (const std::string& notice : cupti.notices) {
+        printNotice(notice);
     }
     m_header.clockDomain = "cupti-ns";
     m_header.anchorTraceNs = cuptiNowNs();
@@ -255,11 +199,19 @@ bool Agent::start() {
     m_header.captureSettings = {
         {"flush_ms", std::to_string(m_config.flushMs)},
         {"oom_events", cupti.oomCallbacks ? "on" : "off"},
-        {"cupti_api_version", std::to_string(cupti.version)},
-        {"cupti_api_version_built", std::to_string(builtCuptiVersion())},
-        {"activity_kinds", "MEMORY2,MEMORY_POOL,CONCURRENT_KERNEL,MEMCPY,MEMSET,MARKER"},
+        {"cupti_library", binding.path},
+        {"cupti_library_found", toString(binding.source)},
+        {"cupti_api_version", std::to_string(binding.version)},
+        {"cupti_release", binding.release.name},
+        {"cupti_api_version_built", std::to_string(CUPTI_API_VERSION)},
+        {"job_cuda_major", binding.jobMajor ? std::to_string(*binding.jobMajor) : "unknown"},
+        {"activity_buffer_bytes", std::to_string(ActivityBufferPool::kBufferBytes)},
+        {"activity_kinds", cupti.enabledKinds},
         {"nvtx_domains", converterOptions.keepLibraryNvtx ? "all" : "application"},
     };
+    for (const auto& setting : cupti.settings) {
+        m_header.captureSettings.push_back(setting);
+    }
     launch(std::move(output), true);
     return true;
 }
@@ -358,13 +310,12 @@ void Agent::launch(OpenedOutput output, bool withCupti) {
         m_writer->setTablesHook([live = m_live](bool tablesOnly) { live->setSticky(tablesOnly); });
     }
     m_running.store(true, std::memory_order_release);
-    g_agentPid = static_cast<pid_t>(m_pid);
     m_writerThread = std::thread([this] { writerLoop(); });
     if (withCupti) {
         m_flushThread = std::thread([this] { flushLoop(); });
     }
     std::atexit(atExit);
-    installSigtermHandler();
+    installSigtermHandler(static_cast<pid_t>(m_pid));
     if (m_live) {
         installRingDumpHandler();
     }
@@ -401,51 +352,7 @@ NcclRecorder* Agent::ncclRecorder(NcclEventMask mask, int32_t commRank) {
     return recorder;
 }
 
-void Agent::requestBuffer(uint8_t** buffer, size_t* size, size_t* maxNumRecords) {
-    *maxNumRecords = 0;
-    {
-        std::lock_guard<std::mutex> lock(m_poolMutex);
-        if (!m_pool.empty()) {
-            *buffer = m_pool.back();
-            m_pool.pop_back();
-            *size = kBufferBytes;
-            return;
-        }
-    }
-    // NOTE(cupti): activity buffers must be 8-byte aligned.
-    *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, kBufferBytes));
-    *size = *buffer != nullptr ? kBufferBytes : 0;
-}
-
-void Agent::completeBuffer(uint8_t* buffer, size_t size, size_t validSize,
-                           uint32_t droppedRecords) {
-    if (buffer == nullptr) {
-        return;
-    }
-    CUpti_Activity* record = nullptr;
-    m_staging.addRecords(droppedRecords, [&]() -> const CUpti_Activity* {
-        if (validSize > 0 &&
-            cuptiActivityGetNextRecord(buffer, validSize, &record) == CUPTI_SUCCESS) {
-            return record;
-        }
-        return nullptr;
-    });
-    if (size == kBufferBytes) {
-        std::lock_guard<std::mutex> lock(m_poolMutex);
-        if (m_pool.size() < kMaxPooledBuffers) {
-            m_pool.push_back(buffer);
-            buffer = nullptr;
-        }
-    }
-    std::free(buffer);
-    if (validSize > 0) {
-        std::lock_guard<std::mutex> lock(m_writerMutex);
-        m_dataReady = true;
-        m_writerCv.notify_one();
-    }
-}
-
-void Agent::recordOom(const trace::OomEvent& oom) {
+void Agent::recordOom(const FailedAllocation& failure) {
     uint64_t w = m_oomWrite.load(std::memory_order_relaxed);
     do {
         if (w - m_oomRead.load(std::memory_order_acquire) >= kOomRing) {
@@ -454,188 +361,13 @@ void Agent::recordOom(const trace::OomEvent& oom) {
         }
     } while (!m_oomWrite.compare_exchange_weak(w, w + 1, std::memory_order_acq_rel));
     OomSlot& slot = m_oomSlots[w % kOomRing];
-    slot.event = oom;
+    slot.event = trace::OomEvent{};
+    slot.event.timestampNs = failure.timestampNs;
+    slot.event.device = trace::DeviceIndex{failure.device};
+    slot.event.stream = failure.stream;
+    slot.event.requestedBytes = failure.requestedBytes;
     slot.ready.store(true, std::memory_order_release);
-    m_forceFlush.store(true, std::memory_order_release);
     m_oomRingDump.store(true, std::memory_order_release);  // the ring once the OOM is in it
-    m_flushCv.notify_one();  // no lock taken: at worst the flush happens one period later
-}
-
-void Agent::flushLoop() {
-    blockAllSignals();
-    const auto period = std::chrono::milliseconds(m_config.flushMs);
-    while (!m_stopping.load()) {
-        {
-            std::unique_lock<std::mutex> lock(m_flushMutex);
-            m_flushCv.wait_for(lock, period,
-                               [this] { return m_forceFlush.load() || m_stopping.load(); });
-        }
-        if (m_stopping.load()) {
-            break;
-        }
-        const bool forced = m_forceFlush.exchange(false);
-        flushCupti(forced);
-        std::lock_guard<std::mutex> lock(m_writerMutex);
-        m_dataReady = true;
-        m_writerCv.notify_one();
-    }
-}
-
-bool Agent::writeHeaderIfReady(int attempt) {
-    if (m_header.rank == trace::kUnknownRank) {
-        if (NcclRecorder* r = m_nccl.load(std::memory_order_acquire)) {
-            m_header.rank = trace::RankId{r->firstCommunicatorRank()};  // env gave none
-        }
-    }
-    if (m_collectivesOnly) {
-        return m_writer->writeHeader(m_header);  // no driver is asked anything
-    }
-    const DeviceQuery q = queryDevices();
-    // The driver may still be inside cuInit for a few rounds; after ~5 s write what is known.
-    if (q.notReady && attempt < 25 && !m_stopping.load()) {
-        return false;
-    }
-    m_header.devices = q.devices;
-    if (!q.error.empty()) {
-        m_header.captureSettings.emplace_back("device_query_error", q.error);
-    }
-    return m_writer->writeHeader(m_header);
-}
-
-void Agent::takeOwnEvents() {
-    // The host's resident memory, once per writer round (one flush period): here on the writer
-    // thread, never in a CUDA callback, since reading /proc is I/O.
-    if (const int64_t now = traceNowNs(); now > 0) {
-        if (const auto resident = readResidentBytes()) {
-            m_out.counters.append(hostResidentSample(m_hostResidentName, now, *resident));
-        }
-    }
-    // NCCL operations finished since the last round; their strings are interned into the staging
-    // table (the one the written ids come from) and copied into this round's table at once.
-    if (NcclRecorder* r = m_nccl.load(std::memory_order_acquire)) {
-        r->takeInto(m_ncclTaken, m_finalRound);
-        appendNcclTaken(m_ncclTaken, m_out,
-                        [this](std::string_view s) { return m_staging.internInto(s, m_out); });
-    }
-    uint64_t r = m_oomRead.load(std::memory_order_relaxed);
-    while (m_oomSlots[r % kOomRing].ready.load(std::memory_order_acquire)) {
-        OomSlot& slot = m_oomSlots[r % kOomRing];
-        m_out.ooms.push_back(slot.event);
-        slot.ready.store(false, std::memory_order_relaxed);
-        m_oomRead.store(++r, std::memory_order_release);
-    }
-    if (const uint64_t lost = m_oomDropped.exchange(0); lost > 0) {
-        m_out.dataLoss.push_back({trace::LossCounter::OomEventsDropped, lost, {}, 0, 0});
-    }
-}
-
-void Agent::writerLoop() {
-    blockAllSignals();
-    int attempts = 0;
-    for (;;) {
-        {
-            std::unique_lock<std::mutex> lock(m_writerMutex);
-            m_writerCv.wait_for(lock, std::chrono::milliseconds(m_config.flushMs),
-                                [this] { return m_dataReady || m_stopping.load(); });
-            m_dataReady = false;
-        }
-        const bool stopping = m_stopping.load();
-        if (!m_writer->headerWritten() && !m_writer->failed()) {
-            writeHeaderIfReady(++attempts);
-        }
-        if (m_writer->headerWritten() || m_writer->failed()) {
-            m_finalRound = stopping;
-            m_writer->writeRound(m_out, stopping, [this](trace::TraceData&) { takeOwnEvents(); });
-        }
-        {
-            std::lock_guard<std::mutex> lock(m_writerMutex);
-            ++m_writeRounds;
-        }
-        m_roundCv.notify_all();
-        if (g_ringDumpRequested != 0) {
-            g_ringDumpRequested = 0;
-            writeRingDump("on SIGUSR2");
-        }
-        if (m_oomRingDump.exchange(false, std::memory_order_acq_rel)) {
-            writeRingDump("after an out-of-memory failure");
-        }
-        if (stopping) {
-            break;
-        }
-    }
-    m_writer->close();  // closes the file or socket
-    {
-        std::lock_guard<std::mutex> lock(m_writerMutex);
-        m_writerDone.store(true);
-    }
-    m_roundCv.notify_all();
-}
-
-void Agent::writeRingDump(const char* why) {
-    if (!m_live) {
-        return;
-    }
-    std::string stem = m_config.outputPath;
-    if (m_config.output.kind == OutputKind::UnixSocket || !m_config.file) {
-        stem = "vramscope-" + m_header.host + "-" + std::to_string(m_pid);
-    } else if (stem.size() > 7 && stem.compare(stem.size() - 7, 7, ".vscope") == 0) {
-        stem.resize(stem.size() - 7);
-    }
-    const std::string path =
-        stem + "-ring-" + std::to_string(realtimeNs() / 1'000'000'000) + ".vscope";
-    auto written = m_live->writeRing(path);
-    printNotice(written.ok()
-                    ? "wrote the live ring (the most recent " + std::to_string(written.value()) +
-                          " bytes of the trace) " + why + " to " + path
-                    : "could not write the live ring " + std::string(why) + ": " +
-                          written.error().describe());
-}
-
-void Agent::flushNow(int timeoutMs) {
-    if (!m_running.load() || m_stopping.load()) {
-        return;
-    }
-    if (!m_collectivesOnly) {
-        flushCupti(true);
-    }
-    std::unique_lock<std::mutex> lock(m_writerMutex);
-    const uint64_t target = m_writeRounds + 2;  // one full round starting after this request
-    m_dataReady = true;
-    m_writerCv.notify_one();
-    m_roundCv.wait_for(lock, std::chrono::milliseconds(timeoutMs),
-                       [&] { return m_writeRounds >= target || m_writerDone.load(); });
-}
-
-void Agent::shutdown() {
-    if (!m_running.load() || getpid() != m_pid || m_stopping.load()) {
-        return;
-    }
-    // NOTE(cupti): a forced flush at exit, and never cuptiFinalize (DESIGN.md capture facts).
-    if (!m_collectivesOnly) {
-        flushCupti(true);
-    }
-    m_stopping.store(true);
-    m_flushCv.notify_all();
-    if (m_flushThread.joinable()) {
-        m_flushThread.join();
-    }
-    {
-        std::unique_lock<std::mutex> lock(m_writerMutex);
-        m_writerCv.notify_one();
-        m_roundCv.wait_for(lock, std::chrono::seconds(10), [this] { return m_writerDone.load(); });
-    }
-    if (m_writerDone.load() && m_writerThread.joinable()) {
-        m_writerThread.join();
-        if (m_live != nullptr) {
-            m_live->drain(500);  // viewers take the last frames, briefly
-        }
-    } else if (m_writerThread.joinable()) {
-        m_writerThread.detach();  // a stuck socket must not hold the job's exit
-    }
-    if (m_live != nullptr) {
-        m_live->stop();  // the socket file goes with the process
-    }
-    m_running.store(false);
 }
 
 }  // namespace vramscope::capture

@@ -3,12 +3,16 @@
 // writer thread, exit and SIGTERM handling.
 //
 // Threads: CUDA/CUPTI callbacks (training threads and CUPTI's worker) only convert records into the
-// staging (EventStaging, one mutex, bounded), or push OOM events into a lock-free ring; the flush
-// thread calls cuptiActivityFlushAll periodically; the writer thread alone does I/O. The one Agent
-// of a process is created by InitializeInjection and intentionally never destroyed (CUPTI may call
-// back during process teardown).
-
-#include <cupti.h>
+// staging (EventStaging, one mutex, bounded), take and give activity buffers, and keep failed
+// allocations per thread (lock-free); the flush thread alone calls cuptiActivityFlushAll, zeroes
+// buffers, decides what failed allocations were, and samples NVML; the writer thread alone does
+// I/O. The one Agent of a process is created by InitializeInjection and intentionally never
+// destroyed (CUPTI may call back during process teardown).
+//
+// Exit (atexit): the periodic flushes stop, the flush thread flushes with flag 0, then forces
+// once, and the writer writes its final round; records CUPTI hands over later (a context destroyed
+// in cudart's own exit handler) go into one last frame written from the library's destructor,
+// which runs after every exit handler, and are counted (cupti_records_after_close).
 
 #include <array>
 #include <atomic>
@@ -18,13 +22,18 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
+#include "activity_buffers.h"
+#include "allocation_failures.h"
 #include "capture_writer.h"
 #include "event_staging.h"
 #include "nccl_events.h"
+#include "nvml_sampler.h"
 #include "output_naming.h"
 #include "trace_output.h"
+#include "vmm_tracker.h"
 #include "vramscope/trace/live.h"
 #include "vramscope/trace/trace_data.h"
 #include "vramscope/trace/trace_file.h"
@@ -35,9 +44,12 @@ namespace vramscope::capture {
 /// message is built). The agent's only output.
 void printNotice(const std::string& line);
 
-/// The trace clock, ns: CUPTI's (cuptiNowNs) when the agent runs with CUPTI, CLOCK_MONOTONIC
-/// when it records NCCL events only (header clock domain "CLOCK_MONOTONIC").
+/// The trace clock, ns: CUPTI's (cuptiGetTimestamp) when the agent runs with CUPTI,
+/// CLOCK_MONOTONIC when it records NCCL events only (header clock domain "CLOCK_MONOTONIC").
 int64_t traceNowNs();
+
+/// CLOCK_MONOTONIC, ns: what ages and deadlines are measured in.
+int64_t steadyNowNs();
 
 /// Settings read from the environment at start.
 struct AgentConfig {
@@ -56,10 +68,13 @@ class Agent {
 public:
     /// The agent of this process, created on first call. Never destroyed.
     static Agent& instance();
+    /// The agent when one was created, else nullptr (the library's destructor asks).
+    static Agent* existing();
 
-    /// Starts capture: reads the environment, opens the output, starts CUPTI and the threads.
-    /// On any failure prints one "vramscope:" line on stderr and leaves the process untouched
-    /// (returns false). Called once, from InitializeInjection.
+    /// Starts capture: reads the environment, binds the job's CUPTI, opens the output, starts
+    /// CUPTI and the threads. On any failure prints one "vramscope:" line on stderr and leaves
+    /// the process untouched (returns false); without a usable CUPTI no file is opened. Called
+    /// once, from InitializeInjection.
     bool start();
     bool running() const { return m_running.load(std::memory_order_acquire); }
 
@@ -71,18 +86,25 @@ public:
     /// destroyed; thread-safe.
     NcclRecorder* ncclRecorder(NcclEventMask mask, int32_t commRank);
 
-    // --- called from CUPTI callbacks (cupti_session.cpp) ---
-    /// A buffer for CUPTI to fill (from a pool; malloc when the pool is empty).
-    void requestBuffer(uint8_t** buffer, size_t* size, size_t* maxNumRecords);
-    /// Converts a filled buffer into staging and returns it to the pool. No I/O.
-    void completeBuffer(uint8_t* buffer, size_t size, size_t validSize, uint32_t droppedRecords);
-    /// Records a failed device allocation (lock-free, from the failing thread) and asks for a
-    /// forced flush so the event reaches the file before the job dies.
-    void recordOom(const trace::OomEvent& oom);
+    // --- used from CUPTI callbacks (cupti_session.cpp); thread-safe, never block on I/O ---
+    ActivityBufferPool& buffers() { return m_buffers; }
+    EventStaging& staging() { return m_staging; }
+    AllocationFailures& allocationFailures() { return m_failures; }
+    VmmTracker& vmm() { return m_vmm; }
+    /// A buffer was requested or completed (the flush thread watches that they keep coming).
+    void noteBufferActivity() { m_bufferEvents.fetch_add(1, std::memory_order_relaxed); }
+    /// An allocation call succeeded (what keeps coming while another tool holds the buffers).
+    void noteAllocationCall() { m_allocationCalls.fetch_add(1, std::memory_order_relaxed); }
 
-    /// Exit path (atexit): forced flush, final write, bounded wait for the writer.
+    /// Exit path (atexit): the flush thread's last flushes (flag 0, then forced once), the
+    /// final write; bounded waits. The writer then waits for unloading() (the library's
+    /// destructor) to write what came later, and closes the file.
     void shutdown();
-    /// SIGTERM path: forced flush and write, bounded wait, without stopping capture.
+    /// The library's destructor: the last frame (records handed over after the final round)
+    /// and the file's close; bounded wait.
+    void unloading();
+    /// SIGTERM path: a flush with flag 0 on the flush thread and a write, within `timeoutMs`,
+    /// without stopping capture.
     void flushNow(int timeoutMs);
     /// Writes the live ring beside the trace (OUTPUT-ring-<unix s>.vscope; for a socket output
     /// ./vramscope-HOST-PID-ring-<unix s>.vscope) and says where in one line; `why` ends the
@@ -92,11 +114,10 @@ public:
     const AgentConfig& config() const { return m_config; }
 
 private:
-    Agent() = default;
+    Agent();
 
-    static constexpr size_t kBufferBytes = 8u << 20;
-    static constexpr size_t kMaxPooledBuffers = 16;
     static constexpr size_t kOomRing = 64;
+    static constexpr size_t kMaxDevices = 64;
 
     struct OomSlot {
         std::atomic<bool> ready{false};
@@ -112,10 +133,20 @@ private:
     /// server alone (whose socket is then the path). A null sink with `error` when there is
     /// nothing to write to; a server that cannot start beside a file is only said.
     OpenedOutput openOutputs();
+    /// An allocation failure that is an OOM (AllocationFailures' sink): into the OOM ring.
+    void recordOom(const FailedAllocation& failure);
+
+    // flush thread (agent_threads.cpp)
     void flushLoop();
+    void flushRound();
+    void sampleNvml();
+    void watchBufferFlow();
+    // writer thread
     void writerLoop();
+    void notifyWriter();
     bool writeHeaderIfReady(int attempt);
-    /// Adds what the agent itself records (host memory sample, OOM events) to m_out.
+    /// Adds what the agent itself records (host memory, OOM events, retried failures, NCCL
+    /// operations) to m_out.
     void takeOwnEvents();
 
     AgentConfig m_config;
@@ -126,12 +157,10 @@ private:
     std::atomic<NcclRecorder*> m_nccl{nullptr};
     int64_t m_pid = 0;
 
-    // staging between the CUPTI callbacks and the writer thread (thread-safe)
     EventStaging m_staging;
-
-    // buffer pool
-    std::mutex m_poolMutex;
-    std::vector<uint8_t*> m_pool;
+    ActivityBufferPool m_buffers;
+    AllocationFailures m_failures;
+    VmmTracker m_vmm;
 
     // OOM ring: producers fetch_add m_oomWrite; the writer consumes in order.
     std::array<OomSlot, kOomRing> m_oomSlots;
@@ -139,17 +168,39 @@ private:
     std::atomic<uint64_t> m_oomRead{0};
     std::atomic<uint64_t> m_oomDropped{0};
 
-    // threads
+    // flush thread state
     std::mutex m_flushMutex;
-    std::condition_variable m_flushCv;
-    std::atomic<bool> m_forceFlush{false};
-    std::atomic<bool> m_stopping{false};
+    std::condition_variable m_flushCv;      ///< wakes the flush thread
+    std::condition_variable m_flushDoneCv;  ///< flush rounds finished
+    bool m_flushRequested = false;          ///< guarded by m_flushMutex
+    bool m_flushStop = false;               ///< guarded by m_flushMutex
+    bool m_flushFinished = false;           ///< the exit flushes are done; guarded
+    uint64_t m_flushStarted = 0;            ///< rounds begun; guarded
+    uint64_t m_flushDone = 0;               ///< rounds finished; guarded
+    std::atomic<uint64_t> m_bufferEvents{0};
+    std::atomic<uint64_t> m_allocationCalls{0};
+    uint64_t m_watchBuffers = 0;  ///< flush thread only: buffer events at the last change
+    uint64_t m_watchAllocations = 0;
+    int64_t m_watchSinceNs = 0;
+    bool m_watchSaid = false;
+    NvmlSampler m_nvml;  ///< flush thread only
+    bool m_nvmlTried = false;
+    std::array<std::atomic<uint64_t>, kMaxDevices> m_freeBytes{};  ///< NVML's, 0 = unknown
+    std::mutex m_devicesMutex;
+    std::vector<trace::DeviceInfo> m_devices;  ///< from the header's query; guarded
+    std::atomic<bool> m_devicesKnown{false};
+
+    // writer thread state
     std::mutex m_writerMutex;
     std::condition_variable m_writerCv;
-    bool m_dataReady = false;    ///< guarded by m_writerMutex
-    uint64_t m_writeRounds = 0;  ///< guarded by m_writerMutex; completed writer rounds
     std::condition_variable m_roundCv;
+    bool m_dataReady = false;       ///< guarded by m_writerMutex
+    bool m_writerStop = false;      ///< guarded: write the final round
+    bool m_finalRoundDone = false;  ///< guarded
+    bool m_lateRequested = false;   ///< guarded: the destructor asks for the last frame
+    uint64_t m_writeRounds = 0;     ///< guarded; completed writer rounds
     std::atomic<bool> m_writerDone{false};
+    std::atomic<bool> m_shuttingDown{false};
     std::thread m_flushThread;
     std::thread m_writerThread;
 
@@ -157,13 +208,17 @@ private:
     std::unique_ptr<CaptureWriter> m_writer;
     /// The live socket, shared with the writer's sink; null when off or when it could not start.
     /// Outlives the writer (which closes its sink at the end) so that viewers get the last frames;
-    /// stopped at shutdown, and its socket file goes with the process.
+    /// stopped by the writer thread after the close, and its socket file goes with the process.
     std::shared_ptr<trace::live::LiveServer> m_live;
     /// An OOM was recorded: the writer thread writes the ring once it holds it.
     std::atomic<bool> m_oomRingDump{false};
     trace::TraceData m_out;
     trace::FileHeader m_header;
     trace::StringId m_hostResidentName = 0;  ///< interned in m_staging at start
+    trace::StringId m_retriedName = 0;
+    trace::StringId m_nvmlProcessName = 0;
+    trace::StringId m_nvmlDeviceName = 0;
+    uint64_t m_retriedWritten = 0;
     NcclTaken m_ncclTaken;
     bool m_finalRound = false;
 };

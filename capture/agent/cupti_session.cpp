@@ -3,14 +3,15 @@
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <cupti.h>
-#include <dlfcn.h>
 // cupti.h brings the API parameter structs of the allocation calls (cudaMalloc_v3020_params, ...)
 // from generated_cuda_meta.h and generated_cuda_runtime_api_meta.h.
 
+#include <atomic>
 #include <cstdlib>
 
 #include "agent.h"
-#include "device_facts.h"
+#include "cupti_api.h"
+#include "cupti_record_layouts.h"
 
 namespace vramscope::capture {
 
@@ -18,39 +19,65 @@ namespace {
 
 Agent* g_agent = nullptr;
 CUpti_SubscriberHandle g_subscriber = nullptr;
+RecordLayout g_layout = RecordLayout::Cuda13;
 
-/// Runtime allocation calls in progress on this thread: the driver call a failing cudaMalloc
-/// makes underneath is then not reported a second time.
+/// Runtime allocation calls in progress on this thread: the driver calls a cudaMalloc makes
+/// underneath are then neither failures nor successes of their own.
 thread_local int t_runtimeAllocDepth = 0;
 
-std::string resultText(CUptiResult rc) {
-    const char* text = nullptr;
-    if (cuptiGetResultString(rc, &text) != CUPTI_SUCCESS || text == nullptr) {
-        return "CUPTI error " + std::to_string(static_cast<int>(rc));
-    }
-    return text;
+void CUPTIAPI bufferRequested(uint8_t** buffer, size_t* size, size_t* maxNumRecords) {
+    *maxNumRecords = 0;
+    *buffer = g_agent->buffers().take();  // zeroed on the flush thread, never here
+    *size = *buffer != nullptr ? ActivityBufferPool::kBufferBytes : 0;  // 0: CUPTI drops, counts
+    g_agent->noteBufferActivity();
 }
 
-void CUPTIAPI bufferRequested(uint8_t** buffer, size_t* size, size_t* maxNumRecords) {
-    try {
-        g_agent->requestBuffer(buffer, size, maxNumRecords);
-    } catch (...) {
-        *buffer = nullptr;  // CUPTI drops records and counts them
-        *size = 0;
+/// Converts every record of a completed buffer; a walk CUPTI stops early (an incomplete or
+/// unknown record: CUPTI_ERROR_INVALID_KIND) is counted with the bytes it left unread.
+void walkBuffer(uint8_t* buffer, size_t validSize, uint64_t dropped) {
+    const CuptiApi& api = cupti();
+    CUpti_Activity* record = nullptr;
+    size_t readEnd = 0;  // end of the last record read
+    bool cut = false;
+    g_agent->staging().addRecords(dropped, [&]() -> const CUpti_Activity* {
+        if (validSize == 0 || cut) {
+            return nullptr;
+        }
+        const CUptiResult rc = api.activityGetNextRecord(buffer, validSize, &record);
+        if (rc == CUPTI_SUCCESS) {
+            const auto at = static_cast<size_t>(reinterpret_cast<uint8_t*>(record) - buffer);
+            if (at + convertedBytes(record->kind) > validSize) {
+                cut = true;  // a stride that leaves less than the fields the converter reads
+                return nullptr;
+            }
+            const size_t bytes = recordBytes(g_layout, record->kind);
+            readEnd = at + (bytes != 0 ? bytes : convertedBytes(record->kind));
+            return record;
+        }
+        cut = rc != CUPTI_ERROR_MAX_LIMIT_REACHED;
+        return nullptr;
+    });
+    if (cut) {
+        g_agent->staging().noteUndecodedBuffer(validSize > readEnd ? validSize - readEnd : 0);
     }
 }
 
 void CUPTIAPI bufferCompleted(CUcontext ctx, uint32_t streamId, uint8_t* buffer, size_t size,
                               size_t validSize) {
-    size_t dropped = 0;
-    if (cuptiActivityGetNumDroppedRecords(ctx, streamId, &dropped) != CUPTI_SUCCESS) {
-        dropped = 0;
+    if (buffer == nullptr) {
+        return;
     }
     try {
-        g_agent->completeBuffer(buffer, size, validSize, static_cast<uint32_t>(dropped));
+        size_t dropped = 0;
+        if (cupti().activityGetNumDroppedRecords(ctx, streamId, &dropped) != CUPTI_SUCCESS) {
+            dropped = 0;
+        }
+        walkBuffer(buffer, validSize, dropped);
     } catch (...) {
-        std::free(buffer);
+        // Never let anything cross into CUPTI; the buffer goes back all the same.
     }
+    g_agent->buffers().give(buffer, size);
+    g_agent->noteBufferActivity();
 }
 
 struct AllocRequest {
@@ -138,22 +165,115 @@ AllocRequest driverRequest(CUpti_CallbackId cbid, const void* params) {
     return r;
 }
 
-void reportOom(const CUpti_CallbackData& info, const AllocRequest& request) {
-    trace::OomEvent e;
-    e.timestampNs = cuptiNowNs();
-    e.requestedBytes = request.bytes;
+int32_t deviceOf(const CUpti_CallbackData& info) {
     uint32_t device = 0;
-    if (info.context != nullptr && cuptiGetDeviceId(info.context, &device) == CUPTI_SUCCESS) {
-        e.device = static_cast<trace::DeviceIndex>(device);
+    if (info.context != nullptr && cupti().getDeviceId(info.context, &device) == CUPTI_SUCCESS) {
+        return static_cast<int32_t>(device);
     }
+    return 0;
+}
+
+/// A failed allocation call: kept on its thread until it is retried or judged an OOM. No driver
+/// call here (free memory comes from NVML on the flush thread).
+void allocationFailed(const CUpti_CallbackData& info, const AllocRequest& request) {
+    FailedAllocation f;
+    f.timestampNs = cuptiNowNs();
+    f.requestedBytes = request.bytes;
+    f.device = deviceOf(info);
     uint32_t streamId = 0;
     if (request.stream != nullptr && info.context != nullptr &&
-        cuptiGetStreamIdEx(info.context, request.stream, request.perThreadStream ? 1 : 0,
-                           &streamId) == CUPTI_SUCCESS) {
-        e.stream = streamId;
+        cupti().getStreamIdEx(info.context, request.stream, request.perThreadStream ? 1 : 0,
+                              &streamId) == CUPTI_SUCCESS) {
+        f.stream = streamId;
     }
-    e.freeBytes = currentDeviceFreeBytes();
-    g_agent->recordOom(e);
+    g_agent->allocationFailures().failed(f, steadyNowNs());
+}
+
+void allocationSucceeded() {
+    g_agent->allocationFailures().succeeded();
+    g_agent->noteAllocationCall();
+}
+
+/// cuMemCreate / cuMemMap / cuMemUnmap / cuMemRelease that succeeded: reserved memory of the
+/// driver's VMM (PyTorch's expandable segments).
+void virtualMemoryCall(const CUpti_CallbackData& info, CUpti_CallbackId cbid) {
+    std::vector<trace::MemoryEvent> events;
+    switch (cbid) {
+        case CUPTI_DRIVER_TRACE_CBID_cuMemCreate: {
+            const auto* p = static_cast<const cuMemCreate_params*>(info.functionParams);
+            const bool onDevice =
+                p->prop != nullptr && p->prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE;
+            if (p->handle != nullptr) {
+                g_agent->vmm().created(*p->handle, p->size, onDevice ? p->prop->location.id : -1);
+            }
+            return;
+        }
+        case CUPTI_DRIVER_TRACE_CBID_cuMemRelease:
+            g_agent->vmm().released(
+                static_cast<const cuMemRelease_params*>(info.functionParams)->handle);
+            return;
+        case CUPTI_DRIVER_TRACE_CBID_cuMemMap: {
+            const auto* p = static_cast<const cuMemMap_params*>(info.functionParams);
+            g_agent->vmm().mapped(p->ptr, p->size, p->handle, deviceOf(info), cuptiNowNs(), events);
+            break;
+        }
+        case CUPTI_DRIVER_TRACE_CBID_cuMemUnmap: {
+            const auto* p = static_cast<const cuMemUnmap_params*>(info.functionParams);
+            g_agent->vmm().unmapped(p->ptr, p->size, cuptiNowNs(), events);
+            break;
+        }
+        default:
+            return;
+    }
+    if (!events.empty()) {
+        g_agent->staging().addMemory(events);
+    }
+}
+
+bool isVirtualMemoryCall(CUpti_CallbackId cbid) {
+    return cbid == CUPTI_DRIVER_TRACE_CBID_cuMemCreate ||
+           cbid == CUPTI_DRIVER_TRACE_CBID_cuMemRelease ||
+           cbid == CUPTI_DRIVER_TRACE_CBID_cuMemMap || cbid == CUPTI_DRIVER_TRACE_CBID_cuMemUnmap;
+}
+
+void runtimeCallback(CUpti_CallbackId cbid, const CUpti_CallbackData& info) {
+    if (info.callbackSite == CUPTI_API_ENTER) {
+        ++t_runtimeAllocDepth;
+        return;
+    }
+    --t_runtimeAllocDepth;
+    const AllocRequest r = runtimeRequest(cbid, info.functionParams);
+    if (!r.isAllocation || info.functionReturnValue == nullptr) {
+        return;
+    }
+    const auto rc = *static_cast<const cudaError_t*>(info.functionReturnValue);
+    if (rc == cudaErrorMemoryAllocation) {
+        allocationFailed(info, r);
+    } else if (rc == cudaSuccess) {
+        allocationSucceeded();
+    }
+}
+
+void driverCallback(CUpti_CallbackId cbid, const CUpti_CallbackData& info) {
+    if (info.callbackSite == CUPTI_API_ENTER || info.functionReturnValue == nullptr) {
+        return;
+    }
+    const auto rc = *static_cast<const CUresult*>(info.functionReturnValue);
+    if (rc == CUDA_SUCCESS && isVirtualMemoryCall(cbid)) {
+        virtualMemoryCall(info, cbid);
+    }
+    if (t_runtimeAllocDepth > 0) {
+        return;  // the runtime call around it reports the outcome
+    }
+    const AllocRequest r = driverRequest(cbid, info.functionParams);
+    if (!r.isAllocation) {
+        return;
+    }
+    if (rc == CUDA_ERROR_OUT_OF_MEMORY) {
+        allocationFailed(info, r);
+    } else if (rc == CUDA_SUCCESS) {
+        allocationSucceeded();
+    }
 }
 
 void CUPTIAPI apiCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
@@ -161,38 +281,17 @@ void CUPTIAPI apiCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
     try {
         const auto& info = *static_cast<const CUpti_CallbackData*>(data);
         if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
-            if (info.callbackSite == CUPTI_API_ENTER) {
-                ++t_runtimeAllocDepth;
-                return;
-            }
-            --t_runtimeAllocDepth;
-            if (info.functionReturnValue == nullptr ||
-                *static_cast<const cudaError_t*>(info.functionReturnValue) !=
-                    cudaErrorMemoryAllocation) {
-                return;
-            }
-            const AllocRequest r = runtimeRequest(cbid, info.functionParams);
-            if (r.isAllocation) {
-                reportOom(info, r);
-            }
+            runtimeCallback(cbid, info);
         } else if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
-            if (info.callbackSite == CUPTI_API_ENTER || t_runtimeAllocDepth > 0 ||
-                info.functionReturnValue == nullptr ||
-                *static_cast<const CUresult*>(info.functionReturnValue) !=
-                    CUDA_ERROR_OUT_OF_MEMORY) {
-                return;
-            }
-            const AllocRequest r = driverRequest(cbid, info.functionParams);
-            if (r.isAllocation) {
-                reportOom(info, r);
-            }
+            driverCallback(cbid, info);
         }
     } catch (...) {
         // Never let anything cross into the CUDA call that is being traced.
     }
 }
 
-bool enableOomCallbacks() {
+/// Enables the allocation callbacks; how many of how many CUPTI accepted.
+std::pair<int, int> enableCallbacks() {
     static constexpr CUpti_CallbackId kRuntime[] = {
         CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020,
         CUPTI_RUNTIME_TRACE_CBID_cudaMallocManaged_v6000,
@@ -207,134 +306,155 @@ bool enableOomCallbacks() {
         CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged,
         CUPTI_DRIVER_TRACE_CBID_cuMemAllocPitch_v2,
         CUPTI_DRIVER_TRACE_CBID_cuMemCreate,
+        CUPTI_DRIVER_TRACE_CBID_cuMemRelease,
+        CUPTI_DRIVER_TRACE_CBID_cuMemMap,
+        CUPTI_DRIVER_TRACE_CBID_cuMemUnmap,
         CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync,
         CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync_ptsz,
         CUPTI_DRIVER_TRACE_CBID_cuMemAllocFromPoolAsync,
         CUPTI_DRIVER_TRACE_CBID_cuMemAllocFromPoolAsync_ptsz,
     };
-    bool ok = true;
+    const CuptiApi& api = cupti();
+    int ok = 0;
     for (CUpti_CallbackId id : kRuntime) {
-        ok = cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, id) ==
-                 CUPTI_SUCCESS &&
-             ok;
+        ok += api.enableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, id) == CUPTI_SUCCESS;
     }
     for (CUpti_CallbackId id : kDriver) {
-        ok =
-            cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API, id) == CUPTI_SUCCESS &&
-            ok;
+        ok += api.enableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API, id) == CUPTI_SUCCESS;
     }
-    return ok;
+    return {ok, static_cast<int>(std::size(kRuntime) + std::size(kDriver))};
 }
 
-void* boundCuptiHandle() {
-    Dl_info info{};
-    // The address of a libcupti function names the file this library was bound to.
-    if (dladdr(reinterpret_cast<void*>(&cuptiGetVersion), &info) == 0 ||
-        info.dli_fname == nullptr) {
-        return nullptr;
+/// The settings CUPTI reads before a context exists, each outcome into `s.settings`.
+void earlySettings(CuptiStart& s) {
+    const CuptiApi& api = cupti();
+    auto note = [&](const char* key, bool available, CUptiResult rc) {
+        s.settings.emplace_back(key, available ? cuptiResultName(rc) : "not in this CUPTI");
+    };
+    // NOTE(cupti): with ZEROED_OUT_ACTIVITY_BUFFER CUPTI trusts the client to hand zeroed
+    // buffers, instead of clearing each one on the thread that asks for it.
+    uint8_t one = 1;
+    size_t oneSize = sizeof(one);
+    note("cupti_zeroed_buffers", api.activitySetAttribute != nullptr,
+         api.activitySetAttribute != nullptr
+             ? api.activitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &oneSize,
+                                        &one)
+             : CUPTI_ERROR_NOT_SUPPORTED);
+    note("cupti_thread_id_type", api.setThreadIdType != nullptr,
+         api.setThreadIdType != nullptr ? api.setThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM)
+                                        : CUPTI_ERROR_NOT_SUPPORTED);
+    // NOTE(cupti): latency timestamps (queued, submitted) must be asked for before CUDA creates
+    // a context (CAPTURE.md); InitializeInjection runs inside cuInit, before any.
+    note("cupti_latency_timestamps", api.activityEnableLatencyTimestamps != nullptr,
+         api.activityEnableLatencyTimestamps != nullptr ? api.activityEnableLatencyTimestamps(1)
+                                                        : CUPTI_ERROR_NOT_SUPPORTED);
+}
+
+void subscribe(CuptiStart& s, bool wantCallbacks) {
+    if (!wantCallbacks) {
+        s.settings.emplace_back("cupti_subscribe", "off (VRAMSCOPE_OOM_CALLBACKS=0)");
+        return;
     }
-    return dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+    const CUptiResult rc = cupti().subscribe(&g_subscriber, apiCallback, nullptr);
+    s.settings.emplace_back("cupti_subscribe", cuptiResultName(rc));
+    if (rc == CUPTI_SUCCESS) {
+        const auto [enabled, all] = enableCallbacks();
+        s.settings.emplace_back("cupti_callbacks",
+                                std::to_string(enabled) + " of " + std::to_string(all));
+        s.oomCallbacks = enabled > 0;
+        return;
+    }
+    g_subscriber = nullptr;
+    s.notices.push_back(
+        rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED
+            ? "another CUPTI tool (torch.profiler, Nsight, cuda-gdb, ...) holds the callback API; "
+              "recording activity records only, without out-of-memory events or expandable "
+              "segments"
+            : "CUPTI refused the allocation callbacks (" + cuptiResultName(rc) +
+                  "); recording activity records only, without out-of-memory events");
 }
 
 }  // namespace
 
-uint32_t builtCuptiVersion() {
-    return CUPTI_API_VERSION;
-}
-
-bool cuptiVersionCompatible(uint32_t built, uint32_t runtime) {
-    // Before CUDA 13 the version was a small counter (v28 = 12.9 Update 1); from 13.0 on it is
-    // MMmmpp (cupti_version.h).
-    if (built < 100000 || runtime < 100000) {
-        return built == runtime;
-    }
-    return built / 10000 == runtime / 10000;
-}
-
-CuptiStart startCupti(Agent& agent, bool wantOomCallbacks) {
+CuptiStart startCupti(Agent& agent, bool wantCallbacks) {
     CuptiStart s;
     g_agent = &agent;
-    if (cuptiGetVersion(&s.version) != CUPTI_SUCCESS) {
-        s.error = "cannot read the CUPTI version";
-        return s;
-    }
-    if (!cuptiVersionCompatible(CUPTI_API_VERSION, s.version)) {
-        s.error = "the process uses CUPTI API version " + std::to_string(s.version) +
-                  " but the agent was built for " + std::to_string(CUPTI_API_VERSION) +
-                  " (rebuild vramscope against the CUDA toolkit the job uses)";
-        return s;
-    }
-    if (wantOomCallbacks) {
-        const CUptiResult rc = cuptiSubscribe(&g_subscriber, apiCallback, nullptr);
-        if (rc == CUPTI_SUCCESS) {
-            s.oomCallbacks = enableOomCallbacks();
-        } else if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
-            g_subscriber = nullptr;
-            s.warning =
-                "another CUPTI tool (torch.profiler, Nsight, cuda-gdb, ...) holds the callback "
-                "API; recording activity records only, without out-of-memory events";
-        } else {
-            s.error = "CUPTI could not start: " + resultText(rc);
-            return s;
-        }
-    }
-    CUptiResult rc = cuptiActivityRegisterCallbacks(bufferRequested, bufferCompleted);
-    if (rc != CUPTI_SUCCESS) {
-        s.error = "cannot register CUPTI activity buffers: " + resultText(rc);
+    const CuptiBinding& binding = cuptiBinding();
+    g_layout = binding.release.major == 12 ? RecordLayout::Cuda12 : RecordLayout::Cuda13;
+    const CuptiApi& api = binding.api;
+    earlySettings(s);
+    subscribe(s, wantCallbacks);
+    const CUptiResult registered = api.activityRegisterCallbacks(bufferRequested, bufferCompleted);
+    s.settings.emplace_back("cupti_register_callbacks", cuptiResultName(registered));
+    if (registered != CUPTI_SUCCESS) {
+        s.error = "cannot register CUPTI activity buffers: " + cuptiResultName(registered);
         return s;
     }
     // NOTE(cupti): CONCURRENT_KERNEL, never KERNEL (KERNEL serialises kernel execution).
-    static constexpr CUpti_ActivityKind kKinds[] = {CUPTI_ACTIVITY_KIND_MEMORY2,
-                                                    CUPTI_ACTIVITY_KIND_MEMORY_POOL,
-                                                    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
-                                                    CUPTI_ACTIVITY_KIND_MEMCPY,
-                                                    CUPTI_ACTIVITY_KIND_MEMSET,
-                                                    CUPTI_ACTIVITY_KIND_MARKER};
-    for (CUpti_ActivityKind kind : kKinds) {
-        rc = cuptiActivityEnable(kind);
-        if (rc != CUPTI_SUCCESS) {
-            for (CUpti_ActivityKind k : kKinds) {
-                cuptiActivityDisable(k);
-            }
-            s.error = "cannot enable CUPTI activity kind " +
-                      std::to_string(static_cast<int>(kind)) + ": " + resultText(rc);
-            return s;
-        }
+    static constexpr std::pair<CUpti_ActivityKind, const char*> kKinds[] = {
+        {CUPTI_ACTIVITY_KIND_MEMORY2, "MEMORY2"},
+        {CUPTI_ACTIVITY_KIND_MEMORY_POOL, "MEMORY_POOL"},
+        {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "CONCURRENT_KERNEL"},
+        {CUPTI_ACTIVITY_KIND_MEMCPY, "MEMCPY"},
+        {CUPTI_ACTIVITY_KIND_MEMSET, "MEMSET"},
+        {CUPTI_ACTIVITY_KIND_MARKER, "MARKER"},
+    };
+    std::string refused;
+    for (const auto& [kind, name] : kKinds) {
+        const CUptiResult rc = api.activityEnable(kind);
+        s.settings.emplace_back(std::string("cupti_enable_") + name, cuptiResultName(rc));
+        std::string& list = rc == CUPTI_SUCCESS ? s.enabledKinds : refused;
+        list += (list.empty() ? "" : ", ") + std::string(name) +
+                (rc == CUPTI_SUCCESS ? "" : " (" + cuptiResultName(rc) + ")");
+    }
+    if (s.enabledKinds.empty()) {
+        s.error = "CUPTI enabled no activity kind: " + refused;
+        return s;
+    }
+    if (!refused.empty()) {
+        s.notices.push_back("CUPTI refused activity kind(s) " + refused +
+                            "; they are not recorded, everything else is");
     }
     s.ok = true;
     return s;
 }
 
 void flushCupti(bool forced) {
-    cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
+    cupti().activityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
 }
 
 int64_t cuptiNowNs() {
+    const CuptiBinding& b = cuptiBinding();
     uint64_t t = 0;
-    if (cuptiGetTimestamp(&t) != CUPTI_SUCCESS) {
+    if (!b.ok || b.api.getTimestamp(&t) != CUPTI_SUCCESS) {
         return 0;
     }
     return static_cast<int64_t>(t);
 }
 
 int forwardNvtxInitialization(const void* getExportTable) {
-    using InitFn = int (*)(const void*);
-    void* handle = boundCuptiHandle();
-    if (handle == nullptr) {
+    const CuptiBinding& b = cuptiBinding();
+    if (!b.ok || b.api.nvtxInitialize == nullptr) {
         return 0;
     }
-    auto init = reinterpret_cast<InitFn>(dlsym(handle, "InitializeInjectionNvtx2"));
-    return init == nullptr ? 0 : init(getExportTable);
+    if (!b.release.nvtxAllowed) {
+        static std::atomic<bool> said{false};
+        if (!said.exchange(true)) {
+            printNotice("NVTX ranges are off: CUPTI " + b.release.name +
+                        " crashes under NVTX injection (NVTX issue 125); CUPTI 13.0 Update 1 "
+                        "and later record them");
+        }
+        return 0;
+    }
+    return b.api.nvtxInitialize(getExportTable);
 }
 
 int forwardNvtxExtensionInitialization(void* moduleInfo) {
-    using InitFn = int (*)(void*);
-    void* handle = boundCuptiHandle();
-    if (handle == nullptr) {
+    const CuptiBinding& b = cuptiBinding();
+    if (!b.ok || b.api.nvtxExtensionInitialize == nullptr || !b.release.nvtxAllowed) {
         return 0;
     }
-    auto init = reinterpret_cast<InitFn>(dlsym(handle, "InitializeInjectionNvtxExtension"));
-    return init == nullptr ? 0 : init(moduleInfo);
+    return b.api.nvtxExtensionInitialize(moduleInfo);
 }
 
 }  // namespace vramscope::capture

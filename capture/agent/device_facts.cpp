@@ -14,7 +14,6 @@ using DeviceGetFn = CUresult (*)(CUdevice*, int);
 using GetNameFn = CUresult (*)(char*, int, CUdevice);
 using GetUuidFn = CUresult (*)(CUuuid*, CUdevice);
 using TotalMemFn = CUresult (*)(size_t*, CUdevice);
-using MemGetInfoFn = CUresult (*)(size_t*, size_t*);
 
 void* driverHandle() {
     // The driver that called InitializeInjection is already mapped: take that instance.
@@ -96,16 +95,6 @@ DeviceQuery queryDevices() {
         q.devices.push_back(std::move(info));
     }
     return q;
-}
-
-uint64_t currentDeviceFreeBytes() {
-    static auto memGetInfo = driverSymbol<MemGetInfoFn>("cuMemGetInfo_v2");
-    size_t freeBytes = 0;
-    size_t totalBytes = 0;
-    if (memGetInfo == nullptr || memGetInfo(&freeBytes, &totalBytes) != CUDA_SUCCESS) {
-        return 0;
-    }
-    return freeBytes;
 }
 
 }  // namespace vramscope::capture

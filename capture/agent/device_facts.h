@@ -23,9 +23,6 @@ struct DeviceQuery {
 /// as nvidia-smi prints it) and total memory in bytes (cuDeviceTotalMem_v2).
 DeviceQuery queryDevices();
 
-/// Free bytes on the current context's device (cuMemGetInfo_v2); 0 when unknown.
-uint64_t currentDeviceFreeBytes();
-
 /// "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" from the 16 UUID bytes (nvidia-smi's form).
 std::string formatGpuUuid(const unsigned char bytes[16]);
 

@@ -1,6 +1,7 @@
 #include "event_staging.h"
 
 #include <algorithm>
+#include <string>
 
 namespace vramscope::capture {
 
@@ -32,14 +33,46 @@ size_t EventStaging::stagedRowsLocked() const {
            m_staging.counters.size();
 }
 
-void EventStaging::addLocked(const CUpti_Activity& record) {
+bool EventStaging::roomLocked(size_t kind) {
     if (m_outputFailed) {
-        ++m_failedByKind[kindIndex(record, kKinds)];
+        ++m_failedByKind[kind];
         ++m_droppedAfterFailure;
-    } else if (stagedRowsLocked() >= m_maxRows) {
-        ++m_overflowByKind[kindIndex(record, kKinds)];
-    } else {
+        return false;
+    }
+    if (stagedRowsLocked() >= m_maxRows) {
+        ++m_overflowByKind[kind];
+        return false;
+    }
+    return true;
+}
+
+void EventStaging::addLocked(const CUpti_Activity& record) {
+    if (roomLocked(kindIndex(record, kKinds))) {
         m_converter->convert(record);
+    }
+}
+
+void EventStaging::noteUndecodedBuffer(uint64_t bytesLost) {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    ++m_undecodedBuffers;
+    m_undecodedBytes += bytesLost;
+}
+
+void EventStaging::addMemory(const std::vector<trace::MemoryEvent>& events) {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    for (const trace::MemoryEvent& e : events) {
+        if (roomLocked(CUPTI_ACTIVITY_KIND_MEMORY2)) {
+            m_staging.memory.append(e);
+        }
+    }
+}
+
+void EventStaging::addCounters(const std::vector<trace::CounterSample>& samples) {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    for (const trace::CounterSample& s : samples) {
+        if (roomLocked(0)) {
+            m_staging.counters.append(s);
+        }
     }
 }
 
@@ -47,6 +80,7 @@ void EventStaging::takeInto(trace::TraceData& out, bool final) {
     std::lock_guard<std::mutex> lock(m_mutex);
     if (final) {
         m_converter->closeOpenRanges(m_converter->lastTimestampNs());
+        m_finalTaken = true;
     }
     for (size_t i = out.strings.size(); i < m_staging.strings.size(); ++i) {
         out.strings.push_back(m_staging.strings[i]);
@@ -60,6 +94,19 @@ void EventStaging::takeInto(trace::TraceData& out, bool final) {
         m_cuptiDropped = 0;
     }
     m_converter->takeDataLoss(out.dataLoss);
+    if (m_undecodedBuffers > 0) {
+        out.dataLoss.push_back({trace::LossCounter::CuptiRecordsUndecoded, m_undecodedBuffers,
+                                std::to_string(m_undecodedBytes) +
+                                    " bytes after the last readable record of their buffers",
+                                0, 0});
+        m_undecodedBuffers = 0;
+        m_undecodedBytes = 0;
+    }
+    if (m_afterFinal > 0) {
+        out.dataLoss.push_back({trace::LossCounter::CuptiRecordsAfterClose, m_afterFinal,
+                                "handed over after the final flush at exit", 0, 0});
+        m_afterFinal = 0;
+    }
     takeCounts(m_overflowByKind, trace::LossCounter::WriterQueueOverflow, out);
     takeCounts(m_failedByKind, trace::LossCounter::OutputWriteFailed, out);
 }

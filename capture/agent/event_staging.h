@@ -31,19 +31,33 @@ public:
     /// the end) under one lock, and adds `cuptiDropped` (CUPTI's own count of records it lost).
     /// Records beyond maxRows are counted as WriterQueueOverflow, records after outputFailed()
     /// as OutputWriteFailed (per record kind); none is kept. No I/O, no wait on the writer.
+    /// After the final round (takeInto with final) every record is still converted, and also
+    /// counted as CuptiRecordsAfterClose (written in the agent's last frame, after the closing
+    /// round).
     template <class NextRecord>
     void addRecords(uint64_t cuptiDropped, NextRecord&& next) {
         std::lock_guard<std::mutex> lock(m_mutex);
         m_cuptiDropped += cuptiDropped;
         while (const CUpti_Activity* record = next()) {
             addLocked(*record);
+            m_afterFinal += m_finalTaken ? 1 : 0;
         }
     }
 
+    /// Job side: a buffer whose walk CUPTI stopped before its end (an incomplete or unknown
+    /// record), `bytesLost` after the last record read. Counted as CuptiRecordsUndecoded (one
+    /// per buffer, the bytes in the reason).
+    void noteUndecodedBuffer(uint64_t bytesLost);
+    /// Rows the agent makes itself (driver VMM pages, NVML samples), under the same bounds as
+    /// records: beyond maxRows or after outputFailed() they are counted, not kept.
+    void addMemory(const std::vector<trace::MemoryEvent>& events);
+    void addCounters(const std::vector<trace::CounterSample>& samples);
+
     /// Writer side: moves the staged rows, the string-table entries `out` lacks and one DataLoss
-    /// per non-zero drop counter (the converter's records without a time among them) into
-    /// `out`, and resets the counters. `final` first closes the
-    /// NVTX ranges still open (at exit).
+    /// per non-zero drop counter (the converter's records without a time, undecodable buffers
+    /// and records after the final round among them) into `out`, and resets the counters.
+    /// `final` first closes the NVTX ranges still open (at exit) and marks every later record
+    /// as arriving after the final round.
     void takeInto(trace::TraceData& out, bool final);
     /// Job start, before the first record: the converter's options (library NVTX domains).
     /// Returns false, changing nothing, once a record has been converted.
@@ -69,6 +83,8 @@ public:
 
 private:
     void addLocked(const CUpti_Activity& record);
+    /// False (counting the row under `kind`) when the row cannot be kept.
+    bool roomLocked(size_t kind);
     size_t stagedRowsLocked() const;
 
     static constexpr size_t kKinds = 64;
@@ -80,6 +96,10 @@ private:
     std::array<uint64_t, kKinds> m_failedByKind{};    ///< dropped because the output failed
     uint64_t m_cuptiDropped = 0;
     uint64_t m_droppedAfterFailure = 0;
+    uint64_t m_undecodedBuffers = 0;
+    uint64_t m_undecodedBytes = 0;
+    uint64_t m_afterFinal = 0;  ///< records converted after the final take, not yet reported
+    bool m_finalTaken = false;
     bool m_outputFailed = false;
 };
 

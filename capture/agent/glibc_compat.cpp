@@ -78,6 +78,7 @@ VRAMSCOPE_FORWARD_TO_BASE(void*, dlopen, (const char* file, int mode), (file, mo
 VRAMSCOPE_FORWARD_TO_BASE(void*, dlsym, (void* handle, const char* name), (handle, name))
 VRAMSCOPE_FORWARD_TO_BASE(int, dlclose, (void* handle), (handle))
 VRAMSCOPE_FORWARD_TO_BASE(int, dladdr, (const void* address, Dl_info* info), (address, info))
+VRAMSCOPE_FORWARD_TO_BASE(char*, dlerror, (void), ())
 
 // --- stat family: the pre-2.33 entry points with _STAT_VER = 1 (x86-64's _STAT_VER_LINUX) ---
 namespace {

@@ -1,5 +1,7 @@
 #include "record_converter.h"
 
+#include "cupti_record_layouts.h"  // the 12.x and 13.0 layouts this converter reads alike
+
 #include <cxxabi.h>
 
 #include <cctype>

@@ -22,7 +22,7 @@ function(vramscope_deployable_library target)
     pthread_create pthread_join pthread_detach pthread_once pthread_key_create
     __pthread_key_create pthread_key_delete pthread_getspecific pthread_setspecific
     pthread_sigmask pthread_cond_clockwait sem_init sem_wait sem_post
-    dlopen dlsym dlclose dladdr
+    dlopen dlsym dlclose dladdr dlerror
     stat lstat fstat stat64 lstat64 fstat64
     arc4random _dl_find_object)
   list(TRANSFORM _wrapped PREPEND "LINKER:--wrap=")

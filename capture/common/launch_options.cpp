@@ -38,9 +38,9 @@ std::string runUsage() {
            "  -o, --output DIR|FILE.vscope|unix:PATH\n"
            "                  where traces go (default: ./vramscope-traces/); one file per\n"
            "                  process, named by rank\n"
-           "  --per-tensor    PyTorch: add backend:cudaMallocAsync to PYTORCH_ALLOC_CONF (and to\n"
-           "                  PYTORCH_CUDA_ALLOC_CONF when set) so every tensor allocation is\n"
-           "                  recorded, not only segments\n"
+           "  --per-tensor    PyTorch: add backend:cudaMallocAsync to PYTORCH_ALLOC_CONF and\n"
+           "                  PYTORCH_CUDA_ALLOC_CONF (older PyTorch reads only that one) so\n"
+           "                  every tensor allocation is recorded, not only segments\n"
            "  --flush-ms N    hand records to the writer every N ms (default 200)\n"
            "  --job NAME      job name in file names (default: from the command)\n"
            "  --nccl off|coll|full\n"
@@ -70,7 +70,8 @@ std::string runUsage() {
            "  -h, --help      show this help and exit\n"
            "Environment: VRAMSCOPE_AGENT overrides where the agent library is looked for\n"
            "  (beside vramscope-run, then ../lib/vramscope); VRAMSCOPE_CLI names the\n"
-           "  vramscope-cli that --sweep runs.\n"
+           "  vramscope-cli that --sweep runs; VRAMSCOPE_CUPTI_PATH names a libcupti (or its\n"
+           "  folder) for jobs that bring none.\n"
            "Exit code: the command's, or 128+signal when it was killed; 127 when the\n"
            "  command cannot be executed; 2 when vramscope-run fails before it (usage, no\n"
            "  agent library, no output directory, no process: said on stderr).\n"
@@ -265,17 +266,14 @@ std::vector<EnvAssignment> launchEnvironment(const RunOptions& options,
         out.push_back({"NCCL_PROFILER_PLUGIN", agentPath});
     }
     if (options.perTensor) {
-        // PyTorch reads PYTORCH_ALLOC_CONF (its current name) before the older
-        // PYTORCH_CUDA_ALLOC_CONF, which older releases read alone. The job's settings come from
-        // the name PyTorch reads first; both names get the same value, since PyTorch warns when
-        // the two differ.
+        // PyTorch 2.9 and later read PYTORCH_ALLOC_CONF (falling back to the older name), earlier
+        // releases PYTORCH_CUDA_ALLOC_CONF alone: both are set, always, to the same value (PyTorch
+        // warns when they differ), from the job's settings under the name read first.
         const auto newer = env("PYTORCH_ALLOC_CONF");
         const auto older = env("PYTORCH_CUDA_ALLOC_CONF");
         const std::string conf = withCudaMallocAsyncBackend(newer ? *newer : older.value_or(""));
         out.push_back({"PYTORCH_ALLOC_CONF", conf});
-        if (older) {
-            out.push_back({"PYTORCH_CUDA_ALLOC_CONF", conf});
-        }
+        out.push_back({"PYTORCH_CUDA_ALLOC_CONF", conf});
     }
     return out;
 }

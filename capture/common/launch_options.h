@@ -76,8 +76,8 @@ struct EnvAssignment {
 /// VRAMSCOPE_OUTPUT = `outputAbsolute`, VRAMSCOPE_JOB, VRAMSCOPE_FLUSH_MS when set,
 /// VRAMSCOPE_NCCL = off|coll|full, VRAMSCOPE_NVTX_LIBRARIES=1 with --nvtx-libraries,
 /// NCCL_PROFILER_PLUGIN = `agentPath` unless --nccl off or the
-/// user's environment already sets it (ncclPluginWarning), and with --per-tensor
-/// PYTORCH_ALLOC_CONF always and PYTORCH_CUDA_ALLOC_CONF when `env` sets it, both to
+/// user's environment already sets it (ncclPluginWarning), and with --per-tensor both
+/// PYTORCH_ALLOC_CONF and PYTORCH_CUDA_ALLOC_CONF (PyTorch before 2.9 reads only the latter) to
 /// withCudaMallocAsyncBackend() of the job's own settings: `env`'s PYTORCH_ALLOC_CONF, else its
 /// PYTORCH_CUDA_ALLOC_CONF (PyTorch reads the current name first and warns when the two differ).
 /// `env` is the launcher's own environment. VRAMSCOPE_ROOT_PID is set by the child itself.

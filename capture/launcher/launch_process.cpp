@@ -16,6 +16,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "cupti_library.h"
+
 namespace vramscope::capture {
 
 namespace {
@@ -212,6 +214,83 @@ std::string agentLoadError(const std::string& agent) {
     }
     return "loading it ended the test process with exit status " +
            std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+}
+
+namespace {
+
+/// Bit 2N: libcudart.so.N loads, bit 2N+1: libcupti.so.N loads, for the supported majors; asked
+/// in a child that exits at once.
+uint64_t loadableCudaLibraries() {
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0) {
+        return 0;
+    }
+    const pid_t child = fork();
+    if (child < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return 0;
+    }
+    if (child == 0) {
+        close(fds[0]);
+        uint64_t bits = 0;
+        for (int major : kSupportedCudaMajors) {
+            const std::string n = std::to_string(major);
+            if (dlopen(("libcudart.so." + n).c_str(), RTLD_LAZY | RTLD_LOCAL) != nullptr) {
+                bits |= uint64_t{1} << (2 * major);
+            }
+            if (dlopen(("libcupti.so." + n).c_str(), RTLD_LAZY | RTLD_LOCAL) != nullptr) {
+                bits |= uint64_t{1} << (2 * major + 1);
+            }
+        }
+        writeAll(fds[1], reinterpret_cast<const char*>(&bits), sizeof(bits));
+        _exit(0);
+    }
+    close(fds[1]);
+    int status = 0;
+    while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+    }
+    uint64_t bits = 0;
+    if (read(fds[0], &bits, sizeof(bits)) != static_cast<ssize_t>(sizeof(bits))) {
+        bits = 0;
+    }
+    close(fds[0]);
+    return bits;
+}
+
+}  // namespace
+
+std::vector<std::string> cuptiWarnings() {
+    CuptiSearchInputs in;
+    const char* home = std::getenv("CUDA_HOME");
+    if (home == nullptr || *home == '\0') {
+        home = std::getenv("CUDA_PATH");
+    }
+    in.cudaHome = home != nullptr ? home : "";
+    if (const char* path = std::getenv(kEnvCuptiPath)) {
+        in.overridePath = path;
+    }
+    in.localToolkits = listLocalToolkits();
+    const uint64_t bits = loadableCudaLibraries();
+    std::vector<int> majors;
+    for (int major : kSupportedCudaMajors) {
+        const std::string prefix = "cuda-" + std::to_string(major) + ".";
+        bool seen = (bits >> (2 * major) & 1) != 0;
+        for (const std::string& folder : in.localToolkits) {
+            seen = seen || folder.rfind(prefix, 0) == 0;
+        }
+        for (const char* lib : {"/lib64/", "/lib/", "/targets/x86_64-linux/lib/"}) {
+            seen = seen ||
+                   (!in.cudaHome.empty() &&
+                    isReadableFile(in.cudaHome + lib + "libcudart.so." + std::to_string(major)));
+        }
+        if (seen) {
+            majors.push_back(major);
+        }
+    }
+    return missingCuptiWarnings(
+        majors, in, [bits](int major) { return (bits >> (2 * major + 1) & 1) != 0; },
+        [](const std::string& path) { return isReadableFile(path); });
 }
 
 std::string findCli() {

@@ -26,6 +26,11 @@ std::string findAgent();
 /// library, a glibc too old for it, not an ELF file ...), or how the child ended when it gave
 /// none (killed by a signal), or why the test could not be made (pipe or fork failed).
 std::string agentLoadError(const std::string& agent);
+/// Warnings for the CUDA majors this machine has a runtime of (a libcudart.so.N the loader finds,
+/// a /usr/local/cuda-N.* toolkit, CUDA_HOME's libcudart) but no libcupti.so.N for
+/// (missingCuptiWarnings in cupti_library.h). The loader is asked in a forked child, so nothing
+/// stays loaded in the launcher. A job can still bring its own (PyTorch's wheels do).
+std::vector<std::string> cuptiWarnings();
 /// vramscope-cli: VRAMSCOPE_CLI when set (empty when that is not executable), else the first
 /// executable cliCandidates(selfDirectory()); empty when none.
 std::string findCli();

@@ -40,20 +40,13 @@ int main(int argc, char** argv) {
         return runSweep(options, agent);
     }
     if (const std::string error = agentLoadError(agent); !error.empty()) {
-        // A libcupti found only inside the job (PyTorch's nvidia wheels) is not visible here but
-        // is already mapped when the driver loads the agent there: say so and go on.
-        if (error.find("libcupti.so") != std::string::npos) {
-            std::fprintf(
-                stderr,
-                "vramscope-run: warning: the capture agent %s does not load here (%s); the "
-                "job must load libcupti.so.13 "
-                "itself (PyTorch's wheels do) or capture stays off\n",
-                agent.c_str(), error.c_str());
-        } else {
-            std::fprintf(stderr, "vramscope-run: cannot load the capture agent %s: %s\n",
-                         agent.c_str(), error.c_str());
-            return 2;
-        }
+        std::fprintf(stderr, "vramscope-run: cannot load the capture agent %s: %s\n", agent.c_str(),
+                     error.c_str());
+        return 2;
+    }
+    // The agent binds the job's own libcupti; say now when a CUDA major here has none to find.
+    for (const std::string& w : cuptiWarnings()) {
+        std::fprintf(stderr, "vramscope-run: warning: %s\n", w.c_str());
     }
 
     OutputSpec spec = parseOutputSpec(options.output);

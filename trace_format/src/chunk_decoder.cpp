@@ -337,7 +337,7 @@ void applyCounters(const v1::CounterBatch& in, CounterSamples& out, ChunkNotes& 
     appendColumn(out.name, in.name(), n, StringId{0});
     appendColumn(out.device, in.device(), n, kHostDevice);
     appendColumn(out.kind, in.kind(), n, CounterKind::Generic, [&](uint32_t k) {
-        return checkedEnum(k, CounterKind::HostAllocatedBytes, CounterKind::Generic,
+        return checkedEnum(k, CounterKind::DeviceGpuUsedBytes, CounterKind::Generic,
                            notes.valuesReset);
     });
     appendColumn(out.value, in.value(), n, 0.0);

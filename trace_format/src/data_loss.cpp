@@ -72,6 +72,10 @@ constexpr std::array kCounters{
     LossCounterInfo{C::CuptiRecordsWithoutTime, "cupti_records_without_time", S::DataLoss,
                     "kernel, memcpy or memset records whose start or end time CUPTI could not "
                     "take (0, or an end before the start); dropped rather than drawn at time 0"},
+    LossCounterInfo{C::CuptiRecordsAfterClose, "cupti_records_after_close", S::Info,
+                    "CUPTI activity records handed to the agent after its final flush at exit "
+                    "(a CUDA context destroyed during the process's teardown); they were written "
+                    "in a last frame after the closing round, later ones are not in the file"},
 };
 
 constexpr bool inOrder() {
@@ -83,7 +87,7 @@ constexpr bool inOrder() {
     return true;
 }
 static_assert(inOrder(), "kCounters must list every LossCounter in declaration order");
-static_assert(static_cast<size_t>(C::CuptiRecordsWithoutTime) + 1 == kCounters.size(),
+static_assert(static_cast<size_t>(C::CuptiRecordsAfterClose) + 1 == kCounters.size(),
               "every LossCounter needs a registry row");
 
 /// Labels written into DataLoss.what before the registry existed (by the reader, the importers

@@ -395,7 +395,7 @@ void applyCounters(const Batch& b, CounterSamples& out, ChunkNotes& notes) {
     putPlain(out.name, b.cols[2], n, StringId{0});
     putZigzag32(out.device, b.cols[3], n, kHostDevice);
     put(out.kind, b.cols[4], n, CounterKind::Generic, [&](uint64_t v) {
-        return checkedEnum(v, CounterKind::HostAllocatedBytes, CounterKind::Generic,
+        return checkedEnum(v, CounterKind::DeviceGpuUsedBytes, CounterKind::Generic,
                            notes.valuesReset);
     });
     const size_t base = out.value.size();

@@ -49,7 +49,8 @@ uint64_t dropImplausibleSizes(TraceData& data) {
     for (size_t i = 0; i < keep.size(); ++i) {
         const CounterKind kind = data.counters.kind[i];
         const double v = data.counters.value[i];
-        if ((isGpuMemoryCounter(kind) || isHostMemoryCounter(kind)) &&
+        if ((isGpuMemoryCounter(kind) || isHostMemoryCounter(kind) ||
+             isDriverGpuMemoryCounter(kind)) &&
             (!std::isfinite(v) || v > kMax)) {
             keep[i] = false;
             ++droppedCounters;

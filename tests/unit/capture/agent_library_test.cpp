@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -292,21 +293,21 @@ TEST(AgentLibrary, NeedsNoGlibcAbove228AndNoLibstdcxxOrLibgccVersion) {
 
 namespace {
 
-/// The NEEDED entries of the agent (readelf -d); `skip` set when readelf is missing.
-std::set<std::string> neededLibraries(bool& skip) {
+/// The NEEDED entries of the agent (readelf -d), nullopt when readelf is not installed;
+/// `dynamic` receives readelf's whole output for the failure messages.
+std::optional<std::set<std::string>> neededLibraries(std::string& dynamic) {
     const ShellRun readelf = runShell(std::string("readelf -d ") + VRAMSCOPE_AGENT_PATH);
-    skip = readelf.exitCode == 127;
-    std::set<std::string> needed;
-    if (skip) {
-        return needed;
+    dynamic = readelf.output;
+    if (readelf.exitCode == 127) {
+        return std::nullopt;
     }
     EXPECT_EQ(readelf.exitCode, 0) << readelf.output;
+    std::set<std::string> needed;
     const std::regex entry(R"(\(NEEDED\)\s+Shared library: \[([^\]]+)\])");
     for (std::sregex_iterator it(readelf.output.begin(), readelf.output.end(), entry), end;
          it != end; ++it) {
         needed.insert((*it)[1]);
     }
-    EXPECT_TRUE(needed.count("libc.so.6") == 1) << readelf.output;
     return needed;
 }
 
@@ -315,32 +316,53 @@ std::set<std::string> neededLibraries(bool& skip) {
 // The agent writes its frames with protozero (vramscope::trace_write): libprotobuf, which most
 // training images lack, must never come back into its NEEDED list.
 TEST(AgentLibrary, NoLibprotobuf) {
-    bool skip = false;
-    const std::set<std::string> needed = neededLibraries(skip);
-    if (skip) {
+    std::string dynamic;
+    const auto needed = neededLibraries(dynamic);
+    if (!needed) {
         GTEST_SKIP() << "readelf is not available";
     }
-    for (const std::string& lib : needed) {
+    for (const std::string& lib : *needed) {
         EXPECT_EQ(lib.find("protobuf"), std::string::npos)
             << lib << " is needed by the agent; it must write through vramscope::trace_write "
             << "(protozero), not vramscope::trace_io";
     }
 }
 
-// NOTE: fails while the agent still links libcupti.so.13 by soname (issue 34 item 1 binds CUPTI
-// at run time with dlsym); enable it then. Do not add libcupti or any other library here.
-TEST(AgentLibrary, DISABLED_NeedsOnlyGlibcLibraries) {
-    bool skip = false;
-    const std::set<std::string> needed = neededLibraries(skip);
-    if (skip) {
-        GTEST_SKIP() << "readelf is not available";
+// The job's own libcupti is bound at run time (capture/agent/cupti_api.h): a NEEDED libcupti.so.13
+// could never serve a CUDA 12 job, and a path to the build machine's toolkit would drag a second
+// CUPTI into the process.
+TEST(AgentLibrary, NeedsNoLibcuptiAndCarriesNoLibraryPath) {
+    std::string dynamic;
+    const auto needed = neededLibraries(dynamic);
+    if (!needed) {
+        GTEST_SKIP() << "readelf is not available: " << dynamic;
     }
+    for (const std::string& lib : *needed) {
+        EXPECT_EQ(lib.rfind("libcupti", 0), std::string::npos) << lib << " is NEEDED";
+        EXPECT_EQ(lib.rfind("libnvidia-ml", 0), std::string::npos) << lib << " is NEEDED";
+        EXPECT_EQ(lib.rfind("libcuda", 0), std::string::npos) << lib << " is NEEDED";
+    }
+    EXPECT_EQ(dynamic.find("(RPATH)"), std::string::npos) << dynamic;
+    EXPECT_EQ(dynamic.find("(RUNPATH)"), std::string::npos) << dynamic;
+}
+
+// The whole NEEDED list: glibc's own libraries and nothing else, so that the agent loads into any
+// job on glibc 2.28 or newer. libcupti, libcuda.so.1 and libnvidia-ml.so.1 are dlopen'ed; the
+// .vscope frames are written with protozero and zstd compiled in.
+TEST(AgentLibrary, NeedsOnlyGlibcLibraries) {
+    std::string dynamic;
+    const auto needed = neededLibraries(dynamic);
+    if (!needed) {
+        GTEST_SKIP() << "readelf is not available: " << dynamic;
+    }
+    // glibc's own libraries (libpthread and libdl are empty on glibc 2.34+, and needed before).
     const std::set<std::string> allowed = {"libc.so.6",       "libm.so.6",  "libdl.so.2",
                                            "libpthread.so.0", "librt.so.1", "ld-linux-x86-64.so.2"};
-    for (const std::string& lib : needed) {
+    EXPECT_TRUE(needed->count("libc.so.6") == 1) << dynamic;
+    for (const std::string& lib : *needed) {
         EXPECT_TRUE(allowed.count(lib) == 1)
-            << lib << " is needed by the agent; allowed are only glibc's libraries (libcupti "
-            << "and libcuda.so.1 are dlopen'ed)";
+            << lib << " is needed by the agent; allowed are only glibc's libraries (libcupti, "
+            << "libcuda.so.1 and libnvidia-ml.so.1 are dlopen'ed)";
     }
 }
 

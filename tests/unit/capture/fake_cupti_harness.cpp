@@ -1,18 +1,23 @@
-// Runs the built capture agent whole, without a GPU, over the fake CUPTI and the fake driver
-// (tests/unit/capture/fake_cupti/): loads both fakes by full path with RTLD_GLOBAL, so that the
-// agent's NEEDED libcupti.so.13 and its dlopen("libcuda.so.1") resolve to them by soname, then
-// loads the agent as the CUDA driver does for CUDA_INJECTION64_PATH, calls InitializeInjection and
-// plays one scenario: records delivered through the fake's buffers (fake_cupti_plan.h), API
-// callbacks, signals. The trace is written by the agent (VRAMSCOPE_OUTPUT names where); what the
-// fakes saw goes to $FAKECUPTI_LOG, with the harness's own "harness ..." lines.
+// Runs the built capture agent whole, without a GPU, over the fake CUPTI, the fake driver and the
+// fake NVML (tests/unit/capture/fake_cupti/): maps what a job would have mapped before the driver
+// calls the agent (a libcudart, a libcupti, NVML) by full path with RTLD_GLOBAL, loads the agent
+// as the CUDA driver does for CUDA_INJECTION64_PATH, calls InitializeInjection and plays one
+// scenario: records delivered through the fake's buffers (fake_cupti_plan.h), API callbacks,
+// signals. The trace is written by the agent (VRAMSCOPE_OUTPUT names where); what the fakes saw
+// goes to $FAKECUPTI_LOG, with the harness's own "harness ..." lines.
 //
-//   fake_cupti_harness AGENT FAKE_CUPTI FAKE_CUDA SCENARIO [ARG]
+//   fake_cupti_harness [--cudart PATH]... [--cupti PATH] [--cupti-found NAME] [--nvml PATH]
+//                      AGENT FAKE_CUDA SCENARIO [ARG]
 //
-// Scenarios: roundtrip, exit_flushes, sigterm, kill, undecodable, oom_retried, oom_twice,
-// oom_last, other_user, step_aside CUDART12_PATH, nvtx VERSION, settings. Exit codes: 0 when the
-// scenario ran to its end, 100+ when a library or symbol is missing, 3 when a signal that should
-// have ended the process did not.
+// --cupti maps a fake libcupti before the agent starts (as PyTorch's wheels do at import);
+// --cupti-found names one the agent must load itself (the harness then finds it with
+// RTLD_NOLOAD, "harness cupti_loaded=0|1"). Scenarios: roundtrip, settings, exit_flushes,
+// sigterm, kill, undecodable, oom_retried, oom_twice, oom_last, other_user, step_aside,
+// nvtx VERSION, forced_mid_run, fill_buffers, late, enable_fails, vmm, nvml, in_flight_at_exit.
+// Exit codes: 0 when the scenario ran to its end, 100+ when a library or symbol is missing, 3 when
+// a signal that should have ended the process did not.
 
+#include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <cupti.h>
 #include <dlfcn.h>
@@ -80,18 +85,43 @@ struct Fake {
     FakeSetVersionFn setVersion = nullptr;
     FakeSetFlushDelayFn setFlushDelay = nullptr;
     FakeDeliverFn deliver = nullptr;
+    FakeCompleteInFlightFn completeInFlight = nullptr;
+    FakeAtContextDestroyFn atContextDestroy = nullptr;
     FakeReplaceCallbacksFn replaceCallbacks = nullptr;
+    FakeFailEnableFn failEnable = nullptr;
     FakeApiCallFn apiCall = nullptr;
+    FakeApiCallNestedFn apiCallNested = nullptr;
 };
 Fake g_fake;
+/// The run's base on CUPTI's clock (fake_cupti_plan.h): every plan time is relative to it.
+uint64_t g_base = 0;
+
+void bindFake(void* cupti) {
+    g_fake.setVersion = symbol<FakeSetVersionFn>(cupti, "fakecupti_set_version");
+    g_fake.setFlushDelay = symbol<FakeSetFlushDelayFn>(cupti, "fakecupti_set_flush_delay_ms");
+    g_fake.deliver = symbol<FakeDeliverFn>(cupti, "fakecupti_deliver");
+    g_fake.completeInFlight = symbol<FakeCompleteInFlightFn>(cupti, "fakecupti_complete_in_flight");
+    g_fake.atContextDestroy = symbol<FakeAtContextDestroyFn>(cupti, "fakecupti_at_context_destroy");
+    g_fake.replaceCallbacks =
+        symbol<FakeReplaceCallbacksFn>(cupti, "fakecupti_replace_buffer_callbacks");
+    g_fake.failEnable = symbol<FakeFailEnableFn>(cupti, "fakecupti_fail_enable");
+    g_fake.apiCall = symbol<FakeApiCallFn>(cupti, "fakecupti_api_call");
+    g_fake.apiCallNested = symbol<FakeApiCallNestedFn>(cupti, "fakecupti_api_call_nested");
+}
+
+uint64_t realtimeNs() {
+    timespec ts{};
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
 
 CUpti_ActivityKernel10 kernelRecord(int i) {
     CUpti_ActivityKernel10 k{};
     k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-    k.start = plan::kernelStartNs(i);
-    k.end = plan::kernelEndNs(i);
+    k.start = g_base + plan::kernelStartNs(i);
+    k.end = g_base + plan::kernelEndNs(i);
     k.completed = k.end;
-    k.queued = plan::kernelQueuedNs(i);
+    k.queued = g_base + plan::kernelQueuedNs(i);
     k.submitted = k.queued + 500;
     k.deviceId = 0;
     k.contextId = 1;
@@ -115,7 +145,7 @@ CUpti_ActivityMemory4 memoryRecord(int k, bool release) {
     m.correlationId = 5'000u + static_cast<uint32_t>(k) * 2 + (release ? 1u : 0u);
     m.address = plan::allocationAddress(k);
     m.bytes = plan::allocationBytes(k);
-    m.timestamp = release ? plan::releaseNs(k) : plan::allocationNs(k);
+    m.timestamp = g_base + (release ? plan::releaseNs(k) : plan::allocationNs(k));
     m.processId = static_cast<uint32_t>(getpid());
     m.deviceId = 0;
     m.contextId = 1;
@@ -143,7 +173,7 @@ std::vector<CUpti_ActivityMarker2> markerRecords() {
         CUpti_ActivityMarker2 m{};
         m.kind = CUPTI_ACTIVITY_KIND_MARKER;
         m.flags = e.start ? CUPTI_ACTIVITY_FLAG_MARKER_START : CUPTI_ACTIVITY_FLAG_MARKER_END;
-        m.timestamp = e.t;
+        m.timestamp = g_base + e.t;
         m.id = plan::kRanges[e.range].id;
         m.objectKind = CUPTI_ACTIVITY_OBJECT_THREAD;
         m.objectId.pt.processId = static_cast<uint32_t>(getpid());
@@ -157,11 +187,17 @@ std::vector<CUpti_ActivityMarker2> markerRecords() {
 }
 
 template <class Record>
-size_t deliver(const std::vector<Record>& records, bool complete) {
+std::vector<const CUpti_Activity*> pointersTo(const std::vector<Record>& records) {
     std::vector<const CUpti_Activity*> pointers;
     for (const Record& r : records) {
         pointers.push_back(reinterpret_cast<const CUpti_Activity*>(&r));
     }
+    return pointers;
+}
+
+template <class Record>
+size_t deliver(const std::vector<Record>& records, bool complete) {
+    const auto pointers = pointersTo(records);
     return g_fake.deliver(pointers.data(), pointers.size(), complete ? 1 : 0);
 }
 
@@ -189,17 +225,23 @@ void deliverRoundTrip() {
     deliver(markerRecords(), true);
 }
 
+/// cudaMalloc as cudart makes it: the runtime call with cuMemAlloc_v2 underneath, both failing
+/// or both succeeding.
 int cudaMallocCall(uint64_t bytes, cudaError_t result) {
     void* ptr = nullptr;
     cudaMalloc_v3020_params p{&ptr, static_cast<size_t>(bytes)};
-    return g_fake.apiCall(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020,
-                          "cudaMalloc", &p, result);
+    CUdeviceptr dptr = 0;
+    cuMemAlloc_v2_params d{&dptr, static_cast<size_t>(bytes)};
+    const int driverResult = result == cudaSuccess ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+    return g_fake.apiCallNested(CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, "cudaMalloc", &p, result,
+                                CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, "cuMemAlloc_v2", &d,
+                                driverResult, 0);
 }
 
 int cudaFreeCall(uint64_t address) {
     cudaFree_v3020_params p{reinterpret_cast<void*>(address)};
     return g_fake.apiCall(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020,
-                          "cudaFree", &p, cudaSuccess);
+                          "cudaFree", &p, cudaSuccess, 0);
 }
 
 /// One cudaMalloc and one cudaFree that succeed, with their MEMORY2 records, `k` naming which.
@@ -220,12 +262,114 @@ void allocateAndFree(int k) {
     fail(3, "the process outlived signal " + std::to_string(sig));
 }
 
+int playOom(const std::string& scenario) {
+    logLine("harness api_thread tid=%ld", threadId());
+    cudaMallocCall(plan::kOomRequestBytes, cudaErrorMemoryAllocation);
+    if (scenario == "oom_retried") {
+        // PyTorch's caching allocator frees its cached blocks, then asks again.
+        cudaFreeCall(plan::allocationAddress(0));
+        cudaMallocCall(plan::kOomRequestBytes, cudaSuccess);
+    } else if (scenario == "oom_twice") {
+        cudaMallocCall(plan::kOomRequestBytes, cudaErrorMemoryAllocation);
+    }
+    sleepMs(300);
+    return 0;
+}
+
+/// Kernels still running when an allocation fails; the GPU finishes them 300 ms later.
+int playForcedMidRun() {
+    deliverKernels(0, plan::kInFlightKernels, false);
+    cudaMallocCall(plan::kOomRequestBytes, cudaErrorMemoryAllocation);
+    sleepMs(300);
+    g_fake.completeInFlight();
+    sleepMs(300);
+    return 0;
+}
+
+/// 12,000 kernels a second on one thread whose current buffer always holds one in flight, then
+/// SIGKILL 500 ms after the last batch.
+[[noreturn]] void playFillBuffers() {
+    for (int batch = 0; batch < plan::kFillBatches; ++batch) {
+        g_fake.completeInFlight();  // the GPU finished the previous batch's last kernel
+        const int first = batch * plan::kFillPerBatch;
+        deliverKernels(first, first + plan::kFillPerBatch - 1, true);
+        deliverKernels(first + plan::kFillPerBatch - 1, first + plan::kFillPerBatch, false);
+        logLine("harness batch=%d t_ns=%lld", batch, static_cast<long long>(monotonicNs()));
+        sleepMs(plan::kFillPeriodMs);
+    }
+    sleepMs(500);
+    dieBy(SIGKILL);
+}
+
+/// Allocations during the run, their frees completed only when the context is destroyed at exit.
+int playLate() {
+    std::vector<CUpti_ActivityMemory4> allocs;
+    std::vector<CUpti_ActivityMemory4> frees;
+    for (int k = 0; k < plan::kAllocations; ++k) {
+        allocs.push_back(memoryRecord(k, false));
+        frees.push_back(memoryRecord(k, true));
+    }
+    deliver(allocs, true);
+    const auto pointers = pointersTo(frees);
+    g_fake.atContextDestroy(pointers.data(), pointers.size());
+    sleepMs(200);
+    return 0;
+}
+
+/// PyTorch's expandable segments: create and map kVmmPages pages, then unmap and release one.
+int playVmm() {
+    for (int page = 0; page < plan::kVmmPages; ++page) {
+        CUmemGenericAllocationHandle handle = plan::vmmHandle(page);  // what the driver returns
+        CUmemAllocationProp prop{};
+        prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+        prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+        prop.location.id = 0;
+        cuMemCreate_params create{&handle, plan::kVmmPageBytes, &prop, 0};
+        g_fake.apiCall(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemCreate,
+                       "cuMemCreate", &create, CUDA_SUCCESS, 0);
+        cuMemMap_params map{plan::kVmmBase + page * plan::kVmmPageBytes, plan::kVmmPageBytes, 0,
+                            plan::vmmHandle(page), 0};
+        g_fake.apiCall(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemMap, "cuMemMap",
+                       &map, CUDA_SUCCESS, 0);
+        sleepMs(10);
+    }
+    cuMemUnmap_params unmap{plan::kVmmBase + plan::kVmmUnmapped * plan::kVmmPageBytes,
+                            plan::kVmmPageBytes};
+    g_fake.apiCall(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemUnmap, "cuMemUnmap",
+                   &unmap, CUDA_SUCCESS, 0);
+    cuMemRelease_params release{plan::vmmHandle(plan::kVmmUnmapped)};
+    g_fake.apiCall(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemRelease, "cuMemRelease",
+                   &release, CUDA_SUCCESS, 0);
+    sleepMs(200);
+    return 0;
+}
+
+int playOtherUser() {
+    for (int k = 0; k < 15; ++k) {
+        allocateAndFree(k);
+        sleepMs(20);
+    }
+    g_fake.replaceCallbacks();
+    say("buffer callbacks replaced");
+    for (int k = 0; k < 200; ++k) {  // 4 s more of calls whose records the agent never sees
+        allocateAndFree(k);
+        sleepMs(20);
+    }
+    return 0;
+}
+
 int runScenario(const std::string& scenario, void* agent) {
-    if (scenario == "roundtrip" || scenario == "settings") {
-        if (scenario == "roundtrip") {
-            deliverRoundTrip();
-        }
+    if (scenario == "roundtrip" || scenario == "enable_fails") {
+        deliverRoundTrip();
         sleepMs(200);
+        return 0;
+    }
+    if (scenario == "settings" || scenario == "step_aside") {
+        sleepMs(200);
+        return 0;
+    }
+    if (scenario == "nvml") {
+        sleepMs(400);  // a few flush periods of samples
         return 0;
     }
     if (scenario == "exit_flushes") {
@@ -235,8 +379,16 @@ int runScenario(const std::string& scenario, void* agent) {
             deliverKernels(batch * 50, (batch + 1) * 50, true);
             sleepMs(60);
         }
-        // Still in CUPTI's hands at exit: only a forced flush returns them.
+        // The last ones still running, then finished as the job ends (it synchronises), but in a
+        // buffer no periodic flush has taken yet: only the exit's flushes return them.
         deliverKernels(500, plan::kKernels, false);
+        g_fake.completeInFlight();
+        return 0;
+    }
+    if (scenario == "in_flight_at_exit") {
+        // Never finished: the exit's forced flush hands them back incomplete.
+        deliverKernels(0, plan::kInFlightKernels, false);
+        deliver(std::vector<CUpti_ActivityMemory4>{memoryRecord(0, false)}, false);
         return 0;
     }
     if (scenario == "sigterm" || scenario == "kill") {
@@ -260,34 +412,22 @@ int runScenario(const std::string& scenario, void* agent) {
         return 0;
     }
     if (scenario == "oom_retried" || scenario == "oom_twice" || scenario == "oom_last") {
-        logLine("harness api_thread tid=%ld", threadId());
-        cudaMallocCall(plan::kOomRequestBytes, cudaErrorMemoryAllocation);
-        if (scenario == "oom_retried") {
-            // PyTorch's caching allocator frees its cached blocks, then asks again.
-            cudaFreeCall(plan::allocationAddress(0));
-            cudaMallocCall(plan::kOomRequestBytes, cudaSuccess);
-        } else if (scenario == "oom_twice") {
-            cudaMallocCall(plan::kOomRequestBytes, cudaErrorMemoryAllocation);
-        }
-        sleepMs(300);
-        return 0;
+        return playOom(scenario);
+    }
+    if (scenario == "forced_mid_run") {
+        return playForcedMidRun();
+    }
+    if (scenario == "fill_buffers") {
+        playFillBuffers();
+    }
+    if (scenario == "late") {
+        return playLate();
+    }
+    if (scenario == "vmm") {
+        return playVmm();
     }
     if (scenario == "other_user") {
-        for (int k = 0; k < 15; ++k) {
-            allocateAndFree(k);
-            sleepMs(20);
-        }
-        g_fake.replaceCallbacks();
-        say("buffer callbacks replaced");
-        for (int k = 0; k < 200; ++k) {  // 4 s more of calls whose records the agent never sees
-            allocateAndFree(k);
-            sleepMs(20);
-        }
-        return 0;
-    }
-    if (scenario == "step_aside") {
-        sleepMs(200);
-        return 0;
+        return playOtherUser();
     }
     if (scenario == "nvtx") {
         using NvtxInitFn = int (*)(const void*);
@@ -301,35 +441,72 @@ int runScenario(const std::string& scenario, void* agent) {
     fail(2, "unknown scenario " + scenario);
 }
 
-}  // namespace
+struct Options {
+    std::vector<std::string> cudarts;
+    std::string cupti;       ///< mapped before the agent starts
+    std::string cuptiFound;  ///< loaded by the agent
+    std::string nvml;
+    std::vector<std::string> positional;
+};
 
-int main(int argc, char** argv) {
-    if (argc < 5) {
-        fail(2, "usage: fake_cupti_harness AGENT FAKE_CUPTI FAKE_CUDA SCENARIO [ARG]");
+Options parseOptions(int argc, char** argv) {
+    Options o;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        const bool hasValue = i + 1 < argc;
+        if (a == "--cudart" && hasValue) {
+            o.cudarts.push_back(argv[++i]);
+        } else if (a == "--cupti" && hasValue) {
+            o.cupti = argv[++i];
+        } else if (a == "--cupti-found" && hasValue) {
+            o.cuptiFound = argv[++i];
+        } else if (a == "--nvml" && hasValue) {
+            o.nvml = argv[++i];
+        } else {
+            o.positional.push_back(a);
+        }
     }
-    const std::string scenario = argv[4];
-    const char* arg = argc > 5 ? argv[5] : nullptr;
-    openGlobal(argv[3]);                // libcuda.so.1
-    void* cupti = openGlobal(argv[2]);  // libcupti.so.13
-    g_fake.setVersion = symbol<FakeSetVersionFn>(cupti, "fakecupti_set_version");
-    g_fake.setFlushDelay = symbol<FakeSetFlushDelayFn>(cupti, "fakecupti_set_flush_delay_ms");
-    g_fake.deliver = symbol<FakeDeliverFn>(cupti, "fakecupti_deliver");
-    g_fake.replaceCallbacks =
-        symbol<FakeReplaceCallbacksFn>(cupti, "fakecupti_replace_buffer_callbacks");
-    g_fake.apiCall = symbol<FakeApiCallFn>(cupti, "fakecupti_api_call");
+    if (o.positional.size() < 3) {
+        fail(2,
+             "usage: fake_cupti_harness [--cudart PATH]... [--cupti PATH] [--cupti-found NAME] "
+             "[--nvml PATH] AGENT FAKE_CUDA SCENARIO [ARG]");
+    }
+    return o;
+}
+
+/// What a scenario sets in the fake before the agent starts.
+void beforeStart(const std::string& scenario, const char* arg) {
     if (scenario == "nvtx") {
         if (arg == nullptr) {
             fail(2, "nvtx needs a CUPTI version");
         }
         g_fake.setVersion(static_cast<uint32_t>(std::strtoul(arg, nullptr, 10)));
     }
-    if (scenario == "step_aside") {
-        if (arg == nullptr) {
-            fail(2, "step_aside needs the path of a libcudart.so.12");
-        }
-        openGlobal(arg);  // the job's own CUDA 12 runtime, mapped before the driver's cuInit
+    if (scenario == "enable_fails") {
+        g_fake.failEnable(CUPTI_ACTIVITY_KIND_MEMORY_POOL, CUPTI_ERROR_NOT_COMPATIBLE);
     }
-    void* agent = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const Options o = parseOptions(argc, argv);
+    const std::string scenario = o.positional[2];
+    const char* arg = o.positional.size() > 3 ? o.positional[3].c_str() : nullptr;
+    g_base = (realtimeNs() - 60'000'000'000ull) / 1'000'000 * 1'000'000;
+    logLine("harness base_ns=%llu", static_cast<unsigned long long>(g_base));
+    openGlobal(o.positional[1].c_str());  // libcuda.so.1
+    for (const std::string& cudart : o.cudarts) {
+        openGlobal(cudart.c_str());  // the job's own CUDA runtime, mapped before cuInit
+    }
+    if (!o.nvml.empty()) {
+        openGlobal(o.nvml.c_str());
+    }
+    if (!o.cupti.empty()) {
+        bindFake(openGlobal(o.cupti.c_str()));
+        beforeStart(scenario, arg);
+    }
+    void* agent = dlopen(o.positional[0].c_str(), RTLD_NOW | RTLD_LOCAL);
     if (agent == nullptr) {
         fail(102, std::string("cannot load the agent: ") + dlerror());
     }
@@ -338,6 +515,18 @@ int main(int argc, char** argv) {
     logLine("harness main_thread tid=%ld", threadId());
     const int initResult = initialize();
     logLine("harness initialized result=%d", initResult);
+    if (!o.cuptiFound.empty()) {
+        void* found = dlopen(o.cuptiFound.c_str(), RTLD_NOW | RTLD_NOLOAD);
+        logLine("harness cupti_loaded=%d", found != nullptr ? 1 : 0);
+        if (found == nullptr) {
+            say("the agent did not load " + o.cuptiFound);
+            return 0;
+        }
+        bindFake(found);
+    }
+    if (g_fake.deliver == nullptr && scenario != "step_aside") {
+        fail(2, "scenario " + scenario + " needs a fake libcupti");
+    }
     const int code = runScenario(scenario, agent);
     say("exiting");
     logLine("harness exiting tid=%ld t_ns=%lld", threadId(), static_cast<long long>(monotonicNs()));

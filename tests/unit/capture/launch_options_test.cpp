@@ -185,12 +185,14 @@ TEST(LaunchEnvironment, PerTensorExtendsTheJobsAllocatorSettings) {
     EXPECT_EQ(valueOf(env, "VRAMSCOPE_FLUSH_MS"), "100");
 }
 
-TEST(LaunchEnvironment, PerTensorSetsTheCurrentNameWhenNothingIsSet) {
+TEST(LaunchEnvironment, PerTensorSetsBothNamesWhenNothingIsSet) {
     RunOptions options;
     options.perTensor = true;
     const auto env = launchEnvironment(options, "/a.so", "/out", "t", mapEnvironment({}));
+    // PyTorch 2.9 and later read PYTORCH_ALLOC_CONF, earlier releases PYTORCH_CUDA_ALLOC_CONF
+    // alone (CAPTURE.md): a job of either kind gets the backend.
     EXPECT_EQ(valueOf(env, "PYTORCH_ALLOC_CONF"), "backend:cudaMallocAsync");
-    EXPECT_EQ(valueOf(env, "PYTORCH_CUDA_ALLOC_CONF"), "<unset>");
+    EXPECT_EQ(valueOf(env, "PYTORCH_CUDA_ALLOC_CONF"), "backend:cudaMallocAsync");
 }
 
 TEST(LaunchEnvironment, PerTensorCarriesTheOlderNamesSettingsToBothNames) {
@@ -214,7 +216,8 @@ TEST(LaunchEnvironment, PerTensorReplacesTheJobsOwnBackend) {
         mapEnvironment({{"PYTORCH_ALLOC_CONF", "backend:native,expandable_segments:True"}}));
     EXPECT_EQ(valueOf(env, "PYTORCH_ALLOC_CONF"),
               "backend:cudaMallocAsync,expandable_segments:True");
-    EXPECT_EQ(valueOf(env, "PYTORCH_CUDA_ALLOC_CONF"), "<unset>");
+    EXPECT_EQ(valueOf(env, "PYTORCH_CUDA_ALLOC_CONF"),
+              "backend:cudaMallocAsync,expandable_segments:True");
 }
 
 TEST(LaunchEnvironment, WithoutPerTensorTheAllocatorSettingsAreLeftAlone) {

@@ -400,7 +400,7 @@ TEST(TraceFile, TextThatIsNotUtf8RoundTrips) {
 
 // Host-memory counters (kinds 3 and 4) through the writer and both decoders: the fast path reads
 // the writer's packed columns, the generic path takes a chunk whose kind column is unpacked (a
-// form the fast path hands over). A kind newer than this reader (5) reads as generic.
+// form the fast path hands over). A kind newer than this reader (7) reads as generic.
 TEST(TraceFile, HostMemoryCounterKindsRoundTripThroughBothDecoders) {
     TraceData in;
     in.header.producer = "host test";
@@ -418,7 +418,7 @@ TEST(TraceFile, HostMemoryCounterKindsRoundTripThroughBothDecoders) {
         putVarint(times, zigzagDelta);
     }
     counters += lengthDelimited(1, times);
-    for (uint64_t kind : {3u, 4u, 5u}) {
+    for (uint64_t kind : {3u, 4u, 7u}) {
         putVarint(counters, (4 << 3) | 0);  // kind, unpacked
         putVarint(counters, kind);
     }
@@ -433,7 +433,43 @@ TEST(TraceFile, HostMemoryCounterKindsRoundTripThroughBothDecoders) {
               (std::vector<CounterKind>{CounterKind::HostResidentBytes,
                                         CounterKind::HostAllocatedBytes, CounterKind::Generic}));
     EXPECT_EQ(c.device, (std::vector<DeviceIndex>(3, kHostDevice)));
-    EXPECT_FALSE(r->report.problems.empty()) << "the unknown kind 5 is reported";
+    EXPECT_FALSE(r->report.problems.empty()) << "the unknown kind 7 is reported";
+}
+
+// The driver's view of GPU memory (kinds 5 and 6, NVML samples of the capture agent) per device,
+// through the writer and both decoders, with their values in bytes unchanged.
+TEST(TraceFile, NvmlGpuMemoryCounterKindsRoundTripThroughBothDecoders) {
+    TraceData in;
+    in.header.producer = "nvml test";
+    const StringId own = in.intern("process GPU memory");
+    const StringId all = in.intern("device GPU memory");
+    in.counters.append(
+        {100, own, DeviceIndex{0}, CounterKind::ProcessGpuUsedBytes, 5.0 * (1 << 30)});
+    in.counters.append(
+        {100, all, DeviceIndex{0}, CounterKind::DeviceGpuUsedBytes, 7.0 * (1 << 30)});
+    in.counters.append(
+        {100, own, DeviceIndex{1}, CounterKind::ProcessGpuUsedBytes, 534.0 * (1 << 20)});
+    const LoadedTrace fast = readOk(writeTraceBytes(in, WriterOptions{}));
+    expectSameTrace(in, fast.data);
+    EXPECT_TRUE(fast.report.problems.empty());
+
+    std::string counters;
+    std::string times;
+    for (uint64_t zigzagDelta : {200u, 0u}) {  // 100, 100 ns
+        putVarint(times, zigzagDelta);
+    }
+    counters += lengthDelimited(1, times);
+    for (uint64_t kind : {5u, 6u}) {
+        putVarint(counters, (4 << 3) | 0);  // kind, unpacked
+        putVarint(counters, kind);
+    }
+    const std::string header = lengthDelimited(1, lengthDelimited(3, "hand-made"));
+    auto r = readTraceBytes(preamble() + frame(header) + frame(lengthDelimited(9, counters)),
+                            "nvml.vscope");
+    ASSERT_TRUE(r.ok()) << r.error().describe();
+    EXPECT_EQ(r->data.counters.kind, (std::vector<CounterKind>{CounterKind::ProcessGpuUsedBytes,
+                                                               CounterKind::DeviceGpuUsedBytes}));
+    EXPECT_TRUE(r->report.problems.empty()) << "kinds 5 and 6 are known";
 }
 
 // The operand type of the operator that launched a kernel (KernelBatch field 11) through the

@@ -1,6 +1,8 @@
 // A stand-in for the CUDA driver, libcuda.so.1 (soname libcuda.so.1), with the cu* functions the
 // capture agent finds by dlsym (capture/agent/device_facts.cpp) and a few it may come to use: one
-// device, "Fake GPU" with 80 GiB, of which cuMemGetInfo reports kFakeFreeBytes free. Every
+// device, "Fake GPU" with 80 GiB (two with FAKECUDA_DEVICES=2), of which cuMemGetInfo reports
+// kFakeFreeBytes free. Device d's UUID bytes are 0xa0 + 16 d, 0xa1 + 16 d, ... (fake_nvml.cpp
+// names its GPUs by the same UUIDs). Every
 // cuMemGetInfo call is logged with its thread, its time and whether it came from inside a CUPTI
 // API callback (fake_log.h), so a test can tell where the agent asked. The types are written out as
 // plain C types (CUresult = int, CUdevice = int) rather than taken from cuda.h, whose macros rename
@@ -10,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "fake_log.h"
@@ -23,6 +26,19 @@ constexpr int kInvalidValue = 1;     // CUDA_ERROR_INVALID_VALUE
 constexpr int kInvalidDevice = 101;  // CUDA_ERROR_INVALID_DEVICE
 constexpr size_t kFakeTotalBytes = size_t{80} << 30;
 constexpr size_t kFakeFreeBytes = size_t{3} << 30;
+
+/// 1, or 2 when FAKECUDA_DEVICES=2.
+int deviceCount() {
+    static const int n = [] {
+        const char* v = std::getenv("FAKECUDA_DEVICES");
+        return v != nullptr && std::strcmp(v, "2") == 0 ? 2 : 1;
+    }();
+    return n;
+}
+
+bool validDevice(int device) {
+    return device >= 0 && device < deviceCount();
+}
 
 /// CUuuid: 16 bytes (cuda.h).
 struct FakeUuid {
@@ -50,11 +66,11 @@ int uuidOf(FakeUuid* uuid, int device) {
     if (uuid == nullptr) {
         return kInvalidValue;
     }
-    if (device != 0) {
+    if (!validDevice(device)) {
         return kInvalidDevice;
     }
     for (int i = 0; i < 16; ++i) {
-        uuid->bytes[i] = static_cast<char>(0xa0 + i);
+        uuid->bytes[i] = static_cast<char>(0xa0 + 16 * device + i);
     }
     return kSuccess;
 }
@@ -77,7 +93,7 @@ FAKE_EXPORT int cuDeviceGetCount(int* count) {
     if (count == nullptr) {
         return kInvalidValue;
     }
-    *count = 1;
+    *count = deviceCount();
     return kSuccess;
 }
 
@@ -85,10 +101,10 @@ FAKE_EXPORT int cuDeviceGet(int* device, int ordinal) {
     if (device == nullptr) {
         return kInvalidValue;
     }
-    if (ordinal != 0) {
+    if (!validDevice(ordinal)) {
         return kInvalidDevice;
     }
-    *device = 0;
+    *device = ordinal;
     return kSuccess;
 }
 
@@ -96,7 +112,7 @@ FAKE_EXPORT int cuDeviceGetName(char* name, int len, int device) {
     if (name == nullptr || len <= 0) {
         return kInvalidValue;
     }
-    if (device != 0) {
+    if (!validDevice(device)) {
         return kInvalidDevice;
     }
     std::snprintf(name, static_cast<size_t>(len), "%s", "Fake GPU");
@@ -115,7 +131,7 @@ FAKE_EXPORT int cuDeviceTotalMem_v2(size_t* bytes, int device) {
     if (bytes == nullptr) {
         return kInvalidValue;
     }
-    if (device != 0) {
+    if (!validDevice(device)) {
         return kInvalidDevice;
     }
     *bytes = kFakeTotalBytes;
@@ -130,7 +146,7 @@ FAKE_EXPORT int cuDeviceGetAttribute(int* value, int, int device) {
     if (value == nullptr) {
         return kInvalidValue;
     }
-    if (device != 0) {
+    if (!validDevice(device)) {
         return kInvalidDevice;
     }
     *value = 0;
@@ -141,7 +157,7 @@ FAKE_EXPORT int cuDeviceGetPCIBusId(char* pciBusId, int len, int device) {
     if (pciBusId == nullptr || len <= 0) {
         return kInvalidValue;
     }
-    if (device != 0) {
+    if (!validDevice(device)) {
         return kInvalidDevice;
     }
     std::snprintf(pciBusId, static_cast<size_t>(len), "%s", "0000:00:00.0");

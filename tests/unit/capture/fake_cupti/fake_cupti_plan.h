@@ -3,13 +3,18 @@
 // that reads the traces (fake_cupti_test.cpp). Plain numbers and names only: the harness builds
 // CUPTI records from them, the test derives what the trace must hold from them by its own rules
 // (names demangled by hand, sizes and times by the formulas below).
+//
+// Times: CUPTI's clock follows CLOCK_REALTIME, so every record time of a run is the run's base
+// (the harness's CLOCK_REALTIME at start minus 60 s, rounded down to a millisecond, logged as
+// "harness base_ns=...") plus the offsets below, which keeps records, the agent's own samples and
+// CUPTI's clock within one minute of each other, as on a GPU.
 
 #include <cstdint>
 
 namespace vramscope::test::fake_plan {
 
-/// The first record's time, ns on the CUPTI clock. The records describe work before delivery.
-inline constexpr uint64_t kT0 = 50'000'000'000ull;
+/// The first record's time, ns after the run's base. The records describe work before delivery.
+inline constexpr uint64_t kT0 = 1'000'000'000ull;
 
 // --- kernels (CUpti_ActivityKernel10, kind CONCURRENT_KERNEL) ---
 inline constexpr int kKernels = 1000;
@@ -68,5 +73,28 @@ inline constexpr int kRangeCount = 3;
 
 // --- the out-of-memory scenarios: one cudaMalloc size ---
 inline constexpr uint64_t kOomRequestBytes = 3ull << 30;
+
+// --- forced_mid_run: kernels still on the GPU when an allocation fails ---
+inline constexpr int kInFlightKernels = 100;
+
+// --- fill_buffers: a thread whose current buffer always holds a kernel in flight ---
+/// Batches of kFillPerBatch kernels every kFillPeriodMs: kFillPerBatch - 1 complete, the last one
+/// in flight until the next batch (12,000 kernels a second, CAPTURE.md's figure for a main thread).
+inline constexpr int kFillBatches = 20;
+inline constexpr int kFillPerBatch = 601;
+inline constexpr int kFillPeriodMs = 50;
+/// Kernels delivered at least 200 ms before the last batch (batches 0..15): a buffer that comes
+/// back within 0.2 s has them all in the file when the job is killed 500 ms after the last batch.
+inline constexpr int kFillKept = (kFillBatches - 4) * kFillPerBatch;
+
+// --- vmm: PyTorch's expandable segments (cuMemCreate + cuMemMap of 20 MiB pages) ---
+inline constexpr int kVmmPages = 3;
+inline constexpr uint64_t kVmmPageBytes = 20ull << 20;
+inline constexpr uint64_t kVmmBase = 0x7e0000000000ull;
+inline constexpr uint64_t vmmHandle(int page) {
+    return 0x1000u + static_cast<uint64_t>(page);
+}
+/// Page kVmmUnmapped is unmapped and released again before the job ends.
+inline constexpr int kVmmUnmapped = 1;
 
 }  // namespace vramscope::test::fake_plan

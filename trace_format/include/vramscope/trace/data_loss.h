@@ -54,6 +54,8 @@ enum class LossCounter : uint8_t {
     // capture agent: CUPTI records it received but could not use
     CuptiRecordsUndecoded,
     CuptiRecordsWithoutTime,
+    // capture agent: records CUPTI handed over after the agent's final flush at exit
+    CuptiRecordsAfterClose,
 };
 
 /// One row of the registry.

@@ -93,12 +93,28 @@ enum class CounterKind : uint8_t {
     /// The CPU allocator's total allocated bytes (Kineto `[memory]` of Device Type 0: Total
     /// Allocated, or the running sum of Bytes where the file has no totals).
     HostAllocatedBytes = 4,
+    /// GPU memory this process holds on the device, bytes, as the driver's NVML reports it
+    /// (nvmlDeviceGetComputeRunningProcesses, usedGpuMemory): the CUDA context, library
+    /// workspaces, NCCL buffers and the allocator's segments together. A sample on a device the
+    /// process never allocated on is a stray context. The capture agent samples it each flush
+    /// period.
+    ProcessGpuUsedBytes = 5,
+    /// The device's used memory, bytes, all processes together (NVML nvmlDeviceGetMemoryInfo,
+    /// used), sampled with ProcessGpuUsedBytes.
+    DeviceGpuUsedBytes = 6,
 };
 
 /// Whether a counter of `kind` is GPU memory (AllocatedBytes, ReservedBytes): what the memory
 /// timelines and every GPU analysis read. Host and generic counters are not.
 constexpr bool isGpuMemoryCounter(CounterKind kind) noexcept {
     return kind == CounterKind::AllocatedBytes || kind == CounterKind::ReservedBytes;
+}
+
+/// Whether a counter of `kind` is the driver's view of GPU memory (ProcessGpuUsedBytes,
+/// DeviceGpuUsedBytes): memory the allocator does not see included, so never summed with the
+/// AllocatedBytes / ReservedBytes series.
+constexpr bool isDriverGpuMemoryCounter(CounterKind kind) noexcept {
+    return kind == CounterKind::ProcessGpuUsedBytes || kind == CounterKind::DeviceGpuUsedBytes;
 }
 
 /// Whether a counter of `kind` is host memory (HostResidentBytes, HostAllocatedBytes).
