@@ -12,6 +12,7 @@
 #include <string>
 #include <utility>
 
+#include "frame_bytes.h"
 #include "summary_proto.h"
 #include "vramscope/trace/summary.h"
 #include "vramscope/trace/trace_file.h"
@@ -19,6 +20,8 @@
 
 namespace vramscope::trace {
 namespace {
+
+using detail::putLe32;
 
 template <class T>
 using PbColumn = google::protobuf::RepeatedField<T>;
@@ -247,12 +250,6 @@ FrameIndexEntry describeSlice(const TraceData& d, size_t i, size_t n, bool table
         f.contents |= kFrameTables;
     }
     return f;
-}
-
-void putLe32(std::string& out, uint32_t v) {
-    for (int i = 0; i < 4; ++i) {
-        out.push_back(static_cast<char>((v >> (8 * i)) & 0xFFu));
-    }
 }
 
 bool columnsAgree(const MemoryEvents& m) {
