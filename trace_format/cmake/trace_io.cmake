@@ -17,6 +17,8 @@ add_custom_command(
 
 # The generated code, on its own so that warnings stay on for ours.
 add_library(vramscope_trace_proto STATIC ${_tio_gen}/vramscope/trace/v1/trace.pb.cc)
+# protoc's output, not ours to keep free of clashing file-local names: each file on its own.
+set_target_properties(vramscope_trace_proto PROPERTIES UNITY_BUILD OFF)
 target_include_directories(vramscope_trace_proto PUBLIC ${_tio_gen})
 target_link_libraries(vramscope_trace_proto PUBLIC protobuf::libprotobuf)
 
@@ -40,6 +42,9 @@ add_library(vramscope_trace_io STATIC
   ${_tio_dir}/src/live_receiver.cpp
 )
 add_library(vramscope::trace_io ALIAS vramscope_trace_io)
+# Goes into the deployable capture agent too: one object per source, so that the agent takes in
+# only the writer's objects (a unity batch would bring the reader's, the job index's and more).
+set_target_properties(vramscope_trace_io PROPERTIES UNITY_BUILD OFF)
 target_include_directories(vramscope_trace_io PUBLIC ${_tio_dir}/include PRIVATE ${_tio_dir}/src)
 target_link_libraries(vramscope_trace_io
   PUBLIC Threads::Threads
