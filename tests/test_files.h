@@ -63,6 +63,12 @@ public:
     const std::filesystem::path& path() const { return m_path; }
     /// The path of `name` inside the folder.
     std::string operator/(const std::string& name) const { return (m_path / name).string(); }
+    /// Writes `bytes` to `name` inside the folder; returns its path.
+    std::string write(const std::string& name, const std::string& bytes) const {
+        const std::string p = *this / name;
+        std::ofstream(p, std::ios::binary) << bytes;
+        return p;
+    }
 
 private:
     std::filesystem::path m_path;
