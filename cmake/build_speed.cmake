@@ -12,7 +12,13 @@
 #    VRAMSCOPE_UNITY_BATCH_SIZE, each batch one translation unit, so that the headers they share
 #    are parsed, and the templates they share instantiated and optimised, once per batch instead
 #    of once per file. Every source must therefore compile beside the others of its target: no two
-#    files of one target define the same name in an anonymous namespace.
+#    files of one target define the same name with internal linkage (anonymous namespace,
+#    `static`) or the same macro; what several files need is shared through a header (a library's
+#    internal header, a test support header under tests/). The targets that stay out set
+#    UNITY_BUILD OFF and say why: protoc's generated code; the capture agent, the libraries
+#    linked into it (trace_io, capture_env, capture_nccl, capture_core: one object per source, so
+#    that the agent takes in only what it uses, whatever the batches) and the test library linked
+#    like it; the fake CUDA libraries of the agent tests.
 #  - vramscope_precompile(TARGET HEADER): a target compiles HEADER once and every one of its
 #    sources starts from it (target_precompile_headers). The headers in cmake/pch/ hold what the
 #    sources of a layer include most and what costs most to parse: the standard library, Qt and
@@ -35,7 +41,7 @@ if(VRAMSCOPE_CCACHE)
   set(CMAKE_CXX_COMPILER_LAUNCHER ${_launcher})
 endif()
 
-option(VRAMSCOPE_UNITY_BUILD "Compile each target's sources in batches (CMake unity builds)" OFF)
+option(VRAMSCOPE_UNITY_BUILD "Compile each target's sources in batches (CMake unity builds)" ON)
 set(VRAMSCOPE_UNITY_BATCH_SIZE 8 CACHE STRING "Sources per unity batch")
 if(VRAMSCOPE_UNITY_BUILD)
   set(CMAKE_UNITY_BUILD ON)

@@ -1,6 +1,7 @@
 #pragma once
 // Reading a real input file in a test, gunzipped when it is gzip (zlib's gz* API reads files that
-// are not gzipped as they are), independently of vramscope's own input reading.
+// are not gzipped as they are), and gzipping bytes for a test's own inputs, independently of
+// vramscope's own input reading.
 
 #include <zlib.h>
 
@@ -22,6 +23,23 @@ inline std::string readGzFile(const std::string& path) {
         text.append(buf, static_cast<size_t>(n));
     }
     return n < 0 ? std::string() : text;
+}
+
+/// `bytes` as one gzip member (zlib's deflate, level 6); empty when zlib fails.
+inline std::string gzipBytes(const std::string& bytes) {
+    z_stream zs{};
+    if (deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+        return {};
+    }
+    std::string out(deflateBound(&zs, static_cast<uLong>(bytes.size())) + 64, '\0');
+    zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
+    zs.avail_in = static_cast<uInt>(bytes.size());
+    zs.next_out = reinterpret_cast<Bytef*>(out.data());
+    zs.avail_out = static_cast<uInt>(out.size());
+    const int status = deflate(&zs, Z_FINISH);
+    out.resize(zs.total_out);
+    deflateEnd(&zs);
+    return status == Z_STREAM_END ? out : std::string();
 }
 
 }  // namespace vramscope::testdata

@@ -8,6 +8,8 @@
 #include <string>
 #include <tuple>
 
+#include "vramscope/analysis/text_format.h"
+
 namespace vramscope::analysis {
 namespace {
 
@@ -128,12 +130,6 @@ private:
 std::string gbps(double v) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.1f GB/s", v);
-    return buf;
-}
-
-std::string percent(double share) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.0f %%", share * 100.0);
     return buf;
 }
 
@@ -343,12 +339,12 @@ CommunicationVerdict verdictOf(const CollectiveGpu& gpu, trace::RankId rank,
         }
         const double waitShare = double(v.waitNs) / double(v.communicationNs);
         if (top >= 0 && double(topCount) > opt.majorityShare * double(waited)) {
-            const std::string figures = "waiting " + msText(v.waitNs) + " = " + percent(waitShare) +
-                                        " of its communication " + msText(v.communicationNs) +
-                                        " over " + std::to_string(v.matched) +
-                                        " matched collectives; rank " + std::to_string(top) +
-                                        " arrived last in " + std::to_string(topCount) +
-                                        " of the " + std::to_string(waited) + " it waited in";
+            const std::string figures =
+                "waiting " + msText(v.waitNs) + " = " + formatPercent(waitShare, 0) +
+                " of its communication " + msText(v.communicationNs) + " over " +
+                std::to_string(v.matched) + " matched collectives; rank " + std::to_string(top) +
+                " arrived last in " + std::to_string(topCount) + " of the " +
+                std::to_string(waited) + " it waited in";
             if (!opt.partialJob) {
                 v.limit = CommunicationLimit::WaitingOnRank;
                 v.waitingOn = trace::RankId{top};
@@ -388,7 +384,7 @@ CommunicationVerdict verdictOf(const CollectiveGpu& gpu, trace::RankId rank,
     std::string missing;
     if (v.measuredShare <= opt.minMeasuredShare) {
         missing = "busBw needs each collective's " + missingPieces(unmeasured) +
-                  "; the collectives with all of them cover " + percent(v.measuredShare) +
+                  "; the collectives with all of them cover " + formatPercent(v.measuredShare, 0) +
                   " of the transfer time";
     }
     if (v.linkGBps <= 0) {
@@ -408,10 +404,11 @@ CommunicationVerdict verdictOf(const CollectiveGpu& gpu, trace::RankId rank,
     if (v.largeShare > opt.majorityShare &&
         v.largeMedianBusbwGBps >= opt.bandwidthShare * v.linkGBps) {
         v.limit = CommunicationLimit::BandwidthBound;
-        v.evidence = waitNote + percent(v.largeShare) + " of the transfer time is in messages of " +
-                     sizeText(opt.largeMessageBytes) + " or more, whose median busBw " +
-                     gbps(v.largeMedianBusbwGBps) + " is " +
-                     percent(v.largeMedianBusbwGBps / v.linkGBps) + " of the link peak " + peak;
+        v.evidence = waitNote + formatPercent(v.largeShare, 0) +
+                     " of the transfer time is in messages of " + sizeText(opt.largeMessageBytes) +
+                     " or more, whose median busBw " + gbps(v.largeMedianBusbwGBps) + " is " +
+                     formatPercent(v.largeMedianBusbwGBps / v.linkGBps, 0) + " of the link peak " +
+                     peak;
         return v;
     }
     // Rule 3, latency-bound: most of the measured transfer time is in messages under
@@ -419,19 +416,19 @@ CommunicationVerdict verdictOf(const CollectiveGpu& gpu, trace::RankId rank,
     if (v.smallShare > opt.majorityShare &&
         v.smallMedianBusbwGBps < opt.latencyShare * v.linkGBps) {
         v.limit = CommunicationLimit::LatencyBound;
-        v.evidence = waitNote + percent(v.smallShare) +
-                     " of the transfer time is in messages under " +
-                     sizeText(opt.smallMessageBytes) + ", whose median busBw " +
-                     gbps(v.smallMedianBusbwGBps) + " is " +
-                     percent(v.smallMedianBusbwGBps / v.linkGBps) + " of the link peak " + peak +
-                     "; fewer, larger collectives (bucketing, fusion) would move the same bytes "
-                     "in less time";
+        v.evidence =
+            waitNote + formatPercent(v.smallShare, 0) +
+            " of the transfer time is in messages under " + sizeText(opt.smallMessageBytes) +
+            ", whose median busBw " + gbps(v.smallMedianBusbwGBps) + " is " +
+            formatPercent(v.smallMedianBusbwGBps / v.linkGBps, 0) + " of the link peak " + peak +
+            "; fewer, larger collectives (bucketing, fusion) would move the same bytes "
+            "in less time";
         return v;
     }
     v.limit = CommunicationLimit::NotLimited;
-    v.evidence = waitNote + "transfer time: " + percent(v.largeShare) + " in messages of " +
-                 sizeText(opt.largeMessageBytes) + " or more (median busBw " +
-                 gbps(v.largeMedianBusbwGBps) + "), " + percent(v.smallShare) + " under " +
+    v.evidence = waitNote + "transfer time: " + formatPercent(v.largeShare, 0) +
+                 " in messages of " + sizeText(opt.largeMessageBytes) + " or more (median busBw " +
+                 gbps(v.largeMedianBusbwGBps) + "), " + formatPercent(v.smallShare, 0) + " under " +
                  sizeText(opt.smallMessageBytes) + " (median busBw " +
                  gbps(v.smallMedianBusbwGBps) + "), against the link peak " + peak +
                  ": neither a link running near its peak nor small messages explain it";

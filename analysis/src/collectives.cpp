@@ -94,6 +94,15 @@ bool isPointToPoint(std::string_view function) {
     return f == "send" || f == "recv" || f == "sendrecv";
 }
 
+std::vector<RankInput> rankInputs(const trace::Job& job) {
+    std::vector<RankInput> in;
+    in.reserve(job.ranks.size());
+    for (const trace::RankTrace& rt : job.ranks) {
+        in.push_back({&rt.trace.data, rt.trace.data.header.rank, rt.clockOffsetNs});
+    }
+    return in;
+}
+
 CollectiveMatch matchCollectives(const std::vector<RankInput>& ranks) {
     CollectiveMatch result;
     std::vector<std::pair<trace::RankId, std::vector<Seen>>> perRank;

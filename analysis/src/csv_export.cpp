@@ -67,11 +67,6 @@ std::optional<int64_t> rankCell(trace::RankId rank) {
     return rank == trace::kUnknownRank ? std::nullopt : std::optional<int64_t>(toInt(rank));
 }
 
-std::string gpuName(const JobModel& job, int rankIndex, trace::DeviceIndex device) {
-    return rankLabel(job.ranks[static_cast<size_t>(rankIndex)].rank) + " GPU " +
-           std::to_string(toInt(device));
-}
-
 /// Lowest and highest value of `series` over [t0, t1), counting the curve from its first step on
 /// (as the leak analysis does); nullopt when no step is in force inside the interval.
 std::optional<std::pair<int64_t, int64_t>> rangeExtremes(const LodSeries& lod, int64_t t0,
@@ -131,7 +126,7 @@ size_t writeGaps(const JobModel& job, std::ostream& out, std::vector<std::string
         }
         const int64_t total = b.gapCountByCause[0] + b.gapCountByCause[1] + b.gapCountByCause[2];
         if (total > int64_t(b.gaps.size())) {
-            notes.push_back(gpuName(job, int(d.input), d.device) + ": the " +
+            notes.push_back(deviceLabel(job.ranks[d.input].rank, d.device) + ": the " +
                             std::to_string(b.gaps.size()) + " largest of " + std::to_string(total) +
                             " idle gaps (the analysis keeps the largest per GPU)");
         }

@@ -79,7 +79,8 @@ void emitSlices(ExportSink& sink, int rank, TrackKind kind, const std::string& n
     }
 }
 
-std::string gpuName(DeviceIndex device) {
+/// "GPU 3": how the names of a device's tracks start, inside its rank's process.
+std::string gpuTrackPrefix(DeviceIndex device) {
     return "GPU " + std::to_string(trace::toInt(device));
 }
 
@@ -158,8 +159,8 @@ void walkMemory(const JobModel& m, int r, ExportSink& sink) {
             }
         }
         if (!g.ooms.empty()) {
-            const uint64_t track =
-                sink.track(r, TrackKind::Slices, gpuName(g.key.device) + " · out of memory", 0);
+            const uint64_t track = sink.track(r, TrackKind::Slices,
+                                              gpuTrackPrefix(g.key.device) + " · out of memory", 0);
             for (const OomMark& o : g.ooms) {
                 sink.instant(track, o.timeNs, "out of memory", "oom",
                              {ExportArg::ofUint("requested_bytes", o.requestedBytes)});
@@ -181,7 +182,7 @@ void walkKernels(const JobModel& m, int r, ExportSink& sink) {
     }
     for (auto& [key, items] : byStream) {
         const std::string name =
-            gpuName(DeviceIndex{key.first}) + " · stream " + std::to_string(key.second);
+            gpuTrackPrefix(DeviceIndex{key.first}) + " · stream " + std::to_string(key.second);
         emitSlices(sink, r, TrackKind::Slices, name, 0, std::move(items), [&](size_t i) {
             ExportSlice s;
             s.name = d.string(d.kernels.name[i]);
@@ -239,8 +240,9 @@ void walkRanges(const JobModel& m, int r, ExportSink& sink) {
         }
     }
     for (auto& [device, items] : byDevice) {
-        emitSlices(sink, r, TrackKind::Slices, gpuName(DeviceIndex{device}) + " · annotations", 0,
-                   std::move(items), make);
+        emitSlices(sink, r, TrackKind::Slices,
+                   gpuTrackPrefix(DeviceIndex{device}) + " · annotations", 0, std::move(items),
+                   make);
     }
 }
 
@@ -256,7 +258,7 @@ void walkDeviceAnalysis(const JobModel& m, int r, const DeviceAnalysis& a, Expor
             items.push_back({start, std::max(its.iterations[i].endNs + toJob, start), i});
         }
         emitSlices(sink, r, TrackKind::Slices,
-                   gpuName(a.device) + " · iterations (" + toString(its.source) + ")", 0,
+                   gpuTrackPrefix(a.device) + " · iterations (" + toString(its.source) + ")", 0,
                    std::move(items), [&](size_t i) {
                        ExportSlice s;
                        s.name = its.iterations[i].name;
@@ -277,7 +279,7 @@ void walkDeviceAnalysis(const JobModel& m, int r, const DeviceAnalysis& a, Expor
         names[i] = std::string("idle: ") + toString(gaps[i].cause);
     }
     emitSlices(
-        sink, r, TrackKind::Slices, gpuName(a.device) + " · idle gaps", 0, std::move(items),
+        sink, r, TrackKind::Slices, gpuTrackPrefix(a.device) + " · idle gaps", 0, std::move(items),
         [&](size_t i) {
             ExportSlice s;
             s.name = names[i];
@@ -301,8 +303,9 @@ void walkCollectives(const JobModel& m, int r, const std::vector<CollectivePart>
         byDevice[trace::toInt(p.device)].push_back({p.startNs, std::max(p.endNs, p.startNs), i});
     }
     for (auto& [device, items] : byDevice) {
-        emitSlices(sink, r, TrackKind::Slices, gpuName(DeviceIndex{device}) + " · collectives", 0,
-                   std::move(items), [&](size_t i) {
+        emitSlices(sink, r, TrackKind::Slices,
+                   gpuTrackPrefix(DeviceIndex{device}) + " · collectives", 0, std::move(items),
+                   [&](size_t i) {
                        const MatchedCollective& c = all[parts[i].collective];
                        const CollectiveParticipant& p = c.participants[parts[i].participant];
                        ExportSlice s;
@@ -353,7 +356,8 @@ void walkNotes(const JobModel& m, int r, ExportSink& sink) {
 }  // namespace
 
 std::string memoryCounterName(DeviceIndex device, trace::MemoryLevel level) {
-    return gpuName(device) + (level == trace::MemoryLevel::Allocated ? " allocated" : " reserved");
+    return gpuTrackPrefix(device) +
+           (level == trace::MemoryLevel::Allocated ? " allocated" : " reserved");
 }
 
 void walkJob(const JobModel& model, ExportSink& sink) {

@@ -1,10 +1,10 @@
 #include "vramscope/analysis/iterations.h"
 
+#include "ascii_text.h"
 #include "vramscope/analysis/allocation_index.h"
 #include "vramscope/analysis/text_format.h"
 
 #include <algorithm>
-#include <cctype>
 #include <charconv>
 #include <optional>
 #include <regex>
@@ -60,14 +60,6 @@ std::optional<int64_t> trailingNumber(std::string_view name) {
     return v;
 }
 
-std::string lowered(std::string_view s) {
-    std::string out(s);
-    for (char& c : out) {
-        c = char(std::tolower(static_cast<unsigned char>(c)));
-    }
-    return out;
-}
-
 /// Consumes `word` at the front of `s` when it is there.
 bool eat(std::string_view& s, std::string_view word) {
     if (s.substr(0, word.size()) != word) {
@@ -86,7 +78,7 @@ void eatSeparators(std::string_view& s) {
 
 /// "optimizer" + one of ". _" + `what`, then the end, '#' or '.'.
 bool isOptimizerName(std::string_view name, std::string_view what) {
-    const std::string low = lowered(name);
+    const std::string low = asciiLower(name);
     std::string_view s = low;
     if (!eat(s, "optimizer")) {
         return false;
@@ -455,7 +447,7 @@ IterationSet markerIterations(const trace::TraceData& data, trace::DeviceIndex d
 }  // namespace
 
 bool isIterationName(std::string_view name) {
-    const std::string low = lowered(name);
+    const std::string low = asciiLower(name);
     std::string_view s = low;
     if (eat(s, "training") || eat(s, "train")) {
         eatSeparators(s);

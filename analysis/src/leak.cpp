@@ -7,6 +7,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "sample_stats.h"
 #include "vramscope/analysis/memory_timeline.h"
 #include "vramscope/analysis/text_format.h"
 
@@ -28,19 +29,6 @@ const char* toString(LeakVerdict verdict) {
 
 namespace {
 
-double median(std::vector<double> v) {
-    if (v.empty()) {
-        return 0.0;
-    }
-    const size_t h = v.size() / 2;
-    std::nth_element(v.begin(), v.begin() + ptrdiff_t(h), v.end());
-    double m = v[h];
-    if (v.size() % 2 == 0) {
-        m = (m + *std::max_element(v.begin(), v.begin() + ptrdiff_t(h))) / 2.0;
-    }
-    return m;
-}
-
 bool isLibraryFile(std::string_view file) {
     auto has = [&](std::string_view s) { return file.find(s) != std::string_view::npos; };
     auto ends = [&](std::string_view s) {
@@ -49,12 +37,6 @@ bool isLibraryFile(std::string_view file) {
     return file.empty() || has("site-packages") || has("dist-packages") || has("/torch/") ||
            has("\\torch\\") || has("<frozen") || file.front() == '?' || ends(".cpp") ||
            ends(".cc") || ends(".h") || ends(".hpp") || ends(".cu") || ends(".c");
-}
-
-std::string percent(double v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.0f %%", v * 100.0);
-    return buf;
 }
 
 }  // namespace
@@ -307,7 +289,7 @@ BaselineTrend baselineTrend(const std::vector<IterationMemory>& iterations,
                " = slope x (n - 1), noise " + formatBytes(noise) + " = 1.4826 x MAD, threshold " +
                formatBytes(bar) + " = max(" + factor + " x noise, " +
                formatBytes(double(options.minTotalGrowthBytes)) + "), rising in " +
-               percent(r.risingFraction) + " of iterations.";
+               formatPercent(r.risingFraction, 0) + " of iterations.";
     if (s > 0 && growth > bar && r.risingFraction >= options.minRisingFraction) {
         r.verdict = LeakVerdict::Staircase;
         r.growthBytesPerIteration = int64_t(std::llround(s));

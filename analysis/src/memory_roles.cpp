@@ -1,12 +1,13 @@
 #include "vramscope/analysis/memory_roles.h"
 
 #include <algorithm>
-#include <cctype>
 #include <limits>
 #include <map>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
+
+#include "ascii_text.h"
 
 namespace vramscope::analysis {
 
@@ -142,14 +143,6 @@ const char* describe(RoleRule rule) {
 
 namespace {
 
-std::string lower(std::string_view s) {
-    std::string out(s);
-    for (char& c : out) {
-        c = char(std::tolower(static_cast<unsigned char>(c)));
-    }
-    return out;
-}
-
 bool contains(std::string_view s, std::string_view part) {
     return s.find(part) != std::string_view::npos;
 }
@@ -191,7 +184,7 @@ bool isInputFrame(const trace::TraceData& data, trace::StackId stack) {
 }  // namespace
 
 TrainingPhase phaseOfName(std::string_view name) {
-    const std::string n = lower(name);
+    const std::string n = asciiLower(name);
     if (contains(n, "backward")) {
         return TrainingPhase::Backward;
     }

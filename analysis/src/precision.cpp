@@ -2,11 +2,11 @@
 #include "vramscope/analysis/precision.h"
 
 #include <algorithm>
-#include <cctype>
 #include <map>
 #include <tuple>
 #include <unordered_map>
 
+#include "ascii_text.h"
 #include "vramscope/analysis/time_breakdown.h"
 
 namespace vramscope::analysis {
@@ -46,14 +46,6 @@ const char* toString(KernelPrecision precision) {
 namespace {
 
 using P = KernelPrecision;
-
-std::string lower(std::string_view s) {
-    std::string out(s);
-    for (char& c : out) {
-        c = char(std::tolower(static_cast<unsigned char>(c)));
-    }
-    return out;
-}
 
 bool has(std::string_view s, std::string_view token) {
     return s.find(token) != std::string_view::npos;
@@ -262,7 +254,7 @@ KernelClass classifyKernelName(std::string_view name) {
     const bool mangled = startsWith(name, "_Z");
     std::string_view args;
     const std::string_view op = mangled ? name : operationOf(name, args);
-    const std::string f = lower(op);
+    const std::string f = asciiLower(op);
     KernelClass c;
     c.kind = kindOf(f, mangled);
     if (c.kind == MathKind::None) {
@@ -274,7 +266,7 @@ KernelClass classifyKernelName(std::string_view name) {
         // (Itanium type codes, lengths) would match type tokens by accident. Then CUTLASS's
         // element type names.
         for (const std::string_view source : mangledSourceNames(name)) {
-            if (const P p = tokenPrecision(lower(source)); p != P::Unknown) {
+            if (const P p = tokenPrecision(asciiLower(source)); p != P::Unknown) {
                 c.precision = p;
                 return c;
             }

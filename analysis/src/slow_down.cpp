@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "sample_stats.h"
 #include "vramscope/analysis/straggler.h"
 #include "vramscope/analysis/time_breakdown.h"
 
@@ -53,15 +54,6 @@ struct SortedIntervals {
         }
     }
 };
-
-int64_t median(std::vector<int64_t> v) {
-    if (v.empty()) {
-        return 0;
-    }
-    std::sort(v.begin(), v.end());
-    const size_t n = v.size();
-    return n % 2 == 1 ? v[n / 2] : v[n / 2 - 1] + (v[n / 2] - v[n / 2 - 1]) / 2;
-}
 
 std::vector<Interval> periodsOf(const std::vector<Iteration>& its) {
     std::vector<Interval> out;

@@ -211,15 +211,6 @@ bool readAnalysisOptions(CommandContext& ctx, const ParsedArgs& args, const std:
     return true;
 }
 
-std::vector<RankInput> rankInputs(const trace::Job& job) {
-    std::vector<RankInput> in;
-    for (size_t i = 0; i < job.ranks.size(); ++i) {
-        const trace::RankTrace& rt = job.ranks[i];
-        in.push_back({&rt.trace.data, rt.trace.data.header.rank, rt.clockOffsetNs});
-    }
-    return in;
-}
-
 void addDeviceAnalysisJson(const DeviceAnalysis& d, int64_t offset, Json& j, size_t maxGaps) {
     Json its;
     its["count"] = d.iterations.count();

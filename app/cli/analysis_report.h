@@ -34,10 +34,6 @@ std::vector<OptionSpec> checkRuleOptionSpecs();
 bool readCheckRules(CommandContext& ctx, const ParsedArgs& args, const std::string& help,
                     analysis::CheckRules& rules, std::vector<std::string>& asked);
 
-/// The inputs of analyzeJob for a job: every rank, with its rank number (the header's, else its
-/// position) and clock offset.
-std::vector<analysis::RankInput> rankInputs(const trace::Job& job);
-
 /// Adds "iterations", "leak", "time_breakdown", "idle_gaps" (largest first, at most `maxGaps`),
 /// "model_state_bytes" and "model_state_excluded_leak_bytes" (DeviceAnalysis), "operators" (only
 /// when DeviceAnalysis::operators is set: {level, allocations, bytes, peak_known, peak_time_ns,

@@ -137,7 +137,7 @@ int runBatchFit(CommandContext& ctx) {
         if (!job) {
             return kExitUnreadable;
         }
-        auto analysed = analysis::analyzeJob(rankInputs(*job));
+        auto analysed = analysis::analyzeJob(analysis::rankInputs(*job));
         if (!analysed.ok()) {
             ctx.err << "vramscope-cli batch-fit: " << file << ": " << analysed.error().message
                     << "\n";

@@ -247,7 +247,7 @@ int runCheck(CommandContext& ctx) {
     if (!job) {
         return kExitUnreadable;
     }
-    auto analysed = analyzeJob(rankInputs(*job), analysisOptions);
+    auto analysed = analyzeJob(analysis::rankInputs(*job), analysisOptions);
     if (!analysed.ok()) {
         return usageError(ctx, analysed.error().message, help);
     }

@@ -140,7 +140,7 @@ std::string valueText(const Json& v) {
     return v.is_string() ? v.get<std::string>() : v.dump();
 }
 
-void writeText(const Json& info, std::ostream& os) {
+void writeInfoText(const Json& info, std::ostream& os) {
     const auto& h = info["header"];
     os << info["file"].get<std::string>() << " (" << info["format"].get<std::string>()
        << ", format " << h["format_version"].get<std::string>() << ")\n";
@@ -257,7 +257,7 @@ int runInfo(CommandContext& ctx) {
         if (i > 0) {
             ctx.out << "\n";
         }
-        writeText(all[i], ctx.out);
+        writeInfoText(all[i], ctx.out);
     }
     return kExitSuccess;
 }

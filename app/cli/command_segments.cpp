@@ -56,8 +56,8 @@ Json layoutJson(const SegmentLayout& l) {
     return out;
 }
 
-void writeText(const SegmentLayout& l, const Moment& m, trace::DeviceIndex device,
-               trace::TimestampNs start, std::ostream& os) {
+void writeLayoutText(const SegmentLayout& l, const Moment& m, trace::DeviceIndex device,
+                     trace::TimestampNs start, std::ostream& os) {
     os << "GPU " << toInt(device) << " at " << formatDuration(double(l.timeNs - start))
        << " after the trace start (" << m.what << ")";
     if (m.requestBytes > 0) {
@@ -234,7 +234,7 @@ int runSegments(CommandContext& ctx) {
         return kExitUnreadable;
     }
     if (!args->has("--json")) {
-        writeText(layout, m, device, span.firstNs, ctx.out);
+        writeLayoutText(layout, m, device, span.firstNs, ctx.out);
         return kExitSuccess;
     }
     Json j;

@@ -161,7 +161,8 @@ int runWatch(CommandContext& ctx) {
             job.ranks.push_back(std::move(r));
         }
         std::vector<std::vector<analysis::MemoryTimeline>> timelines;
-        auto analysed = analysis::analyzeJob(rankInputs(job), analysisOptions, {}, &timelines);
+        auto analysed =
+            analysis::analyzeJob(analysis::rankInputs(job), analysisOptions, {}, &timelines);
         std::vector<std::string> lines;
         lines.push_back("watch: " + std::to_string(rx->sourceCount()) + " process(es), " +
                         formatDuration(double(steadyNowNs() - started)) +

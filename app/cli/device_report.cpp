@@ -143,7 +143,8 @@ JobReport buildJobReport(const trace::Job& job,
     // The analyses build every timeline once and hand them out; when they fail (a bad iteration
     // regex), the timelines are built here so that the peaks are still reported.
     std::vector<std::vector<analysis::MemoryTimeline>> timelines;
-    if (auto analysed = analysis::analyzeJob(rankInputs(job), analysisOptions, {}, &timelines);
+    if (auto analysed =
+            analysis::analyzeJob(analysis::rankInputs(job), analysisOptions, {}, &timelines);
         analysed.ok()) {
         report.analysis =
             std::make_shared<const analysis::JobAnalysis>(std::move(analysed).value());

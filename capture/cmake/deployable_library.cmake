@@ -13,6 +13,9 @@
 #  - libpthread.so.0 and libdl.so.2 are kept in NEEDED: before glibc 2.34 pthread_*, sem_* and
 #    dl* live there, not in libc.so.6 (on newer glibc they are empty and cost nothing).
 function(vramscope_deployable_library target)
+  # One object per source, as when its exports and glibc versions were checked (no unity batches
+  # around glibc_compat.cpp's .symver bindings).
+  set_target_properties(${target} PROPERTIES UNITY_BUILD OFF)
   target_link_options(${target} PRIVATE -fuse-ld=bfd -static-libstdc++ -static-libgcc)
   if(NOT (CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$" AND CMAKE_SYSTEM_NAME STREQUAL "Linux"))
     return()

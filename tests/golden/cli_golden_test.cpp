@@ -21,14 +21,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "test_files.h"
+
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string readFile(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-}
+using vramscope::testdata::readFile;
 
 struct CliResult {
     int code = -1;

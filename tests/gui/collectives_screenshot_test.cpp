@@ -16,6 +16,8 @@
 #include "job_loader.h"
 #include "main_window.h"
 #include "realdata.h"
+#include "realdata_paths.h"
+#include "screenshot_test_support.h"
 #include "vramscope/widgets/collectives_table.h"
 #include "vramscope/widgets/comm_lanes_view.h"
 
@@ -23,22 +25,13 @@ using namespace vramscope;
 
 namespace {
 
-struct Input {
-    const char* name;
-    const char* path;
-};
+using screenshot_test::screenshotDir;
+using screenshot_test::ScreenshotInput;
 
-const Input kInputs[] = {
-    {"dlrm", "facebookresearch_param/et_replay/tests/inputs/dlrm_kineto.tar.gz"},
-    {"nccl_data",
-     "facebookresearch_HolisticTraceAnalysis/tests/data/nccl_parser_config/nccl_data.json.gz"},
+const ScreenshotInput kCollectiveInputs[] = {
+    {"dlrm", realdata::kDlrmJob},
+    {"nccl_data", realdata::kNcclTrace},
 };
-
-QString outDir() {
-    const QString dir = qEnvironmentVariable("VRAMSCOPE_SCREENSHOT_DIR", QDir::currentPath());
-    QDir().mkpath(dir);
-    return dir;
-}
 
 /// Where to point on the lanes: the longest occurrence of the report's first group, else the
 /// first matched collective's second participant (job time, rank index, device).
@@ -101,8 +94,8 @@ void paintTooltip(QImage& image, QPoint pos, const QString& html) {
 }  // namespace
 
 TEST(CollectivesScreenshot, TableAndLanesHoverRenderOnTheRealTraces) {
-    for (const Input& input : kInputs) {
-        const std::string path = std::string(VRAMSCOPE_REALDATA_DIR) + "/" + input.path;
+    for (const ScreenshotInput& input : kCollectiveInputs) {
+        const std::string& path = input.path;
         VRAMSCOPE_REQUIRE_INPUT(path);
         auto loaded = app::loadJob({path});
         ASSERT_TRUE(loaded.ok()) << loaded.error().describe();
@@ -117,7 +110,8 @@ TEST(CollectivesScreenshot, TableAndLanesHoverRenderOnTheRealTraces) {
                       int(job->analysis.bandwidth.groups.size()));
             const QImage image = window.renderToImage(QSize(1600, 1000));
             ASSERT_FALSE(image.isNull());
-            const QString file = QStringLiteral("%1/%2_collectives.png").arg(outDir(), input.name);
+            const QString file =
+                QStringLiteral("%1/%2_collectives.png").arg(screenshotDir(), input.name);
             EXPECT_TRUE(image.save(file)) << file.toStdString();
         }
         const std::optional<Target> target = hoverTarget(*job);
@@ -144,7 +138,8 @@ TEST(CollectivesScreenshot, TableAndLanesHoverRenderOnTheRealTraces) {
         EXPECT_FALSE(html.isEmpty());
         QImage image = window.renderToImage(QSize(1600, 1000));
         paintTooltip(image, lanes->mapTo(&window, at), html);
-        const QString file = QStringLiteral("%1/%2_lanes_hover.png").arg(outDir(), input.name);
+        const QString file =
+            QStringLiteral("%1/%2_lanes_hover.png").arg(screenshotDir(), input.name);
         EXPECT_TRUE(image.save(file)) << file.toStdString();
     }
 }

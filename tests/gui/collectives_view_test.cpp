@@ -189,10 +189,10 @@ std::shared_ptr<const analysis::JobModel> withBandwidth(
     return {both, &both->copy};
 }
 
-struct Fixture {
+struct FourRankCollectivesJob {
     std::shared_ptr<const analysis::JobModel> job;
     ZoomState zoom;
-    Fixture() {
+    FourRankCollectivesJob() {
         job = withBandwidth(panels_test::makeJob(fourRanks()), handReport());
         zoom.setFullRange({0, std::max<int64_t>(job->durationNs, 1)});
     }
@@ -236,7 +236,7 @@ std::vector<std::string> functionsInViewOrder(const QAbstractItemModel& m) {
 }  // namespace
 
 TEST(CollectiveTable, RowsAndColumnsShowTheGroupsFiguresWithUnits) {
-    Fixture f;
+    FourRankCollectivesJob f;
     widgets::CollectiveTableModel model;
     QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
     model.setRows(widgets::collectiveRowsFrom(*f.job, threeGroups()));
@@ -268,7 +268,7 @@ TEST(CollectiveTable, RowsAndColumnsShowTheGroupsFiguresWithUnits) {
 }
 
 TEST(CollectiveTable, SortsEveryNumericColumnAsNumbersWithUnknownsLast) {
-    Fixture f;
+    FourRankCollectivesJob f;
     widgets::CollectivesPanel panel(&f.zoom);
     panel.model()->setRows(widgets::collectiveRowsFrom(*f.job, threeGroups()));
     widgets::CollectiveFilterModel& proxy = *panel.proxy();
@@ -297,7 +297,7 @@ TEST(CollectiveTable, SortsEveryNumericColumnAsNumbersWithUnknownsLast) {
 }
 
 TEST(CollectivesPanel, SelectingARowZoomsEveryViewToItsLongestOccurrence) {
-    Fixture f;
+    FourRankCollectivesJob f;
     widgets::CollectivesPanel panel(&f.zoom);
     panel.setJob(f.job);
     ASSERT_EQ(panel.model()->rowCount(), 2);
@@ -311,7 +311,7 @@ TEST(CollectivesPanel, SelectingARowZoomsEveryViewToItsLongestOccurrence) {
         panel.proxy()->index(0, 0),
         QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
     // The longest all-reduce is rank 0's: it arrived first and left with the others.
-    const int64_t start = Fixture::jobNs(kAllReduceAt);
+    const int64_t start = FourRankCollectivesJob::jobNs(kAllReduceAt);
     const int64_t duration = kAllReduceEnd - kAllReduceAt;
     const TimeRange expected{start - duration / 2, start + duration + duration / 2};
     EXPECT_EQ(f.zoom.visibleRange(), expected);
@@ -322,13 +322,13 @@ TEST(CollectivesPanel, SelectingARowZoomsEveryViewToItsLongestOccurrence) {
     panel.table()->selectionModel()->setCurrentIndex(
         panel.proxy()->index(1, 0),
         QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
-    const int64_t g = Fixture::jobNs(kAllGatherAt);
+    const int64_t g = FourRankCollectivesJob::jobNs(kAllGatherAt);
     EXPECT_EQ(f.zoom.visibleRange(), (TimeRange{g - 10'000, g + kAllGatherNs + 10'000}));
 }
 
 TEST(CollectivesPanel, SaysWhyItIsEmptyAndShowsTheVerdicts) {
     // Kernels and collective records but an empty report: communication without sizes.
-    Fixture f;
+    FourRankCollectivesJob f;
     auto noReport = withBandwidth(f.job, {});
     widgets::CollectivesPanel panel(&f.zoom);
     panel.setJob(noReport);
@@ -380,15 +380,15 @@ TEST(CollectivesPanel, SaysWhyItIsEmptyAndShowsTheVerdicts) {
 }
 
 TEST(CommLanesHover, ACollectiveShowsItsFiguresAndTheOtherRanksArrivals) {
-    Fixture f;
+    FourRankCollectivesJob f;
     widgets::CommLanesView view(&f.zoom);
     view.resize(1200, 500);
     view.setJob(f.job);
     ASSERT_EQ(view.lanes().size(), size_t(kRanks));
-    f.zoom.setVisibleRange({0, Fixture::jobNs(kAllReduceEnd + 10'000)});
+    f.zoom.setVisibleRange({0, FourRankCollectivesJob::jobNs(kAllReduceEnd + 10'000)});
     // Rank 1, in the middle of its all-reduce, on its communication row.
     const widgets::CommLanesView::Lane& lane = view.lanes()[1];
-    const int64_t t = Fixture::jobNs(kAllReduceAt + kArrival[1] + 50'000);
+    const int64_t t = FourRankCollectivesJob::jobNs(kAllReduceAt + kArrival[1] + 50'000);
     const QPoint at(int(view.mapper().xAt(t)), lane.top + view.rowHeight() + view.rowHeight() / 2);
     const QString tip = view.describeAt(at);
     const std::string s = tip.toStdString();
@@ -429,14 +429,14 @@ TEST(CommLanesHover, ACollectiveShowsItsFiguresAndTheOtherRanksArrivals) {
 }
 
 TEST(CommLanesHover, UnknownFieldsAreLeftOutNotWrittenAsZero) {
-    Fixture f;
+    FourRankCollectivesJob f;
     widgets::CommLanesView view(&f.zoom);
     view.resize(1200, 500);
     view.setJob(f.job);
-    f.zoom.setVisibleRange({Fixture::jobNs(kAllGatherAt - 5'000),
-                            Fixture::jobNs(kAllGatherAt + kAllGatherNs + 5'000)});
+    f.zoom.setVisibleRange({FourRankCollectivesJob::jobNs(kAllGatherAt - 5'000),
+                            FourRankCollectivesJob::jobNs(kAllGatherAt + kAllGatherNs + 5'000)});
     const widgets::CommLanesView::Lane& lane = view.lanes()[0];
-    const int64_t t = Fixture::jobNs(kAllGatherAt + kAllGatherNs / 2);
+    const int64_t t = FourRankCollectivesJob::jobNs(kAllGatherAt + kAllGatherNs / 2);
     const QString tip = view.describeAt(
         QPoint(int(view.mapper().xAt(t)), lane.top + view.rowHeight() + view.rowHeight() / 2));
     const std::string s = tip.toStdString();
@@ -465,11 +465,11 @@ TEST(CommLanesHover, EveryRanksBusBwFromTheAnalysisIsTheFormulas) {
     widgets::CommLanesView view(&zoom);
     view.resize(1200, 500);
     view.setJob(job);
-    zoom.setVisibleRange({0, Fixture::jobNs(kAllReduceEnd + 10'000)});
+    zoom.setVisibleRange({0, FourRankCollectivesJob::jobNs(kAllReduceEnd + 10'000)});
     ASSERT_EQ(view.lanes().size(), size_t(kRanks));
     for (int r = 0; r < kRanks; ++r) {
         const widgets::CommLanesView::Lane& lane = view.lanes()[size_t(r)];
-        const int64_t t = Fixture::jobNs(kAllReduceEnd - 20'000);
+        const int64_t t = FourRankCollectivesJob::jobNs(kAllReduceEnd - 20'000);
         const QString tip = view.describeAt(
             QPoint(int(view.mapper().xAt(t)), lane.top + view.rowHeight() + view.rowHeight() / 2));
         // busBw = 64 MiB / own duration x 2(n-1)/n, n = 4 (nccl-tests doc/PERFORMANCE.md).

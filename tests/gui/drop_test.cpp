@@ -17,14 +17,11 @@
 #include "main_window.h"
 #include "realdata.h"
 #include "realdata_json.h"
+#include "realdata_paths.h"
 
 using namespace vramscope;
 
 namespace {
-
-const std::string kBert =
-    std::string(VRAMSCOPE_REALDATA_DIR) +
-    "/AMD-AGI_TraceLens/tests/traces/h100/gaunernst_bert-small-uncased__1016001.json.gz";
 
 /// Sends a drag-enter then, when accepted, a drop of `urls` onto `window`; returns whether the
 /// drag was accepted.
@@ -44,9 +41,9 @@ bool dragAndDrop(app::MainWindow& window, const QList<QUrl>& urls) {
 }
 
 TEST(MainWindowDrop, OpensADroppedLocalFile) {
-    VRAMSCOPE_REQUIRE_INPUT(kBert);
+    VRAMSCOPE_REQUIRE_INPUT(realdata::kBertTrace);
     int64_t producerPeak = 0;
-    const nlohmann::json doc = testdata::loadGzJson(kBert);
+    const nlohmann::json doc = testdata::loadGzJson(realdata::kBertTrace);
     for (const auto& e : testdata::eventsOf(doc)) {
         if (e.value("name", "") == "[memory]" && e.contains("args") &&
             e["args"].value("Device Type", -1) == 1 && e["args"].contains("Total Allocated")) {
@@ -58,12 +55,13 @@ TEST(MainWindowDrop, OpensADroppedLocalFile) {
     window.resize(1200, 800);
     QSignalSpy shown(&window, &app::MainWindow::jobChanged);
     // A web URL beside the file is left out; the local file opens.
-    ASSERT_TRUE(dragAndDrop(window, {QUrl("https://example.com/trace.json"),
-                                     QUrl::fromLocalFile(QString::fromStdString(kBert))}));
+    ASSERT_TRUE(
+        dragAndDrop(window, {QUrl("https://example.com/trace.json"),
+                             QUrl::fromLocalFile(QString::fromStdString(realdata::kBertTrace))}));
     ASSERT_TRUE(shown.wait(60'000)) << "no job was shown after the drop";
     ASSERT_TRUE(window.job());
     ASSERT_EQ(window.job()->job.ranks.size(), 1u);
-    EXPECT_EQ(window.job()->job.ranks.front().path, kBert);
+    EXPECT_EQ(window.job()->job.ranks.front().path, realdata::kBertTrace);
     ASSERT_EQ(window.job()->gpus.size(), 1u);
     EXPECT_EQ(window.job()->gpus.front().memory.peakAllocatedBytes, producerPeak);
 }

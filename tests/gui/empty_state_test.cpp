@@ -10,16 +10,13 @@
 
 #include "job_loader.h"
 #include "main_window.h"
+#include "window_test_support.h"
 
 using namespace vramscope;
 
 namespace {
 
-void settle() {
-    for (int i = 0; i < 3; ++i) {
-        QApplication::processEvents();
-    }
-}
+using window_test::settle;
 
 /// Brings every tab of the centre and every dock to the front in turn, at two window sizes.
 void visitEveryView(app::MainWindow& window) {

@@ -14,16 +14,13 @@
 #include "main_window.h"
 #include "vramscope/analysis/view_formulas.h"
 #include "vramscope/widgets/timeline_view.h"
+#include "window_test_support.h"
 
 using namespace vramscope;
 
 namespace {
 
-void settle() {
-    for (int i = 0; i < 4; ++i) {
-        QApplication::processEvents();
-    }
-}
+using window_test::settle;
 
 /// The window on the bundled sample, shown at 1600x1000.
 struct ShownSample {

@@ -26,16 +26,13 @@
 #include "vramscope/widgets/memory_plot.h"
 #include "vramscope/widgets/timeline_view.h"
 #include "vramscope/widgets/zoom_state.h"
+#include "window_test_support.h"
 
 using namespace vramscope;
 
 namespace {
 
-std::shared_ptr<const analysis::JobModel> sample() {
-    auto loaded = app::loadBundledSample();
-    EXPECT_TRUE(loaded.ok()) << (loaded.ok() ? "" : loaded.error().describe());
-    return loaded.ok() ? loaded.value() : nullptr;
-}
+using window_test::bundledSample;
 
 /// (rank index, device) of every GPU a rank's trace mentions in its header, memory events or
 /// memory counters: what should get a plot.
@@ -158,16 +155,12 @@ analysis::SyntheticJobSpec sampleSpec() {
     return spec;
 }
 
-void settle() {
-    for (int i = 0; i < 3; ++i) {
-        QApplication::processEvents();
-    }
-}
+using window_test::settle;
 
 }  // namespace
 
 TEST(MainWindow, ShowsOnePlotPerGpuOfTheSample) {
-    const auto job = sample();
+    const auto job = bundledSample();
     ASSERT_TRUE(job);
     app::MainWindow window;
     window.setJob(job);
@@ -190,7 +183,7 @@ TEST(MainWindow, ShowsOnePlotPerGpuOfTheSample) {
 }
 
 TEST(MainWindow, PlottedMinAndMaxEqualTheReplayedEventsWhenZoomedOut) {
-    const auto job = sample();
+    const auto job = bundledSample();
     ASSERT_TRUE(job);
     app::MainWindow window;
     window.timeline()->setLayoutMode(widgets::TimelineView::LayoutMode::Stacked);
@@ -237,7 +230,7 @@ TEST(MainWindow, PlottedMinAndMaxEqualTheReplayedEventsWhenZoomedOut) {
 }
 
 TEST(MainWindow, ZoomingOnePlotMovesAll) {
-    const auto job = sample();
+    const auto job = bundledSample();
     ASSERT_TRUE(job);
     app::MainWindow window;
     window.timeline()->setLayoutMode(widgets::TimelineView::LayoutMode::Stacked);
@@ -274,7 +267,7 @@ TEST(MainWindow, ZoomingOnePlotMovesAll) {
 }
 
 TEST(MainWindow, ZoomedInPlotsShowTheExactSteps) {
-    const auto job = sample();
+    const auto job = bundledSample();
     ASSERT_TRUE(job);
     app::MainWindow window;
     window.setJob(job);
@@ -303,7 +296,7 @@ TEST(MainWindow, ZoomedInPlotsShowTheExactSteps) {
 }
 
 TEST(MainWindow, DetailsListTheLiveSetOfTheClickedTime) {
-    const auto job = sample();
+    const auto job = bundledSample();
     ASSERT_TRUE(job);
     app::MainWindow window;
     window.setJob(job);
@@ -340,7 +333,7 @@ TEST(MainWindow, DetailsListTheLiveSetOfTheClickedTime) {
 }
 
 TEST(MainWindow, UncheckingAGpuRemovesItsPlot) {
-    const auto job = sample();
+    const auto job = bundledSample();
     ASSERT_TRUE(job);
     app::MainWindow window;
     window.timeline()->setLayoutMode(widgets::TimelineView::LayoutMode::Stacked);
@@ -354,7 +347,7 @@ TEST(MainWindow, UncheckingAGpuRemovesItsPlot) {
 }
 
 TEST(MainWindow, CompactLayoutShowsEveryGpuInTheHeatStrip) {
-    const auto job = sample();
+    const auto job = bundledSample();
     ASSERT_TRUE(job);
     app::MainWindow window;
     window.timeline()->setLayoutMode(widgets::TimelineView::LayoutMode::Compact);
@@ -377,7 +370,7 @@ TEST(MainWindow, CompactLayoutShowsEveryGpuInTheHeatStrip) {
 }
 
 TEST(MainWindow, TheBottomDocksLeaveTheTimelineMostOfTheHeight) {
-    const auto job = sample();
+    const auto job = bundledSample();
     ASSERT_TRUE(job);
     app::MainWindow window;
     window.setJob(job);

@@ -22,7 +22,7 @@ using namespace vramscope;
 
 namespace {
 
-std::shared_ptr<const analysis::JobModel> twoRankJob() {
+std::shared_ptr<const analysis::JobModel> twoRankSyntheticJob() {
     analysis::SyntheticJobSpec spec;
     spec.ranks = 2;
     spec.iterations = 6;
@@ -56,7 +56,7 @@ std::map<std::string, int> noteItemsOn(const QCustomPlot& plot) {
 }  // namespace
 
 TEST(NotesOnPlots, AGpuPinnedNoteDrawsOnlyOnItsPlot) {
-    auto job = twoRankJob();
+    auto job = twoRankSyntheticJob();
     ASSERT_TRUE(job);
     ASSERT_EQ(job->gpus.size(), 2u);
     widgets::ZoomState zoom;
@@ -92,7 +92,7 @@ TEST(NotesOnPlots, AGpuPinnedNoteDrawsOnlyOnItsPlot) {
 }
 
 TEST(NotesOnPlots, LabelsNeverCoverThePeakLabelOrTheLegend) {
-    auto job = twoRankJob();
+    auto job = twoRankSyntheticJob();
     ASSERT_TRUE(job);
     widgets::ZoomState zoom;
     zoom.setFullRange({0, job->durationNs});
@@ -136,7 +136,7 @@ TEST(NotesOnPlots, LabelsNeverCoverThePeakLabelOrTheLegend) {
 }
 
 TEST(NotesOnLanes, APinnedNoteCoversItsLaneAndLabelsHaveTheirOwnRow) {
-    auto job = twoRankJob();
+    auto job = twoRankSyntheticJob();
     ASSERT_TRUE(job);
     widgets::ZoomState zoom;
     zoom.setFullRange({0, job->durationNs});
@@ -169,7 +169,7 @@ TEST(NotesOnLanes, APinnedNoteCoversItsLaneAndLabelsHaveTheirOwnRow) {
 }
 
 TEST(NotesOnFlame, ANoteOnAFrameMarksItAndTheCaptionSaysSo) {
-    auto job = twoRankJob();
+    auto job = twoRankSyntheticJob();
     ASSERT_TRUE(job);
     widgets::ZoomState zoom;
     zoom.setFullRange({0, job->durationNs});

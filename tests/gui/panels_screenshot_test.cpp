@@ -14,34 +14,28 @@
 #include "job_loader.h"
 #include "main_window.h"
 #include "realdata.h"
+#include "realdata_paths.h"
+#include "screenshot_test_support.h"
 #include "vramscope/widgets/flame_panel.h"
 
 using namespace vramscope;
 
 namespace {
 
-struct Input {
-    const char* name;
-    const char* path;
-};
+using screenshot_test::screenshotDir;
+using screenshot_test::ScreenshotInput;
 
-const Input kInputs[] = {
-    {"leak", "vramscope_h200/gpt_h200_leak.snapshot.pickle.gz"},
-    {"oom", "vramscope_h200/gpt_h200_oom.snapshot.pickle.gz"},
-    {"dlrm", "facebookresearch_param/et_replay/tests/inputs/dlrm_kineto.tar.gz"},
+const ScreenshotInput kPanelInputs[] = {
+    {"leak", realdata::kGptLeakSnapshot},
+    {"oom", realdata::kGptOomSnapshot},
+    {"dlrm", realdata::kDlrmJob},
 };
-
-QString outDir() {
-    const QString dir = qEnvironmentVariable("VRAMSCOPE_SCREENSHOT_DIR", QDir::currentPath());
-    QDir().mkpath(dir);
-    return dir;
-}
 
 }  // namespace
 
 TEST(PanelsScreenshot, EveryViewRendersOnTheRealTraces) {
-    for (const Input& input : kInputs) {
-        const std::string path = std::string(VRAMSCOPE_REALDATA_DIR) + "/" + input.path;
+    for (const ScreenshotInput& input : kPanelInputs) {
+        const std::string& path = input.path;
         VRAMSCOPE_REQUIRE_INPUT(path);
         auto loaded = app::loadJob({path});
         ASSERT_TRUE(loaded.ok()) << loaded.error().describe();
@@ -61,7 +55,8 @@ TEST(PanelsScreenshot, EveryViewRendersOnTheRealTraces) {
             }
             const QImage image = window.renderToImage(QSize(1600, 1000));
             ASSERT_FALSE(image.isNull());
-            const QString file = QStringLiteral("%1/%2_%3.png").arg(outDir(), input.name, view);
+            const QString file =
+                QStringLiteral("%1/%2_%3.png").arg(screenshotDir(), input.name, view);
             EXPECT_TRUE(image.save(file)) << file.toStdString();
         }
     }

@@ -67,13 +67,14 @@ analysis::SyntheticJobSpec leakSpec() {
     return spec;
 }
 
-struct Fixture {
+struct SyntheticPanelJob {
     std::shared_ptr<const analysis::JobModel> job;
     int64_t toJob = 0;  ///< job time = trace time + toJob, from the traces' earliest event
     ZoomState zoom;
     /// `edit` may change the generated ranks before the job is made (e.g. drop the kernels).
-    explicit Fixture(const analysis::SyntheticJobSpec& spec,
-                     const std::function<void(std::vector<trace::TraceData>&)>& edit = {}) {
+    explicit SyntheticPanelJob(
+        const analysis::SyntheticJobSpec& spec,
+        const std::function<void(std::vector<trace::TraceData>&)>& edit = {}) {
         std::vector<trace::TraceData> traces = analysis::generateSyntheticJob(spec);
         if (edit) {
             edit(traces);
@@ -89,7 +90,7 @@ struct Fixture {
 TEST(FlamePanel, RootEqualsTheReplayedLiveBytesWhereverTheCursorGoes) {
     const analysis::SyntheticJobSpec spec = leakSpec();
     const Expected x = expectedFor(spec);
-    Fixture f(spec);
+    SyntheticPanelJob f(spec);
     widgets::FlamePanel panel(&f.zoom);
     panel.setJob(f.job);
     const trace::TraceData& rank0 = f.job->job.ranks[0].trace.data;
@@ -113,7 +114,7 @@ TEST(FlamePanel, RootEqualsTheReplayedLiveBytesWhereverTheCursorGoes) {
 }
 
 TEST(FlamePanel, CursorMovesAreCoalescedIntoOneRebuild) {
-    Fixture f(leakSpec());
+    SyntheticPanelJob f(leakSpec());
     widgets::FlamePanel panel(&f.zoom);
     panel.setJob(f.job);
     QSignalSpy shown(&panel, &widgets::FlamePanel::treeShown);
@@ -128,7 +129,7 @@ TEST(FlamePanel, CursorMovesAreCoalescedIntoOneRebuild) {
 TEST(FlamePanel, PeakShowsThePeakOfTheFormula) {
     const analysis::SyntheticJobSpec spec = leakSpec();
     const Expected x = expectedFor(spec);
-    Fixture f(spec);
+    SyntheticPanelJob f(spec);
     widgets::FlamePanel panel(&f.zoom);
     panel.setJob(f.job);
     panel.setGpu(analysis::GpuKey{0, trace::DeviceIndex{0}});
@@ -144,7 +145,7 @@ TEST(FlamePanel, PeakShowsThePeakOfTheFormula) {
 TEST(FlamePanel, WhatGrewBetweenTheSelectionEndsIsTheLeak) {
     const analysis::SyntheticJobSpec spec = leakSpec();
     const Expected x = expectedFor(spec);
-    Fixture f(spec);
+    SyntheticPanelJob f(spec);
     widgets::FlamePanel panel(&f.zoom);
     panel.setJob(f.job);
     panel.setGpu(analysis::GpuKey{0, trace::DeviceIndex{0}});
@@ -158,7 +159,7 @@ TEST(FlamePanel, WhatGrewBetweenTheSelectionEndsIsTheLeak) {
 
 TEST(FlamePanel, SearchHighlightsTheMatchingBytes) {
     const analysis::SyntheticJobSpec spec = leakSpec();
-    Fixture f(spec);
+    SyntheticPanelJob f(spec);
     widgets::FlamePanel panel(&f.zoom);
     panel.setJob(f.job);
     panel.setGpu(analysis::GpuKey{0, trace::DeviceIndex{0}});
@@ -176,7 +177,7 @@ TEST(FlamePanel, SearchHighlightsTheMatchingBytes) {
 }
 
 TEST(FlameView, ClickZoomsIntoANodeAndKeepsItAcrossRebuilds) {
-    Fixture f(leakSpec());
+    SyntheticPanelJob f(leakSpec());
     widgets::FlamePanel panel(&f.zoom);
     panel.resize(800, 600);
     panel.setJob(f.job);
@@ -226,7 +227,7 @@ TEST(FlamePanel, OomActionJumpsToTheOomAndShowsTheLiveSetThere) {
 TEST(GapsPanel, SelectingARowShowsThatGapInTheSharedVisibleRange) {
     const analysis::SyntheticJobSpec spec = leakSpec();
     const Expected x = expectedFor(spec);
-    Fixture f(spec);
+    SyntheticPanelJob f(spec);
     widgets::GapsPanel panel(&f.zoom);
     panel.setJob(f.job);
     // Each rank idles hostGapNs between iterations: N - 1 gaps per rank.
@@ -250,7 +251,7 @@ TEST(GapsPanel, SelectingARowShowsThatGapInTheSharedVisibleRange) {
 }
 
 TEST(GapsPanel, FiltersByClassAndKernelName) {
-    Fixture f(leakSpec());
+    SyntheticPanelJob f(leakSpec());
     widgets::GapsPanel panel(&f.zoom);
     panel.setJob(f.job);
     const int all = panel.proxy()->rowCount();
@@ -264,7 +265,7 @@ TEST(GapsPanel, FiltersByClassAndKernelName) {
 
 TEST(Models, PassTheItemModelTester) {
     const analysis::SyntheticJobSpec spec = leakSpec();
-    Fixture f(spec);
+    SyntheticPanelJob f(spec);
     widgets::GapsPanel gaps(&f.zoom);
     gaps.setJob(f.job);
     QAbstractItemModelTester t1(gaps.model(),
@@ -293,7 +294,7 @@ TEST(Models, PassTheItemModelTester) {
 TEST(LeakPanel, ShowsTheStaircaseAndSelectsTheSurvivorsAllocations) {
     const analysis::SyntheticJobSpec spec = leakSpec();
     const Expected x = expectedFor(spec);
-    Fixture f(spec);
+    SyntheticPanelJob f(spec);
     widgets::LeakPanel panel(&f.zoom);
     panel.setJob(f.job);
     EXPECT_EQ(panel.gpu(),
@@ -335,7 +336,7 @@ TEST(LeakPanel, ShowsTheStaircaseAndSelectsTheSurvivorsAllocations) {
 
 TEST(LeakPanel, SurvivorSelectedCarriesItsStackIdThroughAQueuedConnection) {
     // StackId is a scoped enum: the signal must still deliver it across a queued connection.
-    Fixture f(leakSpec());
+    SyntheticPanelJob f(leakSpec());
     widgets::LeakPanel panel(&f.zoom);
     panel.setJob(f.job);
     ASSERT_GT(panel.survivorModel()->rowCount(), 0);
@@ -361,7 +362,7 @@ TEST(LeakPanel, SurvivorSelectedCarriesItsStackIdThroughAQueuedConnection) {
 TEST(AdvicePanel, CostFollowsThePriceAndThePlannedSteps) {
     const analysis::SyntheticJobSpec spec = leakSpec();
     const Expected x = expectedFor(spec);
-    Fixture f(spec);
+    SyntheticPanelJob f(spec);
     widgets::AdvicePanel panel;
     panel.setJob(f.job);
     bool leakAdvice = false;
@@ -391,7 +392,7 @@ TEST(AdvicePanel, CostFollowsThePriceAndThePlannedSteps) {
 }
 
 TEST(AdvicePanel, SmallCostsAreWrittenInFixedNotation) {
-    Fixture f(leakSpec());
+    SyntheticPanelJob f(leakSpec());
     widgets::AdvicePanel panel;
     panel.setJob(f.job);
     panel.setGpuHourPrice(0.01);  // a short trace at a low price costs far below one unit
@@ -411,7 +412,7 @@ TEST(AdvicePanel, SmallCostsAreWrittenInFixedNotation) {
 
 TEST(AdvicePanel, IdleCostIsUnknownWithoutKernels) {
     analysis::SyntheticJobSpec spec = leakSpec();
-    Fixture f(spec, [](std::vector<trace::TraceData>& ranks) {
+    SyntheticPanelJob f(spec, [](std::vector<trace::TraceData>& ranks) {
         for (trace::TraceData& d : ranks) {
             d.kernels = {};
             d.collectives = {};
@@ -428,7 +429,7 @@ TEST(AdvicePanel, IdleCostIsUnknownWithoutKernels) {
 TEST(CommLanesView, StacksLanesByRankAndMarksTheStraggler) {
     analysis::SyntheticJobSpec spec = leakSpec();
     spec.stragglerRank = 1;
-    Fixture f(spec);
+    SyntheticPanelJob f(spec);
     widgets::CommLanesView view(&f.zoom);
     view.resize(1000, 400);
     view.setJob(f.job);
@@ -451,7 +452,7 @@ TEST(CommLanesView, StacksLanesByRankAndMarksTheStraggler) {
 
 TEST(AdvicePanel, ChecksNameTheLeakingGpuAndWhatCouldNotBeChecked) {
     // The synthetic job leaks on rank 0 only (leakSpec), with capacities in the header.
-    Fixture f(leakSpec());
+    SyntheticPanelJob f(leakSpec());
     widgets::AdvicePanel panel;
     panel.setJob(f.job);
     const QString checks = panel.checksView()->toPlainText();
@@ -490,7 +491,7 @@ TEST(AdvicePanel, ChecksListTheTrainingChecklistWithWhatEachRuleLacks) {
     spec.iterations = 12;
     spec.slowDownStepNs = 2'000'000;
     spec.slowDownPart = analysis::SyntheticSlowDown::AllReduce;
-    Fixture f(spec);
+    SyntheticPanelJob f(spec);
     widgets::AdvicePanel panel;
     panel.setJob(f.job);
     const QString checks = panel.checksView()->toPlainText();

@@ -9,6 +9,7 @@
 
 #include "panels_fixture.h"
 #include "realdata.h"
+#include "realdata_paths.h"
 #include "vramscope/analysis/synthetic_job.h"
 #include "vramscope/widgets/advice_panel.h"
 #include "vramscope/widgets/comm_lanes_view.h"
@@ -54,8 +55,7 @@ TEST(RanksPanels, AdvicePanelNamesTheStragglerOfAWholeJob) {
 }
 
 TEST(RanksPanels, APartialJobSaysSoAndNamesNoStraggler) {
-    const std::string dir = std::string(VRAMSCOPE_REALDATA_DIR) +
-                            "/facebookresearch_HolisticTraceAnalysis/tests/data/trace_filter";
+    const std::string dir = realdata::kSampledRanksDir;
     VRAMSCOPE_REQUIRE_INPUT(dir);
     auto job = panels_test::openAsJob({dir});
     ASSERT_NE(job, nullptr);

@@ -9,6 +9,7 @@
 
 #include "panels_fixture.h"
 #include "realdata.h"
+#include "realdata_paths.h"
 #include "vramscope/analysis/job_model.h"
 #include "vramscope/analysis/role_layers.h"
 #include "vramscope/widgets/flame_panel.h"
@@ -23,7 +24,7 @@ using panels_test::replayLiveBytes;
 namespace {
 
 std::string leakSnapshot() {
-    return std::string(VRAMSCOPE_REALDATA_DIR) + "/vramscope_h200/gpt_h200_leak.snapshot.pickle.gz";
+    return realdata::kGptLeakSnapshot;
 }
 
 /// The value a step-left graph draws at `key`: its last point at or before it (0 before all).

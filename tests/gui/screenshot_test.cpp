@@ -11,6 +11,7 @@
 #include <string>
 
 #include "realdata.h"
+#include "realdata_paths.h"
 
 namespace {
 
@@ -77,8 +78,7 @@ TEST(Screenshot, FailsNamingTheFileThatCannotBeRead) {
 }
 
 TEST(Screenshot, RendersTheH200LeakSnapshot) {
-    const std::string path =
-        std::string(VRAMSCOPE_REALDATA_DIR) + "/vramscope_h200/gpt_h200_leak.snapshot.pickle.gz";
+    const std::string path = vramscope::realdata::kGptLeakSnapshot;
     VRAMSCOPE_REQUIRE_INPUT(path);
     QTemporaryDir dir;
     const QString out = dir.filePath(QStringLiteral("leak.png"));

@@ -8,6 +8,8 @@
 
 #include "panels_fixture.h"
 #include "realdata.h"
+#include "realdata_paths.h"
+#include "test_units.h"
 #include "vramscope/analysis/job_model.h"
 #include "vramscope/widgets/segment_panel.h"
 #include "vramscope/widgets/segment_view.h"
@@ -17,9 +19,9 @@ using Kind = widgets::SegmentView::ItemKind;
 
 namespace {
 
-constexpr int64_t kMs = 1'000'000;
-constexpr uint64_t kKiB = 1024;
-constexpr uint64_t kMiB = 1024 * 1024;
+using testdata::kKiB;
+using testdata::kMiB;
+using testdata::kMs;
 
 void add(trace::TraceData& d, int64_t t, uint64_t address, uint64_t size,
          trace::MemoryAction action, trace::MemoryLevel level) {
@@ -36,7 +38,7 @@ void add(trace::TraceData& d, int64_t t, uint64_t address, uint64_t size,
 /// S1 [0x100000, +1 MiB) and S2 [0x400000, +2 MiB) from 1 ms; at 2 ms S1 gets blocks
 /// [0x100000, +256 KiB) and [0x180000, +256 KiB) (gaps 256 KiB each after them); S2 stays empty.
 /// At 5 ms a request of 3 MiB fails: the largest free block is S2's 2 MiB. Job time 0 = 1 ms.
-std::shared_ptr<const analysis::JobModel> handBuiltJob() {
+std::shared_ptr<const analysis::JobModel> handBuiltSegmentsJob() {
     trace::TraceData d;
     const auto R = trace::MemoryLevel::Reserved, A = trace::MemoryLevel::Allocated;
     add(d, 1 * kMs, 0x100000, kMiB, trace::MemoryAction::Alloc, R);
@@ -62,7 +64,7 @@ const widgets::SegmentView::Item* first(const widgets::SegmentView& v, Kind kind
 }  // namespace
 
 TEST(SegmentPanel, OpensAtTheOomAndDrawsTheRequestToScale) {
-    auto job = handBuiltJob();
+    auto job = handBuiltSegmentsJob();
     ASSERT_TRUE(job);
     widgets::ZoomState zoom;
     zoom.setFullRange({0, job->durationNs});
@@ -113,7 +115,7 @@ TEST(SegmentPanel, OpensAtTheOomAndDrawsTheRequestToScale) {
 }
 
 TEST(SegmentPanel, FollowsTheTimePickedOnTheTimeline) {
-    auto job = handBuiltJob();
+    auto job = handBuiltSegmentsJob();
     ASSERT_TRUE(job);
     widgets::ZoomState zoom;
     zoom.setFullRange({0, job->durationNs});
@@ -151,8 +153,7 @@ TEST(SegmentPanel, SaysWhyWhenTheTraceHasNoSegments) {
 }
 
 TEST(SegmentPanel, H200OomSnapshotOpensAtTheOomWithTheRequestOf1000MiB) {
-    const std::string path =
-        std::string(VRAMSCOPE_REALDATA_DIR) + "/vramscope_h200/gpt_h200_oom.snapshot.pickle.gz";
+    const std::string path = realdata::kGptOomSnapshot;
     VRAMSCOPE_REQUIRE_INPUT(path);
     auto job = panels_test::openAsJob({path});
     ASSERT_TRUE(job);

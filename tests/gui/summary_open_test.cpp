@@ -13,6 +13,7 @@
 #include "main_window.h"
 #include "summary_controller.h"
 #include "summary_open.h"
+#include "test_units.h"
 #include "vramscope/analysis/memory_timeline.h"
 #include "vramscope/trace/job_index.h"
 #include "vramscope/trace/summary.h"
@@ -26,7 +27,7 @@ using Shown = app::SummaryController::Shown;
 
 namespace {
 
-constexpr int64_t kMiB = 1 << 20;
+using testdata::kMiB;
 constexpr int kBlocksPerIteration = 10;
 
 /// `iterations` iterations 10 us apart on GPU 0: blocks of 1..10 MiB allocated 500 ns apart, then

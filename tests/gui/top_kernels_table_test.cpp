@@ -11,6 +11,7 @@
 
 #include "panels_fixture.h"
 #include "realdata.h"
+#include "realdata_paths.h"
 #include "vramscope/widgets/top_kernels_table.h"
 
 using namespace vramscope;
@@ -34,7 +35,7 @@ void kernel(trace::TraceData& d, const char* name, int64_t s, int64_t e, uint64_
 /// in the wrong order as text ("10" < "2"), so a text sort would fail the launches check.
 /// busy = |[0, 500) u [1000, 1500) u [2000, 2300)| = 1300 ("many" lies inside "big").
 /// Rank 1, GPU 0: one kernel "solo" of 40 ns.
-std::shared_ptr<const analysis::JobModel> handBuiltJob() {
+std::shared_ptr<const analysis::JobModel> handBuiltKernelsJob() {
     trace::TraceData r0;
     kernel(r0, "big", 0, 500, 1);
     kernel(r0, "big", 1000, 1500, 1);
@@ -63,7 +64,7 @@ std::vector<std::string> namesInView(const QSortFilterProxyModel& p) {
 }  // namespace
 
 TEST(TopKernelsTable, ListsTheGpusKernelsSortedByTotalTimeWithSharesOfBusy) {
-    auto job = handBuiltJob();
+    auto job = handBuiltKernelsJob();
     ASSERT_NE(job, nullptr);
     widgets::TopKernelsPanel panel;
     panel.setJob(job);
@@ -86,7 +87,7 @@ TEST(TopKernelsTable, ListsTheGpusKernelsSortedByTotalTimeWithSharesOfBusy) {
 
 TEST(TopKernelsTable, SortsEveryNumericColumnByItsValue) {
     widgets::TopKernelsPanel panel;
-    panel.setJob(handBuiltJob());
+    panel.setJob(handBuiltKernelsJob());
     QTableView& t = *panel.table();
     t.sortByColumn(Model::LaunchesColumn, Qt::AscendingOrder);  // 1, 2, 10
     EXPECT_EQ(namesInView(*panel.proxy()), (std::vector<std::string>{"nccl", "big", "many"}));
@@ -101,7 +102,7 @@ TEST(TopKernelsTable, SortsEveryNumericColumnByItsValue) {
 }
 
 TEST(TopKernelsTable, TheGpuChooserShowsTheOtherRank) {
-    auto job = handBuiltJob();
+    auto job = handBuiltKernelsJob();
     widgets::TopKernelsPanel panel;
     panel.setJob(job);
     panel.setGpu(analysis::GpuKey{1, trace::DeviceIndex{0}});
@@ -129,8 +130,7 @@ TEST(TopKernelsTable, AJobWithoutKernelsSaysSo) {
 }
 
 TEST(TopKernelsTable, RendersTheDlrmRanksForAPersonToLookAt) {
-    const std::string path = std::string(VRAMSCOPE_REALDATA_DIR) +
-                             "/facebookresearch_param/et_replay/tests/inputs/dlrm_kineto.tar.gz";
+    const std::string path = realdata::kDlrmJob;
     VRAMSCOPE_REQUIRE_INPUT(path);
     auto job = panels_test::openAsJob({path});
     ASSERT_NE(job, nullptr);

@@ -77,7 +77,7 @@ TEST(Units, TimeUnitFollowsTheSpan) {
 
 namespace {
 /// Two ranks: rank 0 with GPUs 0 and 1, rank 1 with GPU 0.
-std::shared_ptr<const analysis::JobModel> twoRankJob() {
+std::shared_ptr<const analysis::JobModel> twoRankMemoryJob() {
     trace::Job job;
     for (int r = 0; r < 2; ++r) {
         trace::RankTrace rank;
@@ -100,7 +100,7 @@ std::shared_ptr<const analysis::JobModel> twoRankJob() {
 }  // namespace
 
 TEST(DeviceTreeModel, ListsRanksThenGpusAndTicksFollowTheRank) {
-    const auto job = twoRankJob();
+    const auto job = twoRankMemoryJob();
     widgets::DeviceTreeModel model;
     QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
     model.setJob(job, false);
@@ -192,8 +192,8 @@ TEST(GpuLabel, UnknownRankReadsRankQuestionMark) {
 }
 
 TEST(HeatStrip, CapacityColoursOnlyWhereTheCapacityIsKnown) {
-    // Rank 0 GPU 0 lists 8 GiB of capacity (twoRankJob); the copy without it has no capacity.
-    const auto job = twoRankJob();
+    // Rank 0 GPU 0 lists 8 GiB of capacity (twoRankMemoryJob); the copy without it has no capacity.
+    const auto job = twoRankMemoryJob();
     widgets::ZoomState zoom;
     widgets::HeatStrip strip(&zoom);
     strip.setGpus(job, {job->gpus.at(0).key});

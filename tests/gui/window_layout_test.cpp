@@ -17,6 +17,7 @@
 #include "job_loader.h"
 #include "main_window.h"
 #include "realdata.h"
+#include "realdata_paths.h"
 #include "vramscope/analysis/synthetic_job.h"
 #include "vramscope/widgets/details_panel.h"
 #include "vramscope/widgets/heat_strip.h"
@@ -24,22 +25,15 @@
 #include "vramscope/widgets/timeline_view.h"
 #include "vramscope/widgets/zoom_state.h"
 #include "window_layout.h"
+#include "window_test_support.h"
 
 using namespace vramscope;
 
 namespace {
 
-std::shared_ptr<const analysis::JobModel> sample() {
-    auto loaded = app::loadBundledSample();
-    EXPECT_TRUE(loaded.ok()) << (loaded.ok() ? "" : loaded.error().describe());
-    return loaded.ok() ? loaded.value() : nullptr;
-}
+using window_test::bundledSample;
 
-void settle() {
-    for (int i = 0; i < 4; ++i) {
-        QApplication::processEvents();
-    }
-}
+using window_test::settle;
 
 /// Share of the window's area taken by the central widget (the tabs of the timeline and lanes),
 /// from the two widgets' geometries.
@@ -74,7 +68,7 @@ class WindowLayout : public ::testing::TestWithParam<QSize> {};
 }  // namespace
 
 TEST_P(WindowLayout, TheTimelineTakesAtLeastHalfTheWindow) {
-    const auto job = sample();
+    const auto job = bundledSample();
     ASSERT_TRUE(job);
     app::MainWindow window;
     ASSERT_FALSE(window.layoutRestored()) << "tests run with their own, empty settings";
@@ -97,7 +91,7 @@ INSTANTIATE_TEST_SUITE_P(CommonScreens, WindowLayout,
                          ::testing::Values(QSize(1366, 768), QSize(1920, 1080), QSize(2560, 1440)));
 
 TEST(WindowLayout, ResetLayoutAfterMovingDocksGivesTheDefaultAgain) {
-    const auto job = sample();
+    const auto job = bundledSample();
     ASSERT_TRUE(job);
     app::MainWindow window;
     window.setJob(job);
@@ -165,8 +159,7 @@ TEST(WindowLayout, AStateSavedByAnOlderLayoutIsNotRestored) {
 }
 
 TEST(WindowLayout, AJobWithoutMemoryEventsOpensOnTheLanesAndSaysWhyTheDetailsAreEmpty) {
-    const std::string path = std::string(VRAMSCOPE_REALDATA_DIR) +
-                             "/facebookresearch_param/et_replay/tests/inputs/dlrm_kineto.tar.gz";
+    const std::string path = realdata::kDlrmJob;
     VRAMSCOPE_REQUIRE_INPUT(path);
     auto loaded = app::loadJob({path});
     ASSERT_TRUE(loaded.ok()) << loaded.error().describe();
@@ -207,7 +200,7 @@ std::shared_ptr<const analysis::JobModel> synthetic(int ranks) {
 }  // namespace
 
 TEST(TimelineLayout, NoPlotIsPaintedOverTheHeatStripOfSixteenGpus) {
-    const auto first = sample();
+    const auto first = bundledSample();
     const auto job = synthetic(16);
     ASSERT_TRUE(first && job);
     app::MainWindow window;
@@ -259,7 +252,7 @@ TEST(TimelineLayout, StackedPlotsKeepAReadableHeightAndTheTimelineScrolls) {
 TEST(TimelineLayout, CapacityAboveTheAxisIsMarkedAtThePlotsTopEdge) {
     // The sample's GPU 0: peak 18 GiB of 80 GiB (resources/README.md), so neither the capacity
     // nor the 80 % line (64 GiB, by hand) is within the memory axis at the default zoom.
-    const auto job = sample();
+    const auto job = bundledSample();
     ASSERT_TRUE(job);
     app::MainWindow window;
     window.setJob(job);

@@ -25,6 +25,8 @@ add_custom_command(
 
 # The generated code, on its own so that warnings stay on for ours.
 add_library(vramscope_trace_proto STATIC ${_tio_gen}/vramscope/trace/v1/trace.pb.cc)
+# protoc's output, not ours to keep free of clashing file-local names: each file on its own.
+set_target_properties(vramscope_trace_proto PROPERTIES UNITY_BUILD OFF)
 target_include_directories(vramscope_trace_proto PUBLIC ${_tio_gen})
 target_link_libraries(vramscope_trace_proto PUBLIC protobuf::libprotobuf)
 
@@ -54,6 +56,9 @@ add_library(vramscope_trace_write STATIC
   ${_tio_dir}/src/live_server.cpp
 )
 add_library(vramscope::trace_write ALIAS vramscope_trace_write)
+# Goes into the deployable capture agent: one object per source, so that the agent takes in only
+# the objects it uses (a unity batch brings all of its code along).
+set_target_properties(vramscope_trace_write PROPERTIES UNITY_BUILD OFF)
 target_include_directories(vramscope_trace_write PUBLIC ${_tio_dir}/include PRIVATE ${_tio_dir}/src)
 target_link_libraries(vramscope_trace_write
   PUBLIC Threads::Threads

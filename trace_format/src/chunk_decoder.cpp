@@ -91,15 +91,6 @@ void appendEnds(std::vector<TimestampNs>& end, const std::vector<TimestampNs>& s
     }
 }
 
-template <class E>
-E checkedEnum(uint32_t v, E maxValue, E def, uint64_t& reset) {
-    if (v > static_cast<uint32_t>(maxValue)) {
-        ++reset;
-        return def;
-    }
-    return static_cast<E>(v);
-}
-
 bool checkMemory(const v1::MemoryBatch& m, std::string& why) {
     const size_t n = static_cast<size_t>(m.timestamp_ns_delta_size());
     ColumnCheck ok("memory", n, why);

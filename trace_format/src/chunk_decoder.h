@@ -16,6 +16,17 @@ struct ChunkNotes {
     std::string tableGap;      ///< non-empty: table ids were missing before this chunk's entries
 };
 
+/// The enum value `v` read from a file, or `def` (counted in `reset`) when `v` is above the
+/// largest value `maxValue` this reader knows: a newer writer's value, or a damaged file.
+template <class E>
+E checkedEnum(uint64_t v, E maxValue, E def, uint64_t& reset) {
+    if (v > static_cast<uint64_t>(maxValue)) {
+        ++reset;
+        return def;
+    }
+    return static_cast<E>(v);
+}
+
 /// Appends the table entries and then the events of `chunk` to `data` (the header is not
 /// touched). All or nothing: when a column's length disagrees with its table's row count, a table
 /// holds more than kMaxRowsPerChunk rows, or table ids overlap ids already loaded, nothing is

@@ -260,15 +260,6 @@ void putEnds(std::vector<TimestampNs>& end, const std::vector<TimestampNs>& star
     }
 }
 
-template <class E>
-E checkedEnum(uint64_t v, E maxValue, E def, uint64_t& reset) {
-    if (v > static_cast<uint64_t>(maxValue)) {
-        ++reset;
-        return def;
-    }
-    return static_cast<E>(v);
-}
-
 const char* const kMemoryNames[] = {
     "",      "timestamp_ns_delta", "address_delta", "size_bytes", "flags", "device", "stream",
     "stack", "nvtx_range"};
@@ -292,7 +283,7 @@ const char* const kRangeNames[] = {"",      "start_ns_delta", "duration_ns", "na
                                    "depth", "thread_id",      "device",      "kind"};
 const char* const kCounterNames[] = {"", "timestamp_ns_delta", "name", "device", "kind", "value"};
 
-void applyMemory(const Batch& b, MemoryEvents& out, ChunkNotes& notes) {
+void applyPackedMemory(const Batch& b, MemoryEvents& out, ChunkNotes& notes) {
     const size_t n = b.cols[1].count;
     const size_t base = out.size();
     putDelta(out.timestampNs, b.cols[1], n);
@@ -317,7 +308,7 @@ void applyMemory(const Batch& b, MemoryEvents& out, ChunkNotes& notes) {
     putPlain(out.nvtxRange, b.cols[8], n, uint32_t{0});
 }
 
-void applyKernels(const Batch& b, KernelEvents& out, ChunkNotes& notes) {
+void applyPackedKernels(const Batch& b, KernelEvents& out, ChunkNotes& notes) {
     const size_t n = b.cols[1].count;
     const size_t base = out.startNs.size();
     putDelta(out.startNs, b.cols[1], n);
@@ -353,7 +344,7 @@ void applyKernels(const Batch& b, KernelEvents& out, ChunkNotes& notes) {
     putPlain(out.operandType, b.cols[11], n, StringId{0});
 }
 
-void applyCollectives(const Batch& b, CollectiveEvents& out, ChunkNotes& notes) {
+void applyPackedCollectives(const Batch& b, CollectiveEvents& out, ChunkNotes& notes) {
     const size_t n = b.cols[1].count;
     putDelta(out.startNs, b.cols[1], n);
     putEnds(out.endNs, out.startNs, b.cols[2], n);
@@ -376,7 +367,7 @@ void applyCollectives(const Batch& b, CollectiveEvents& out, ChunkNotes& notes) 
     });
 }
 
-void applyRanges(const Batch& b, RangeEvents& out, ChunkNotes& notes) {
+void applyPackedRanges(const Batch& b, RangeEvents& out, ChunkNotes& notes) {
     const size_t n = b.cols[1].count;
     putDelta(out.startNs, b.cols[1], n);
     putEnds(out.endNs, out.startNs, b.cols[2], n);
@@ -389,7 +380,7 @@ void applyRanges(const Batch& b, RangeEvents& out, ChunkNotes& notes) {
     });
 }
 
-void applyCounters(const Batch& b, CounterSamples& out, ChunkNotes& notes) {
+void applyPackedCounters(const Batch& b, CounterSamples& out, ChunkNotes& notes) {
     const size_t n = b.cols[1].count;
     putDelta(out.timestampNs, b.cols[1], n);
     putPlain(out.name, b.cols[2], n, StringId{0});
@@ -467,11 +458,11 @@ FastDecode decodeChunkFast(std::string_view payload, TraceData& data, v1::Chunk&
         return FastDecode::Rejected;
     }
     applyTablesOf(rest, data, gaps, notes);
-    applyMemory(batches[0], data.memory, notes);
-    applyKernels(batches[1], data.kernels, notes);
-    applyCollectives(batches[2], data.collectives, notes);
-    applyRanges(batches[3], data.ranges, notes);
-    applyCounters(batches[4], data.counters, notes);
+    applyPackedMemory(batches[0], data.memory, notes);
+    applyPackedKernels(batches[1], data.kernels, notes);
+    applyPackedCollectives(batches[2], data.collectives, notes);
+    applyPackedRanges(batches[3], data.ranges, notes);
+    applyPackedCounters(batches[4], data.counters, notes);
     applyListsOf(rest, data);
     return FastDecode::Applied;
 }

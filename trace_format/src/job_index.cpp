@@ -17,6 +17,7 @@
 namespace vramscope::trace {
 namespace {
 
+using detail::putLe32;
 using detail::readLe32;
 
 namespace fs = std::filesystem;
@@ -27,12 +28,6 @@ namespace fs = std::filesystem;
 constexpr size_t kEntryFrameBytes = 1u << 20;
 /// Problems kept in a report (as the trace reader keeps).
 constexpr size_t kMaxIndexProblems = 64;
-
-void putLe32(std::string& out, uint32_t v) {
-    for (int i = 0; i < 4; ++i) {
-        out.push_back(static_cast<char>((v >> (8 * i)) & 0xFFu));
-    }
-}
 
 /// One frame of the .vscope framing (trace.proto): u32 length, u8 encoding, payload, CRC-32C of
 /// encoding byte and payload. Compressed with zstd when that makes it smaller.

@@ -28,10 +28,6 @@ constexpr const char* kNotesFormatName = "vramscope-notes";
 /// Sidecars are small (a note is a few hundred bytes); anything larger is not one.
 constexpr uint64_t kMaxNotesFileBytes = 64ull << 20;
 
-std::string baseName(const std::string& path) {
-    return fs::path(path).filename().string();
-}
-
 std::string toHex(const unsigned char* bytes, size_t n) {
     static const char* digits = "0123456789abcdef";
     std::string out(2 * n, '0');
@@ -185,7 +181,7 @@ Result<TraceIdentity> identifyTrace(const std::string& path) {
     }
     std::vector<char> block(1 << 20);
     TraceIdentity id;
-    id.name = baseName(path);
+    id.name = fs::path(path).filename().string();
     while (in) {
         in.read(block.data(), static_cast<std::streamsize>(block.size()));
         const auto got = static_cast<size_t>(in.gcount());

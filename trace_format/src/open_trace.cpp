@@ -35,14 +35,16 @@ bool endsWith(std::string_view s, std::string_view suffix) {
     return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
-std::string_view baseName(std::string_view path) {
+/// The part after the last '/', '\\' or ':', so that names inside archives and paths written on
+/// Windows reduce to their file name too.
+std::string_view fileNameOf(std::string_view path) {
     const size_t slash = path.find_last_of("/\\:");
     return slash == std::string_view::npos ? path : path.substr(slash + 1);
 }
 
 /// The format a name suggests (".gz" stripped), Unknown when it suggests none.
 InputFormat formatFromName(std::string_view fileName) {
-    std::string n = lower(baseName(fileName));
+    std::string n = lower(fileNameOf(fileName));
     if (endsWith(n, ".gz")) {
         n.resize(n.size() - 3);
     }
@@ -65,7 +67,7 @@ std::optional<std::string> judgeFileStart(std::string_view head);
 
 /// Names a directory listing or an archive contributes.
 bool isSupportedName(std::string_view fileName) {
-    const std::string_view base = baseName(fileName);
+    const std::string_view base = fileNameOf(fileName);
     if (base.rfind("._", 0) == 0) {
         return false;  // AppleDouble metadata files that macOS tar adds
     }
@@ -81,7 +83,7 @@ std::string unsupportedMessage() {
 /// that exports it to the SQLite form read here.
 /// With `onDisk`, a missing file is left to the usual "cannot open" error.
 std::optional<Error> refuseNsysReport(const std::string& path, bool onDisk = true) {
-    const std::string n = lower(baseName(path));
+    const std::string n = lower(fileNameOf(path));
     std::error_code ec;
     if ((!endsWith(n, ".nsys-rep") && !endsWith(n, ".qdrep")) ||
         (onDisk && !fs::exists(path, ec))) {
@@ -595,7 +597,7 @@ Result<LoadedTrace> openTrace(const std::string& path, const ReadOptions& option
 bool isJobMemberName(std::string_view fileName) {
     // The job's notes sidecar (notesSidecarPath: "<dir>/vscope-notes.json") and notes files
     // beside single traces are JSON too, but not traces.
-    const std::string_view name = baseName(fileName);
+    const std::string_view name = fileNameOf(fileName);
     const bool notesFile =
         name.size() >= 17 && name.substr(name.size() - 17) == "vscope-notes.json";
     return isSupportedName(name) && !notesFile;
@@ -675,7 +677,7 @@ bool sameRankContent(const TraceData& a, const TraceData& b) {
 }
 
 RankId rankFromFileName(std::string_view fileName) {
-    const std::string name = lower(baseName(fileName));
+    const std::string name = lower(fileNameOf(fileName));
     for (std::string_view word : {std::string_view("rank"), std::string_view("worker")}) {
         for (size_t at = name.find(word); at != std::string::npos; at = name.find(word, at + 1)) {
             if (at > 0 && std::isalpha(static_cast<unsigned char>(name[at - 1])) != 0) {
@@ -702,7 +704,7 @@ RankId rankFromFileName(std::string_view fileName) {
 }
 
 bool isArchiveName(std::string_view fileName) {
-    const std::string n = lower(baseName(fileName));
+    const std::string n = lower(fileNameOf(fileName));
     return endsWith(n, ".tar") || endsWith(n, ".tar.gz") || endsWith(n, ".tgz");
 }
 

@@ -21,10 +21,10 @@
 namespace vramscope::trace {
 namespace {
 
+using detail::kProgressStepBytes;
 using detail::plural;
 using detail::readLe32;
 
-constexpr uint64_t kProgressStepBytes = 4u << 20;
 /// Problems kept in a report (as readTraceFile); more are counted in one closing entry.
 constexpr size_t kMaxSummaryProblems = 1000;
 

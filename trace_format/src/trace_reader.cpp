@@ -25,11 +25,11 @@
 namespace vramscope::trace {
 namespace {
 
+using detail::kProgressStepBytes;
 using detail::plural;
 using detail::readLe16;
 using detail::readLe32;
 
-constexpr uint64_t kProgressStepBytes = 4u << 20;
 /// Problems kept in the report; more are counted in one closing entry.
 constexpr size_t kMaxProblems = 1000;
 

@@ -12,12 +12,15 @@
 #include <string>
 #include <utility>
 
+#include "frame_bytes.h"
 #include "vramscope/trace/chunk_encoder.h"
 #include "vramscope/trace/summary.h"
 #include "vramscope/trace/trace_file.h"
 
 namespace vramscope::trace {
 namespace {
+
+using detail::putLe32;
 
 /// Rows [i*n, (i+1)*n) of a table of `size` rows, clamped.
 RowRange slice(size_t i, size_t n, size_t size) {
@@ -63,12 +66,6 @@ FrameIndexEntry describeSlice(const TraceData& d, size_t i, size_t n, bool table
         f.contents |= kFrameTables;
     }
     return f;
-}
-
-void putLe32(std::string& out, uint32_t v) {
-    for (int i = 0; i < 4; ++i) {
-        out.push_back(static_cast<char>((v >> (8 * i)) & 0xFFu));
-    }
 }
 
 bool columnsAgree(const MemoryEvents& m) {

@@ -29,7 +29,7 @@ const QColor kStraggler(214, 39, 40);
 const QColor kIdle(150, 150, 150);
 
 /// 1, 2 or 5 times a power of ten, at least `raw`.
-double niceStep(double raw) {
+double scaleTickStep(double raw) {
     const double p = std::pow(10.0, std::floor(std::log10(std::max(raw, 1e-9))));
     for (double m : {1.0, 2.0, 5.0, 10.0}) {
         if (m * p >= raw) {
@@ -348,7 +348,7 @@ void CommLanesView::paintAxis(QPainter& p) const {
     const TimeMapper tm = mapper();
     p.setPen(palette().text().color());
     p.drawLine(m_left, y, plotRight, y);
-    const double step = niceStep(double(v.durationNs()) / std::max(1.0, tm.widthPx() / 110.0));
+    const double step = scaleTickStep(double(v.durationNs()) / std::max(1.0, tm.widthPx() / 110.0));
     const TimeUnit unit = timeUnitFor(double(v.durationNs()));
     const QFontMetrics fm = p.fontMetrics();
     for (double t = std::ceil(double(v.startNs) / step) * step; t <= double(v.endNs); t += step) {

@@ -12,7 +12,7 @@ namespace vramscope::widgets {
 
 namespace {
 
-constexpr int kMargin = 20;
+constexpr int kPageMargin = 20;
 constexpr int kGap = 8;
 /// A note's text beyond this is cut with an ellipsis: the page lists notes, the sidecar keeps
 /// them whole.
@@ -95,9 +95,9 @@ ExportPageLayout layoutExportPage(const QRect& page, const ExportFrame& frame) {
     ExportPageLayout out;
     out.fonts = exportPageFonts();
     const ExportPageFonts& f = out.fonts;
-    const int left = page.left() + kMargin;
-    const int width = std::max(1, page.width() - 2 * kMargin);
-    int top = page.top() + kMargin;
+    const int left = page.left() + kPageMargin;
+    const int width = std::max(1, page.width() - 2 * kPageMargin);
+    int top = page.top() + kPageMargin;
 
     if (!frame.title.isEmpty()) {
         const int h = int(std::ceil(QFontMetricsF(f.title).height()));
@@ -131,7 +131,7 @@ ExportPageLayout layoutExportPage(const QRect& page, const ExportFrame& frame) {
     int notesH = wrappedHeight(f.body, out.notesText, width);
     int footerH = wrappedHeight(f.small, out.footerText, width);
 
-    const int bottom = page.bottom() + 1 - kMargin;
+    const int bottom = page.bottom() + 1 - kPageMargin;
     const int minView = page.height() / 3;
     const auto below = [&] {
         return (legendH > 0 ? legendH + kGap : 0) + (notesH > 0 ? headingH + notesH + kGap : 0) +

@@ -22,7 +22,7 @@ namespace {
 /// Bytes of a kernel name in the table (the tooltip has the whole name): about what a kernel
 /// column of the docked table shows, so that shortenNames, which keeps different names apart,
 /// does the shortening rather than the view's blind middle elision.
-constexpr size_t kKernelNameWidth = 34;
+constexpr size_t kGapKernelNameWidth = 34;
 
 QString kernelName(const trace::TraceData& data, size_t index) {
     if (index >= data.kernels.size()) {
@@ -72,7 +72,7 @@ std::vector<GapRow> gapRowsFrom(const analysis::JobModel& job) {
         names.push_back(r.kernelBefore.toStdString());
         names.push_back(r.kernelAfter.toStdString());
     }
-    const std::vector<std::string> shown = analysis::shortenNames(names, kKernelNameWidth);
+    const std::vector<std::string> shown = analysis::shortenNames(names, kGapKernelNameWidth);
     for (size_t i = 0; i < rows.size(); ++i) {
         rows[i].kernelBeforeShort = QString::fromStdString(shown[2 * i]);
         rows[i].kernelAfterShort = QString::fromStdString(shown[2 * i + 1]);

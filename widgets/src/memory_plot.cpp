@@ -9,7 +9,6 @@
 namespace vramscope::widgets {
 
 namespace {
-constexpr int kRightMargin = 16;
 constexpr int kBottomMarginWithLabels = 26;
 constexpr int kBottomMarginWithoutLabels = 8;  // room for half of the "0 GiB" label
 constexpr double kHeadroom = 1.22;  // y range above the highest value, room for the labels
@@ -123,7 +122,7 @@ int MemoryPlot::defaultLeftMargin(const QFontMetrics& fm) {
 
 void MemoryPlot::setLeftMargin(int px) {
     const bool labels = xAxis->tickLabels();
-    axisRect()->setMargins(QMargins(px, topMarginFor(fontMetrics()), kRightMargin,
+    axisRect()->setMargins(QMargins(px, topMarginFor(fontMetrics()), kRightMarginPx,
                                     labels ? kBottomMarginWithLabels : kBottomMarginWithoutLabels));
 }
 

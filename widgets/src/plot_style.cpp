@@ -78,7 +78,7 @@ QColor relativeUsageColor(double fraction, bool dark) {
 
 namespace {
 /// The tick step, a 1, 2, 2.5 or 5 times a power of ten near `raw`.
-double niceStep(double raw) {
+double axisTickStep(double raw) {
     if (!(raw > 0.0) || !std::isfinite(raw)) {
         return 1.0;
     }
@@ -115,7 +115,7 @@ void TimeTicker::generate(const QCPRange& range, const QLocale& locale, QChar fo
 }
 
 double TimeTicker::getTickStep(const QCPRange& range) {
-    m_step = std::max(1.0, niceStep(range.size() / std::max(1, tickCount())));
+    m_step = std::max(1.0, axisTickStep(range.size() / std::max(1, tickCount())));
     return m_step;
 }
 
@@ -133,7 +133,7 @@ double BytesTicker::getTickStep(const QCPRange& range) {
     m_unit = std::pow(1024.0, u);
     m_suffix = kUnits[u];
     const double rawInUnit = range.size() / m_unit / std::max(1, tickCount());
-    m_step = niceStep(rawInUnit) * m_unit;
+    m_step = axisTickStep(rawInUnit) * m_unit;
     if (u == 0) {
         m_step = std::max(1.0, std::round(m_step));
     }

@@ -14,7 +14,7 @@ namespace vramscope::widgets {
 
 namespace {
 
-constexpr int kMargin = 8;
+constexpr int kViewMargin = 8;
 
 QString hex(uint64_t v) {
     return QStringLiteral("0x") + QString::number(v, 16);
@@ -107,11 +107,11 @@ int SegmentView::layoutLegend(int top) {
         entries.emplace_back(tr("failed request"), -2);
     }
     const int lineHeight = fm.height() + 4;
-    int x = kMargin;
+    int x = kViewMargin;
     for (const auto& [label, slot] : entries) {
         const int w = 12 + 4 + fm.horizontalAdvance(label) + 16;
-        if (x > kMargin && x + w > width() - kMargin) {
-            x = kMargin;
+        if (x > kViewMargin && x + w > width() - kViewMargin) {
+            x = kViewMargin;
             top += lineHeight;
         }
         LegendEntry e;
@@ -138,7 +138,7 @@ void SegmentView::relayout() {
     const SegmentPicture& p = *m_picture;
     const analysis::SegmentLayout& l = p.layout;
     const QFontMetrics fm = fontMetrics();
-    int top = layoutLegend(kMargin) + 4;
+    int top = layoutLegend(kViewMargin) + 4;
 
     const std::vector<size_t> order = analysis::segmentsLargestFirst(l);
     std::vector<QString> labels;
@@ -157,8 +157,8 @@ void SegmentView::relayout() {
         m_labelWidth = std::max(
             {m_labelWidth, fm.horizontalAdvance(requestLabel), fm.horizontalAdvance(largestLabel)});
     }
-    const double barLeft = kMargin + m_labelWidth + 10;
-    const double barWidth = std::max(40.0, double(width()) - barLeft - 2 * kMargin);
+    const double barLeft = kViewMargin + m_labelWidth + 10;
+    const double barWidth = std::max(40.0, double(width()) - barLeft - 2 * kViewMargin);
     uint64_t maxBytes = std::max<uint64_t>(p.requestBytes, 1);
     for (const analysis::Segment& s : l.segments) {
         maxBytes = std::max(maxBytes, s.sizeBytes);
@@ -175,7 +175,7 @@ void SegmentView::relayout() {
 
     auto rowLabel = [&](const QString& text, int rowTop) {
         m_rowLabels.emplace_back(
-            QPoint(kMargin, rowTop + (kRowHeight + fm.ascent() - fm.descent()) / 2), text);
+            QPoint(kViewMargin, rowTop + (kRowHeight + fm.ascent() - fm.descent()) / 2), text);
     };
     if (p.requestBytes > 0) {
         rowLabel(requestLabel, top);
@@ -213,7 +213,7 @@ void SegmentView::relayout() {
         }
         top += kRowHeight + kRowGap;
     }
-    m_contentHeight = top + kMargin;
+    m_contentHeight = top + kViewMargin;
     setMinimumHeight(m_contentHeight);
 }
 
@@ -288,7 +288,7 @@ void SegmentView::paintEvent(QPaintEvent*) {
     painter.fillRect(rect(), c.background);
     painter.setPen(c.text);
     if (!m_placeholder.isEmpty() || !m_picture) {
-        painter.drawText(rect().adjusted(kMargin, kMargin, -kMargin, -kMargin),
+        painter.drawText(rect().adjusted(kViewMargin, kViewMargin, -kViewMargin, -kViewMargin),
                          Qt::AlignCenter | Qt::TextWordWrap, m_placeholder);
         return;
     }
@@ -313,9 +313,9 @@ void SegmentView::paintEvent(QPaintEvent*) {
     for (const Tick& t : m_ticks) {
         painter.setPen(c.grid);
         painter.drawLine(QPointF(t.x, m_scaleTop + fm.height() + 2),
-                         QPointF(t.x, m_contentHeight - kMargin));
+                         QPointF(t.x, m_contentHeight - kViewMargin));
         const int w = fm.horizontalAdvance(t.label);
-        const double x = std::min(t.x - w / 2.0, double(width() - kMargin - w));
+        const double x = std::min(t.x - w / 2.0, double(width() - kViewMargin - w));
         if (x < labelsEnd + fm.horizontalAdvance(QLatin1Char(' ')) * 2) {
             continue;  // a narrow bar: the label would run into the one before
         }

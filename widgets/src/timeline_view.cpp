@@ -16,10 +16,6 @@
 
 namespace vramscope::widgets {
 
-namespace {
-constexpr int kRightMargin = 16;  // matches MemoryPlot's axis rectangle
-}
-
 TimelineView::TimelineView(ZoomState* zoom, QWidget* parent) : QWidget(parent), m_zoom(zoom) {
     m_colors = PlotColors::fromPalette(palette());
     auto* layout = new QVBoxLayout(this);
@@ -46,17 +42,17 @@ TimelineView::TimelineView(ZoomState* zoom, QWidget* parent) : QWidget(parent), 
     m_heat = new HeatStrip(m_zoom, m_content);
     m_contentLayout->addWidget(m_heat);
     const int left = MemoryPlot::defaultLeftMargin(fontMetrics());
-    m_lane->setMargins(left, kRightMargin);
-    m_heat->setMargins(left, kRightMargin);
-    m_axis->setMargins(left, kRightMargin);
+    m_lane->setMargins(left, MemoryPlot::kRightMarginPx);
+    m_heat->setMargins(left, MemoryPlot::kRightMarginPx);
+    m_axis->setMargins(left, MemoryPlot::kRightMarginPx);
     // Keep the lane and the axis bar aligned with the plots when the vertical scroll bar shows.
-    connect(
-        m_scroll->verticalScrollBar(), &QScrollBar::rangeChanged, this, [this, left](int, int max) {
-            const int right =
-                kRightMargin + (max > 0 ? m_scroll->verticalScrollBar()->sizeHint().width() : 0);
-            m_lane->setMargins(left, right);
-            m_axis->setMargins(left, right);
-        });
+    connect(m_scroll->verticalScrollBar(), &QScrollBar::rangeChanged, this,
+            [this, left](int, int max) {
+                const int right = MemoryPlot::kRightMarginPx +
+                                  (max > 0 ? m_scroll->verticalScrollBar()->sizeHint().width() : 0);
+                m_lane->setMargins(left, right);
+                m_axis->setMargins(left, right);
+            });
     connect(m_zoom, &ZoomState::selectedGpuChanged, this, [this] {
         updateLaneRank();
         if (isCompact() && !m_plots.empty() && m_zoom->selectedGpu().isValid() &&

@@ -20,7 +20,7 @@ namespace {
 
 /// Bytes of a kernel name in the table (the tooltip has the whole name), shortened as one set
 /// by analysis::shortenNames so that different kernels read apart.
-constexpr size_t kKernelNameWidth = 48;
+constexpr size_t kTopKernelNameWidth = 48;
 
 QString percent(double fraction) {
     return QString::fromStdString(analysis::formatPercent(fraction));
@@ -39,7 +39,7 @@ void TopKernelsModel::setKernelTimes(std::shared_ptr<const analysis::DeviceKerne
         for (const analysis::KernelTime& k : m_times->byName) {
             names.push_back(k.name);
         }
-        for (const std::string& n : analysis::shortenNames(names, kKernelNameWidth)) {
+        for (const std::string& n : analysis::shortenNames(names, kTopKernelNameWidth)) {
             m_shortNames.push_back(QString::fromStdString(n));
         }
     }

@@ -58,11 +58,11 @@ std::vector<RawCount> countRaw(const PickleDocument& doc, int device,
     return out;
 }
 
-struct Case {
+struct ChurnSnapshot {
     const char* path;
 };
 
-class SnapshotChurn : public ::testing::TestWithParam<Case> {};
+class SnapshotChurn : public ::testing::TestWithParam<ChurnSnapshot> {};
 
 TEST_P(SnapshotChurn, CountsMatchTheRawEntriesAndTheVerdictFollowsThem) {
     const std::string path = std::string(VRAMSCOPE_REALDATA_DIR) + "/" + GetParam().path;
@@ -130,12 +130,12 @@ TEST_P(SnapshotChurn, CountsMatchTheRawEntriesAndTheVerdictFollowsThem) {
 
 INSTANTIATE_TEST_SUITE_P(
     Realdata, SnapshotChurn,
-    ::testing::Values(Case{"vramscope_h200/gpt_h200_leak.snapshot.pickle.gz"},
-                      Case{"vramscope_h200/gpt_h200_oom.snapshot.pickle.gz"},
-                      Case{"ZidongLiu_DeComFL/memory.pickle"},
-                      Case{"MAGMA27_assignment2-systems/memory_snapshot.pickle"},
-                      Case{"silmont2000_assignment2-systems/mem_snapshot.pickle"}),
-    [](const ::testing::TestParamInfo<Case>& info) {
+    ::testing::Values(ChurnSnapshot{"vramscope_h200/gpt_h200_leak.snapshot.pickle.gz"},
+                      ChurnSnapshot{"vramscope_h200/gpt_h200_oom.snapshot.pickle.gz"},
+                      ChurnSnapshot{"ZidongLiu_DeComFL/memory.pickle"},
+                      ChurnSnapshot{"MAGMA27_assignment2-systems/memory_snapshot.pickle"},
+                      ChurnSnapshot{"silmont2000_assignment2-systems/mem_snapshot.pickle"}),
+    [](const ::testing::TestParamInfo<ChurnSnapshot>& info) {
         std::string n = info.param.path;
         n = n.substr(0, n.find('/'));
         for (char& ch : n) {

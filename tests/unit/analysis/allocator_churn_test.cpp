@@ -4,7 +4,9 @@
 
 #include "advice_evidence.h"
 
+#include "gpu0_iterations.h"
 #include "memory_events.h"
+#include "test_units.h"
 #include "vramscope/analysis/advice.h"
 #include "vramscope/analysis/allocator_churn.h"
 #include "vramscope/analysis/job_analysis.h"
@@ -16,8 +18,8 @@ using test::addMemory;
 using trace::MemoryAction;
 using trace::MemoryLevel;
 
-constexpr int64_t kMs = 1'000'000;
-constexpr uint64_t kMiB = 1ull << 20;
+using testdata::kMiB;
+using testdata::kMs;
 const trace::DeviceIndex kGpu{0};
 
 /// `n` iterations "iteration i" over [10 i ms, 10 (i + 1) ms).
@@ -33,7 +35,7 @@ void addIterations(trace::TraceData& d, int n) {
 }
 
 /// A stack whose leaf is `leaf` (called from train.py's loop).
-trace::StackId stackOf(trace::TraceData& d, const std::string& leaf) {
+trace::StackId leafStack(trace::TraceData& d, const std::string& leaf) {
     const trace::FrameId a = d.internFrame({d.intern(leaf), d.intern("torch/cuda/memory.py"), 1});
     const trace::FrameId b = d.internFrame({d.intern("train_loop"), d.intern("train.py"), 40});
     return d.internStack({a, b});
@@ -45,7 +47,7 @@ void reserved(trace::TraceData& d, int64_t t, uint64_t address, uint64_t bytes, 
               trace::MemoryKind::Device);
 }
 
-void kernel(trace::TraceData& d, int64_t start, int64_t end) {
+void addGemm(trace::TraceData& d, int64_t start, int64_t end) {
     trace::KernelEvent k;
     k.startNs = start;
     k.endNs = end;
@@ -62,7 +64,7 @@ trace::TraceData churningTrace(int iterations) {
     addIterations(d, iterations);
     reserved(d, 1 * kMs, 0x100000, 2 * kMiB, MemoryAction::Alloc);
     reserved(d, 2 * kMs, 0x10000000, 20 * kMiB, MemoryAction::Alloc);
-    const trace::StackId emptyCache = stackOf(d, "empty_cache");
+    const trace::StackId emptyCache = leafStack(d, "empty_cache");
     for (int i = 1; i < iterations; ++i) {
         const int64_t s = i * 10 * kMs;
         reserved(d, s + kMs, 0x10000000, 20 * kMiB, MemoryAction::Free,
@@ -72,11 +74,7 @@ trace::TraceData churningTrace(int iterations) {
     return d;
 }
 
-IterationSet iterationsOf(const trace::TraceData& d) {
-    auto its = findIterations(d, kGpu);
-    EXPECT_TRUE(its.ok());
-    return std::move(its).value();
-}
+using test::iterationsOnGpu0;
 
 std::vector<AdviceAssessment> assessOnly(const AllocatorChurn& c, std::vector<Advice>* advice) {
     DeviceFacts f;
@@ -97,7 +95,7 @@ using test::evidence;
 
 TEST(AllocatorChurn, CountsTheSegmentsOfEachIterationAndLeavesTheWarmUpOut) {
     const trace::TraceData d = churningTrace(5);
-    const AllocatorChurn c = allocatorChurn(d, kGpu, iterationsOf(d));
+    const AllocatorChurn c = allocatorChurn(d, kGpu, iterationsOnGpu0(d));
     ASSERT_TRUE(c.assessable) << c.reason;
     ASSERT_EQ(c.iterations.size(), 5u);
     EXPECT_EQ(c.iterations[0].segmentAllocs, 2u);  // warm-up: kept, but not counted below
@@ -123,7 +121,7 @@ TEST(AllocatorChurn, CountsTheSegmentsOfEachIterationAndLeavesTheWarmUpOut) {
 
 TEST(AllocatorChurn, FiresWithCountsBytesAndTheEmptyCacheFrees) {
     const trace::TraceData d = churningTrace(5);
-    const AllocatorChurn c = allocatorChurn(d, kGpu, iterationsOf(d));
+    const AllocatorChurn c = allocatorChurn(d, kGpu, iterationsOnGpu0(d));
     std::vector<Advice> advice;
     const auto a = assessOnly(c, &advice);
     ASSERT_EQ(a.size(), 1u);
@@ -153,11 +151,11 @@ TEST(AllocatorChurn, MeasuresTheIdleGapsThatHoldASegmentFree) {
     // [0.3, 0.5) without a free, [0.9, 1.5) holding the free at s+1 ms: 0.6 ms counted.
     for (int i = 0; i < 5; ++i) {
         const int64_t s = i * 10 * kMs;
-        kernel(d, s + kMs / 10, s + 3 * kMs / 10);
-        kernel(d, s + 5 * kMs / 10, s + 9 * kMs / 10);
-        kernel(d, s + 15 * kMs / 10, s + 9 * kMs);
+        addGemm(d, s + kMs / 10, s + 3 * kMs / 10);
+        addGemm(d, s + 5 * kMs / 10, s + 9 * kMs / 10);
+        addGemm(d, s + 15 * kMs / 10, s + 9 * kMs);
     }
-    const AllocatorChurn c = allocatorChurn(d, kGpu, iterationsOf(d));
+    const AllocatorChurn c = allocatorChurn(d, kGpu, iterationsOnGpu0(d));
     ASSERT_TRUE(c.timeKnown);
     EXPECT_EQ(c.iterations[0].syncIdleNs, 0);  // the warm-up frees nothing
     for (size_t i = 1; i < 5; ++i) {
@@ -183,7 +181,7 @@ TEST(AllocatorChurn, IsClearWhenOnlyTheWarmUpReservesOrOneIterationChurns) {
     reserved(d, 22 * kMs, 0x200000, 2 * kMiB, MemoryAction::Free);
     // Outside every iteration (after the last): in none.
     reserved(d, 51 * kMs, 0x400000, 4 * kMiB, MemoryAction::Free);
-    const AllocatorChurn c = allocatorChurn(d, kGpu, iterationsOf(d));
+    const AllocatorChurn c = allocatorChurn(d, kGpu, iterationsOnGpu0(d));
     ASSERT_TRUE(c.assessable);
     EXPECT_EQ(c.churnIterations, 1u);
     EXPECT_EQ(c.segmentAllocs, 1u);
@@ -205,7 +203,7 @@ TEST(AllocatorChurn, ThreeOfFourIterationsIsMostAndTwoIsNot) {
             reserved(d, i * 10 * kMs + kMs, 0x100000, 2 * kMiB, MemoryAction::Free);
             reserved(d, i * 10 * kMs + 2 * kMs, 0x100000, 2 * kMiB, MemoryAction::Alloc);
         }
-        const AllocatorChurn c = allocatorChurn(d, kGpu, iterationsOf(d));
+        const AllocatorChurn c = allocatorChurn(d, kGpu, iterationsOnGpu0(d));
         const auto a = assessOnly(c, nullptr);
         ASSERT_EQ(a.size(), 1u);
         EXPECT_EQ(a[0].outcome, churning == 3 ? AssessmentOutcome::Fired : AssessmentOutcome::Clear)
@@ -221,14 +219,14 @@ TEST(AllocatorChurn, EmptyCacheInTheLoopFiresEvenInAMinorityOfIterations) {
         trace::TraceData d;
         addIterations(d, 5);
         const trace::StackId stack =
-            throughEmptyCache ? stackOf(d, "empty_cache") : stackOf(d, "step");
+            throughEmptyCache ? leafStack(d, "empty_cache") : leafStack(d, "step");
         reserved(d, 1 * kMs, 0x100000, 2 * kMiB, MemoryAction::Alloc);
         for (int i = 1; i <= 2; ++i) {
             reserved(d, i * 10 * kMs + kMs, 0x100000, 2 * kMiB, MemoryAction::Free,
                      i == 2 ? stack : trace::StackId{0});
             reserved(d, i * 10 * kMs + 2 * kMs, 0x100000, 2 * kMiB, MemoryAction::Alloc);
         }
-        const AllocatorChurn c = allocatorChurn(d, kGpu, iterationsOf(d));
+        const AllocatorChurn c = allocatorChurn(d, kGpu, iterationsOnGpu0(d));
         std::vector<Advice> advice;
         const auto a = assessOnly(c, &advice);
         ASSERT_EQ(a.size(), 1u);
@@ -257,7 +255,7 @@ TEST(AllocatorChurn, AdviceWithoutAnEmptyCacheFrameDoesNotClaimTheCall) {
         reserved(d, i * 10 * kMs + kMs, 0x100000, 2 * kMiB, MemoryAction::Free);
         reserved(d, i * 10 * kMs + 2 * kMs, 0x100000, 2 * kMiB, MemoryAction::Alloc);
     }
-    const AllocatorChurn c = allocatorChurn(d, kGpu, iterationsOf(d));
+    const AllocatorChurn c = allocatorChurn(d, kGpu, iterationsOnGpu0(d));
     std::vector<Advice> advice;
     const auto a = assessOnly(c, &advice);
     ASSERT_EQ(advice.size(), 1u);
@@ -270,7 +268,7 @@ TEST(AllocatorChurn, IsNotAssessedWithoutSegmentsAddressesOrIterations) {
         trace::TraceData d;
         addIterations(d, 5);
         addMemory(d, 1 * kMs, 0x100, 4096, MemoryAction::Alloc);
-        const AllocatorChurn c = allocatorChurn(d, kGpu, iterationsOf(d));
+        const AllocatorChurn c = allocatorChurn(d, kGpu, iterationsOnGpu0(d));
         EXPECT_FALSE(c.assessable);
         EXPECT_NE(c.reason.find("no segment allocation recorded"), std::string::npos) << c.reason;
         const auto a = assessOnly(c, nullptr);
@@ -282,20 +280,20 @@ TEST(AllocatorChurn, IsNotAssessedWithoutSegmentsAddressesOrIterations) {
         trace::TraceData d;
         addIterations(d, 5);
         reserved(d, 1 * kMs, 0, 2 * kMiB, MemoryAction::Alloc);
-        const AllocatorChurn c = allocatorChurn(d, kGpu, iterationsOf(d));
+        const AllocatorChurn c = allocatorChurn(d, kGpu, iterationsOnGpu0(d));
         EXPECT_FALSE(c.assessable);
         EXPECT_NE(c.reason.find("without addresses"), std::string::npos) << c.reason;
     }
     {  // no iteration structure
         trace::TraceData d;
         reserved(d, 1 * kMs, 0x100000, 2 * kMiB, MemoryAction::Alloc);
-        const AllocatorChurn c = allocatorChurn(d, kGpu, iterationsOf(d));
+        const AllocatorChurn c = allocatorChurn(d, kGpu, iterationsOnGpu0(d));
         EXPECT_FALSE(c.assessable);
         EXPECT_EQ(c.reason.rfind("no iterations: ", 0), 0u) << c.reason;
     }
     {  // one iteration after the warm-up is too few
         const trace::TraceData d = churningTrace(2);
-        const AllocatorChurn c = allocatorChurn(d, kGpu, iterationsOf(d));
+        const AllocatorChurn c = allocatorChurn(d, kGpu, iterationsOnGpu0(d));
         ASSERT_TRUE(c.assessable);
         const auto a = assessOnly(c, nullptr);
         ASSERT_EQ(a.size(), 1u);

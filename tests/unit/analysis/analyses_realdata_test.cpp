@@ -17,8 +17,10 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "gpt_h200_workload.h"
 #include "realdata.h"
 #include "realdata_json.h"
+#include "realdata_paths.h"
 #include "vramscope/analysis/check_rules.h"
 #include "vramscope/analysis/flame_tree.h"
 #include "vramscope/analysis/gpu_capacity.h"
@@ -32,35 +34,10 @@ namespace {
 
 using testdata::loadGzJson;
 
-const std::string kRealdata = VRAMSCOPE_REALDATA_DIR;
-const std::string kDlrm =
-    kRealdata + "/facebookresearch_param/et_replay/tests/inputs/dlrm_kineto.tar.gz";
-
-#define REQUIRE_FILE(path) VRAMSCOPE_REQUIRE_INPUT(path)
-
 // --- independent computation on the Kineto JSON ---------------------------------------------
 
-using Iv = std::pair<double, double>;  // [start, end) in us, as the JSON has them
-
-double unionUs(std::vector<Iv> v, std::vector<Iv>* merged = nullptr) {
-    std::sort(v.begin(), v.end());
-    std::vector<Iv> m;
-    for (const Iv& i : v) {
-        if (!m.empty() && i.first <= m.back().second) {
-            m.back().second = std::max(m.back().second, i.second);
-        } else {
-            m.push_back(i);
-        }
-    }
-    double t = 0;
-    for (const Iv& i : m) {
-        t += i.second - i.first;
-    }
-    if (merged) {
-        *merged = m;
-    }
-    return t;
-}
+using testdata::IntervalUs;
+using testdata::unionUs;
 
 struct JsonRank {
     int rank = -1;
@@ -71,7 +48,7 @@ struct JsonRank {
 JsonRank fromJson(const nlohmann::json& doc) {
     JsonRank r;
     r.rank = doc["distributedInfo"]["rank"].get<int>();
-    std::vector<Iv> all, compute, comm, memory;
+    std::vector<IntervalUs> all, compute, comm, memory;
     for (const auto& e : doc["traceEvents"]) {
         if (!e.contains("cat") || e.value("ph", "") != "X") {
             continue;
@@ -81,7 +58,7 @@ JsonRank fromJson(const nlohmann::json& doc) {
             continue;
         }
         const double ts = e["ts"].get<double>(), dur = e["dur"].get<double>();
-        const Iv iv{ts, ts + dur};
+        const IntervalUs iv{ts, ts + dur};
         const std::string name = e["name"].get<std::string>();
         all.push_back(iv);
         if (cat != "kernel") {
@@ -94,18 +71,18 @@ JsonRank fromJson(const nlohmann::json& doc) {
         }
     }
     double first = 1e300, last = -1e300;
-    for (const Iv& i : all) {
+    for (const IntervalUs& i : all) {
         first = std::min(first, i.first);
         last = std::max(last, i.second);
     }
     r.span = last - first;
     r.busy = unionUs(all);
-    std::vector<Iv> mc, mm;
+    std::vector<IntervalUs> mc, mm;
     r.compute = unionUs(compute, &mc);
     r.comm = unionUs(comm, &mm);
     r.memory = unionUs(memory);
-    for (const Iv& a : mm) {
-        for (const Iv& b : mc) {
+    for (const IntervalUs& a : mm) {
+        for (const IntervalUs& b : mc) {
             r.overlap += std::max(0.0, std::min(a.second, b.second) - std::max(a.first, b.first));
         }
     }
@@ -119,7 +96,7 @@ std::vector<JsonRank> readDlrmJson() {
     archive* a = archive_read_new();
     archive_read_support_filter_all(a);
     archive_read_support_format_all(a);
-    if (archive_read_open_filename(a, kDlrm.c_str(), 1 << 16) != ARCHIVE_OK) {
+    if (archive_read_open_filename(a, realdata::kDlrmJob.c_str(), 1 << 16) != ARCHIVE_OK) {
         archive_read_free(a);
         return out;
     }
@@ -150,10 +127,10 @@ void expectClose(int64_t gotNs, double expectedUs, const char* what, int rank) {
 }
 
 TEST(DlrmJob, TimeBreakdownPerRankMatchesTheJson) {
-    REQUIRE_FILE(kDlrm);
+    VRAMSCOPE_REQUIRE_INPUT(realdata::kDlrmJob);
     const std::vector<JsonRank> expected = readDlrmJson();
     ASSERT_EQ(expected.size(), 8u);
-    auto job = trace::openJob({kDlrm});
+    auto job = trace::openJob({realdata::kDlrmJob});
     ASSERT_TRUE(job.ok()) << job.error().describe();
     ASSERT_EQ(job->ranks.size(), 8u);
     for (const trace::RankTrace& rt : job->ranks) {
@@ -178,15 +155,11 @@ TEST(DlrmJob, TimeBreakdownPerRankMatchesTheJson) {
 }
 
 TEST(DlrmJob, ReportsTheStragglerOfEveryCollective) {
-    REQUIRE_FILE(kDlrm);
+    VRAMSCOPE_REQUIRE_INPUT(realdata::kDlrmJob);
     const std::vector<JsonRank> expected = readDlrmJson();
-    auto job = trace::openJob({kDlrm});
+    auto job = trace::openJob({realdata::kDlrmJob});
     ASSERT_TRUE(job.ok()) << job.error().describe();
-    std::vector<RankInput> in;
-    for (const trace::RankTrace& rt : job->ranks) {
-        in.push_back({&rt.trace.data, rt.trace.data.header.rank, rt.clockOffsetNs});
-    }
-    const CollectiveMatch m = matchCollectives(in);
+    const CollectiveMatch m = matchCollectives(rankInputs(*job));
     // Expected: the k-th NCCL kernel of each function on every rank is one collective; the rank
     // whose kernel starts last is the straggler. 8 NCCL kernels per rank (README).
     std::map<std::pair<std::string, int>, std::pair<double, int>> latest;  // -> (ts, rank)
@@ -222,14 +195,10 @@ TEST(DlrmJob, ReportsTheStragglerOfEveryCollective) {
 
 // --- H200 snapshots of ../shared/device/gpt_train.py ----------------------------------------
 
-// The workload (gpt_train.py): V = 32000, T = 1024, B = 8, two micro-batches per step, bf16
-// autocast. "leak" keeps every micro-batch's logits (B x T x V, bf16 from the autocast
-// nn.Linear head: 2 bytes per element).
-constexpr uint64_t kLogitsBytes = 8ull * 1024 * 32000 * 2;
-constexpr uint64_t kLeakPerIteration = 2 * kLogitsBytes;
-// "oom" fails in cross_entropy's logits.float(): B x T x V fp32, 4 bytes per element, the
-// "Tried to allocate 1000.00 MiB" of the job's OutOfMemoryError (realdata README).
-constexpr uint64_t kFloatLogitsBytes = 8ull * 1024 * 32000 * 4;
+using test::gpt_h200::kFloatLogitsBytes;
+using test::gpt_h200::kLogitsBytes;
+// "leak" keeps every micro-batch's logits.
+constexpr uint64_t kLeakPerIteration = test::gpt_h200::kMicroBatchesPerStep * kLogitsBytes;
 
 /// What tests/tools/snapshot_replay.py --oom-state (an independent Python replay of the
 /// snapshot's own entries, sharing no code with the importer) prints for the first OOM of device 0.
@@ -286,12 +255,9 @@ OomReplay replayOom(const std::string& path) {
     return out;
 }
 
-const std::string kLeak = kRealdata + "/vramscope_h200/gpt_h200_leak.snapshot.pickle.gz";
-const std::string kOom = kRealdata + "/vramscope_h200/gpt_h200_oom.snapshot.pickle.gz";
-
 TEST(H200Snapshot, LeakIsAStaircaseOfTheKeptLogits) {
-    REQUIRE_FILE(kLeak);
-    auto t = trace::openTrace(kLeak);
+    VRAMSCOPE_REQUIRE_INPUT(realdata::kGptLeakSnapshot);
+    auto t = trace::openTrace(realdata::kGptLeakSnapshot);
     ASSERT_TRUE(t.ok()) << t.error().describe();
     auto its = findIterations(t->data, trace::DeviceIndex{0});
     ASSERT_TRUE(its.ok());
@@ -320,8 +286,8 @@ TEST(H200Snapshot, LeakIsAStaircaseOfTheKeptLogits) {
 class HealthySnapshot : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(HealthySnapshot, IsNotAStaircase) {
-    const std::string path = kRealdata + GetParam();
-    REQUIRE_FILE(path);
+    const std::string path = realdata::kDir + GetParam();
+    VRAMSCOPE_REQUIRE_INPUT(path);
     auto t = trace::openTrace(path);
     ASSERT_TRUE(t.ok()) << t.error().describe();
     ASSERT_FALSE(t->data.header.devices.empty());
@@ -348,9 +314,9 @@ INSTANTIATE_TEST_SUITE_P(RealData, HealthySnapshot,
                          });
 
 TEST(H200Snapshot, LiveSetAtTheOomIsLedByTheLeakedLogits) {
-    REQUIRE_FILE(kOom);
+    VRAMSCOPE_REQUIRE_INPUT(realdata::kGptOomSnapshot);
     VRAMSCOPE_REQUIRE_PYTHON();
-    auto t = trace::openTrace(kOom);
+    auto t = trace::openTrace(realdata::kGptOomSnapshot);
     ASSERT_TRUE(t.ok()) << t.error().describe();
     const trace::TraceData& d = t->data;
     ASSERT_EQ(d.ooms.size(), 1u);
@@ -365,7 +331,7 @@ TEST(H200Snapshot, LiveSetAtTheOomIsLedByTheLeakedLogits) {
     }
     const FlameNode& leaf = tree.nodes[heaviest];
     // Logits alive at the OOM, counted by their size alone in the Python replay of the snapshot.
-    const OomReplay py = replayOom(kOom);
+    const OomReplay py = replayOom(realdata::kGptOomSnapshot);
     ASSERT_TRUE(py.ran) << "snapshot_replay.py printed no OOM";
     const auto found = py.liveBySize.find(kLogitsBytes);
     ASSERT_NE(found, py.liveBySize.end()) << "no block of the logits' size alive at the OOM";
@@ -442,10 +408,8 @@ std::vector<int64_t> lowestTotalAllocated(const nlohmann::json& doc, int device,
 }
 
 TEST(KinetoMemory, IterationBaselinesCountOnlyTheKnownCurve) {
-    const std::string path = kRealdata +
-                             "/facebookresearch_HolisticTraceAnalysis/tests/data/df_index_resolver/"
-                             "df_index_resolver.json.gz";
-    REQUIRE_FILE(path);
+    const std::string path = realdata::kDfIndexTrace;
+    VRAMSCOPE_REQUIRE_INPUT(path);
     auto t = trace::openTrace(path);
     ASSERT_TRUE(t.ok()) << t.error().describe();
     auto job = analyzeJob({{&t->data, trace::RankId{0}, 0}});
@@ -474,9 +438,9 @@ TEST(KinetoMemory, IterationBaselinesCountOnlyTheKnownCurve) {
 }
 
 TEST(H200Snapshot, OomIsAdvisedWithTheMemoryAtThatMoment) {
-    REQUIRE_FILE(kOom);
+    VRAMSCOPE_REQUIRE_INPUT(realdata::kGptOomSnapshot);
     VRAMSCOPE_REQUIRE_PYTHON();
-    auto t = trace::openTrace(kOom);
+    auto t = trace::openTrace(realdata::kGptOomSnapshot);
     ASSERT_TRUE(t.ok()) << t.error().describe();
     ASSERT_EQ(t->data.ooms.size(), 1u);
     auto job = analyzeJob({{&t->data, trace::kUnknownRank, 0}});
@@ -486,7 +450,7 @@ TEST(H200Snapshot, OomIsAdvisedWithTheMemoryAtThatMoment) {
     ASSERT_EQ(d.ooms.size(), 1u);
     // The request is the fp32 copy of the logits (the workload), as the snapshot's own oom entry
     // says; the memory then is the Python replay of the snapshot's entries up to the oom.
-    const OomReplay py = replayOom(kOom);
+    const OomReplay py = replayOom(realdata::kGptOomSnapshot);
     ASSERT_TRUE(py.ran) << "snapshot_replay.py printed no OOM";
     EXPECT_EQ(py.requestedBytes, kFloatLogitsBytes);
     EXPECT_EQ(d.ooms[0].requestedBytes, kFloatLogitsBytes);
@@ -521,8 +485,8 @@ TEST(GpuCapacityTable, DatasheetSizesSitJustAboveWhatTheDevicesReport) {
     };
     near("H200", 143771.0 * 1024 * 1024);
     for (const auto& [name, file] : traces) {
-        const std::string path = kRealdata + file;
-        REQUIRE_FILE(path);
+        const std::string path = realdata::kDir + file;
+        VRAMSCOPE_REQUIRE_INPUT(path);
         auto t = trace::openTrace(path);
         ASSERT_TRUE(t.ok()) << t.error().describe();
         ASSERT_FALSE(t->data.header.devices.empty()) << path;
@@ -531,9 +495,9 @@ TEST(GpuCapacityTable, DatasheetSizesSitJustAboveWhatTheDevicesReport) {
 }
 
 TEST(H200Snapshot, OomCauseIsTheLimitBelowTheDeviceNotAFullDevice) {
-    REQUIRE_FILE(kOom);
+    VRAMSCOPE_REQUIRE_INPUT(realdata::kGptOomSnapshot);
     VRAMSCOPE_REQUIRE_PYTHON();
-    auto t = trace::openTrace(kOom);
+    auto t = trace::openTrace(realdata::kGptOomSnapshot);
     ASSERT_TRUE(t.ok()) << t.error().describe();
     auto job = analyzeJob({{&t->data, trace::kUnknownRank, 0}});
     ASSERT_TRUE(job.ok());
@@ -546,7 +510,7 @@ TEST(H200Snapshot, OomCauseIsTheLimitBelowTheDeviceNotAFullDevice) {
     EXPECT_EQ(d.modelStateBytes, -1);
     // The free space inside the segments when the allocation failed, rebuilt by the Python replay
     // backwards from the dump (the importer and segmentFreeSpaceAt go forwards).
-    const OomReplay py = replayOom(kOom);
+    const OomReplay py = replayOom(realdata::kGptOomSnapshot);
     ASSERT_TRUE(py.ran) << "snapshot_replay.py printed no OOM";
     ASSERT_GE(py.largestFreeBlockBytes, 0) << "snapshot_replay.py printed no oom_segments";
     EXPECT_EQ(o.largestFreeBlockBytes, py.largestFreeBlockBytes);

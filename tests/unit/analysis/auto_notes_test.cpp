@@ -23,7 +23,7 @@ const trace::Note* findKind(const std::vector<trace::Note>& notes, const std::st
     return nullptr;
 }
 
-std::shared_ptr<const JobModel> modelOf(std::vector<trace::TraceData> ranks) {
+std::shared_ptr<const JobModel> modelOfRanks(std::vector<trace::TraceData> ranks) {
     trace::Job job;
     for (size_t i = 0; i < ranks.size(); ++i) {
         trace::RankTrace rt;
@@ -44,7 +44,7 @@ TEST(AutoNotes, PeakStaircaseStragglerAndGapFollowTheSyntheticFormulas) {
     spec.leakRank = 0;
     spec.stragglerRank = 1;
     spec.stragglerDelayNs = 3'000'000;
-    const auto model = modelOf(generateSyntheticJob(spec));
+    const auto model = modelOfRanks(generateSyntheticJob(spec));
     ASSERT_TRUE(model);
     const std::vector<trace::Note> notes = autoNotes(*model);
 
@@ -108,7 +108,7 @@ TEST(AutoNotes, PeakStaircaseStragglerAndGapFollowTheSyntheticFormulas) {
 TEST(AutoNotes, NoStragglerOrStaircaseIsPlacedWhenTheJobHasNone) {
     SyntheticJobSpec spec;
     spec.ranks = 2;
-    const auto model = modelOf(generateSyntheticJob(spec));
+    const auto model = modelOfRanks(generateSyntheticJob(spec));
     ASSERT_TRUE(model);
     const std::vector<trace::Note> notes = autoNotes(*model);
     for (const trace::Note& n : notes) {
@@ -135,7 +135,7 @@ TEST(AutoNotes, AnOomIsANoteAtItsTimeWithTheRequest) {
     d.ooms.push_back(oom);
     std::vector<trace::TraceData> ranks;
     ranks.push_back(std::move(d));
-    const auto model = modelOf(std::move(ranks));
+    const auto model = modelOfRanks(std::move(ranks));
     ASSERT_TRUE(model);
     const auto notes = autoNotes(*model);
     const trace::Note* o = findKind(notes, "oom", 0);
@@ -177,7 +177,7 @@ TEST(AutoNotes, NotesCarriedInAnnotationsComeBackOnJobTime) {
     }
     EXPECT_EQ(ranks[0].annotations.size(), 1u);  // the every-GPU note, once
     EXPECT_EQ(ranks[1].annotations.size(), 1u);
-    const auto model = modelOf(std::move(ranks));
+    const auto model = modelOfRanks(std::move(ranks));
     ASSERT_TRUE(model);
     auto back = notesInTraces(*model);
     ASSERT_EQ(back.size(), 2u);

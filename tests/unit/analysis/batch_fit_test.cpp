@@ -4,10 +4,12 @@
 
 #include <algorithm>
 
+#include "test_units.h"
+
 namespace vramscope::analysis {
 namespace {
 
-constexpr double kGiB = double(1ull << 30);
+using testdata::kGiB;
 
 TEST(BatchFit, FitsALineAndFindsTheLargestBatches) {
     // peak = 2 GiB + 1 GiB x batch, exactly.

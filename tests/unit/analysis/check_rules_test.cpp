@@ -2,11 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include "test_units.h"
+
 namespace vramscope::analysis {
 namespace {
 
-constexpr int64_t kGiB = int64_t(1) << 30;
-constexpr int64_t kMiB = int64_t(1) << 20;
+using testdata::kGiB;
+using testdata::kMiB;
 
 /// A device with both memory levels, `peak` reserved bytes of `capacity`, `iterations` leak
 /// iterations with `verdict`, and no kernels.

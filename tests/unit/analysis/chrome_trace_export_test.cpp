@@ -14,6 +14,7 @@
 
 #include "realdata.h"
 #include "realdata_json.h"
+#include "realdata_paths.h"
 #include "vramscope/analysis/chrome_trace_export.h"
 #include "vramscope/analysis/job_model.h"
 #include "vramscope/analysis/memory_timeline.h"
@@ -25,15 +26,6 @@ namespace vramscope::analysis {
 namespace {
 
 using trace::TraceData;
-
-const std::string kRealdata = VRAMSCOPE_REALDATA_DIR;
-const std::string kBert =
-    kRealdata +
-    "/AMD-AGI_TraceLens/tests/traces/h100/gaunernst_bert-small-uncased__1016001.json.gz";
-const std::string kB200 = kRealdata + "/AMD-AGI_TraceLens/tests/traces/b200/eager_trace.json.gz";
-const std::string kDfIndex = kRealdata +
-                             "/facebookresearch_HolisticTraceAnalysis/tests/data/df_index_resolver/"
-                             "df_index_resolver.json.gz";
 
 std::string exportChrome(const JobModel& m) {
     std::ostringstream out;
@@ -109,22 +101,22 @@ void expectRoundTripKeepsPeaksAndKernels(const std::string& path) {
 }
 
 TEST(ChromeTraceExportRealdata, BertReadBackGivesTheSourcesPeaksAndKernelCounts) {
-    VRAMSCOPE_REQUIRE_INPUT(kBert);
-    expectRoundTripKeepsPeaksAndKernels(kBert);
+    VRAMSCOPE_REQUIRE_INPUT(realdata::kBertTrace);
+    expectRoundTripKeepsPeaksAndKernels(realdata::kBertTrace);
 }
 
 TEST(ChromeTraceExportRealdata, DfIndexReadBackGivesTheSourcesPeaksAndKernelCountsOnGpu1) {
-    VRAMSCOPE_REQUIRE_INPUT(kDfIndex);
-    expectRoundTripKeepsPeaksAndKernels(kDfIndex);
+    VRAMSCOPE_REQUIRE_INPUT(realdata::kDfIndexTrace);
+    expectRoundTripKeepsPeaksAndKernels(realdata::kDfIndexTrace);
 }
 
 TEST(ChromeTraceExportRealdata, OneRanksReadBackKeepsItsRankWorldSizeAndGpus) {
     // The b200 trace's own distributedInfo and deviceProperties, read here with nlohmann-json.
-    VRAMSCOPE_REQUIRE_INPUT(kB200);
-    const nlohmann::json src = testdata::loadGzJson(kB200);
+    VRAMSCOPE_REQUIRE_INPUT(realdata::kB200Trace);
+    const nlohmann::json src = testdata::loadGzJson(realdata::kB200Trace);
     ASSERT_TRUE(src.contains("distributedInfo"));
     ASSERT_TRUE(src.contains("deviceProperties"));
-    auto job = trace::openJob({kB200});
+    auto job = trace::openJob({realdata::kB200Trace});
     ASSERT_TRUE(job.ok()) << job.error().describe();
     auto m = buildJobModel(std::move(job).value(), "b200");
     ASSERT_TRUE(m.ok());
@@ -145,7 +137,7 @@ TEST(ChromeTraceExportRealdata, OneRanksReadBackKeepsItsRankWorldSizeAndGpus) {
     }
 }
 
-trace::Job syntheticJob(int ranks) {
+trace::Job smallSyntheticJob(int ranks) {
     SyntheticJobSpec s;
     s.ranks = ranks;
     s.iterations = 5;
@@ -168,7 +160,7 @@ int64_t nsOf(const nlohmann::json& ts) {
 }
 
 TEST(ChromeTraceExport, FlowsStartOnceStepOnEveryMiddleRankAndFinishOnceOnCollectives) {
-    auto m = buildJobModel(syntheticJob(4), "synthetic");
+    auto m = buildJobModel(smallSyntheticJob(4), "synthetic");
     ASSERT_TRUE(m.ok());
     const nlohmann::json doc = nlohmann::json::parse(exportChrome(*m.value()));
     EXPECT_EQ(doc["displayTimeUnit"], "ns");
@@ -200,7 +192,7 @@ TEST(ChromeTraceExport, FlowsStartOnceStepOnEveryMiddleRankAndFinishOnceOnCollec
 }
 
 TEST(ChromeTraceExport, CountersEqualARunningSumOfTheMemoryEvents) {
-    auto built = buildJobModel(syntheticJob(1), "synthetic");
+    auto built = buildJobModel(smallSyntheticJob(1), "synthetic");
     ASSERT_TRUE(built.ok());
     const JobModel& m = *built.value();
     const nlohmann::json doc = nlohmann::json::parse(exportChrome(m));

@@ -23,6 +23,7 @@
 
 #include "realdata.h"
 #include "realdata_json.h"
+#include "realdata_paths.h"
 #include "vramscope/analysis/collective_bandwidth.h"
 #include "vramscope/analysis/job_analysis.h"
 #include "vramscope/trace/open_trace.h"
@@ -32,15 +33,8 @@ namespace {
 
 using testdata::loadGzJson;
 
-const std::string kRealdata = VRAMSCOPE_REALDATA_DIR;
-const std::string kNccl = kRealdata +
-                          "/facebookresearch_HolisticTraceAnalysis/tests/data/nccl_parser_config/"
-                          "nccl_data.json.gz";
-const std::string kDlrm =
-    kRealdata + "/facebookresearch_param/et_replay/tests/inputs/dlrm_kineto.tar.gz";
-
 /// One NCCL kernel as recomputed: start and duration (us, as written), expected busBw (GB/s).
-struct Expected {
+struct ExpectedNcclKernel {
     double ts = 0, dur = 0;
     std::string function;
     double busbw = 0;
@@ -68,8 +62,8 @@ bool isNcclKernel(const nlohmann::json& e) {
 }
 
 /// The importer's occurrences of one input in start order against `expected` in start order.
-void compare(const CollectiveBandwidthReport& r, size_t input, std::vector<Expected> expected,
-             const std::string& what) {
+void compare(const CollectiveBandwidthReport& r, size_t input,
+             std::vector<ExpectedNcclKernel> expected, const std::string& what) {
     std::vector<const CollectiveBandwidth*> got;
     for (const CollectiveBandwidth& o : r.occurrences) {
         if (o.input == input) {
@@ -77,11 +71,11 @@ void compare(const CollectiveBandwidthReport& r, size_t input, std::vector<Expec
         }
     }
     std::sort(expected.begin(), expected.end(),
-              [](const Expected& a, const Expected& b) { return a.ts < b.ts; });
+              [](const ExpectedNcclKernel& a, const ExpectedNcclKernel& b) { return a.ts < b.ts; });
     ASSERT_EQ(got.size(), expected.size()) << what;
     for (size_t i = 0; i < got.size(); ++i) {
         const CollectiveBandwidth& o = *got[i];
-        const Expected& e = expected[i];
+        const ExpectedNcclKernel& e = expected[i];
         ASSERT_TRUE(o.busbwGBps.has_value()) << what << " kernel " << i << " " << o.function;
         EXPECT_EQ(o.bytes, e.bytes) << what << " kernel " << i;
         EXPECT_NEAR(*o.busbwGBps, e.busbw, 1e-6 * e.busbw) << what << " kernel " << i;
@@ -90,19 +84,11 @@ void compare(const CollectiveBandwidthReport& r, size_t input, std::vector<Expec
     }
 }
 
-std::vector<RankInput> inputsOf(const trace::Job& job) {
-    std::vector<RankInput> in;
-    for (const trace::RankTrace& rt : job.ranks) {
-        in.push_back({&rt.trace.data, rt.trace.data.header.rank, rt.clockOffsetNs});
-    }
-    return in;
-}
-
 TEST(CollectiveBandwidthRealData, EveryNcclKernelOfNcclDataHasTheFormulaBusBw) {
-    VRAMSCOPE_REQUIRE_INPUT(kNccl);
-    const nlohmann::json doc = loadGzJson(kNccl);
+    VRAMSCOPE_REQUIRE_INPUT(realdata::kNcclTrace);
+    const nlohmann::json doc = loadGzJson(realdata::kNcclTrace);
     const std::map<std::string, uint64_t> width{{"Float", 4}, {"Long", 8}};  // c10 ScalarType
-    std::vector<Expected> expected;
+    std::vector<ExpectedNcclKernel> expected;
     for (const auto& e : testdata::eventsOf(doc)) {
         if (!isNcclKernel(e)) {
             continue;
@@ -116,9 +102,9 @@ TEST(CollectiveBandwidthRealData, EveryNcclKernelOfNcclDataHasTheFormulaBusBw) {
              message});
     }
     ASSERT_EQ(expected.size(), 21u);  // 15 all-reduce + 6 broadcast kernels in the file
-    auto job = trace::openJob({kNccl});
+    auto job = trace::openJob({realdata::kNcclTrace});
     ASSERT_TRUE(job.ok()) << job.error().describe();
-    auto analysed = analyzeJob(inputsOf(*job));
+    auto analysed = analyzeJob(rankInputs(*job));
     ASSERT_TRUE(analysed.ok());
     compare(analysed->bandwidth, 0, expected, "nccl_data");
     // The kernels are ncclKernel_<Func>_RING_LL_... (NCCL 2.17): the algorithm is the name's,
@@ -130,7 +116,7 @@ TEST(CollectiveBandwidthRealData, EveryNcclKernelOfNcclDataHasTheFormulaBusBw) {
 }
 
 /// The expected busBw of every NCCL kernel of one dlrm rank.
-std::vector<Expected> dlrmExpected(const nlohmann::json& doc) {
+std::vector<ExpectedNcclKernel> dlrmExpected(const nlohmann::json& doc) {
     const int n = doc["distributedInfo"]["world_size"].get<int>();
     const std::map<std::string, uint64_t> width{{"float", 4}, {"long int", 8}, {"int", 4}};
     std::map<int64_t, std::pair<double, std::string>> launches;  // correlation -> (ts, tid)
@@ -157,7 +143,7 @@ std::vector<Expected> dlrmExpected(const nlohmann::json& doc) {
                            elems * width.at(e["args"]["Input type"][0])});
         }
     }
-    std::vector<Expected> out;
+    std::vector<ExpectedNcclKernel> out;
     for (const auto& e : doc["traceEvents"]) {
         if (!isNcclKernel(e)) {
             continue;
@@ -182,12 +168,12 @@ std::vector<Expected> dlrmExpected(const nlohmann::json& doc) {
     return out;
 }
 
-std::vector<nlohmann::json> readDlrm() {
+std::vector<nlohmann::json> readDlrmDocs() {
     std::vector<nlohmann::json> out;
     std::unique_ptr<archive, int (*)(archive*)> a(archive_read_new(), archive_read_free);
     archive_read_support_filter_all(a.get());
     archive_read_support_format_all(a.get());
-    if (archive_read_open_filename(a.get(), kDlrm.c_str(), 1 << 16) != ARCHIVE_OK) {
+    if (archive_read_open_filename(a.get(), realdata::kDlrmJob.c_str(), 1 << 16) != ARCHIVE_OK) {
         return out;
     }
     archive_entry* entry = nullptr;
@@ -208,15 +194,15 @@ std::vector<nlohmann::json> readDlrm() {
 }
 
 TEST(CollectiveBandwidthRealData, EveryNcclKernelOfTheEightDlrmRanksHasTheFormulaBusBw) {
-    VRAMSCOPE_REQUIRE_INPUT(kDlrm);
-    std::map<int, std::vector<Expected>> expected;  // by rank
-    for (const nlohmann::json& doc : readDlrm()) {
+    VRAMSCOPE_REQUIRE_INPUT(realdata::kDlrmJob);
+    std::map<int, std::vector<ExpectedNcclKernel>> expected;  // by rank
+    for (const nlohmann::json& doc : readDlrmDocs()) {
         expected[doc["distributedInfo"]["rank"].get<int>()] = dlrmExpected(doc);
     }
     ASSERT_EQ(expected.size(), 8u);
-    auto job = trace::openJob({kDlrm});
+    auto job = trace::openJob({realdata::kDlrmJob});
     ASSERT_TRUE(job.ok()) << job.error().describe();
-    const std::vector<RankInput> inputs = inputsOf(*job);
+    const std::vector<RankInput> inputs = rankInputs(*job);
     auto analysed = analyzeJob(inputs);
     ASSERT_TRUE(analysed.ok());
     size_t kernels = 0;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "test_units.h"
 #include "vramscope/analysis/collective_bandwidth.h"
 #include "vramscope/analysis/collectives.h"
 
@@ -17,8 +18,8 @@ using trace::CollectiveTiming;
 using trace::DeviceIndex;
 using trace::RankId;
 
-constexpr uint64_t kMiB = uint64_t(1) << 20;
-constexpr uint64_t kGiB = uint64_t(1) << 30;
+using testdata::kGiB;
+using testdata::kMiB;
 
 /// One rank's trace on GPU 0 named `gpu`.
 trace::TraceData rankTrace(int rank, const std::string& gpu = "NVIDIA H100 80GB HBM3") {
@@ -32,9 +33,9 @@ trace::TraceData rankTrace(int rank, const std::string& gpu = "NVIDIA H100 80GB 
 }
 
 /// A collective on GPU 0 of `d`: [start, start + dur) ns, comm 7, the given seq.
-void add(trace::TraceData& d, const std::string& function, uint64_t bytes, int nranks,
-         int64_t startNs, int64_t durNs, int64_t seq = -1,
-         CollectiveTiming timing = CollectiveTiming::Kernel) {
+void addCollective(trace::TraceData& d, const std::string& function, uint64_t bytes, int nranks,
+                   int64_t startNs, int64_t durNs, int64_t seq = -1,
+                   CollectiveTiming timing = CollectiveTiming::Kernel) {
     trace::CollectiveEvent c;
     c.startNs = startNs;
     c.endNs = startNs + durNs;
@@ -67,7 +68,7 @@ int64_t allReduce8DurationFor(uint64_t bytes, double gbps) {
 
 TEST(CollectiveBandwidth, AllReduceOfOneGiBInTenMsOverEightRanks) {
     trace::TraceData d = rankTrace(0);
-    add(d, "AllReduce", kGiB, 8, 1000, 10'000'000);
+    addCollective(d, "AllReduce", kGiB, 8, 1000, 10'000'000);
     const CollectiveBandwidthReport r = reportOf({&d});
     ASSERT_EQ(r.occurrences.size(), 1u);
     // By hand: algBw = 1073741824 B / 0.01 s = 107.3741824 GB/s; busBw = x 2 x 7 / 8 = x 1.75
@@ -80,10 +81,10 @@ TEST(CollectiveBandwidth, AllReduceOfOneGiBInTenMsOverEightRanks) {
 
 TEST(CollectiveBandwidth, AllGatherAndReduceScatterCountTrafficAsMessageTimesRanks) {
     trace::TraceData d = rankTrace(0);
-    add(d, "AllGather", 128 * kMiB, 4, 0, 4'000'000);  // per-rank message 128 MiB
-    add(d, "ReduceScatter", 128 * kMiB, 4, 5'000'000, 4'000'000);
-    add(d, "Broadcast", 100'000'000, 4, 10'000'000, 1'000'000);
-    add(d, "AllToAll", 100'000'000, 4, 12'000'000, 1'000'000);
+    addCollective(d, "AllGather", 128 * kMiB, 4, 0, 4'000'000);  // per-rank message 128 MiB
+    addCollective(d, "ReduceScatter", 128 * kMiB, 4, 5'000'000, 4'000'000);
+    addCollective(d, "Broadcast", 100'000'000, 4, 10'000'000, 1'000'000);
+    addCollective(d, "AllToAll", 100'000'000, 4, 12'000'000, 1'000'000);
     const CollectiveBandwidthReport r = reportOf({&d});
     ASSERT_EQ(r.occurrences.size(), 4u);
     // traffic 4 x 134217728 = 536870912 B in 4 ms: algBw 134.217728 GB/s, busBw x 3/4.
@@ -102,9 +103,9 @@ TEST(CollectiveBandwidth, AllGatherAndReduceScatterCountTrafficAsMessageTimesRan
 
 TEST(CollectiveBandwidth, MissingBytesGroupSizeOrDurationGiveNoBandwidth) {
     trace::TraceData d = rankTrace(0);
-    add(d, "AllReduce", 0, 8, 0, 1000);
-    add(d, "AllReduce", kMiB, 0, 2000, 1000);
-    add(d, "AllReduce", kMiB, 8, 4000, 0);
+    addCollective(d, "AllReduce", 0, 8, 0, 1000);
+    addCollective(d, "AllReduce", kMiB, 0, 2000, 1000);
+    addCollective(d, "AllReduce", kMiB, 8, 4000, 0);
     const CollectiveBandwidthReport r = reportOf({&d});
     ASSERT_EQ(r.occurrences.size(), 3u);
     for (const CollectiveBandwidth& o : r.occurrences) {
@@ -121,11 +122,11 @@ TEST(CollectiveBandwidth, GroupsCountMatchedCollectivesOnceAndNameTheUsualLastRa
     const int64_t t[3] = {0, 20'000'000, 40'000'000};
     const int64_t late0[3] = {0, 0, 1'000'000}, late1[3] = {2'000'000, 2'000'000, 0};
     for (int i = 0; i < 3; ++i) {
-        add(r0, "AllReduce", 64 * kMiB, 2, t[i] + late0[i], 10'000'000 - late0[i], i);
-        add(r1, "AllReduce", 64 * kMiB, 2, t[i] + late1[i], 10'000'000 - late1[i], i);
+        addCollective(r0, "AllReduce", 64 * kMiB, 2, t[i] + late0[i], 10'000'000 - late0[i], i);
+        addCollective(r1, "AllReduce", 64 * kMiB, 2, t[i] + late1[i], 10'000'000 - late1[i], i);
     }
-    add(r0, "AllGather", kMiB, 2, 60'000'000, 100'000, 3);
-    add(r1, "AllGather", kMiB, 2, 60'000'000, 100'000, 3);
+    addCollective(r0, "AllGather", kMiB, 2, 60'000'000, 100'000, 3);
+    addCollective(r1, "AllGather", kMiB, 2, 60'000'000, 100'000, 3);
     const CollectiveBandwidthReport r = reportOf({&r0, &r1});
     ASSERT_EQ(r.occurrences.size(), 8u);
     ASSERT_EQ(r.groups.size(), 2u);
@@ -164,12 +165,12 @@ TEST(CollectiveBandwidth, SizeBucketsArePowersOfTwoWithTheirMedianBusBw) {
     trace::TraceData d = rankTrace(0);
     // Broadcast (factor 1): busBw = bytes / dur. 1000 B -> [512, 1023]; 1024, 1500, 2047 ->
     // [1024, 2047] with busBw 1, 3, 2 GB/s (median 2); 3000 -> [2048, 4095].
-    add(d, "Broadcast", 1000, 2, 0, 1000);
-    add(d, "Broadcast", 1024, 2, 10'000, 1024);
-    add(d, "Broadcast", 1500, 2, 20'000, 500);
-    add(d, "Broadcast", 2047, 2, 30'000, 2047 / 2);
-    add(d, "Broadcast", 3000, 2, 40'000, 3000);
-    add(d, "Broadcast", 0, 2, 50'000, 3000);  // no size: in no bucket
+    addCollective(d, "Broadcast", 1000, 2, 0, 1000);
+    addCollective(d, "Broadcast", 1024, 2, 10'000, 1024);
+    addCollective(d, "Broadcast", 1500, 2, 20'000, 500);
+    addCollective(d, "Broadcast", 2047, 2, 30'000, 2047 / 2);
+    addCollective(d, "Broadcast", 3000, 2, 40'000, 3000);
+    addCollective(d, "Broadcast", 0, 2, 50'000, 3000);  // no size: in no bucket
     const CollectiveBandwidthReport r = reportOf({&d});
     ASSERT_EQ(r.sizeBuckets.size(), 3u);
     EXPECT_EQ(r.sizeBuckets[0].minBytes, 512u);
@@ -187,9 +188,10 @@ TEST(CollectiveBandwidth, SizeBucketsArePowersOfTwoWithTheirMedianBusBw) {
 TEST(CollectiveBandwidthVerdict, LargeMessagesNearThePeakAreBandwidthBound) {
     trace::TraceData d = rankTrace(0);  // H100 SXM: 450 GB/s per direction by default
     for (int i = 0; i < 4; ++i) {       // 256 MiB at 400 GB/s busBw (89 % of 450)
-        add(d, "AllReduce", 256 * kMiB, 8, i * 10'000'000, allReduce8DurationFor(256 * kMiB, 400));
+        addCollective(d, "AllReduce", 256 * kMiB, 8, i * 10'000'000,
+                      allReduce8DurationFor(256 * kMiB, 400));
     }
-    add(d, "AllReduce", 64 * 1024, 8, 50'000'000, 100'000);  // a small one, little time
+    addCollective(d, "AllReduce", 64 * 1024, 8, 50'000'000, 100'000);  // a small one, little time
     const CollectiveBandwidthReport r = reportOf({&d});
     ASSERT_EQ(r.verdicts.size(), 1u);
     const CommunicationVerdict& v = r.verdicts[0];
@@ -202,8 +204,8 @@ TEST(CollectiveBandwidthVerdict, LargeMessagesNearThePeakAreBandwidthBound) {
     // The same at 300 GB/s (67 % of the peak, under 70 %) is not bandwidth-bound.
     trace::TraceData slow = rankTrace(0);
     for (int i = 0; i < 4; ++i) {
-        add(slow, "AllReduce", 256 * kMiB, 8, i * 10'000'000,
-            allReduce8DurationFor(256 * kMiB, 300));
+        addCollective(slow, "AllReduce", 256 * kMiB, 8, i * 10'000'000,
+                      allReduce8DurationFor(256 * kMiB, 300));
     }
     const CollectiveBandwidthReport s = reportOf({&slow});
     ASSERT_EQ(s.verdicts.size(), 1u);
@@ -215,7 +217,8 @@ TEST(CollectiveBandwidthVerdict, LargeMessagesNearThePeakAreBandwidthBound) {
 TEST(CollectiveBandwidthVerdict, SmallMessagesFarBelowThePeakAreLatencyBound) {
     trace::TraceData d = rankTrace(0);
     for (int i = 0; i < 50; ++i) {  // 64 KiB at 10 GB/s busBw (2 % of 450)
-        add(d, "AllReduce", 64 * 1024, 8, i * 100'000, allReduce8DurationFor(64 * 1024, 10));
+        addCollective(d, "AllReduce", 64 * 1024, 8, i * 100'000,
+                      allReduce8DurationFor(64 * 1024, 10));
     }
     const CollectiveBandwidthReport r = reportOf({&d});
     ASSERT_EQ(r.verdicts.size(), 1u);
@@ -225,7 +228,8 @@ TEST(CollectiveBandwidthVerdict, SmallMessagesFarBelowThePeakAreLatencyBound) {
     // At 200 GB/s (44 % of the peak, not under 25 %) small messages are not "far below".
     trace::TraceData fast = rankTrace(0);
     for (int i = 0; i < 50; ++i) {
-        add(fast, "AllReduce", 64 * 1024, 8, i * 100'000, allReduce8DurationFor(64 * 1024, 200));
+        addCollective(fast, "AllReduce", 64 * 1024, 8, i * 100'000,
+                      allReduce8DurationFor(64 * 1024, 200));
     }
     EXPECT_EQ(reportOf({&fast}).verdicts[0].limit, CommunicationLimit::NotLimited);
 }
@@ -236,8 +240,8 @@ TEST(CollectiveBandwidthVerdict, MostlyWaitingForOneRankIsWaitingOnRank) {
     trace::TraceData r0 = rankTrace(0), r1 = rankTrace(1);
     for (int i = 0; i < 4; ++i) {
         const int64_t t = i * 20'000'000;
-        add(r0, "AllReduce", 256 * kMiB, 2, t, 10'000'000, i);
-        add(r1, "AllReduce", 256 * kMiB, 2, t + 9'000'000, 1'000'000, i);
+        addCollective(r0, "AllReduce", 256 * kMiB, 2, t, 10'000'000, i);
+        addCollective(r1, "AllReduce", 256 * kMiB, 2, t + 9'000'000, 1'000'000, i);
     }
     const CollectiveBandwidthReport r = reportOf({&r0, &r1});
     ASSERT_EQ(r.verdicts.size(), 2u);
@@ -257,8 +261,8 @@ TEST(CollectiveBandwidthVerdict, MostlyWaitingForOneRankIsWaitingOnRank) {
     trace::TraceData q0 = rankTrace(0), q1 = rankTrace(1);
     for (int i = 0; i < 4; ++i) {
         const int64_t t = i * 20'000'000;
-        add(q0, "AllReduce", 256 * kMiB, 2, t, 10'000'000, i);
-        add(q1, "AllReduce", 256 * kMiB, 2, t + 4'000'000, 6'000'000, i);
+        addCollective(q0, "AllReduce", 256 * kMiB, 2, t, 10'000'000, i);
+        addCollective(q1, "AllReduce", 256 * kMiB, 2, t + 4'000'000, 6'000'000, i);
     }
     EXPECT_NE(reportOf({&q0, &q1}).verdicts[0].limit, CommunicationLimit::WaitingOnRank);
 }
@@ -269,7 +273,8 @@ CommunicationVerdict verdictWith(void (*spoil)(trace::CollectiveEvent&),
                                  CollectiveBandwidthOptions options = {}) {
     trace::TraceData d = rankTrace(0, gpu);
     for (int i = 0; i < 4; ++i) {
-        add(d, "AllReduce", 256 * kMiB, 8, i * 10'000'000, allReduce8DurationFor(256 * kMiB, 400));
+        addCollective(d, "AllReduce", 256 * kMiB, 8, i * 10'000'000,
+                      allReduce8DurationFor(256 * kMiB, 400));
     }
     trace::TraceData spoiled = rankTrace(0, gpu);
     for (size_t i = 0; i < d.collectives.size(); ++i) {
@@ -333,7 +338,7 @@ TEST(CollectiveBandwidthVerdict, DefaultLinkPeaksFollowTheDatasheets) {
 
 TEST(CollectiveBandwidthVerdict, PointToPointOperationsGiveNoVerdict) {
     trace::TraceData d = rankTrace(0);
-    add(d, "SendRecv", 256 * kMiB, 2, 0, 1'000'000);
+    addCollective(d, "SendRecv", 256 * kMiB, 2, 0, 1'000'000);
     const CollectiveBandwidthReport r = reportOf({&d});
     ASSERT_EQ(r.occurrences.size(), 1u);
     EXPECT_TRUE(r.occurrences[0].pointToPoint);

@@ -23,12 +23,12 @@ constexpr FlameGrouping kGroupings[] = {FlameGrouping::Stack, FlameGrouping::Nvt
                                         FlameGrouping::Category};
 
 /// Two ranks of a small synthetic job, one GPU each (device index = rank), with their indexes.
-struct Fixture {
+struct TwoRankFlames {
     std::vector<TraceData> traces;
     std::vector<std::shared_ptr<const AllocationIndex>> indexes;
     FlameService service;
 
-    Fixture() {
+    TwoRankFlames() {
         SyntheticJobSpec s;
         s.ranks = 2;
         s.iterations = 4;
@@ -47,7 +47,7 @@ struct Fixture {
 };
 
 TEST(Unit, FlameServiceReturnsNullWhenTheGpuIsUnknown) {
-    Fixture f;
+    TwoRankFlames f;
     EXPECT_TRUE(f.service.has(0, DeviceIndex{0}));
     EXPECT_TRUE(f.service.has(1, DeviceIndex{1}));
     EXPECT_FALSE(f.service.has(0, DeviceIndex{1}));
@@ -58,7 +58,7 @@ TEST(Unit, FlameServiceReturnsNullWhenTheGpuIsUnknown) {
 }
 
 TEST(Unit, FlameServiceReturnsTheCachedTreeWhenAskedTheSameAgain) {
-    Fixture f;
+    TwoRankFlames f;
     const auto first = f.service.at(0, DeviceIndex{0}, 2'500'000, FlameGrouping::Stack);
     ASSERT_TRUE(first);
     EXPECT_EQ(f.service.treesBuilt(), 1u);
@@ -77,7 +77,7 @@ TEST(Unit, FlameServiceReturnsTheCachedTreeWhenAskedTheSameAgain) {
 }
 
 TEST(Unit, FlameServiceEvictsTheLeastRecentlyUsedTreeWhenTheCacheIsFull) {
-    Fixture f;
+    TwoRankFlames f;
     const size_t n = FlameService::kCacheSize;
     auto ask = [&](size_t i) {
         return f.service.at(0, DeviceIndex{0}, int64_t(3'000'000 + i), FlameGrouping::Stack);
@@ -105,7 +105,7 @@ TEST(Unit, FlameServiceEvictsTheLeastRecentlyUsedTreeWhenTheCacheIsFull) {
 }
 
 TEST(Unit, FlameServiceGivesTheSingleThreadedTreesWhenFourThreadsAskAtOnce) {
-    Fixture f;
+    TwoRankFlames f;
     std::vector<int64_t> times;
     for (int64_t t = 900'000; t < 12'000'000; t += 370'000) {
         times.push_back(t);
@@ -172,7 +172,7 @@ TEST(Unit, FlameServiceGivesTheSingleThreadedTreesWhenFourThreadsAskAtOnce) {
 }
 
 TEST(Unit, FlameServiceBuildsOneTreeWhenThreadsAskTheSameAtOnce) {
-    Fixture f;
+    TwoRankFlames f;
     constexpr int kThreads = 4;
     constexpr int kRounds = 40;
     for (int round = 0; round < kRounds; ++round) {
@@ -198,7 +198,7 @@ TEST(Unit, FlameServiceBuildsOneTreeWhenThreadsAskTheSameAtOnce) {
 }
 
 TEST(Unit, FlameServiceDiffRootIsAliveAtSecondMinusFirstWhenTwoTimesAreGiven) {
-    Fixture f;
+    TwoRankFlames f;
     const std::pair<int64_t, int64_t> spans[] = {
         {1'500'000, 2'500'000}, {2'500'000, 4'500'000}, {4'500'000, 3'100'000}, {0, 11'000'000}};
     for (int gpu = 0; gpu < 2; ++gpu) {

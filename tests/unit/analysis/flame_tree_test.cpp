@@ -16,8 +16,8 @@ using trace::MemoryKind;
 using trace::MemoryLevel;
 using trace::TraceData;
 
-void alloc(TraceData& d, int64_t t, uint64_t addr, uint64_t size, trace::StackId stack,
-           uint32_t range = 0, MemoryKind kind = MemoryKind::Pool) {
+void allocWithStack(TraceData& d, int64_t t, uint64_t addr, uint64_t size, trace::StackId stack,
+                    uint32_t range = 0, MemoryKind kind = MemoryKind::Pool) {
     d.memory.append(MemoryEvent{t, addr, size, MemoryAction::Alloc, MemoryLevel::Allocated, kind,
                                 trace::DeviceIndex{0}, 0, stack, range});
 }
@@ -27,10 +27,10 @@ void release(TraceData& d, int64_t t, uint64_t addr, uint64_t size) {
 }
 
 /// main -> model -> {linear, attention}; one allocation without a stack.
-struct Fixture {
+struct TwoBranchTrace {
     TraceData d;
     trace::StackId linear{0}, attention{0};
-    Fixture() {
+    TwoBranchTrace() {
         const auto frame = [&](const char* name, int line) {
             return d.internFrame({d.intern(name), d.intern("train.py"), line});
         };
@@ -38,17 +38,17 @@ struct Fixture {
                              lin = frame("linear", 3), att = frame("attention", 4);
         linear = d.internStack({lin, model, main});
         attention = d.internStack({att, model, main});
-        alloc(d, 10, 0x100, 1000, linear);
-        alloc(d, 20, 0x200, 3000, attention);
-        alloc(d, 30, 0x300, 500, linear);
-        alloc(d, 40, 0x400, 7, trace::StackId{0});
+        allocWithStack(d, 10, 0x100, 1000, linear);
+        allocWithStack(d, 20, 0x200, 3000, attention);
+        allocWithStack(d, 30, 0x300, 500, linear);
+        allocWithStack(d, 40, 0x400, 7, trace::StackId{0});
         release(d, 50, 0x100, 1000);
-        alloc(d, 60, 0x500, 2000, attention);
+        allocWithStack(d, 60, 0x500, 2000, attention);
     }
 };
 
 TEST(FlameTree, GroupsTheLiveSetByStackRootFirst) {
-    Fixture f;
+    TwoBranchTrace f;
     FlameTreeBuilder b(f.d, trace::DeviceIndex{0}, MemoryLevel::Allocated);
     const FlameTree t = b.at(45, FlameGrouping::Stack);
     ASSERT_FALSE(t.nodes.empty());
@@ -80,15 +80,15 @@ TEST(FlameTree, SaysWhichStacklessMemoryWasAliveBeforeTheTrace) {
     // 64 B alive before recording began (an importer's PreExisting block, no stack) and 7 B the
     // producer gave no stack: two nodes, each named for what it is.
     TraceData d;
-    alloc(d, 0, 0x10, 64, trace::StackId{0}, 0, MemoryKind::PreExisting);
-    alloc(d, 5, 0x20, 7, trace::StackId{0});
+    allocWithStack(d, 0, 0x10, 64, trace::StackId{0}, 0, MemoryKind::PreExisting);
+    allocWithStack(d, 5, 0x20, 7, trace::StackId{0});
     FlameTreeBuilder b(d, trace::DeviceIndex{0}, MemoryLevel::Allocated);
     EXPECT_EQ(toFolded(b.at(10, FlameGrouping::Stack)),
               std::string(kPreExistingLabel) + " 64\n(no stack) 7\n");
 }
 
 TEST(FlameTree, DiffShowsWhatGrew) {
-    Fixture f;
+    TwoBranchTrace f;
     FlameTreeBuilder b(f.d, trace::DeviceIndex{0}, MemoryLevel::Allocated);
     const FlameTree t = b.diff(45, 70, FlameGrouping::Stack);
     EXPECT_TRUE(t.isDiff);
@@ -115,9 +115,9 @@ TEST(FlameTree, GroupsByNvtxRangePathAndByCategory) {
     };
     const uint32_t it = range("iteration 0", 0, 100, 0);
     const uint32_t fwd = range("forward", 0, 50, 1);
-    alloc(d, 10, 0x10, 100, trace::StackId{0}, fwd);
-    alloc(d, 60, 0x20, 300ull << 20, trace::StackId{0}, it, MemoryKind::Device);
-    alloc(d, 70, 0x30, 5, trace::StackId{0}, 0);
+    allocWithStack(d, 10, 0x10, 100, trace::StackId{0}, fwd);
+    allocWithStack(d, 60, 0x20, 300ull << 20, trace::StackId{0}, it, MemoryKind::Device);
+    allocWithStack(d, 70, 0x30, 5, trace::StackId{0}, 0);
     FlameTreeBuilder b(d, trace::DeviceIndex{0}, MemoryLevel::Allocated);
     const FlameTree t = b.at(80, FlameGrouping::Nvtx);
     EXPECT_EQ(toFolded(t), "iteration 0 314572800\niteration 0;forward 100\n(no range) 5\n");
@@ -126,7 +126,7 @@ TEST(FlameTree, GroupsByNvtxRangePathAndByCategory) {
 }
 
 TEST(FlameTree, PeakTimeIsWhereTheRunningBytesTopOut) {
-    Fixture f;
+    TwoBranchTrace f;
     FlameTreeBuilder b(f.d, trace::DeviceIndex{0}, MemoryLevel::Allocated);
     // 1000, 4000, 4500, 4507, 3507, 5507
     EXPECT_EQ(peakTime(f.d, b.index()), 60);
@@ -148,7 +148,7 @@ TEST(AllocationIndex, LiveSetsMatchAFullReplayAcrossCheckpoints) {
             const uint64_t addr = (rng() % 5000) * 16;
             if (open.count(addr) == 0) {
                 open[addr] = 1 + rng() % 1000;
-                alloc(d, t, addr, open[addr], trace::StackId{0});
+                allocWithStack(d, t, addr, open[addr], trace::StackId{0});
             }
         }
     }
@@ -210,14 +210,14 @@ struct RoleFixture {
         range("forward", 100, 200);
         range("backward", 200, 300);
         range("optimizer", 300, 400);
-        alloc(d, 50, 0x10, 1000, model);
-        alloc(d, 60, 0x60, 700, model);
-        alloc(d, 150, 0x20, 4000, block);
-        alloc(d, 160, 0x30, 300, scratch);
+        allocWithStack(d, 50, 0x10, 1000, model);
+        allocWithStack(d, 60, 0x60, 700, model);
+        allocWithStack(d, 150, 0x20, 4000, block);
+        allocWithStack(d, 160, 0x30, 300, scratch);
         release(d, 180, 0x30, 300);
-        alloc(d, 220, 0x40, 1000, accumulate);
+        allocWithStack(d, 220, 0x40, 1000, accumulate);
         release(d, 250, 0x20, 4000);
-        alloc(d, 320, 0x50, 2000, update);
+        allocWithStack(d, 320, 0x50, 2000, update);
         release(d, 350, 0x40, 1000);
     }
     std::shared_ptr<const AllocationIndex> index() const {

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 
+#include "gpu0_iterations.h"
+#include "test_units.h"
 #include "vramscope/analysis/advice.h"
 #include "vramscope/analysis/job_analysis.h"
 #include "vramscope/analysis/memory_timeline.h"
@@ -23,7 +25,7 @@ using trace::RangeKind;
 using trace::TraceData;
 
 constexpr int64_t kIterationNs = 1'000'000;
-constexpr int64_t kMiB = 1 << 20;
+using testdata::kMiB;
 
 /// `n` iterations of 1 ms from t = 1 ms ("iteration i" ranges) and one GPU allocation so that the
 /// trace has a device 0.
@@ -44,11 +46,7 @@ TraceData withIterations(int n) {
     return d;
 }
 
-IterationSet iterationsOf(const TraceData& d) {
-    auto its = findIterations(d, trace::DeviceIndex{0});
-    EXPECT_TRUE(its.ok());
-    return its.ok() ? std::move(its).value() : IterationSet{};
-}
+using test::iterationsOnGpu0;
 
 TEST(HostMemory, SlopeOfAHandBuiltAllocatorCounterIsItsGrowthPerIteration) {
     // Baseline of iteration i: b(i) = 1 GiB + 8 MiB x i (+ 0 / 1 / -1 MiB of wiggle, less than
@@ -67,7 +65,7 @@ TEST(HostMemory, SlopeOfAHandBuiltAllocatorCounterIsItsGrowthPerIteration) {
         d.counters.append({start + 3 * kIterationNs / 4, name, kHostDevice,
                            CounterKind::HostAllocatedBytes, b(i + 1)});
     }
-    const HostMemoryReport r = analyzeHostMemory(d, iterationsOf(d));
+    const HostMemoryReport r = analyzeHostMemory(d, iterationsOnGpu0(d));
     EXPECT_EQ(r.source, HostSeriesSource::AllocatorBytes);
     EXPECT_EQ(r.counterName, "CPU Total Allocated");
     ASSERT_EQ(r.iterations.size(), size_t(n));
@@ -98,7 +96,7 @@ TEST(HostMemory, ResidentSetIsPreferredAndAFlatOneIsASawtooth) {
         d.counters.append(
             {start, cpu, kHostDevice, CounterKind::HostAllocatedBytes, 1e6 * double(50 * i)});
     }
-    const HostMemoryReport r = analyzeHostMemory(d, iterationsOf(d));
+    const HostMemoryReport r = analyzeHostMemory(d, iterationsOnGpu0(d));
     EXPECT_EQ(r.source, HostSeriesSource::ResidentBytes);
     EXPECT_EQ(r.counterName, "host resident bytes");
     EXPECT_EQ(r.trend.verdict, LeakVerdict::Sawtooth) << r.trend.reason;
@@ -122,7 +120,7 @@ TEST(HostMemory, PinnedBytesAreTheRunningSumOfPinnedEvents) {
     pinned(1'000'200, 0xB000, 32 * kMiB, MemoryAction::Alloc);
     pinned(1'000'300, 0xA000, 64 * kMiB, MemoryAction::Free);
     pinned(1'000'400, 0xC000, 16 * kMiB, MemoryAction::Alloc);
-    const HostMemoryReport r = analyzeHostMemory(d, iterationsOf(d));
+    const HostMemoryReport r = analyzeHostMemory(d, iterationsOnGpu0(d));
     EXPECT_TRUE(r.hasData());
     EXPECT_EQ(r.source, HostSeriesSource::None);
     EXPECT_EQ(r.pinnedAllocations, 3u);
@@ -181,7 +179,7 @@ SyntheticJobSpec hostSpec(uint64_t growth) {
 TEST(HostMemory, FindsTheSyntheticHostGrowthExactly) {
     const SyntheticJobSpec spec = hostSpec(48 * kMiB);
     const TraceData d = generateSyntheticRank(spec, 0);
-    const HostMemoryReport r = analyzeHostMemory(d, iterationsOf(d));
+    const HostMemoryReport r = analyzeHostMemory(d, iterationsOnGpu0(d));
     ASSERT_EQ(r.iterations.size(), 10u);
     for (size_t i = 0; i < r.iterations.size(); ++i) {
         EXPECT_EQ(r.iterations[i].baselineBytes,

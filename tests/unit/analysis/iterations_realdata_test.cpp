@@ -15,30 +15,22 @@
 #include <string>
 #include <vector>
 
+#include "gpt_h200_workload.h"
 #include "realdata.h"
 #include "realdata_json.h"
+#include "realdata_paths.h"
 #include "vramscope/analysis/job_analysis.h"
 #include "vramscope/analysis/text_format.h"
 #include "vramscope/trace/open_trace.h"
-
-#define REQUIRE_FILE(path) VRAMSCOPE_REQUIRE_INPUT(path)
 
 namespace vramscope::analysis {
 namespace {
 
 using testdata::loadGzJson;
 
-const std::string kRealdata = VRAMSCOPE_REALDATA_DIR;
-const std::string kDecomfl = kRealdata + "/ZidongLiu_DeComFL/memory.pickle";
-const std::string kLeak = kRealdata + "/vramscope_h200/gpt_h200_leak.snapshot.pickle.gz";
-const std::string kNccl = kRealdata +
-                          "/facebookresearch_HolisticTraceAnalysis/tests/data/nccl_parser_config/"
-                          "nccl_data.json.gz";
-
-// gpt_train.py: V = 32000, T = 1024, B = 8, two micro-batches per step, bf16 autocast; "leak"
-// keeps every micro-batch's logits, B x T x V x 2 bytes (bf16 from the autocast nn.Linear head).
-constexpr uint64_t kLogitsBytes = 8ull * 1024 * 32000 * 2;
-constexpr uint64_t kMicroBatchesPerStep = 2;
+// "leak" keeps every micro-batch's logits.
+using test::gpt_h200::kLogitsBytes;
+using test::gpt_h200::kMicroBatchesPerStep;
 
 /// What tests/tools/snapshot_replay.py prints for `path` with `options`.
 std::string replayOutput(const std::string& path, const std::string& options) {
@@ -105,13 +97,14 @@ DeviceAnalysis analyzeOne(const trace::TraceData& data) {
 }
 
 TEST(IterationsRealData, DecomflHasItsTwoStepsNotAPeriodInsideThem) {
-    REQUIRE_FILE(kDecomfl);
+    VRAMSCOPE_REQUIRE_INPUT(realdata::kDecomflSnapshot);
     VRAMSCOPE_REQUIRE_PYTHON();
     // DeComFL calls no optimizer step, but zero_grad once per step: two of them in the snapshot.
-    const std::vector<int64_t> zeroGrads = annotationStartsUs(kDecomfl, "Optimizer.zero_grad#");
+    const std::vector<int64_t> zeroGrads =
+        annotationStartsUs(realdata::kDecomflSnapshot, "Optimizer.zero_grad#");
     ASSERT_EQ(zeroGrads.size(), 2u) << "snapshot_replay.py --annotations printed no zero_grad";
-    ASSERT_TRUE(annotationStartsUs(kDecomfl, "Optimizer.step#").empty());
-    auto t = trace::openTrace(kDecomfl);
+    ASSERT_TRUE(annotationStartsUs(realdata::kDecomflSnapshot, "Optimizer.step#").empty());
+    auto t = trace::openTrace(realdata::kDecomflSnapshot);
     ASSERT_TRUE(t.ok()) << t.error().describe();
     auto its = findIterations(t->data, trace::DeviceIndex{0});
     ASSERT_TRUE(its.ok());
@@ -127,8 +120,8 @@ TEST(IterationsRealData, DecomflHasItsTwoStepsNotAPeriodInsideThem) {
 }
 
 TEST(IterationsRealData, DecomflWithoutMarkersHasNoIterationStructure) {
-    REQUIRE_FILE(kDecomfl);
-    auto t = trace::openTrace(kDecomfl);
+    VRAMSCOPE_REQUIRE_INPUT(realdata::kDecomflSnapshot);
+    auto t = trace::openTrace(realdata::kDecomflSnapshot);
     ASSERT_TRUE(t.ok()) << t.error().describe();
     const trace::TraceData bare = withoutRanges(t->data);
     auto its = findIterations(bare, trace::DeviceIndex{0});
@@ -152,11 +145,12 @@ TEST(IterationsRealData, DecomflWithoutMarkersHasNoIterationStructure) {
 }
 
 TEST(IterationsRealData, H200LeakStepsComeFromTheOptimizerAndTheSurvivorsAreTheLogits) {
-    REQUIRE_FILE(kLeak);
+    VRAMSCOPE_REQUIRE_INPUT(realdata::kGptLeakSnapshot);
     VRAMSCOPE_REQUIRE_PYTHON();
-    const std::vector<int64_t> steps = annotationStartsUs(kLeak, "Optimizer.step#");
+    const std::vector<int64_t> steps =
+        annotationStartsUs(realdata::kGptLeakSnapshot, "Optimizer.step#");
     ASSERT_GE(steps.size(), 5u) << "snapshot_replay.py --annotations printed too few steps";
-    auto t = trace::openTrace(kLeak);
+    auto t = trace::openTrace(realdata::kGptLeakSnapshot);
     ASSERT_TRUE(t.ok()) << t.error().describe();
     auto its = findIterations(t->data, trace::DeviceIndex{0});
     ASSERT_TRUE(its.ok());
@@ -191,18 +185,20 @@ TEST(IterationsRealData, H200LeakStepsComeFromTheOptimizerAndTheSurvivorsAreTheL
 }
 
 TEST(IterationsRealData, H200LeakModelStateIsParametersAndAdamWWithoutTheKeptLogits) {
-    REQUIRE_FILE(kLeak);
+    VRAMSCOPE_REQUIRE_INPUT(realdata::kGptLeakSnapshot);
     VRAMSCOPE_REQUIRE_PYTHON();
-    const std::vector<int64_t> steps = annotationStartsUs(kLeak, "Optimizer.step#");
+    const std::vector<int64_t> steps =
+        annotationStartsUs(realdata::kGptLeakSnapshot, "Optimizer.step#");
     ASSERT_GE(steps.size(), 5u);
-    auto t = trace::openTrace(kLeak);
+    auto t = trace::openTrace(realdata::kGptLeakSnapshot);
     ASSERT_TRUE(t.ok()) << t.error().describe();
     const DeviceAnalysis d = analyzeOne(t->data);
     ASSERT_EQ(d.iterations.source, IterationSource::OptimizerSteps);
     ASSERT_EQ(d.iterations.count(), steps.size() - 1);
     // The window, on the snapshot's own clock: iteration i runs from step i to step i + 1, so the
     // first ends at step 1 and the last at the last step.
-    const std::map<uint64_t, uint64_t> across = aliveAcross(kLeak, steps[1], steps.back());
+    const std::map<uint64_t, uint64_t> across =
+        aliveAcross(realdata::kGptLeakSnapshot, steps[1], steps.back());
     ASSERT_FALSE(across.empty()) << "snapshot_replay.py --alive-across printed nothing";
     uint64_t alive = 0;
     for (const auto& [size, count] : across) {
@@ -232,7 +228,8 @@ TEST(IterationsRealData, H200LeakModelStateIsParametersAndAdamWWithoutTheKeptLog
     ASSERT_FALSE(d.leak.survivors.empty());
     const SurvivorGroup& top = d.leak.survivors.front();
     ASSERT_EQ(top.sizeBytes, kLogitsBytes);
-    const std::map<uint64_t, uint64_t> atEnd = aliveAcross(kLeak, steps.back(), steps.back());
+    const std::map<uint64_t, uint64_t> atEnd =
+        aliveAcross(realdata::kGptLeakSnapshot, steps.back(), steps.back());
     ASSERT_TRUE(atEnd.count(kLogitsBytes));
     EXPECT_EQ(top.aliveAtEnd, atEnd.at(kLogitsBytes));
     EXPECT_GT(top.aliveAtEnd, top.count);
@@ -245,9 +242,10 @@ TEST(IterationsRealData, H200LeakModelStateIsParametersAndAdamWWithoutTheKeptLog
 }
 
 TEST(IterationsRealData, H200LeakWithoutMarkersIsDetectedAsItsOptimizerSteps) {
-    REQUIRE_FILE(kLeak);
+    VRAMSCOPE_REQUIRE_INPUT(realdata::kGptLeakSnapshot);
     VRAMSCOPE_REQUIRE_PYTHON();
-    const std::vector<int64_t> steps = annotationStartsUs(kLeak, "Optimizer.step#");
+    const std::vector<int64_t> steps =
+        annotationStartsUs(realdata::kGptLeakSnapshot, "Optimizer.step#");
     ASSERT_GE(steps.size(), 5u);
     std::vector<int64_t> periodsUs;
     for (size_t i = 1; i + 1 < steps.size(); ++i) {  // the first step is warm-up
@@ -255,7 +253,7 @@ TEST(IterationsRealData, H200LeakWithoutMarkersIsDetectedAsItsOptimizerSteps) {
     }
     std::sort(periodsUs.begin(), periodsUs.end());
     const double medianUs = double(periodsUs[periodsUs.size() / 2]);
-    auto t = trace::openTrace(kLeak);
+    auto t = trace::openTrace(realdata::kGptLeakSnapshot);
     ASSERT_TRUE(t.ok()) << t.error().describe();
     const trace::TraceData bare = withoutRanges(t->data);
     auto its = findIterations(bare, trace::DeviceIndex{0});
@@ -272,9 +270,9 @@ TEST(IterationsRealData, H200LeakWithoutMarkersIsDetectedAsItsOptimizerSteps) {
 }
 
 TEST(IterationsRealData, RegexMeasuresKinetoOptimizerStepsStartToStart) {
-    REQUIRE_FILE(kNccl);
+    VRAMSCOPE_REQUIRE_INPUT(realdata::kNcclTrace);
     // From the JSON: host-side (user_annotation) Optimizer.step#... complete events, by start.
-    const nlohmann::json doc = loadGzJson(kNccl);
+    const nlohmann::json doc = loadGzJson(realdata::kNcclTrace);
     std::vector<double> startsUs;
     double rangeUs = 0.0;
     for (const auto& e : doc["traceEvents"]) {
@@ -286,7 +284,7 @@ TEST(IterationsRealData, RegexMeasuresKinetoOptimizerStepsStartToStart) {
     }
     std::sort(startsUs.begin(), startsUs.end());
     ASSERT_GE(startsUs.size(), 3u);
-    auto t = trace::openTrace(kNccl);
+    auto t = trace::openTrace(realdata::kNcclTrace);
     ASSERT_TRUE(t.ok()) << t.error().describe();
     IterationOptions o;
     o.regex = "Optimizer\\.step";

@@ -12,7 +12,7 @@ using trace::TraceData;
 
 /// One rank by hand: a collective first (500..700), 300 B alive over [1000, 3000), an OOM at
 /// 2500 and an iteration range over [1200, 2800).
-trace::Job handJob() {
+trace::Job handBuiltOneRankJob() {
     TraceData d;
     d.header.rank = trace::RankId{0};
     d.header.devices.push_back({DeviceIndex{0}, "GPU-x", "Test GPU", 1000});
@@ -49,7 +49,7 @@ trace::Job handJob() {
 }
 
 TEST(Unit, JobTimePutsRangesOomsAndPeaksOnJobTimeWhenACollectiveComesFirst) {
-    auto built = buildJobModel(handJob(), "hand");
+    auto built = buildJobModel(handBuiltOneRankJob(), "hand");
     ASSERT_TRUE(built.ok());
     const JobModel& m = *built.value();
     EXPECT_EQ(m.originNs, 500);  // the collective, an event like any other

@@ -14,8 +14,8 @@ using trace::MemoryKind;
 using trace::MemoryLevel;
 using trace::TraceData;
 
-constexpr auto kAlloc = MemoryAction::Alloc;
-constexpr auto kFree = MemoryAction::Free;
+using test::kAlloc;
+using test::kFree;
 
 TraceData sample() {
     TraceData d;

@@ -11,19 +11,15 @@
 #include <sstream>
 #include <string>
 
+#include "gpt_h200_workload.h"
 #include "realdata.h"
+#include "realdata_paths.h"
+#include "test_files.h"
 #include "vramscope/analysis/job_analysis.h"
 #include "vramscope/trace/open_trace.h"
 
-#define REQUIRE_FILE(path) VRAMSCOPE_REQUIRE_INPUT(path)
-
 namespace vramscope::analysis {
 namespace {
-
-const std::string kRealdata = VRAMSCOPE_REALDATA_DIR;
-const std::string kModel = kRealdata + "/../device/gpt_train.py";
-const std::string kLeak = kRealdata + "/vramscope_h200/gpt_h200_leak.snapshot.pickle.gz";
-const std::string kOom = kRealdata + "/vramscope_h200/gpt_h200_oom.snapshot.pickle.gz";
 
 /// Parameter bytes of the model gpt_train.py defines, from its constants line
 /// "V, D, L, H, T, B = ..." and the parameter counts of the torch.nn modules it uses (PyTorch
@@ -53,12 +49,7 @@ int64_t modelParameterBytes(const std::string& source) {
     return params * 4;
 }
 
-std::string readFile(const std::string& path) {
-    std::ifstream in(path);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
+using testdata::readFile;
 
 const DeviceAnalysis* analyze(const std::string& path, trace::LoadedTrace& keep, JobAnalysis& job) {
     auto t = trace::openTrace(path);
@@ -81,13 +72,13 @@ bool within(int64_t value, int64_t expected, double share) {
 }
 
 TEST(MemoryRolesRealdata, LeakSnapshotParametersAndAdamStateMatchTheModel) {
-    REQUIRE_FILE(kLeak);
-    REQUIRE_FILE(kModel);
-    const int64_t P = modelParameterBytes(readFile(kModel));
+    VRAMSCOPE_REQUIRE_INPUT(realdata::kGptLeakSnapshot);
+    VRAMSCOPE_REQUIRE_INPUT(realdata::kGptTrainScript);
+    const int64_t P = modelParameterBytes(readFile(realdata::kGptTrainScript));
     ASSERT_GT(P, 0);
     trace::LoadedTrace t;
     JobAnalysis job;
-    const DeviceAnalysis* d = analyze(kLeak, t, job);
+    const DeviceAnalysis* d = analyze(realdata::kGptLeakSnapshot, t, job);
     ASSERT_NE(d, nullptr);
     ASSERT_TRUE(d->rolesAtPeak.has_value());
     const RolesAt& r = *d->rolesAtPeak;
@@ -101,7 +92,7 @@ TEST(MemoryRolesRealdata, LeakSnapshotParametersAndAdamStateMatchTheModel) {
     EXPECT_EQ(r.bytes.total(), d->memory.peakAllocatedBytes);
     // The kept logits (bf16 B x T x V, 2 bytes each) are activations kept past their iteration.
     EXPECT_GT(r.keptActivationBytes, 0);
-    EXPECT_EQ(r.keptActivationBytes % (8 * 1024 * 32000 * 2), 0);
+    EXPECT_EQ(r.keptActivationBytes % int64_t(test::gpt_h200::kLogitsBytes), 0);
     // Every iteration's roles add up to its own peak.
     ASSERT_FALSE(d->iterationRoles.empty());
     for (const IterationRoles& it : d->iterationRoles) {
@@ -110,13 +101,13 @@ TEST(MemoryRolesRealdata, LeakSnapshotParametersAndAdamStateMatchTheModel) {
 }
 
 TEST(MemoryRolesRealdata, OomSnapshotPersistentIsParametersPlusAdamState) {
-    REQUIRE_FILE(kOom);
-    REQUIRE_FILE(kModel);
-    const int64_t P = modelParameterBytes(readFile(kModel));
+    VRAMSCOPE_REQUIRE_INPUT(realdata::kGptOomSnapshot);
+    VRAMSCOPE_REQUIRE_INPUT(realdata::kGptTrainScript);
+    const int64_t P = modelParameterBytes(readFile(realdata::kGptTrainScript));
     ASSERT_GT(P, 0);
     trace::LoadedTrace t;
     JobAnalysis job;
-    const DeviceAnalysis* d = analyze(kOom, t, job);
+    const DeviceAnalysis* d = analyze(realdata::kGptOomSnapshot, t, job);
     ASSERT_NE(d, nullptr);
     ASSERT_TRUE(d->rolesAtPeak.has_value());
     const RolesAt& r = *d->rolesAtPeak;

@@ -33,7 +33,8 @@ TEST(MemoryRoles, PhaseOfNameReadsTheUsualMarkers) {
     EXPECT_EQ(phaseOfName("aten::addmm"), TrainingPhase::None);
 }
 
-trace::StackId stackOf(TraceData& d, std::initializer_list<std::pair<const char*, const char*>> f) {
+trace::StackId stackOfFrames(TraceData& d,
+                             std::initializer_list<std::pair<const char*, const char*>> f) {
     std::vector<trace::FrameId> frames;
     for (const auto& [name, file] : f) {
         frames.push_back(d.internFrame({d.intern(name), d.intern(file), 1}));
@@ -43,19 +44,19 @@ trace::StackId stackOf(TraceData& d, std::initializer_list<std::pair<const char*
 
 TEST(MemoryRoles, PhaseOfStackPrefersOptimizerThenBackwardThenForward) {
     TraceData d;
-    const auto fwd = stackOf(
+    const auto fwd = stackOfFrames(
         d, {{"forward", "/x/site-packages/torch/nn/modules/linear.py"}, {"step", "train.py"}});
-    const auto bwd = stackOf(d, {{"_make_grads", "/x/torch/autograd/__init__.py"},
-                                 {"forward", "/x/torch/nn/modules/linear.py"}});
-    const auto opt = stackOf(d, {{"_init_group", "/x/torch/optim/adam.py"},
-                                 {"forward", "/x/torch/nn/modules/linear.py"}});
+    const auto bwd = stackOfFrames(d, {{"_make_grads", "/x/torch/autograd/__init__.py"},
+                                       {"forward", "/x/torch/nn/modules/linear.py"}});
+    const auto opt = stackOfFrames(d, {{"_init_group", "/x/torch/optim/adam.py"},
+                                       {"forward", "/x/torch/nn/modules/linear.py"}});
     const auto built =
-        stackOf(d, {{"_apply", "/x/torch/nn/modules/module.py"}, {"<module>", "train.py"}});
-    const auto windows =
-        stackOf(d, {{"forward", "C:\\venv\\Lib\\site-packages\\torch\\nn\\modules\\linear.py"}});
-    const auto op =
-        stackOf(d, {{"aten::mm", ""}, {"autograd::engine::evaluate_function: MmBackward0", ""}});
-    const auto user = stackOf(d, {{"step", "train.py"}});
+        stackOfFrames(d, {{"_apply", "/x/torch/nn/modules/module.py"}, {"<module>", "train.py"}});
+    const auto windows = stackOfFrames(
+        d, {{"forward", "C:\\venv\\Lib\\site-packages\\torch\\nn\\modules\\linear.py"}});
+    const auto op = stackOfFrames(
+        d, {{"aten::mm", ""}, {"autograd::engine::evaluate_function: MmBackward0", ""}});
+    const auto user = stackOfFrames(d, {{"step", "train.py"}});
     EXPECT_EQ(phaseOfStack(d, fwd), TrainingPhase::Forward);
     EXPECT_EQ(phaseOfStack(d, bwd), TrainingPhase::Backward);
     EXPECT_EQ(phaseOfStack(d, opt), TrainingPhase::Optimizer);
@@ -202,7 +203,7 @@ TEST(MemoryRoles, RoleSeriesSumsToTheLiveSetAtEveryTime) {
 
 /// A small job by hand: two iterations of forward (an activation), backward (a gradient), an
 /// optimizer range; the state either made in the first optimizer step or alive from before.
-TraceData handJob(bool stateInTrace, bool withPhases) {
+TraceData handTrainingTrace(bool stateInTrace, bool withPhases) {
     TraceData d;
     using test::addMemory;
     const auto A = MemoryAction::Alloc;
@@ -249,7 +250,7 @@ MemoryRoles classifyHand(const TraceData& d) {
 
 TEST(MemoryRoles, WeightsAreParametersOnlyWhenTheStateIsSeenCreated) {
     {
-        const TraceData d = handJob(true, true);
+        const TraceData d = handTrainingTrace(true, true);
         const MemoryRoles roles = classifyHand(d);
         EXPECT_EQ(roles.ruleOfEvent(0), RoleRule::Parameter);
         EXPECT_EQ(roles.roleOfEvent(1), MemoryRole::Activations);
@@ -258,7 +259,7 @@ TEST(MemoryRoles, WeightsAreParametersOnlyWhenTheStateIsSeenCreated) {
     }
     {
         // Both alive before recording, both of a gradient's size: not told apart.
-        const TraceData d = handJob(false, true);
+        const TraceData d = handTrainingTrace(false, true);
         const MemoryRoles roles = classifyHand(d);
         EXPECT_EQ(roles.ruleOfEvent(0), RoleRule::PersistentBySize);
         EXPECT_EQ(roles.ruleOfEvent(1), RoleRule::PersistentBySize);
@@ -266,7 +267,7 @@ TEST(MemoryRoles, WeightsAreParametersOnlyWhenTheStateIsSeenCreated) {
     }
     {
         // Without phases only lifetimes: held for good is said, but not what it is.
-        const TraceData d = handJob(false, false);
+        const TraceData d = handTrainingTrace(false, false);
         const MemoryRoles roles = classifyHand(d);
         EXPECT_FALSE(roles.hasPhases());
         EXPECT_EQ(roles.ruleOfEvent(0), RoleRule::HeldNoGradients);
@@ -283,8 +284,8 @@ TEST(MemoryRoles, StacklessAllocationsAfterBackwardEvidenceAreBackward) {
     using test::addMemory;
     const auto A = MemoryAction::Alloc;
     const auto F = MemoryAction::Free;
-    const auto fwd = stackOf(d, {{"forward", "/x/torch/nn/modules/linear.py"}});
-    const auto bwd = stackOf(d, {{"_make_grads", "/x/torch/autograd/__init__.py"}});
+    const auto fwd = stackOfFrames(d, {{"forward", "/x/torch/nn/modules/linear.py"}});
+    const auto bwd = stackOfFrames(d, {{"_make_grads", "/x/torch/autograd/__init__.py"}});
     const auto dev = trace::DeviceIndex{0};
     const auto lvl = MemoryLevel::Allocated;
     addMemory(d, 10, 0x100, 8, A, lvl, dev, fwd);
@@ -311,11 +312,11 @@ TEST(MemoryRoles, WithoutBackwardNothingIsAnActivationAndModuleMovesAreNoForward
     TraceData d;
     using test::addMemory;
     const auto A = MemoryAction::Alloc;
-    const auto fwd = stackOf(d, {{"forward", "/x/torch/nn/modules/linear.py"}});
-    const auto moved = stackOf(d, {{"convert", "/x/torch/nn/modules/module.py"},
-                                   {"_apply", "/x/torch/nn/modules/module.py"},
-                                   {"to", "/x/torch/nn/modules/module.py"},
-                                   {"reset_model", "client.py"}});
+    const auto fwd = stackOfFrames(d, {{"forward", "/x/torch/nn/modules/linear.py"}});
+    const auto moved = stackOfFrames(d, {{"convert", "/x/torch/nn/modules/module.py"},
+                                         {"_apply", "/x/torch/nn/modules/module.py"},
+                                         {"to", "/x/torch/nn/modules/module.py"},
+                                         {"reset_model", "client.py"}});
     const auto dev = trace::DeviceIndex{0};
     const auto lvl = MemoryLevel::Allocated;
     addMemory(d, 10, 0x100, 8, A, lvl, dev, fwd);                 // kept output of a forward

@@ -13,8 +13,8 @@ using trace::MemoryKind;
 using trace::MemoryLevel;
 using trace::TraceData;
 
-constexpr auto kAlloc = MemoryAction::Alloc;
-constexpr auto kFree = MemoryAction::Free;
+using test::kAlloc;
+using test::kFree;
 
 TEST(StepSeries, ValueAtIsZeroBeforeFirstStepAndHoldsBetweenSteps) {
     StepSeries s{{10, 20, 20, 30}, {5, 7, 9, 1}};

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "memory_events.h"
+#include "test_units.h"
 #include "vramscope/analysis/text_format.h"
 
 namespace vramscope::analysis {
@@ -12,19 +14,9 @@ namespace {
 using trace::MemoryAction;
 using trace::MemoryLevel;
 
-constexpr int64_t kGiB = int64_t(1) << 30;
+using testdata::kGiB;
 
-void add(trace::TraceData& d, int64_t t, uint64_t address, uint64_t size, MemoryAction action,
-         MemoryLevel level) {
-    trace::MemoryEvent e;
-    e.timestampNs = t;
-    e.address = address;
-    e.sizeBytes = size;
-    e.action = action;
-    e.level = level;
-    e.kind = trace::MemoryKind::Device;
-    d.memory.append(e);
-}
+using test::addDeviceMemory;
 
 bool contains(const std::string& text, const std::string& part) {
     return text.find(part) != std::string::npos;
@@ -34,23 +26,23 @@ TEST(SegmentFreeSpace, IsTheLongestUncoveredRangeOfOneSegment) {
     trace::TraceData d;
     const auto R = MemoryLevel::Reserved, A = MemoryLevel::Allocated;
     // Segment 1: [0x1000, 0x1064), 100 B; segment 2: [0x2000, 0x20c8), 200 B.
-    add(d, 1, 0x1000, 100, MemoryAction::Alloc, R);
-    add(d, 1, 0x2000, 200, MemoryAction::Alloc, R);
+    addDeviceMemory(d, 1, 0x1000, 100, MemoryAction::Alloc, R);
+    addDeviceMemory(d, 1, 0x2000, 200, MemoryAction::Alloc, R);
     // Segment 1 holds [0x1000, +30) and [0x1040, +20): free 0x101e..0x1040 = 34 B and
     // 0x1054..0x1064 = 16 B.
-    add(d, 2, 0x1000, 30, MemoryAction::Alloc, A);
-    add(d, 2, 0x1040, 20, MemoryAction::Alloc, A);
+    addDeviceMemory(d, 2, 0x1000, 30, MemoryAction::Alloc, A);
+    addDeviceMemory(d, 2, 0x1040, 20, MemoryAction::Alloc, A);
     // Segment 2 holds [0x2050, +50): free 0x50 = 80 B before it and 200 - 130 = 70 B after;
     // a block freed before t frees its range.
-    add(d, 2, 0x2000, 16, MemoryAction::Alloc, A);
-    add(d, 3, 0x2000, 16, MemoryAction::Free, A);
-    add(d, 3, 0x2050, 50, MemoryAction::Alloc, A);
+    addDeviceMemory(d, 2, 0x2000, 16, MemoryAction::Alloc, A);
+    addDeviceMemory(d, 3, 0x2000, 16, MemoryAction::Free, A);
+    addDeviceMemory(d, 3, 0x2050, 50, MemoryAction::Alloc, A);
     // Two empty segments whose addresses touch, [0x3000, +64) and [0x3040, +64): 64 B each, never
     // one 128 B block.
-    add(d, 4, 0x3000, 64, MemoryAction::Alloc, R);
-    add(d, 4, 0x3040, 64, MemoryAction::Alloc, R);
+    addDeviceMemory(d, 4, 0x3000, 64, MemoryAction::Alloc, R);
+    addDeviceMemory(d, 4, 0x3040, 64, MemoryAction::Alloc, R);
     // Allocated after t: not counted.
-    add(d, 20, 0x2000, 80, MemoryAction::Alloc, A);
+    addDeviceMemory(d, 20, 0x2000, 80, MemoryAction::Alloc, A);
     const AllocationIndex segments(d, trace::DeviceIndex{0}, R);
     const AllocationIndex blocks(d, trace::DeviceIndex{0}, A);
     const SegmentFreeSpace s = segmentFreeSpaceAt(d, segments, blocks, 10);

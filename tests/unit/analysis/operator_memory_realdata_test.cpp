@@ -12,6 +12,7 @@
 #include "kineto_ops_json.h"
 #include "realdata.h"
 #include "realdata_json.h"
+#include "realdata_paths.h"
 #include "vramscope/analysis/live_set.h"
 #include "vramscope/analysis/memory_summary.h"
 #include "vramscope/analysis/memory_timeline.h"
@@ -22,20 +23,9 @@
 namespace vramscope::analysis {
 namespace {
 
-const std::string kOpsRealdata = VRAMSCOPE_REALDATA_DIR;
-const std::string kBertOps =
-    kOpsRealdata +
-    "/AMD-AGI_TraceLens/tests/traces/h100/gaunernst_bert-small-uncased__1016001.json.gz";
-const std::string kResnetOps = kOpsRealdata +
-                               "/pytorch_kineto/tb_plugin/samples/resnet50_num_workers_0/"
-                               "worker0.1623143089861.pt.trace.json.gz";
-const std::string kDfIndexOps = kOpsRealdata +
-                                "/facebookresearch_HolisticTraceAnalysis/tests/data/"
-                                "df_index_resolver/df_index_resolver.json.gz";
-
 TEST(OperatorMemoryRealdata, BertSelfBytesAreTheInnermostOpsOfTheJsonAndSumToItsAllocations) {
-    VRAMSCOPE_REQUIRE_INPUT(kBertOps);
-    const nlohmann::json doc = testdata::loadGzJson(kBertOps);
+    VRAMSCOPE_REQUIRE_INPUT(realdata::kBertTrace);
+    const nlohmann::json doc = testdata::loadGzJson(realdata::kBertTrace);
     const auto spans = testdata::cpuSpans(doc);
     std::map<std::string, uint64_t> selfBytes;  // innermost enclosing op -> bytes, from the JSON
     std::map<std::string, uint64_t> selfCount;
@@ -59,7 +49,7 @@ TEST(OperatorMemoryRealdata, BertSelfBytesAreTheInnermostOpsOfTheJsonAndSumToIts
     }
     ASSERT_EQ(allocBytes, 47460864u);  // the positive Bytes of the CUDA [memory] events
 
-    auto loaded = trace::openTrace(kBertOps);
+    auto loaded = trace::openTrace(realdata::kBertTrace);
     ASSERT_TRUE(loaded.ok()) << loaded.error().describe();
     const trace::TraceData& d = loaded.value().data;
     const AllocationIndex index(d, trace::DeviceIndex{0}, trace::MemoryLevel::Allocated);
@@ -129,7 +119,8 @@ PeakShare peakShare(const trace::TraceData& d, trace::DeviceIndex dev) {
 // The figures of the attribution (before it, every Kineto allocation had no stack: 0 %). Printed
 // for the record; the checks are that they add up.
 TEST(OperatorMemoryRealdata, ShareOfPeakBytesWithAStack) {
-    for (const std::string& file : {kBertOps, kResnetOps, kDfIndexOps}) {
+    for (const std::string& file :
+         {realdata::kBertTrace, realdata::kResnetTrace, realdata::kDfIndexTrace}) {
         VRAMSCOPE_REQUIRE_INPUT(file);
         auto loaded = trace::openTrace(file);
         ASSERT_TRUE(loaded.ok()) << loaded.error().describe();
@@ -158,7 +149,7 @@ TEST(OperatorMemoryRealdata, ShareOfPeakBytesWithAStack) {
             } else {
                 std::printf("; live set unknown (allocations without an address)\n");
             }
-            if (file == kBertOps) {
+            if (file == realdata::kBertTrace) {
                 // Every allocation of bert-small is inside an op (checked against the JSON in
                 // KinetoStacksRealdata): all but the PreExisting memory has a stack.
                 EXPECT_EQ(s.allocatedWithStack, s.allocated);

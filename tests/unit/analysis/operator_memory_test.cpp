@@ -32,9 +32,9 @@ const OperatorMemoryRow* findRow(const OperatorMemoryTable& t, const std::string
     return nullptr;
 }
 
-struct Fixture {
+struct OperatorStacksTrace {
     trace::TraceData d;
-    Fixture() {
+    OperatorStacksTrace() {
         const FrameId linear = frame(d, "aten::linear");
         const FrameId addmm = frame(d, "aten::addmm");
         const FrameId empty = frame(d, "aten::empty");
@@ -74,7 +74,7 @@ TEST(OperatorMemory, OperatorFramesAreFilelessNonPythonNames) {
 }
 
 TEST(OperatorMemory, SelfIsTheInnermostOperatorAndTotalCountsEachAllocationOnce) {
-    Fixture f;
+    OperatorStacksTrace f;
     const AllocationIndex index(f.d, trace::DeviceIndex{0}, MemoryLevel::Allocated);
     // At 60 ns: A1 was freed at 40; A2, A3, A4, A5 and the PreExisting 1000 B are alive.
     const OperatorMemoryTable t = operatorMemory(f.d, index, 60);
@@ -125,7 +125,7 @@ TEST(OperatorMemory, SelfIsTheInnermostOperatorAndTotalCountsEachAllocationOnce)
 }
 
 TEST(OperatorMemory, PeakColumnsUnknownWhenAnAllocationHasNoAddress) {
-    Fixture f;
+    OperatorStacksTrace f;
     addMemory(f.d, 80, 0, 10, MemoryAction::Alloc);  // a producer that gave no address
     const AllocationIndex index(f.d, trace::DeviceIndex{0}, MemoryLevel::Allocated);
     const OperatorMemoryTable t = operatorMemory(f.d, index, 60);

@@ -20,6 +20,7 @@
 #include "perfetto_trace_reader.h"
 #include "realdata.h"
 #include "realdata_json.h"
+#include "realdata_paths.h"
 #include "vramscope/analysis/job_model.h"
 #include "vramscope/analysis/memory_timeline.h"
 #include "vramscope/analysis/perfetto_export.h"
@@ -34,14 +35,7 @@ using testdata::PfTrace;
 using testdata::replayPerfetto;
 using trace::TraceData;
 
-const std::string kRealdata = VRAMSCOPE_REALDATA_DIR;
-const std::string kDlrm =
-    kRealdata + "/facebookresearch_param/et_replay/tests/inputs/dlrm_kineto.tar.gz";
-const std::string kBert =
-    kRealdata +
-    "/AMD-AGI_TraceLens/tests/traces/h100/gaunernst_bert-small-uncased__1016001.json.gz";
-
-std::shared_ptr<const JobModel> modelOf(trace::Job job) {
+std::shared_ptr<const JobModel> modelOfJob(trace::Job job) {
     auto m = buildJobModel(std::move(job), "test");
     EXPECT_TRUE(m.ok());
     return m.ok() ? m.value() : nullptr;
@@ -54,7 +48,7 @@ std::string exportPerfetto(const JobModel& m) {
     return out.str();
 }
 
-SyntheticJobSpec smallSpec() {
+SyntheticJobSpec smallExportSpec() {
     SyntheticJobSpec s;
     s.ranks = 3;
     s.iterations = 6;
@@ -66,7 +60,7 @@ SyntheticJobSpec smallSpec() {
     return s;
 }
 
-trace::Job syntheticJob(const SyntheticJobSpec& spec, int64_t rank1OffsetNs) {
+trace::Job syntheticJobWithOffset(const SyntheticJobSpec& spec, int64_t rank1OffsetNs) {
     trace::Job job;
     std::vector<TraceData> traces = generateSyntheticJob(spec);
     for (size_t r = 0; r < traces.size(); ++r) {
@@ -103,8 +97,8 @@ int64_t runningSumAt(const TraceData& d, trace::DeviceIndex device, trace::Memor
 }
 
 TEST(PerfettoExport, CountersEqualARunningSumOfTheMemoryEventsAtSampledTimes) {
-    const SyntheticJobSpec spec = smallSpec();
-    auto m = modelOf(syntheticJob(spec, 3'000'000));
+    const SyntheticJobSpec spec = smallExportSpec();
+    auto m = modelOfJob(syntheticJobWithOffset(spec, 3'000'000));
     ASSERT_TRUE(m);
     const PfTrace pf = replayPerfetto(exportPerfetto(*m));
     ASSERT_TRUE(pf.problems.empty()) << pf.problems.front();
@@ -152,8 +146,8 @@ TEST(PerfettoExport, CountersEqualARunningSumOfTheMemoryEventsAtSampledTimes) {
 }
 
 TEST(PerfettoExport, SyntheticJobHasEveryKernelRangeAndOneFlowPerIterationOverAllRanks) {
-    const SyntheticJobSpec spec = smallSpec();
-    auto m = modelOf(syntheticJob(spec, 3'000'000));
+    const SyntheticJobSpec spec = smallExportSpec();
+    auto m = modelOfJob(syntheticJobWithOffset(spec, 3'000'000));
     ASSERT_TRUE(m);
     const PfTrace pf = replayPerfetto(exportPerfetto(*m));
     ASSERT_TRUE(pf.problems.empty()) << pf.problems.front();
@@ -207,7 +201,7 @@ trace::Job kernelJob(const std::vector<std::pair<int64_t, int64_t>>& kernels) {
 
 TEST(PerfettoExport, KernelsThatOverlapWithoutNestingGoOnAnOverlapTrack) {
     // [100, 200) and [150, 250) overlap; [110, 120) nests inside the first.
-    auto m = modelOf(kernelJob({{100, 200}, {150, 250}, {110, 120}, {300, 400}}));
+    auto m = modelOfJob(kernelJob({{100, 200}, {150, 250}, {110, 120}, {300, 400}}));
     ASSERT_TRUE(m);
     const PfTrace pf = replayPerfetto(exportPerfetto(*m));
     ASSERT_TRUE(pf.problems.empty()) << pf.problems.front();
@@ -228,7 +222,7 @@ TEST(PerfettoExport, TheTracesNotesAreSlicesOnANotesTrack) {
     trace::Job job = kernelJob({{1000, 2000}});
     job.ranks[0].trace.data.annotations.push_back(
         {1500, 1800, trace::DeviceIndex{0}, "leak starts here", "alice"});
-    auto m = modelOf(std::move(job));
+    auto m = modelOfJob(std::move(job));
     ASSERT_TRUE(m);
     const PfTrace pf = replayPerfetto(exportPerfetto(*m));
     ASSERT_TRUE(pf.problems.empty()) << pf.problems.front();
@@ -246,7 +240,7 @@ TEST(PerfettoExport, TheTracesNotesAreSlicesOnANotesTrack) {
 }
 
 TEST(PerfettoExport, AStreamThatFailsIsAnIoError) {
-    auto m = modelOf(kernelJob({{0, 10}}));
+    auto m = modelOfJob(kernelJob({{0, 10}}));
     ASSERT_TRUE(m);
     std::ostringstream out;
     out.setstate(std::ios::badbit);
@@ -256,8 +250,8 @@ TEST(PerfettoExport, AStreamThatFailsIsAnIoError) {
 }
 
 TEST(PerfettoExportRealdata, BertCountersEqualTheProducersTotals) {
-    VRAMSCOPE_REQUIRE_INPUT(kBert);
-    const nlohmann::json doc = testdata::loadGzJson(kBert);
+    VRAMSCOPE_REQUIRE_INPUT(realdata::kBertTrace);
+    const nlohmann::json doc = testdata::loadGzJson(realdata::kBertTrace);
     // The producer's totals after each CUDA [memory] event, in time order (no two share a ts).
     std::vector<std::tuple<double, int64_t, int64_t>> producer;  // ts us, allocated, reserved
     for (const auto& e : testdata::eventsOf(doc)) {
@@ -269,9 +263,9 @@ TEST(PerfettoExportRealdata, BertCountersEqualTheProducersTotals) {
     }
     ASSERT_EQ(producer.size(), 218u);  // README: 218 CUDA [memory] events
     std::sort(producer.begin(), producer.end());
-    auto job = trace::openJob({kBert});
+    auto job = trace::openJob({realdata::kBertTrace});
     ASSERT_TRUE(job.ok());
-    auto m = modelOf(std::move(job).value());
+    auto m = modelOfJob(std::move(job).value());
     ASSERT_TRUE(m);
     const PfTrace pf = replayPerfetto(exportPerfetto(*m));
     ASSERT_TRUE(pf.problems.empty()) << pf.problems.front();
@@ -311,12 +305,12 @@ struct DlrmRank {
     std::set<std::string> ncclOps;                     // "nccl:all_to_all", ... (CPU side)
 };
 
-std::vector<DlrmRank> readDlrm() {
+std::vector<DlrmRank> readDlrmRanks() {
     std::vector<DlrmRank> out;
     std::unique_ptr<archive, int (*)(archive*)> a(archive_read_new(), archive_read_free);
     archive_read_support_filter_all(a.get());
     archive_read_support_format_all(a.get());
-    if (archive_read_open_filename(a.get(), kDlrm.c_str(), 1 << 16) != ARCHIVE_OK) {
+    if (archive_read_open_filename(a.get(), realdata::kDlrmJob.c_str(), 1 << 16) != ARCHIVE_OK) {
         return out;
     }
     archive_entry* entry = nullptr;
@@ -362,12 +356,12 @@ std::vector<DlrmRank> readDlrm() {
 class PerfettoDlrm : public ::testing::Test {
 protected:
     void SetUp() override {
-        VRAMSCOPE_REQUIRE_INPUT(kDlrm);
-        raw = readDlrm();
+        VRAMSCOPE_REQUIRE_INPUT(realdata::kDlrmJob);
+        raw = readDlrmRanks();
         ASSERT_EQ(raw.size(), 8u);
-        auto job = trace::openJob({kDlrm});
+        auto job = trace::openJob({realdata::kDlrmJob});
         ASSERT_TRUE(job.ok());
-        m = modelOf(std::move(job).value());
+        m = modelOfJob(std::move(job).value());
         ASSERT_TRUE(m);
         pf = replayPerfetto(exportPerfetto(*m));
         ASSERT_TRUE(pf.problems.empty()) << pf.problems.front();

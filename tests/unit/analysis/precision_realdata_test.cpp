@@ -15,6 +15,7 @@
 
 #include "realdata.h"
 #include "realdata_json.h"
+#include "realdata_paths.h"
 #include "vramscope/analysis/job_analysis.h"
 #include "vramscope/analysis/precision.h"
 #include "vramscope/trace/open_trace.h"
@@ -25,20 +26,6 @@ namespace {
 using testdata::eventsOf;
 using testdata::loadGzJson;
 using P = KernelPrecision;
-
-const std::string kRealdata = VRAMSCOPE_REALDATA_DIR;
-const std::string kResnet = kRealdata +
-                            "/pytorch_kineto/tb_plugin/samples/resnet50_num_workers_0/"
-                            "worker0.1623143089861.pt.trace.json.gz";
-const std::string kDfIndex = kRealdata +
-                             "/facebookresearch_HolisticTraceAnalysis/tests/data/"
-                             "df_index_resolver/df_index_resolver.json.gz";
-const std::string kBert =
-    kRealdata +
-    "/AMD-AGI_TraceLens/tests/traces/h100/gaunernst_bert-small-uncased__1016001.json.gz";
-const std::string kB200 = kRealdata + "/AMD-AGI_TraceLens/tests/traces/b200/eager_trace.json.gz";
-const std::string kMi300 =
-    kRealdata + "/AMD-AGI_TraceLens/tests/traces/mi300/resnet_act_checkpoint.json.gz";
 
 using Select = std::function<bool(const std::string&)>;
 
@@ -51,7 +38,7 @@ bool starts(const std::string& s, const char* t) {
 
 /// |union| in us of the GPU kernels (cat "kernel", any case; ph "X") whose name `select` takes,
 /// and how many there were.
-std::pair<double, size_t> unionUs(const nlohmann::json& doc, const Select& select) {
+std::pair<double, size_t> selectedKernelUnionUs(const nlohmann::json& doc, const Select& select) {
     std::vector<std::pair<double, double>> v;
     for (const auto& e : eventsOf(doc)) {
         std::string cat = e.value("cat", "");
@@ -80,14 +67,14 @@ std::pair<double, size_t> unionUs(const nlohmann::json& doc, const Select& selec
 }
 
 /// The analysis of a one-GPU file, its one device with kernels, and that device's assessment.
-struct Analysed {
+struct AnalysedOneGpuTrace {
     trace::LoadedTrace trace;
     JobAnalysis job;
     const DeviceAnalysis* device = nullptr;
     const AdviceAssessment* assessment = nullptr;
 };
 
-void analyse(const std::string& path, Analysed& out) {
+void analyseOneGpuTrace(const std::string& path, AnalysedOneGpuTrace& out) {
     auto t = trace::openTrace(path);
     ASSERT_TRUE(t.ok()) << t.error().message;
     out.trace = std::move(t).value();
@@ -111,7 +98,7 @@ void analyse(const std::string& path, Analysed& out) {
 
 /// The rule's verdict on `a`'s device by the kernel names alone (the operand types dropped): the
 /// verdict before the operators' input types were read.
-AssessmentOutcome outcomeByNamesAlone(const Analysed& a) {
+AssessmentOutcome outcomeByNamesAlone(const AnalysedOneGpuTrace& a) {
     trace::TraceData names = a.trace.data;
     names.kernels.operandType.assign(names.kernels.size(), trace::StringId{0});
     const PrecisionMix m = precisionMix(names, a.device->device);
@@ -136,12 +123,12 @@ double us(int64_t ns) {
 }
 
 /// Kernel times are rounded to whole ns by the importer: two roundings per kernel at most.
-double tolerance(size_t kernels) {
+double kernelUnionToleranceUs(size_t kernels) {
     return 0.002 * double(kernels) + 0.01;
 }
 
 TEST(PrecisionRealdata, Resnet50Fp32SampleFiresOnSgemmAndScudnn) {
-    VRAMSCOPE_REQUIRE_INPUT(kResnet);
+    VRAMSCOPE_REQUIRE_INPUT(realdata::kResnetTrace);
     // 2021 PyTorch, V100, no autocast: cuBLAS sgemm and cuDNN fp32 convolution kernels
     // (volta_scudnn_*, implicit / explicit_convolve_sgemm<float>, dgrad_engine<float>,
     // wgrad_alg0_engine<float>, winograd<float>); no half precision name at all.
@@ -152,42 +139,43 @@ TEST(PrecisionRealdata, Resnet50Fp32SampleFiresOnSgemmAndScudnn) {
     const Select half = [](const std::string& n) {
         return has(n, "h884") || has(n, "hcudnn") || has(n, "fp16") || has(n, "bf16");
     };
-    const nlohmann::json doc = loadGzJson(kResnet);
-    const auto [fp32Us, fp32Count] = unionUs(doc, fp32);
+    const nlohmann::json doc = loadGzJson(realdata::kResnetTrace);
+    const auto [fp32Us, fp32Count] = selectedKernelUnionUs(doc, fp32);
     ASSERT_GT(fp32Count, 100u);
-    EXPECT_EQ(unionUs(doc, half).second, 0u);
-    Analysed a;
-    ASSERT_NO_FATAL_FAILURE(analyse(kResnet, a));
+    EXPECT_EQ(selectedKernelUnionUs(doc, half).second, 0u);
+    AnalysedOneGpuTrace a;
+    ASSERT_NO_FATAL_FAILURE(analyseOneGpuTrace(realdata::kResnetTrace, a));
     const PrecisionMix& m = *a.device->precision;
     EXPECT_EQ(m.kernels(P::Fp32), fp32Count);
-    EXPECT_NEAR(us(m.ns(P::Fp32)), fp32Us, tolerance(fp32Count));
+    EXPECT_NEAR(us(m.ns(P::Fp32)), fp32Us, kernelUnionToleranceUs(fp32Count));
     EXPECT_EQ(m.ns(P::Fp16) + m.ns(P::Bf16) + m.ns(P::Tf32) + m.ns(P::Unknown), 0);
     EXPECT_EQ(a.assessment->outcome, AssessmentOutcome::Fired) << a.assessment->detail;
     // The share of compute time, recomputed: every kernel but copies / memsets / NCCL.
-    const auto [computeUs, computeCount] = unionUs(doc, [](const std::string& n) {
+    const auto [computeUs, computeCount] = selectedKernelUnionUs(doc, [](const std::string& n) {
         return !has(n, "nccl") && !starts(n, "Memcpy") && !starts(n, "Memset");
     });
     ASSERT_GT(computeCount, 0u);
     EXPECT_GE(fp32Us / computeUs, 0.1);
-    EXPECT_NEAR(us(a.device->breakdown->computeNs), computeUs, tolerance(computeCount));
+    EXPECT_NEAR(us(a.device->breakdown->computeNs), computeUs,
+                kernelUnionToleranceUs(computeCount));
 }
 
 TEST(PrecisionRealdata, DfIndexResolverFiresOnVoltaSgemm) {
-    VRAMSCOPE_REQUIRE_INPUT(kDfIndex);
+    VRAMSCOPE_REQUIRE_INPUT(realdata::kDfIndexTrace);
     // cuBLAS fp32 GEMM / GEMV kernels of a fp32 job (gemmSN / gemmk1 / gemv: cuBLAS small-N,
     // k = 1 and matrix-vector kernels templated on float).
     const Select fp32 = [](const std::string& n) {
         return has(n, "sgemm") || starts(n, "void gemmSN_") || starts(n, "void gemmk1_kernel<") ||
                starts(n, "void gemv") || has(n, "internal::gemvx::kernel<");
     };
-    const nlohmann::json doc = loadGzJson(kDfIndex);
-    const auto [fp32Us, fp32Count] = unionUs(doc, fp32);
+    const nlohmann::json doc = loadGzJson(realdata::kDfIndexTrace);
+    const auto [fp32Us, fp32Count] = selectedKernelUnionUs(doc, fp32);
     ASSERT_GT(fp32Count, 1000u);
-    Analysed a;
-    ASSERT_NO_FATAL_FAILURE(analyse(kDfIndex, a));
+    AnalysedOneGpuTrace a;
+    ASSERT_NO_FATAL_FAILURE(analyseOneGpuTrace(realdata::kDfIndexTrace, a));
     const PrecisionMix& m = *a.device->precision;
     EXPECT_EQ(m.kernels(P::Fp32), fp32Count);
-    EXPECT_NEAR(us(m.ns(P::Fp32)), fp32Us, tolerance(fp32Count));
+    EXPECT_NEAR(us(m.ns(P::Fp32)), fp32Us, kernelUnionToleranceUs(fp32Count));
     EXPECT_EQ(m.fullPrecisionNs, m.classifiedNs);  // nothing in half precision
     EXPECT_EQ(a.assessment->outcome, AssessmentOutcome::Fired) << a.assessment->detail;
     ASSERT_FALSE(m.topFullPrecision.empty());
@@ -195,7 +183,7 @@ TEST(PrecisionRealdata, DfIndexResolverFiresOnVoltaSgemm) {
 }
 
 TEST(PrecisionRealdata, BertSmallBf16OnH100IsClear) {
-    VRAMSCOPE_REQUIRE_INPUT(kBert);
+    VRAMSCOPE_REQUIRE_INPUT(realdata::kBertTrace);
     // CUTLASS bf16 tensor-op GEMMs and one cuBLAS sm90 bf16 xmma GEMM; flash attention is not
     // a matmul here.
     const Select bf16 = [](const std::string& n) {
@@ -203,44 +191,44 @@ TEST(PrecisionRealdata, BertSmallBf16OnH100IsClear) {
                 has(n, "cutlass_80_wmma_tensorop_bf16_s161616gemm") ||
                 starts(n, "sm90_xmma_gemm_bf16bf16"));
     };
-    const nlohmann::json doc = loadGzJson(kBert);
-    const auto [bf16Us, bf16Count] = unionUs(doc, bf16);
+    const nlohmann::json doc = loadGzJson(realdata::kBertTrace);
+    const auto [bf16Us, bf16Count] = selectedKernelUnionUs(doc, bf16);
     ASSERT_EQ(bf16Count, 26u);  // 17 + 1 + 4 + 4 in the file
-    Analysed a;
-    ASSERT_NO_FATAL_FAILURE(analyse(kBert, a));
+    AnalysedOneGpuTrace a;
+    ASSERT_NO_FATAL_FAILURE(analyseOneGpuTrace(realdata::kBertTrace, a));
     const PrecisionMix& m = *a.device->precision;
     EXPECT_EQ(m.kernels(P::Bf16), bf16Count);
     EXPECT_EQ(m.mathKernels, bf16Count);
-    EXPECT_NEAR(us(m.ns(P::Bf16)), bf16Us, tolerance(bf16Count));
+    EXPECT_NEAR(us(m.ns(P::Bf16)), bf16Us, kernelUnionToleranceUs(bf16Count));
     EXPECT_EQ(m.fullPrecisionNs, 0);
     EXPECT_EQ(a.assessment->outcome, AssessmentOutcome::Clear) << a.assessment->detail;
 }
 
 TEST(PrecisionRealdata, B200NvjetKernelsTakeBf16FromTheirOperator) {
-    VRAMSCOPE_REQUIRE_INPUT(kB200);
+    VRAMSCOPE_REQUIRE_INPUT(realdata::kB200Trace);
     // cuBLASLt nvjet_* names carry no type; every one is launched by an aten::addmm / aten::mm
     // whose first input is c10::BFloat16 (the operand types are checked kernel by kernel against
     // the raw JSON in kineto_operand_type_test), so they count as bf16. The TensorRT-LLM MoE
     // bmm_<A>_ kernels are classified by name.
-    const nlohmann::json doc = loadGzJson(kB200);
+    const nlohmann::json doc = loadGzJson(realdata::kB200Trace);
     const Select nvjet = [](const std::string& n) { return starts(n, "nvjet_"); };
     const Select fp8 = [](const std::string& n) { return starts(n, "bmm_MxE4m3_"); };
     const Select bmmBf16 = [](const std::string& n) { return starts(n, "bmm_Bfloat16_"); };
-    const auto [nvjetUs, nvjetCount] = unionUs(doc, nvjet);
-    const auto [fp8Us, fp8Count] = unionUs(doc, fp8);
+    const auto [nvjetUs, nvjetCount] = selectedKernelUnionUs(doc, nvjet);
+    const auto [fp8Us, fp8Count] = selectedKernelUnionUs(doc, fp8);
     const auto [bf16Us, bf16Count] =
-        unionUs(doc, [&](const std::string& n) { return nvjet(n) || bmmBf16(n); });
+        selectedKernelUnionUs(doc, [&](const std::string& n) { return nvjet(n) || bmmBf16(n); });
     ASSERT_EQ(nvjetCount, 109u);  // 36 + 36 + 36 + 1
-    Analysed a;
-    ASSERT_NO_FATAL_FAILURE(analyse(kB200, a));
+    AnalysedOneGpuTrace a;
+    ASSERT_NO_FATAL_FAILURE(analyseOneGpuTrace(realdata::kB200Trace, a));
     const PrecisionMix& m = *a.device->precision;
     EXPECT_EQ(m.kernels(P::Unknown), 0u);
     EXPECT_EQ(m.operatorClassifiedKernels, nvjetCount);
     EXPECT_EQ(m.operatorFloatKernels, 0u);
     EXPECT_EQ(m.kernels(P::Fp8), fp8Count);
-    EXPECT_NEAR(us(m.ns(P::Fp8)), fp8Us, tolerance(fp8Count));
+    EXPECT_NEAR(us(m.ns(P::Fp8)), fp8Us, kernelUnionToleranceUs(fp8Count));
     EXPECT_EQ(m.kernels(P::Bf16), bf16Count);
-    EXPECT_NEAR(us(m.ns(P::Bf16)), bf16Us, tolerance(bf16Count));
+    EXPECT_NEAR(us(m.ns(P::Bf16)), bf16Us, kernelUnionToleranceUs(bf16Count));
     EXPECT_GT(nvjetUs, 0.0);
     EXPECT_EQ(m.fullPrecisionNs, 0);
     // Clear by the names alone (0 % of the known-precision time in fp32) and still clear.
@@ -252,11 +240,11 @@ TEST(PrecisionRealdata, B200NvjetKernelsTakeBf16FromTheirOperator) {
 }
 
 TEST(PrecisionRealdata, Mi300ComposableKernelConvolutionsTakeBf16FromTheirOperator) {
-    VRAMSCOPE_REQUIRE_INPUT(kMi300);
+    VRAMSCOPE_REQUIRE_INPUT(realdata::kMi300Trace);
     // A bf16 ResNet on MI300X: MIOpen igemm_*_bf16 and Tensile BBS kernels say bf16 by name;
     // the composable-kernel convolutions (mangled ck::...kernel_grouped_conv_fwd and
     // kernel_batched_gemm_xdlops_bwd_weight) say nothing and run under bf16 aten ops.
-    const nlohmann::json doc = loadGzJson(kMi300);
+    const nlohmann::json doc = loadGzJson(realdata::kMi300Trace);
     const Select ck = [](const std::string& n) {
         return starts(n, "_ZN2ck") &&
                (has(n, "kernel_grouped_conv_fwd") || has(n, "xdlops_bwd_weight"));
@@ -280,8 +268,8 @@ TEST(PrecisionRealdata, Mi300ComposableKernelConvolutionsTakeBf16FromTheirOperat
     }
     ASSERT_EQ(ckCount, 108u);
     ASSERT_EQ(ckLaunched, 81u);
-    Analysed a;
-    ASSERT_NO_FATAL_FAILURE(analyse(kMi300, a));
+    AnalysedOneGpuTrace a;
+    ASSERT_NO_FATAL_FAILURE(analyseOneGpuTrace(realdata::kMi300Trace, a));
     const PrecisionMix& m = *a.device->precision;
     EXPECT_EQ(m.operatorClassifiedKernels, ckLaunched);
     EXPECT_GE(m.kernels(P::Unknown), ckCount - ckLaunched);

@@ -119,8 +119,8 @@ TEST(PrecisionClassify, ReadsTheLibrariesNamingConventions) {
     }
 }
 
-void kernel(trace::TraceData& d, int64_t startUs, int64_t endUs, const char* name,
-            KernelCategory category = KernelCategory::Compute, uint64_t stream = 7) {
+void addKernelUs(trace::TraceData& d, int64_t startUs, int64_t endUs, const char* name,
+                 KernelCategory category = KernelCategory::Compute, uint64_t stream = 7) {
     trace::KernelEvent k;
     k.startNs = startUs * 1000;
     k.endNs = endUs * 1000;
@@ -142,13 +142,14 @@ constexpr const char* kAdd = "void at::native::vectorized_elementwise_kernel<4, 
 /// [800,900); nvjet [1000,1050); an elementwise add [1100,1600); an NCCL kernel [0,2000).
 trace::TraceData handBuiltDevice() {
     trace::TraceData d;
-    kernel(d, 0, 400, kSgemm);
-    kernel(d, 300, 500, kSgemm, KernelCategory::Compute, 8);
-    kernel(d, 500, 700, kTf32);
-    kernel(d, 800, 900, kBf16);
-    kernel(d, 1000, 1050, kNvjet);
-    kernel(d, 1100, 1600, kAdd);
-    kernel(d, 0, 2000, "ncclKernel_AllReduce_RING_LL_Sum_float", KernelCategory::Communication);
+    addKernelUs(d, 0, 400, kSgemm);
+    addKernelUs(d, 300, 500, kSgemm, KernelCategory::Compute, 8);
+    addKernelUs(d, 500, 700, kTf32);
+    addKernelUs(d, 800, 900, kBf16);
+    addKernelUs(d, 1000, 1050, kNvjet);
+    addKernelUs(d, 1100, 1600, kAdd);
+    addKernelUs(d, 0, 2000, "ncclKernel_AllReduce_RING_LL_Sum_float",
+                KernelCategory::Communication);
     return d;
 }
 
@@ -189,7 +190,7 @@ TEST(PrecisionClassify, OperandTypesNamePyTorchScalarTypes) {
 /// Appends a kernel launched by an operator whose first input is of `type`.
 void kernelUnder(trace::TraceData& d, int64_t startUs, int64_t endUs, const char* name,
                  const char* type) {
-    kernel(d, startUs, endUs, name);
+    addKernelUs(d, startUs, endUs, name);
     d.kernels.operandType.back() = d.intern(type);
 }
 
@@ -229,7 +230,7 @@ TEST(PrecisionMix, TakesTheOperatorsInputTypeOnlyWhenTheNameSaysNothing) {
 }
 
 /// A mix and a breakdown built by hand for the rule.
-struct Case {
+struct HandBuiltMix {
     PrecisionMix mix;
     TimeBreakdown breakdown;
     DeviceFacts facts() const {
@@ -241,9 +242,9 @@ struct Case {
     }
 };
 
-Case mixOf(int64_t fp32Us, int64_t bf16Us, int64_t unknownUs, int64_t computeUs,
-           uint64_t kernels = 20) {
-    Case c;
+HandBuiltMix mixOf(int64_t fp32Us, int64_t bf16Us, int64_t unknownUs, int64_t computeUs,
+                   uint64_t kernels = 20) {
+    HandBuiltMix c;
     PrecisionMix& m = c.mix;
     m.nsByPrecision[size_t(P::Fp32)] = fp32Us * 1000;
     m.nsByPrecision[size_t(P::Bf16)] = bf16Us * 1000;
@@ -271,7 +272,7 @@ std::vector<AdviceAssessment> precisionAssessments(const std::vector<AdviceAsses
 
 TEST(MixedPrecisionRule, FiresOnMostlyFp32MatmulsThatAreAShareOfCompute) {
     // fp32 700 us of 800 us classified = 87.5 % > 50 %; 700 / 1350 us compute = 51.9 % >= 10 %.
-    const Case c = mixOf(700, 100, 0, 1350);
+    const HandBuiltMix c = mixOf(700, 100, 0, 1350);
     std::vector<AdviceAssessment> assessments;
     const std::vector<Advice> advice = adviseOn({c.facts()}, {}, &assessments);
     const auto it = std::find_if(advice.begin(), advice.end(),
@@ -294,9 +295,9 @@ TEST(MixedPrecisionRule, FiresOnMostlyFp32MatmulsThatAreAShareOfCompute) {
 }
 
 TEST(MixedPrecisionRule, IsClearWhenMostMatmulTimeIsHalfOrFp32IsASmallShareOfCompute) {
-    for (const Case& c : {mixOf(100, 700, 0, 1350),       // 12.5 % of matmul time
-                          mixOf(400, 400, 0, 1350),       // exactly 50 %: not above
-                          mixOf(700, 100, 0, 10'000)}) {  // 87.5 %, but 7 % of compute
+    for (const HandBuiltMix& c : {mixOf(100, 700, 0, 1350),       // 12.5 % of matmul time
+                                  mixOf(400, 400, 0, 1350),       // exactly 50 %: not above
+                                  mixOf(700, 100, 0, 10'000)}) {  // 87.5 %, but 7 % of compute
         std::vector<AdviceAssessment> assessments;
         const std::vector<Advice> advice = adviseOn({c.facts()}, {}, &assessments);
         EXPECT_TRUE(std::none_of(advice.begin(), advice.end(),
@@ -306,7 +307,7 @@ TEST(MixedPrecisionRule, IsClearWhenMostMatmulTimeIsHalfOrFp32IsASmallShareOfCom
         EXPECT_EQ(mine[0].outcome, AssessmentOutcome::Clear) << mine[0].detail;
     }
     std::vector<AdviceAssessment> assessments;
-    const Case half = mixOf(100, 700, 0, 1350);
+    const HandBuiltMix half = mixOf(100, 700, 0, 1350);
     adviseOn({half.facts()}, {}, &assessments);
     EXPECT_EQ(precisionAssessments(assessments)[0].detail,
               "fp32 / tf32 matmul time 100 us / matmul time of known precision 800 us = 12.5 % "
@@ -314,11 +315,11 @@ TEST(MixedPrecisionRule, IsClearWhenMostMatmulTimeIsHalfOrFp32IsASmallShareOfCom
 }
 
 TEST(MixedPrecisionRule, IsNotAssessedWithoutMatmulsWithUnknownNamesOrTooLittleWork) {
-    Case none = mixOf(0, 0, 0, 1000, 0);
-    Case unknown = mixOf(100, 100, 300, 1000);  // 300 / 500 us unknown = 60 % > 50 %
-    Case tiny = mixOf(50, 0, 0, 100, 3);        // 3 kernels, 50 us
-    Case fewKernels = mixOf(5000, 0, 0, 6000, 9);
-    for (const Case* c : {&none, &unknown, &tiny, &fewKernels}) {
+    HandBuiltMix none = mixOf(0, 0, 0, 1000, 0);
+    HandBuiltMix unknown = mixOf(100, 100, 300, 1000);  // 300 / 500 us unknown = 60 % > 50 %
+    HandBuiltMix tiny = mixOf(50, 0, 0, 100, 3);        // 3 kernels, 50 us
+    HandBuiltMix fewKernels = mixOf(5000, 0, 0, 6000, 9);
+    for (const HandBuiltMix* c : {&none, &unknown, &tiny, &fewKernels}) {
         std::vector<AdviceAssessment> assessments;
         const std::vector<Advice> advice = adviseOn({c->facts()}, {}, &assessments);
         EXPECT_TRUE(std::none_of(advice.begin(), advice.end(),
@@ -342,9 +343,9 @@ TEST(MixedPrecisionRule, RunsInTheJobAnalysisOnAHandBuiltTrace) {
     // 2 ms classified matmul time, and 2 ms of 2.1 ms compute.
     trace::TraceData d;
     for (int i = 0; i < 20; ++i) {
-        kernel(d, i * 1000, i * 1000 + 100, kSgemm);
+        addKernelUs(d, i * 1000, i * 1000 + 100, kSgemm);
     }
-    kernel(d, 30'000, 30'100, kAdd);
+    addKernelUs(d, 30'000, 30'100, kAdd);
     RankInput in;
     in.data = &d;
     in.rank = trace::RankId{0};
@@ -367,7 +368,7 @@ TEST(MixedPrecisionRule, FiresOnNvjetKernelsUnderFloatOpsAndSaysHowTheyWereClass
     for (int i = 0; i < 20; ++i) {
         kernelUnder(d, i * 1000, i * 1000 + 100, kNvjet, "float");
     }
-    kernel(d, 30'000, 30'100, kAdd);
+    addKernelUs(d, 30'000, 30'100, kAdd);
     RankInput in;
     in.data = &d;
     in.rank = trace::RankId{0};

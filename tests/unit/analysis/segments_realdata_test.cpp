@@ -11,6 +11,7 @@
 
 #include "gz_file.h"
 #include "realdata.h"
+#include "realdata_paths.h"
 #include "vramscope/analysis/job_analysis.h"
 #include "vramscope/analysis/segments.h"
 #include "vramscope/trace/open_trace.h"
@@ -21,9 +22,6 @@ namespace {
 
 using trace::PickleDocument;
 using trace::PickleNodeId;
-
-const std::string kOomSnapshot =
-    std::string(VRAMSCOPE_REALDATA_DIR) + "/vramscope_h200/gpt_h200_oom.snapshot.pickle.gz";
 
 int64_t field(const PickleDocument& doc, PickleNodeId node, const char* key) {
     return doc.asInt(doc.get(node, key)).value_or(-1);
@@ -96,14 +94,14 @@ std::pair<int64_t, int64_t> freeSpace(const std::map<int64_t, int64_t>& segs,
 class H200OomSegments : public ::testing::Test {
 protected:
     void SetUp() override {
-        VRAMSCOPE_REQUIRE_INPUT(kOomSnapshot);
-        m_bytes = testdata::readGzFile(kOomSnapshot);
+        VRAMSCOPE_REQUIRE_INPUT(realdata::kGptOomSnapshot);
+        m_bytes = testdata::readGzFile(realdata::kGptOomSnapshot);
         ASSERT_FALSE(m_bytes.empty());
-        auto doc = trace::parsePickle(m_bytes, kOomSnapshot);
+        auto doc = trace::parsePickle(m_bytes, realdata::kGptOomSnapshot);
         ASSERT_TRUE(doc.ok()) << doc.error().describe();
         m_doc = std::move(doc).value();
         m_raw = readRaw(m_doc);
-        auto t = trace::openTrace(kOomSnapshot);
+        auto t = trace::openTrace(realdata::kGptOomSnapshot);
         ASSERT_TRUE(t.ok()) << t.error().describe();
         m_trace = std::make_unique<trace::LoadedTrace>(std::move(t).value());
     }

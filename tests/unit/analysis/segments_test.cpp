@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "memory_events.h"
 #include "vramscope/analysis/oom_diagnosis.h"
 
 namespace vramscope::analysis {
@@ -15,21 +16,10 @@ using trace::MemoryLevel;
 constexpr auto kR = MemoryLevel::Reserved;
 constexpr auto kA = MemoryLevel::Allocated;
 
-void add(trace::TraceData& d, int64_t t, uint64_t address, uint64_t size, MemoryAction action,
-         MemoryLevel level, uint64_t stream = 0) {
-    trace::MemoryEvent e;
-    e.timestampNs = t;
-    e.address = address;
-    e.sizeBytes = size;
-    e.action = action;
-    e.level = level;
-    e.kind = trace::MemoryKind::Device;
-    e.stream = stream;
-    d.memory.append(e);
-}
+using test::addDeviceMemory;
 
 void alloc(trace::TraceData& d, int64_t t, uint64_t address, uint64_t size, MemoryLevel level) {
-    add(d, t, address, size, MemoryAction::Alloc, level);
+    addDeviceMemory(d, t, address, size, MemoryAction::Alloc, level);
 }
 
 SegmentLayout layoutAt(const trace::TraceData& d, trace::TimestampNs t) {
@@ -48,16 +38,16 @@ SegmentLayout layoutAt(const trace::TraceData& d, trace::TimestampNs t) {
 /// allocated after t, and a segment freed before t.
 trace::TraceData handBuilt() {
     trace::TraceData d;
-    add(d, 1, 0x1000, 256, MemoryAction::Alloc, kR, 7);
+    addDeviceMemory(d, 1, 0x1000, 256, MemoryAction::Alloc, kR, 7);
     alloc(d, 1, 0x2000, 128, kR);
     alloc(d, 1, 0x2080, 128, kR);
     alloc(d, 1, 0x3000, 96, kR);
     alloc(d, 1, 0x4000, 256, kR);
-    add(d, 5, 0x4000, 256, MemoryAction::Free, kR);
+    addDeviceMemory(d, 5, 0x4000, 256, MemoryAction::Free, kR);
     alloc(d, 2, 0x1040, 64, kA);
     alloc(d, 2, 0x1010, 32, kA);
     alloc(d, 2, 0x1080, 16, kA);
-    add(d, 3, 0x1080, 16, MemoryAction::Free, kA);
+    addDeviceMemory(d, 3, 0x1080, 16, MemoryAction::Free, kA);
     alloc(d, 4, 0x2000, 64, kA);
     alloc(d, 4, 0x20c0, 64, kA);
     alloc(d, 4, 0x5000, 16, kA);

@@ -8,6 +8,7 @@
 
 #include "realdata.h"
 #include "realdata_json.h"
+#include "realdata_paths.h"
 #include "vramscope/analysis/job_analysis.h"
 #include "vramscope/trace/open_trace.h"
 
@@ -84,8 +85,7 @@ INSTANTIATE_TEST_SUITE_P(
         "AMD-AGI_TraceLens/tests/traces/mi210/gpu_only_trace/gpu_only_trace.json.gz"));
 
 TEST(SnapshotSlowDown, AMemorySnapshotHasNoKernels) {
-    const std::string path =
-        std::string(VRAMSCOPE_REALDATA_DIR) + "/vramscope_h200/gpt_h200_leak.snapshot.pickle.gz";
+    const std::string path = realdata::kGptLeakSnapshot;
     VRAMSCOPE_REQUIRE_INPUT(path);
     auto t = trace::openTrace(path);
     ASSERT_TRUE(t.ok()) << t.error().describe();

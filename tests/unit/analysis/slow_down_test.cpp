@@ -5,6 +5,8 @@
 
 #include <cmath>
 
+#include "synthetic_job_analysis.h"
+#include "test_units.h"
 #include "vramscope/analysis/advice.h"
 #include "vramscope/analysis/job_analysis.h"
 #include "vramscope/analysis/slow_down.h"
@@ -14,27 +16,14 @@
 namespace vramscope::analysis {
 namespace {
 
-constexpr int64_t kMs = 1'000'000;
+using testdata::kMs;
 
-struct Analysed {
-    std::vector<trace::TraceData> ranks;
-    JobAnalysis job;
-};
+using test::AnalysedSyntheticJob;
 
-Analysed analyse(const SyntheticJobSpec& spec) {
-    Analysed a;
-    a.ranks = generateSyntheticJob(spec);
-    EXPECT_EQ(a.ranks.size(), size_t(spec.ranks)) << validateSyntheticJobSpec(spec);
-    std::vector<RankInput> in;
-    for (const trace::TraceData& d : a.ranks) {
-        in.push_back({&d, d.header.rank, 0});
-    }
+AnalysedSyntheticJob analyseOnOneThread(const SyntheticJobSpec& spec) {
     JobAnalysisOptions options;
     options.threads = 1;
-    auto job = analyzeJob(in, options);
-    EXPECT_TRUE(job.ok());
-    a.job = std::move(job).value();
-    return a;
+    return test::analyseSyntheticJob(spec, options);
 }
 
 const AdviceAssessment* verdict(const JobAnalysis& job, int rank) {
@@ -122,7 +111,7 @@ TEST(SlowDown, AGrowingAllReduceIsCommunicationTransfer) {
     const SyntheticJobSpec spec = growing(SyntheticSlowDown::AllReduce, 2);
     const int64_t D = allReduceNs(spec);  // ceil(512 MiB x 2 x 1/2 / 100 GB/s) = 5,368,710 ns
     ASSERT_EQ(D, 5'368'710);
-    const Analysed a = analyse(spec);
+    const AnalysedSyntheticJob a = analyseOnOneThread(spec);
     for (int rank : {0, 1}) {
         const SlowDownReport& r = deviceOf(a.job, rank).slowDown;
         expectDurations(r, kC + D + kH, kMs);
@@ -150,7 +139,7 @@ TEST(SlowDown, AGrowingAllReduceIsCommunicationTransfer) {
 
 TEST(SlowDown, AGrowingHostGapIsHostBound) {
     const SyntheticJobSpec spec = growing(SyntheticSlowDown::HostGap, 1);
-    const Analysed a = analyse(spec);
+    const AnalysedSyntheticJob a = analyseOnOneThread(spec);
     const SlowDownReport& r = deviceOf(a.job, 0).slowDown;
     expectDurations(r, kC + kH, kMs);  // one rank: no all-reduce (D = 0)
     EXPECT_FALSE(r.waitKnown);
@@ -170,7 +159,7 @@ TEST(SlowDown, AGrowingStragglerIsWaitingForItOnTheOthers) {
     SyntheticJobSpec spec = growing(SyntheticSlowDown::Straggler, 4);
     spec.stragglerRank = 3;
     const int64_t D = allReduceNs(spec), s = spec.stragglerDelayNs;
-    const Analysed a = analyse(spec);
+    const AnalysedSyntheticJob a = analyseOnOneThread(spec);
     // Rank 0: period S_i -> S_{i+1} = P + i x with P = s + C + D + h; in the all-reduce it waits
     // s_i = s + i x for rank 3, then transfers D.
     const SlowDownReport& r0 = deviceOf(a.job, 0).slowDown;
@@ -203,7 +192,7 @@ TEST(SlowDown, SteadyJobsAreClear) {
         if (ranks == 4) {
             spec.stragglerRank = 1;  // late by the same 2 ms every time: steady, not slower
         }
-        const Analysed a = analyse(spec);
+        const AnalysedSyntheticJob a = analyseOnOneThread(spec);
         for (int rank = 0; rank < ranks; ++rank) {
             const SlowDownReport& r = deviceOf(a.job, rank).slowDown;
             ASSERT_TRUE(r.assessable) << r.reason;
@@ -222,7 +211,7 @@ TEST(SlowDown, GrowthWithinTheNoiseIsClear) {
     // x = 10 us: growth 80 us; noise = max(3 x 1.4826 x 10 us, 5 % of ~22.7 ms) = 1.14 ms.
     SyntheticJobSpec spec = growing(SyntheticSlowDown::HostGap, 1);
     spec.slowDownStepNs = 10'000;
-    const Analysed a = analyse(spec);
+    const AnalysedSyntheticJob a = analyseOnOneThread(spec);
     EXPECT_EQ(deviceOf(a.job, 0).slowDown.growthNs(), 80'000);
     const AdviceAssessment* v = verdict(a.job, 0);
     ASSERT_NE(v, nullptr);
@@ -233,7 +222,7 @@ TEST(SlowDown, TooFewIterationsOrNoKernelsIsNotAssessed) {
     SyntheticJobSpec spec;
     spec.ranks = 1;
     spec.iterations = 6;  // 5 periods, 4 after the warm-up < 6
-    Analysed a = analyse(spec);
+    AnalysedSyntheticJob a = analyseOnOneThread(spec);
     const AdviceAssessment* v = verdict(a.job, 0);
     ASSERT_NE(v, nullptr);
     EXPECT_EQ(v->outcome, AssessmentOutcome::NotAssessed);
@@ -241,7 +230,7 @@ TEST(SlowDown, TooFewIterationsOrNoKernelsIsNotAssessed) {
               std::string::npos)
         << v->detail;
     spec.iterations = 3;  // 2 periods: no thirds at all
-    a = analyse(spec);
+    a = analyseOnOneThread(spec);
     EXPECT_FALSE(deviceOf(a.job, 0).slowDown.assessable);
     v = verdict(a.job, 0);
     ASSERT_NE(v, nullptr);

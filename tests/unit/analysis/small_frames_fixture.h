@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "realdata.h"
+#include "realdata_paths.h"
 #include "vramscope/trace/open_trace.h"
 #include "vramscope/trace/summary.h"
 #include "vramscope/trace/trace_file.h"
@@ -19,8 +20,7 @@ namespace vramscope::analysis::test {
 
 /// Path of the snapshot the fixture converts (it may be missing: then tests skip).
 inline std::string smallFramesInput() {
-    return std::string(VRAMSCOPE_REALDATA_DIR) +
-           "/MAGMA27_assignment2-systems/memory_snapshot.pickle";
+    return realdata::kMagmaSnapshot;
 }
 
 /// The snapshot's events, the written file and its summaries. ok() is false (with `problem`)

@@ -18,6 +18,7 @@
 
 #include "realdata.h"
 #include "realdata_json.h"
+#include "realdata_paths.h"
 #include "vramscope/analysis/check_rules.h"
 #include "vramscope/analysis/job_analysis.h"
 #include "vramscope/trace/open_trace.h"
@@ -27,32 +28,8 @@ namespace {
 
 using testdata::loadGzJson;
 
-const std::string kRealdata = VRAMSCOPE_REALDATA_DIR;
-const std::string kDlrm =
-    kRealdata + "/facebookresearch_param/et_replay/tests/inputs/dlrm_kineto.tar.gz";
-const std::string kSampled =
-    kRealdata + "/facebookresearch_HolisticTraceAnalysis/tests/data/trace_filter";
-
-using Iv = std::pair<double, double>;  // [start, end) in us
-
-double unionUs(std::vector<Iv> v) {
-    std::sort(v.begin(), v.end());
-    double total = 0, end = -1e300, start = 0;
-    bool open = false;
-    for (const Iv& i : v) {
-        if (open && i.first <= end) {
-            end = std::max(end, i.second);
-            continue;
-        }
-        if (open) {
-            total += end - start;
-        }
-        start = i.first;
-        end = i.second;
-        open = true;
-    }
-    return open ? total + end - start : 0.0;
-}
+using testdata::IntervalUs;
+using testdata::unionUs;
 
 struct Kernel {
     std::string function;  // from the NCCL kernel name
@@ -62,7 +39,7 @@ struct Kernel {
 struct RawRank {
     int rank = -1;
     std::vector<Kernel> nccl;  // by start
-    std::vector<Iv> compute, all;
+    std::vector<IntervalUs> compute, all;
 };
 
 RawRank rawRank(const nlohmann::json& doc) {
@@ -89,12 +66,12 @@ RawRank rawRank(const nlohmann::json& doc) {
     return r;
 }
 
-std::vector<RawRank> readDlrm() {
+std::vector<RawRank> readDlrmRawRanks() {
     std::vector<RawRank> out;
     std::unique_ptr<archive, int (*)(archive*)> a(archive_read_new(), archive_read_free);
     archive_read_support_filter_all(a.get());
     archive_read_support_format_all(a.get());
-    if (archive_read_open_filename(a.get(), kDlrm.c_str(), 1 << 16) != ARCHIVE_OK) {
+    if (archive_read_open_filename(a.get(), realdata::kDlrmJob.c_str(), 1 << 16) != ARCHIVE_OK) {
         return out;
     }
     archive_entry* entry = nullptr;
@@ -148,14 +125,6 @@ double waitUs(const RawCollective& c, int rank) {
     return std::min(c.lastTs - k.ts, k.dur);
 }
 
-std::vector<RankInput> inputsOf(const trace::Job& job) {
-    std::vector<RankInput> in;
-    for (const trace::RankTrace& rt : job.ranks) {
-        in.push_back({&rt.trace.data, rt.trace.data.header.rank, rt.clockOffsetNs});
-    }
-    return in;
-}
-
 const Advice* adviceFor(const JobAnalysis& job, const std::string& rule, int rank) {
     for (const Advice& a : job.advice) {
         if (a.rule == rule && toInt(a.rank) == rank) {
@@ -166,8 +135,8 @@ const Advice* adviceFor(const JobAnalysis& job, const std::string& rule, int ran
 }
 
 TEST(DlrmStraggler, RankSevenIsLastInFiveOfEightAndRankOneMostlyWaits) {
-    VRAMSCOPE_REQUIRE_INPUT(kDlrm);
-    const std::vector<RawRank> raw = readDlrm();
+    VRAMSCOPE_REQUIRE_INPUT(realdata::kDlrmJob);
+    const std::vector<RawRank> raw = readDlrmRawRanks();
     ASSERT_EQ(raw.size(), 8u);
     const std::vector<RawCollective> collectives = matchRaw(raw);
     ASSERT_EQ(collectives.size(), 8u);  // README: 8 NCCL kernels per rank
@@ -178,9 +147,9 @@ TEST(DlrmStraggler, RankSevenIsLastInFiveOfEightAndRankOneMostlyWaits) {
     }
     EXPECT_EQ(timesLast[7], 5);  // the recomputation finds what the issue reports
 
-    auto job = trace::openJob({kDlrm});
+    auto job = trace::openJob({realdata::kDlrmJob});
     ASSERT_TRUE(job.ok()) << job.error().describe();
-    auto analysed = analyzeJob(inputsOf(*job));
+    auto analysed = analyzeJob(rankInputs(*job));
     ASSERT_TRUE(analysed.ok());
     const JobAnalysis& a = *analysed;
     EXPECT_EQ(a.coverage.ranksPresent, 8u);
@@ -199,7 +168,7 @@ TEST(DlrmStraggler, RankSevenIsLastInFiveOfEightAndRankOneMostlyWaits) {
         }
     }
     for (const RawRank& r : raw) {
-        std::vector<Iv> comm;
+        std::vector<IntervalUs> comm;
         for (const Kernel& k : r.nccl) {
             comm.push_back({k.ts, k.ts + k.dur});
         }
@@ -220,7 +189,7 @@ TEST(DlrmStraggler, RankSevenIsLastInFiveOfEightAndRankOneMostlyWaits) {
     // Rank 1: its wait (sum over the 8 collectives; one stream, so the waits do not overlap),
     // its share of rank 1's communication, and the exposed-communication rule on transfer only.
     const RawRank& r1 = raw[1];
-    std::vector<Iv> comm, waits;
+    std::vector<IntervalUs> comm, waits;
     double wait = 0;
     for (const RawCollective& c : collectives) {
         const Kernel& k = c.byRank.at(1);
@@ -242,14 +211,14 @@ TEST(DlrmStraggler, RankSevenIsLastInFiveOfEightAndRankOneMostlyWaits) {
     EXPECT_GT(wait / unionUs(comm), 0.9);  // the issue: 11.1 of 11.3 ms
 
     // exposed wait = |W u C| - |C|; exposed communication = |comm| - |comm n C|.
-    std::vector<Iv> wc = waits, cc = comm;
+    std::vector<IntervalUs> wc = waits, cc = comm;
     wc.insert(wc.end(), r1.compute.begin(), r1.compute.end());
     cc.insert(cc.end(), r1.compute.begin(), r1.compute.end());
     const double computeUs = unionUs(r1.compute);
     const double exposedWait = unionUs(wc) - computeUs;
     const double exposedComm = unionUs(cc) - computeUs;
     double first = 1e300, last = -1e300;
-    for (const Iv& i : r1.all) {
+    for (const IntervalUs& i : r1.all) {
         first = std::min(first, i.first);
         last = std::max(last, i.second);
     }
@@ -309,15 +278,15 @@ int pointToPointKernels(const nlohmann::json& doc) {
 }
 
 TEST(SampledRanks, TwoOf128RanksArePartialAndNameNoStraggler) {
-    VRAMSCOPE_REQUIRE_INPUT(kSampled);
+    VRAMSCOPE_REQUIRE_INPUT(realdata::kSampledRanksDir);
     int p2p = 0;
     for (int r = 0; r < 2; ++r) {
-        p2p += pointToPointKernels(
-            loadGzJson(kSampled + "/sampled_rank-" + std::to_string(r) + ".json.gz"));
+        p2p += pointToPointKernels(loadGzJson(realdata::kSampledRanksDir + "/sampled_rank-" +
+                                              std::to_string(r) + ".json.gz"));
     }
-    auto job = trace::openJob({kSampled});
+    auto job = trace::openJob({realdata::kSampledRanksDir});
     ASSERT_TRUE(job.ok()) << job.error().describe();
-    auto analysed = analyzeJob(inputsOf(*job));
+    auto analysed = analyzeJob(rankInputs(*job));
     ASSERT_TRUE(analysed.ok());
     const JobAnalysis& a = *analysed;
     EXPECT_EQ(a.coverage.ranksPresent, 2u);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "advice_evidence.h"
+#include "synthetic_job_analysis.h"
 
 #include <cmath>
 
@@ -15,23 +16,8 @@
 namespace vramscope::analysis {
 namespace {
 
-struct Analysed {
-    std::vector<trace::TraceData> ranks;
-    JobAnalysis job;
-};
-
-Analysed analyse(const SyntheticJobSpec& spec, JobAnalysisOptions options = {}) {
-    Analysed a;
-    a.ranks = generateSyntheticJob(spec);
-    std::vector<RankInput> in;
-    for (const trace::TraceData& d : a.ranks) {
-        in.push_back({&d, d.header.rank, 0});
-    }
-    auto job = analyzeJob(in, options);
-    EXPECT_TRUE(job.ok());
-    a.job = std::move(job).value();
-    return a;
-}
+using test::AnalysedSyntheticJob;
+using test::analyseSyntheticJob;
 
 const Advice* findAdvice(const JobAnalysis& job, const std::string& rule, int rank) {
     for (const Advice& a : job.advice) {
@@ -59,7 +45,7 @@ TEST(Straggler, NamesTheLateRankOfTheSyntheticJobWithTheWaitItCauses) {
         std::ceil(double(spec.allReduceBytes) * 2 * 3 / 4 / spec.busBandwidthBytesPerS * 1e9));
     JobAnalysisOptions options;
     options.gpuHourPrice = 2.0;
-    const Analysed a = analyse(spec, options);
+    const AnalysedSyntheticJob a = analyseSyntheticJob(spec, options);
     ASSERT_TRUE(a.job.straggler.has_value());
     const StragglerFinding& f = *a.job.straggler;
     EXPECT_EQ(f.rank, trace::RankId{2});
@@ -99,7 +85,7 @@ TEST(Straggler, NamesTheLateRankOfTheSyntheticJobWithTheWaitItCauses) {
 TEST(Straggler, AJobWithoutAStragglerGetsNoStragglerAdvice) {
     SyntheticJobSpec spec = stragglerSpec();
     spec.stragglerRank = -1;
-    const Analysed a = analyse(spec);
+    const AnalysedSyntheticJob a = analyseSyntheticJob(spec);
     ASSERT_EQ(a.job.collectives.collectives.size(), size_t(spec.iterations));
     for (const MatchedCollective& c : a.job.collectives.collectives) {
         EXPECT_EQ(c.skewNs, 0);

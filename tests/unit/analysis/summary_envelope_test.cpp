@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "realdata.h"
+#include "realdata_paths.h"
 #include "small_frames_fixture.h"
 #include "vramscope/analysis/live_set.h"
 #include "vramscope/analysis/memory_timeline.h"
@@ -26,8 +27,6 @@ using trace::MemoryEnvelope;
 using trace::MemoryLevel;
 using trace::SeriesOrigin;
 using trace::TraceSummary;
-
-const std::string kRealdata = VRAMSCOPE_REALDATA_DIR;
 
 /// One level of one timeline against the summary's envelope of the same origin.
 void expectLevelMatches(const TraceSummary& sum, DeviceIndex device, MemoryLevel level,
@@ -87,7 +86,7 @@ void expectSummaryMatchesTimelines(const trace::TraceData& data) {
 std::vector<std::string> realdataFiles() {
     std::vector<std::string> out;
     std::error_code ec;
-    for (auto it = fs::recursive_directory_iterator(kRealdata, ec);
+    for (auto it = fs::recursive_directory_iterator(realdata::kDir, ec);
          !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
         const std::string p = it->path().string();
         if (it->is_regular_file() && p.find("/LICENSES/") == std::string::npos &&
@@ -100,7 +99,7 @@ std::vector<std::string> realdataFiles() {
 }
 
 TEST(SummaryEnvelope, AgreesWithTheTimelinesOnEveryRealInput) {
-    VRAMSCOPE_REQUIRE_INPUT(kRealdata + "/README.md");
+    VRAMSCOPE_REQUIRE_INPUT(realdata::kDir + "/README.md");
     size_t checked = 0;
     size_t withMemory = 0;
     for (const std::string& path : realdataFiles()) {

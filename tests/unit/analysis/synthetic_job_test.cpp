@@ -17,7 +17,7 @@ using trace::TraceData;
 
 /// Expected figures of one rank, from the formulas documented at SyntheticJobSpec (written out
 /// here again on purpose: the test must not share code with the generator).
-struct Expected {
+struct ExpectedRank {
     int64_t F, B, C, D, v, s, P;
     int64_t start(int i, int r, const SyntheticJobSpec& spec) const {
         return 3'000'000 + spec.hostGapNs + i * P + (r == spec.stragglerRank ? s : 0);
@@ -27,8 +27,8 @@ struct Expected {
     }
 };
 
-Expected expectedOf(const SyntheticJobSpec& spec) {
-    Expected e{};
+ExpectedRank expectedOf(const SyntheticJobSpec& spec) {
+    ExpectedRank e{};
     const int64_t k = spec.computeKernelsPerIteration;
     const int n = spec.ranks;
     e.F = (k / 2) * spec.computeKernelNs;
@@ -43,7 +43,7 @@ Expected expectedOf(const SyntheticJobSpec& spec) {
     return e;
 }
 
-SyntheticJobSpec smallSpec() {
+SyntheticJobSpec fourRankSpec() {
     SyntheticJobSpec spec;
     spec.ranks = 4;
     spec.iterations = 6;
@@ -64,8 +64,8 @@ SyntheticJobSpec smallSpec() {
 }
 
 TEST(SyntheticJob, SameSpecGivesIdenticalTraces) {
-    const auto a = generateSyntheticJob(smallSpec());
-    const auto b = generateSyntheticJob(smallSpec());
+    const auto a = generateSyntheticJob(fourRankSpec());
+    const auto b = generateSyntheticJob(fourRankSpec());
     ASSERT_EQ(a.size(), 4u);
     ASSERT_EQ(a.size(), b.size());
     for (size_t r = 0; r < a.size(); ++r) {
@@ -79,13 +79,13 @@ TEST(SyntheticJob, SameSpecGivesIdenticalTraces) {
         EXPECT_EQ(a[r].header.devices[0].uuid, b[r].header.devices[0].uuid);
         EXPECT_EQ(a[r].stacks, b[r].stacks);
     }
-    const auto one = generateSyntheticRank(smallSpec(), 2);
+    const auto one = generateSyntheticRank(fourRankSpec(), 2);
     EXPECT_EQ(one.memory.address, a[2].memory.address);
     EXPECT_EQ(one.kernels.endNs, a[2].kernels.endNs);
 }
 
 TEST(SyntheticJob, SeedChangesAddressesAndNamesButNoTimeOrSize) {
-    auto spec = smallSpec();
+    auto spec = fourRankSpec();
     const auto a = generateSyntheticJob(spec);
     spec.seed = 99;
     const auto b = generateSyntheticJob(spec);
@@ -98,7 +98,7 @@ TEST(SyntheticJob, SeedChangesAddressesAndNamesButNoTimeOrSize) {
 }
 
 TEST(SyntheticJob, HeaderNamesRankWorldSizeAndOneDevice) {
-    auto spec = smallSpec();
+    auto spec = fourRankSpec();
     spec.ranks = 10;
     spec.gpusPerNode = 4;
     const auto job = generateSyntheticJob(spec);
@@ -115,8 +115,8 @@ TEST(SyntheticJob, HeaderNamesRankWorldSizeAndOneDevice) {
 }
 
 TEST(SyntheticJob, PeaksAndPeakTimesFollowTheDocumentedFormulas) {
-    const auto spec = smallSpec();
-    const Expected e = expectedOf(spec);
+    const auto spec = fourRankSpec();
+    const ExpectedRank e = expectedOf(spec);
     const auto job = generateSyntheticJob(spec);
     const int64_t A = spec.activationsPerIteration;
     const int N = spec.iterations;
@@ -167,8 +167,8 @@ TEST(SyntheticJob, PeaksAndPeakTimesFollowTheDocumentedFormulas) {
 }
 
 TEST(SyntheticJob, AllocatedEventsAreExactlyTheDocumentedSawtooth) {
-    const auto spec = smallSpec();
-    const Expected e = expectedOf(spec);
+    const auto spec = fourRankSpec();
+    const ExpectedRank e = expectedOf(spec);
     const auto job = generateSyntheticJob(spec);
     const int64_t A = spec.activationsPerIteration;
     for (int r = 0; r < spec.ranks; ++r) {
@@ -204,8 +204,8 @@ TEST(SyntheticJob, AllocatedEventsAreExactlyTheDocumentedSawtooth) {
 }
 
 TEST(SyntheticJob, IterationRangesAndKernelsFollowTheDocumentedTimes) {
-    const auto spec = smallSpec();
-    const Expected e = expectedOf(spec);
+    const auto spec = fourRankSpec();
+    const ExpectedRank e = expectedOf(spec);
     const auto job = generateSyntheticJob(spec);
     for (int r = 0; r < spec.ranks; ++r) {
         const auto& d = job[static_cast<size_t>(r)];
@@ -244,8 +244,8 @@ TEST(SyntheticJob, IterationRangesAndKernelsFollowTheDocumentedTimes) {
 }
 
 TEST(SyntheticJob, CollectivesMatchAcrossRanksAndTakeTheBusBandwidthTime) {
-    const auto spec = smallSpec();
-    const Expected e = expectedOf(spec);
+    const auto spec = fourRankSpec();
+    const ExpectedRank e = expectedOf(spec);
     // allReduceBytes is the default 512 MiB; 4 ranks, factor 2 * 3 / 4 = 1.5:
     // 536870912 * 1.5 / 100e9 s = 8053063.68 ns, rounded up.
     EXPECT_EQ(e.D, 8'053'064);
@@ -298,8 +298,8 @@ int64_t unionLength(std::vector<std::pair<int64_t, int64_t>> v) {
 }
 
 TEST(SyntheticJob, IdleAndOverlapFollowTheDocumentedFormulas) {
-    const auto spec = smallSpec();
-    const Expected e = expectedOf(spec);
+    const auto spec = fourRankSpec();
+    const ExpectedRank e = expectedOf(spec);
     const auto job = generateSyntheticJob(spec);
     for (int r = 0; r < spec.ranks; ++r) {
         const auto& k = job[static_cast<size_t>(r)].kernels;
@@ -323,7 +323,7 @@ TEST(SyntheticJob, IdleAndOverlapFollowTheDocumentedFormulas) {
 }
 
 TEST(SyntheticJob, MemoryEventsCarryStacksAndIterationRanges) {
-    const auto job = generateSyntheticJob(smallSpec());
+    const auto job = generateSyntheticJob(fourRankSpec());
     const auto& d = job[2];
     size_t withStack = 0;
     for (size_t i = 0; i < d.memory.size(); ++i) {
@@ -340,12 +340,12 @@ TEST(SyntheticJob, MemoryEventsCarryStacksAndIterationRanges) {
         ASSERT_LE(d.memory.nvtxRange[i], d.ranges.size());
     }
     EXPECT_EQ(withStack, d.memory.size());
-    const auto perIteration = syntheticEventsPerIteration(smallSpec(), 2);
+    const auto perIteration = syntheticEventsPerIteration(fourRankSpec(), 2);
     EXPECT_EQ(perIteration, 2u * 5 + 7 + 3 + 2 + 1);
 }
 
 TEST(SyntheticJob, OneRankHasNoCollectives) {
-    auto spec = smallSpec();
+    auto spec = fourRankSpec();
     spec.ranks = 1;
     spec.stragglerRank = -1;
     spec.leakRank = -1;
@@ -354,12 +354,12 @@ TEST(SyntheticJob, OneRankHasNoCollectives) {
     EXPECT_EQ(job[0].collectives.size(), 0u);
     EXPECT_EQ(job[0].kernels.size(),
               static_cast<size_t>(spec.iterations * spec.computeKernelsPerIteration));
-    const Expected e = expectedOf(spec);
+    const ExpectedRank e = expectedOf(spec);
     EXPECT_EQ(e.P, e.C + spec.hostGapNs);
 }
 
 TEST(SyntheticJob, BenchmarkNoiseKeepsSizesCountsAndPeakBytes) {
-    auto spec = smallSpec();
+    auto spec = fourRankSpec();
     const auto plain = generateSyntheticJob(spec);
     spec.benchmarkNoise = true;
     const auto noisy = generateSyntheticJob(spec);
@@ -388,25 +388,25 @@ TEST(SyntheticJob, BenchmarkNoiseKeepsSizesCountsAndPeakBytes) {
 }
 
 TEST(SyntheticJob, InvalidSpecsAreRefusedWithASentence) {
-    auto bad = smallSpec();
+    auto bad = fourRankSpec();
     bad.ranks = 0;
     EXPECT_NE(validateSyntheticJobSpec(bad), "");
     EXPECT_TRUE(generateSyntheticJob(bad).empty());
-    bad = smallSpec();
+    bad = fourRankSpec();
     bad.segmentBytes = 0;
     EXPECT_NE(validateSyntheticJobSpec(bad), "");
-    bad = smallSpec();
+    bad = fourRankSpec();
     bad.computeKernelNs = 1;  // forward of 3 ns cannot hold 5 activations
     EXPECT_NE(validateSyntheticJobSpec(bad), "");
-    bad = smallSpec();
+    bad = fourRankSpec();
     bad.busBandwidthBytesPerS = 0;
     EXPECT_NE(validateSyntheticJobSpec(bad), "");
-    bad = smallSpec();
+    bad = fourRankSpec();
     bad.iterations = 2'000'000'000;
     bad.computeKernelNs = 1'000'000'000;
     EXPECT_NE(validateSyntheticJobSpec(bad), "");
-    EXPECT_EQ(validateSyntheticJobSpec(smallSpec()), "");
-    EXPECT_TRUE(generateSyntheticRank(smallSpec(), 4).eventCount() == 0);
+    EXPECT_EQ(validateSyntheticJobSpec(fourRankSpec()), "");
+    EXPECT_TRUE(generateSyntheticRank(fourRankSpec(), 4).eventCount() == 0);
 }
 
 TEST(SyntheticJob, IterationsForEventCountReachesTheRequestedSize) {

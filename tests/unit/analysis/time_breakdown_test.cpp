@@ -13,8 +13,8 @@ using trace::KernelCategory;
 using trace::KernelEvent;
 using trace::TraceData;
 
-void kernel(TraceData& d, int64_t s, int64_t e, KernelCategory c, int64_t launch = -1,
-            trace::DeviceIndex device = trace::DeviceIndex{0}) {
+void addCategoryKernel(TraceData& d, int64_t s, int64_t e, KernelCategory c, int64_t launch = -1,
+                       trace::DeviceIndex device = trace::DeviceIndex{0}) {
     KernelEvent k;
     k.startNs = s;
     k.endNs = e;
@@ -28,14 +28,15 @@ void kernel(TraceData& d, int64_t s, int64_t e, KernelCategory c, int64_t launch
 TEST(TimeBreakdown, FollowsTheDefinitionsOnAHandBuiltDevice) {
     TraceData d;
     // Out of order on purpose.
-    kernel(d, 50, 150, KernelCategory::Compute);
-    kernel(d, 0, 100, KernelCategory::Compute);
-    kernel(d, 120, 200, KernelCategory::Communication);
-    kernel(d, 300, 350, KernelCategory::Memcpy);
-    kernel(d, 400, 500, KernelCategory::Compute, 380);        // launched after 350: host-bound
-    kernel(d, 600, 700, KernelCategory::Communication, 450);  // collective wait
-    kernel(d, 800, 900, KernelCategory::Compute, 650);        // launched before 700: other
-    kernel(d, 5, 9, KernelCategory::Compute, -1, trace::DeviceIndex{1});  // another device
+    addCategoryKernel(d, 50, 150, KernelCategory::Compute);
+    addCategoryKernel(d, 0, 100, KernelCategory::Compute);
+    addCategoryKernel(d, 120, 200, KernelCategory::Communication);
+    addCategoryKernel(d, 300, 350, KernelCategory::Memcpy);
+    addCategoryKernel(d, 400, 500, KernelCategory::Compute, 380);  // launched after 350: host-bound
+    addCategoryKernel(d, 600, 700, KernelCategory::Communication, 450);  // collective wait
+    addCategoryKernel(d, 800, 900, KernelCategory::Compute, 650);  // launched before 700: other
+    addCategoryKernel(d, 5, 9, KernelCategory::Compute, -1,
+                      trace::DeviceIndex{1});  // another device
     const auto all = computeTimeBreakdowns(d);
     ASSERT_EQ(all.size(), 2u);
     const TimeBreakdown& b = all[0];
@@ -75,7 +76,8 @@ TEST(TimeBreakdown, FollowsTheDefinitionsOnAHandBuiltDevice) {
 TEST(TimeBreakdown, KeepsOnlyTheLargestGaps) {
     TraceData d;
     for (int i = 0; i < 10; ++i) {
-        kernel(d, i * 100, i * 100 + 100 - i, KernelCategory::Compute);  // gap i after kernel i
+        addCategoryKernel(d, i * 100, i * 100 + 100 - i,
+                          KernelCategory::Compute);  // gap i after kernel i
     }
     BreakdownOptions o;
     o.maxGaps = 3;

@@ -13,6 +13,7 @@
 
 #include "realdata.h"
 #include "realdata_json.h"
+#include "realdata_paths.h"
 #include "realdata_tar.h"
 #include "vramscope/analysis/top_kernels.h"
 #include "vramscope/trace/open_trace.h"
@@ -22,13 +23,6 @@ namespace {
 
 using testdata::eventsOf;
 using testdata::loadGzJson;
-
-const std::string kRealdata = VRAMSCOPE_REALDATA_DIR;
-const std::string kBert =
-    kRealdata +
-    "/AMD-AGI_TraceLens/tests/traces/h100/gaunernst_bert-small-uncased__1016001.json.gz";
-const std::string kDlrm =
-    kRealdata + "/facebookresearch_param/et_replay/tests/inputs/dlrm_kineto.tar.gz";
 
 /// One kernel name as the JSON has it: launches, summed and longest dur (us).
 struct JsonKernel {
@@ -74,7 +68,7 @@ JsonKernels kernelsOf(const nlohmann::json& doc) {
 }
 
 /// The importer rounds each start and end to whole ns: 2 ns per launch at most, in us.
-double tolerance(size_t launches) {
+double launchSumToleranceUs(size_t launches) {
     return 0.002 * double(launches) + 0.001;
 }
 
@@ -92,7 +86,7 @@ void expectMatches(const DeviceKernelTimes& t, const JsonKernels& e, const std::
         const auto it = e.byName.find(k.name);
         ASSERT_NE(it, e.byName.end()) << what << ": " << k.name << " is not in the JSON";
         EXPECT_EQ(k.count, it->second.count) << what << ": " << k.name;
-        EXPECT_NEAR(double(k.totalNs) / 1000.0, it->second.totalUs, tolerance(k.count))
+        EXPECT_NEAR(double(k.totalNs) / 1000.0, it->second.totalUs, launchSumToleranceUs(k.count))
             << what << ": " << k.name;
         EXPECT_NEAR(double(k.maxNs) / 1000.0, it->second.maxUs, 0.002) << what << ": " << k.name;
     }
@@ -104,11 +98,11 @@ void expectMatches(const DeviceKernelTimes& t, const JsonKernels& e, const std::
 }
 
 TEST(TopKernelsRealdata, BertSmallPerNameTotalsEqualTheJsonSums) {
-    VRAMSCOPE_REQUIRE_INPUT(kBert);
-    const nlohmann::json doc = loadGzJson(kBert);
+    VRAMSCOPE_REQUIRE_INPUT(realdata::kBertTrace);
+    const nlohmann::json doc = loadGzJson(realdata::kBertTrace);
     const JsonKernels e = kernelsOf(doc);
     ASSERT_EQ(e.launches, 60u);  // 60 kernels of 11 names on GPU 0 (counted in the file)
-    auto t = trace::openTrace(kBert);
+    auto t = trace::openTrace(realdata::kBertTrace);
     ASSERT_TRUE(t.ok()) << t.error().message;
     const auto all = topKernels(t->data, 0);
     ASSERT_EQ(all.size(), 1u);
@@ -116,7 +110,7 @@ TEST(TopKernelsRealdata, BertSmallPerNameTotalsEqualTheJsonSums) {
     // The one gpu_memcpy of the file is the memcpy category; busy also covers it.
     ASSERT_FALSE(all[0].byCategory.empty());
     EXPECT_EQ(all[0].byCategory[0].name, "compute");
-    EXPECT_GE(double(all[0].busyNs) / 1000.0, e.busyUs - tolerance(e.launches));
+    EXPECT_GE(double(all[0].busyNs) / 1000.0, e.busyUs - launchSumToleranceUs(e.launches));
     // The limit: 20 rows > 11 names, nothing cut; 5 rows keep the same first five.
     const DeviceKernelTimes cut = topKernels(t->data, 5)[0];
     ASSERT_EQ(cut.byName.size(), 5u);
@@ -129,10 +123,10 @@ TEST(TopKernelsRealdata, BertSmallPerNameTotalsEqualTheJsonSums) {
 }
 
 TEST(TopKernelsRealdata, DlrmEveryRankPerNameTotalsAndNcclTimeEqualTheJson) {
-    VRAMSCOPE_REQUIRE_INPUT(kDlrm);
-    const std::map<int, nlohmann::json> docs = testdata::jsonByRank(kDlrm);
+    VRAMSCOPE_REQUIRE_INPUT(realdata::kDlrmJob);
+    const std::map<int, nlohmann::json> docs = testdata::jsonByRank(realdata::kDlrmJob);
     ASSERT_EQ(docs.size(), 8u);
-    auto job = trace::openJob({kDlrm});
+    auto job = trace::openJob({realdata::kDlrmJob});
     ASSERT_TRUE(job.ok()) << job.error().describe();
     ASSERT_EQ(job->ranks.size(), 8u);
     for (const trace::RankTrace& rt : job->ranks) {
@@ -158,7 +152,8 @@ TEST(TopKernelsRealdata, DlrmEveryRankPerNameTotalsAndNcclTimeEqualTheJson) {
                          [](const KernelTime& c) { return c.name == "communication"; });
         ASSERT_NE(comm, all[0].byCategory.end()) << what;
         EXPECT_EQ(comm->count, ncclLaunches) << what;
-        EXPECT_NEAR(double(comm->totalNs) / 1000.0, ncclUs, tolerance(ncclLaunches)) << what;
+        EXPECT_NEAR(double(comm->totalNs) / 1000.0, ncclUs, launchSumToleranceUs(ncclLaunches))
+            << what;
     }
 }
 

@@ -12,8 +12,8 @@ using trace::KernelCategory;
 using trace::KernelEvent;
 using trace::TraceData;
 
-void kernel(TraceData& d, const char* name, int64_t s, int64_t e, KernelCategory c, uint64_t stream,
-            DeviceIndex device = DeviceIndex{0}) {
+void addNamedKernel(TraceData& d, const char* name, int64_t s, int64_t e, KernelCategory c,
+                    uint64_t stream, DeviceIndex device = DeviceIndex{0}) {
     KernelEvent k;
     k.startNs = s;
     k.endNs = e;
@@ -30,14 +30,14 @@ void kernel(TraceData& d, const char* name, int64_t s, int64_t e, KernelCategory
 /// busy = |[0, 260) u [300, 315) u [400, 420)| = 260 + 15 + 20 = 295.
 TraceData twoStreams() {
     TraceData d;
-    kernel(d, "gemm", 200, 260, KernelCategory::Compute, 7);
-    kernel(d, "nccl", 50, 250, KernelCategory::Communication, 9);
-    kernel(d, "gemm", 0, 100, KernelCategory::Compute, 7);
-    kernel(d, "relu", 300, 310, KernelCategory::Compute, 9);
-    kernel(d, "relu", 305, 315, KernelCategory::Compute, 9);
-    kernel(d, "Memcpy HtoD", 400, 420, KernelCategory::Memcpy, 7);
-    kernel(d, "gemm", 10, 40, KernelCategory::Compute, 1, DeviceIndex{1});
-    kernel(d, "bad", 90, 80, KernelCategory::Compute, 7);  // end < start: skipped
+    addNamedKernel(d, "gemm", 200, 260, KernelCategory::Compute, 7);
+    addNamedKernel(d, "nccl", 50, 250, KernelCategory::Communication, 9);
+    addNamedKernel(d, "gemm", 0, 100, KernelCategory::Compute, 7);
+    addNamedKernel(d, "relu", 300, 310, KernelCategory::Compute, 9);
+    addNamedKernel(d, "relu", 305, 315, KernelCategory::Compute, 9);
+    addNamedKernel(d, "Memcpy HtoD", 400, 420, KernelCategory::Memcpy, 7);
+    addNamedKernel(d, "gemm", 10, 40, KernelCategory::Compute, 1, DeviceIndex{1});
+    addNamedKernel(d, "bad", 90, 80, KernelCategory::Compute, 7);  // end < start: skipped
     return d;
 }
 
@@ -119,7 +119,7 @@ TEST(TopKernels, LimitKeepsTheLargestAndSumsTheRest) {
 
 TEST(TopKernels, SameNameUnderTwoStringIdsIsOneRowAndTwoCategoriesTwoRows) {
     TraceData d;
-    kernel(d, "k", 0, 10, KernelCategory::Compute, 1);
+    addNamedKernel(d, "k", 0, 10, KernelCategory::Compute, 1);
     // A second string id holding the same text, as a file with a repeated string gives.
     d.strings.push_back("k");
     KernelEvent k;
@@ -127,7 +127,7 @@ TEST(TopKernels, SameNameUnderTwoStringIdsIsOneRowAndTwoCategoriesTwoRows) {
     k.endNs = 50;
     k.name = trace::StringId(d.strings.size() - 1);
     d.kernels.append(k);
-    kernel(d, "k", 60, 65, KernelCategory::Memset, 1);
+    addNamedKernel(d, "k", 60, 65, KernelCategory::Memset, 1);
     const DeviceKernelTimes t = topKernels(d)[0];
     ASSERT_EQ(t.byName.size(), 2u);
     EXPECT_EQ(t.byName[0].category, KernelCategory::Compute);

@@ -20,6 +20,7 @@
 
 #include "capture_writer.h"
 #include "event_staging.h"
+#include "test_files.h"
 #include "trace_output.h"
 #include "vramscope/trace/trace_file.h"
 
@@ -28,10 +29,8 @@ using namespace vramscope::capture;
 
 namespace {
 
-std::string makeTempDir() {
-    std::string pattern = ::testing::TempDir() + "vramscope-faults-XXXXXX";
-    char* dir = mkdtemp(pattern.data());
-    return dir != nullptr ? std::string(dir) : std::string();
+std::string makeFaultsDir() {
+    return vramscope::testdata::uniqueTempDir("vramscope-faults");
 }
 
 /// `n` cudaMalloc records of 4 KiB at increasing addresses and times from `t0`.
@@ -119,7 +118,7 @@ private:
 // Root ignores permission bits, so the unwritable directory is one below a regular file: no
 // user can create it (ENOTDIR).
 TEST(OutputFaults, AnUnwritableOutputDirectoryTurnsCaptureOffWithOneSentence) {
-    const std::string dir = makeTempDir();
+    const std::string dir = makeFaultsDir();
     ASSERT_FALSE(dir.empty());
     std::ofstream(dir + "/plain-file") << "x";
     const std::string path = dir + "/plain-file/traces/job-rank0.vscope";
@@ -168,7 +167,7 @@ TEST(OutputFaults, ADiskFullOutputIsSaidOnceAndTheJobSideOnlyCounts) {
 }
 
 TEST(OutputFaults, AFullQueueDropsAndCountsAndTheCountReachesTheFile) {
-    const std::string dir = makeTempDir();
+    const std::string dir = makeFaultsDir();
     const std::string path = dir + "/rank0.vscope";
     OpenedOutput opened = openTraceOutput({OutputKind::File, path}, path, 1);
     ASSERT_TRUE(opened.sink) << opened.error;
@@ -199,7 +198,7 @@ TEST(OutputFaults, AFullQueueDropsAndCountsAndTheCountReachesTheFile) {
 // limit is cut short, the next one fails with EFBIG, as ENOSPC would): the file opens with every
 // whole frame and says where it was cut.
 TEST(OutputFaults, ADiskFillingUpMidFrameLeavesTheWholeFramesReadable) {
-    const std::string dir = makeTempDir();
+    const std::string dir = makeFaultsDir();
     const std::string path = dir + "/rank0.vscope";
     constexpr rlim_t kLimit = 6000;
     const pid_t child = fork();
@@ -252,7 +251,7 @@ TEST(OutputFaults, AWriterKilledMidFrameLeavesAFileThatOpensToItsLastWholeFrame)
     std::mt19937_64 rng(20261201);
     int cutMidFrame = 0;
     for (int run = 0; run < 12; ++run) {
-        const std::string dir = makeTempDir();
+        const std::string dir = makeFaultsDir();
         const std::string path = dir + "/rank0.vscope";
         const uint64_t killAt = 1 + rng() % 150;  // the 100 rounds take ~190 pieces
         const uint64_t seed = rng();

@@ -2,6 +2,7 @@
 // unwritable paths, and Unix sockets whose reader goes away.
 
 #include "trace_output.h"
+#include "test_files.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -18,23 +19,16 @@ using namespace vramscope::capture;
 
 namespace {
 
-std::string makeTempDir() {
-    std::string pattern = ::testing::TempDir() + "vramscope-output-XXXXXX";
-    char* dir = mkdtemp(pattern.data());
-    return dir != nullptr ? std::string(dir) : std::string();
-}
+using vramscope::testdata::readFile;
 
-std::string readFile(const std::string& path) {
-    std::ifstream in(path);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
+std::string makeOutputDir() {
+    return vramscope::testdata::uniqueTempDir("vramscope-output");
 }
 
 }  // namespace
 
 TEST(TraceOutput, CreatesDirectoriesAndMovesAsideWhenTheFileIsHeld) {
-    const std::string dir = makeTempDir();
+    const std::string dir = makeOutputDir();
     const std::string path = dir + "/a/b/job-rank0.vscope";
     OpenedOutput first = openTraceOutput({OutputKind::Directory, dir}, path, 11);
     ASSERT_TRUE(first.sink) << first.error;
@@ -56,7 +50,7 @@ TEST(TraceOutput, ReportsAnUnwritablePath) {
 }
 
 TEST(TraceOutput, StreamsToAListeningUnixSocket) {
-    const std::string dir = makeTempDir();
+    const std::string dir = makeOutputDir();
     const std::string path = dir + "/live.sock";
     const int listener = socket(AF_UNIX, SOCK_STREAM, 0);
     ASSERT_GE(listener, 0);

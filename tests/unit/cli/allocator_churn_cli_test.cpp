@@ -7,6 +7,7 @@
 
 #include "cli_command.h"
 #include "cli_run.h"
+#include "test_units.h"
 #include "vramscope/analysis/synthetic_job.h"
 #include "vramscope/trace/trace_file.h"
 
@@ -19,7 +20,7 @@ using test::tempDir;
 
 namespace fs = std::filesystem;
 
-constexpr int64_t kMs = 1'000'000;
+using testdata::kMs;
 
 void segment(trace::TraceData& d, int64_t t, trace::MemoryAction action) {
     trace::MemoryEvent e;

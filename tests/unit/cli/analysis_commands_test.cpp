@@ -20,6 +20,7 @@
 #include "cli_command.h"
 #include "cli_run.h"
 #include "realdata.h"
+#include "realdata_paths.h"
 #include "vramscope/analysis/synthetic_job.h"
 #include "vramscope/analysis/text_format.h"
 #include "vramscope/trace/trace_file.h"
@@ -565,8 +566,7 @@ TEST(AnalysisCli, ReportTakesTheCapacityForTracesThatNameNone) {
 TEST(AnalysisCli, CostIsUnknownForASnapshotWithoutIterationsOrKernels) {
     // A memory snapshot records no kernels (the format has none), and this one no iteration
     // markers: there is no step time to price.
-    const std::string path = std::string(VRAMSCOPE_REALDATA_DIR) +
-                             "/silmont2000_assignment2-systems/mem_snapshot.pickle";
+    const std::string path = realdata::kSilmontSnapshot;
     VRAMSCOPE_REQUIRE_INPUT(path);
     CliRun r = run({"report", "--json", "--gpu-hour-price", "2", path});
     ASSERT_EQ(r.code, kExitSuccess) << r.err;
@@ -580,8 +580,7 @@ TEST(AnalysisCli, CostIsUnknownForASnapshotWithoutIterationsOrKernels) {
 }
 
 TEST(AnalysisCli, CheckFailsWhenARuleAskedForCannotBeCheckedOnARealSnapshot) {
-    const std::string path = std::string(VRAMSCOPE_REALDATA_DIR) +
-                             "/silmont2000_assignment2-systems/mem_snapshot.pickle";
+    const std::string path = realdata::kSilmontSnapshot;
     VRAMSCOPE_REQUIRE_INPUT(path);
     VRAMSCOPE_REQUIRE_PYTHON();
     // A PyTorch snapshot names no capacity: the peak rule cannot be checked.

@@ -16,6 +16,8 @@
 #include "cli_command.h"
 #include "cli_run.h"
 #include "realdata.h"
+#include "realdata_paths.h"
+#include "test_units.h"
 #include "vramscope/analysis/synthetic_job.h"
 #include "vramscope/analysis/text_format.h"
 #include "vramscope/trace/trace_file.h"
@@ -29,12 +31,7 @@ using test::tempDir;
 
 namespace fs = std::filesystem;
 
-constexpr double kGiB = double(1ull << 30);
-
-const std::string kSilmont =
-    std::string(VRAMSCOPE_REALDATA_DIR) + "/silmont2000_assignment2-systems/mem_snapshot.pickle";
-const std::string kMagma =
-    std::string(VRAMSCOPE_REALDATA_DIR) + "/MAGMA27_assignment2-systems/memory_snapshot.pickle";
+using testdata::kGiB;
 
 /// A one-rank synthetic run with `batch` x 64 MiB of activations per layer (24 layers: 1.5 GiB per
 /// sample); its peak is reserved = ceil((12 GiB + 1.5 GiB x batch) / 2 GiB) x 2 GiB.
@@ -112,16 +109,18 @@ TEST(BatchFitCli, OneRunGivenTwiceIsNamedAndGivesNoAnswer) {
 }
 
 TEST(BatchFitCli, NegativeInterceptOnTwoRealJobsPredictsNothingBelowTheSmallestBatch) {
-    VRAMSCOPE_REQUIRE_INPUT(kSilmont);
-    VRAMSCOPE_REQUIRE_INPUT(kMagma);
+    VRAMSCOPE_REQUIRE_INPUT(realdata::kSilmontSnapshot);
+    VRAMSCOPE_REQUIRE_INPUT(realdata::kMagmaSnapshot);
     VRAMSCOPE_REQUIRE_PYTHON();
     // Two unrelated jobs given as batch 8 and 16: the line through their replayed peaks.
-    const double p8 = replayPeak(kSilmont), p16 = replayPeak(kMagma);
+    const double p8 = replayPeak(realdata::kSilmontSnapshot),
+                 p16 = replayPeak(realdata::kMagmaSnapshot);
     ASSERT_GT(p8, 0);
     ASSERT_GT(p16, 0);
     const double slope = (p16 - p8) / 8.0, intercept = p8 - 8.0 * slope;
     ASSERT_LT(intercept, 0) << "the two snapshots no longer make a negative intercept";
-    const std::vector<std::string> inputs = {"batch-fit", kSilmont + ":8", kMagma + ":16"};
+    const std::vector<std::string> inputs = {"batch-fit", realdata::kSilmontSnapshot + ":8",
+                                             realdata::kMagmaSnapshot + ":16"};
 
     // On 2 GiB the line would answer below batch 8 (whose run used more than 2 GiB): withheld.
     std::vector<std::string> args = inputs;

@@ -23,6 +23,7 @@
 #include "cli_run.h"
 #include "realdata.h"
 #include "realdata_json.h"
+#include "realdata_paths.h"
 #include "vramscope/analysis/text_format.h"
 
 namespace vramscope::app {
@@ -37,19 +38,6 @@ using test::tempDir;
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-const std::string kRealData = VRAMSCOPE_REALDATA_DIR;
-const std::string kHta = kRealData + "/facebookresearch_HolisticTraceAnalysis/tests/data/";
-const std::string kResnet = kRealData +
-                            "/pytorch_kineto/tb_plugin/samples/resnet50_num_workers_0/"
-                            "worker0.1623143089861.pt.trace.json.gz";
-const std::string kBert =
-    kRealData +
-    "/AMD-AGI_TraceLens/tests/traces/h100/gaunernst_bert-small-uncased__1016001.json.gz";
-const std::string kDfIndex = kHta + "df_index_resolver/df_index_resolver.json.gz";
-const std::string kCpuOnly = kHta + "cpu_only/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz";
-const std::string kNoDistInfo =
-    kHta + "distributed_info_unavailable/distributed_info_not_found.json.gz";
 
 /// The `[memory]` events on CUDA devices (args "Device Type" 1 = c10::DeviceType::CUDA).
 std::vector<json> cudaMemoryEvents(const json& doc) {
@@ -75,8 +63,8 @@ bool anythingOnAGpu(const json& doc) {
 }
 
 TEST(ClaimsRealdata, NoLiveSetWhereKinetoAllocationsCarryNoAddress) {
-    VRAMSCOPE_REQUIRE_INPUT(kResnet);
-    const json doc = loadGzJson(kResnet);
+    VRAMSCOPE_REQUIRE_INPUT(realdata::kResnetTrace);
+    const json doc = loadGzJson(realdata::kResnetTrace);
     const std::vector<json> memory = cudaMemoryEvents(doc);
     ASSERT_FALSE(memory.empty());
     size_t withAddress = 0, withTotals = 0;
@@ -87,13 +75,13 @@ TEST(ClaimsRealdata, NoLiveSetWhereKinetoAllocationsCarryNoAddress) {
     ASSERT_EQ(withAddress, 0u) << "the 2021 schema has no Addr";
     ASSERT_EQ(withTotals, 0u) << "nor Total Allocated";
 
-    const CliRun flame = run({"flame", "--at", "peak", kResnet});
+    const CliRun flame = run({"flame", "--at", "peak", realdata::kResnetTrace});
     EXPECT_EQ(flame.code, kExitUnreadable) << flame.err;
     EXPECT_TRUE(flame.out.empty()) << flame.out;
-    EXPECT_NE(flame.err.find(kResnet), std::string::npos) << flame.err;
+    EXPECT_NE(flame.err.find(realdata::kResnetTrace), std::string::npos) << flame.err;
     EXPECT_NE(flame.err.find("carry no address"), std::string::npos) << flame.err;
 
-    const CliRun report = run({"report", "--json", kResnet});
+    const CliRun report = run({"report", "--json", realdata::kResnetTrace});
     ASSERT_EQ(report.code, kExitSuccess) << report.err;
     const json j = json::parse(report.out);
     ASSERT_EQ(j["devices"].size(), 1u);
@@ -105,22 +93,22 @@ TEST(ClaimsRealdata, NoLiveSetWhereKinetoAllocationsCarryNoAddress) {
     EXPECT_TRUE(d["model_state_bytes"].is_null()) << d["model_state_bytes"];
     EXPECT_TRUE(d["leak"]["survivors"].empty()) << d["leak"]["survivors"];
 
-    const CliRun text = run({"report", kResnet});
+    const CliRun text = run({"report", realdata::kResnetTrace});
     EXPECT_NE(text.out.find("model state: unknown"), std::string::npos) << text.out;
     EXPECT_NE(text.out.find("rank 0 GPU 0: live set unknown:"), std::string::npos) << text.out;
     EXPECT_NE(text.out.find("rebuilt from Bytes"), std::string::npos) << text.out;
 }
 
 TEST(ClaimsRealdata, LiveSetKnownWhereEveryAllocationHasAnAddress) {
-    VRAMSCOPE_REQUIRE_INPUT(kBert);
-    const json doc = loadGzJson(kBert);
+    VRAMSCOPE_REQUIRE_INPUT(realdata::kBertTrace);
+    const json doc = loadGzJson(realdata::kBertTrace);
     const std::vector<json> memory = cudaMemoryEvents(doc);
     ASSERT_FALSE(memory.empty());
     for (const json& e : memory) {
         ASSERT_TRUE(e["args"].contains("Addr"));
         ASSERT_TRUE(e["args"].contains("Total Allocated"));
     }
-    const CliRun report = run({"report", "--json", kBert});
+    const CliRun report = run({"report", "--json", realdata::kBertTrace});
     ASSERT_EQ(report.code, kExitSuccess) << report.err;
     const json j = json::parse(report.out);
     ASSERT_FALSE(j["devices"].empty());
@@ -131,7 +119,7 @@ TEST(ClaimsRealdata, LiveSetKnownWhereEveryAllocationHasAnAddress) {
             EXPECT_EQ(d["allocated_source"], "producer counter");
         }
     }
-    EXPECT_EQ(run({"flame", "--at", "peak", kBert}).code, kExitSuccess);
+    EXPECT_EQ(run({"flame", "--at", "peak", realdata::kBertTrace}).code, kExitSuccess);
 }
 
 /// Sum of one key over an `operators` object's rows and its "other" row.
@@ -144,15 +132,15 @@ uint64_t operatorSum(const json& ops, const char* key) {
 }
 
 TEST(ClaimsRealdata, OperatorTableAccountsForEveryAllocatedByte) {
-    VRAMSCOPE_REQUIRE_INPUT(kBert);
+    VRAMSCOPE_REQUIRE_INPUT(realdata::kBertTrace);
     uint64_t allocated = 0;  // positive Bytes of the CUDA [memory] events, from the file
     size_t allocations = 0;
-    for (const json& e : cudaMemoryEvents(loadGzJson(kBert))) {
+    for (const json& e : cudaMemoryEvents(loadGzJson(realdata::kBertTrace))) {
         const int64_t b = e["args"].value("Bytes", int64_t{0});
         allocated += b > 0 ? uint64_t(b) : 0;
         allocations += b > 0 ? 1 : 0;
     }
-    const CliRun report = run({"report", "--json", kBert});
+    const CliRun report = run({"report", "--json", realdata::kBertTrace});
     ASSERT_EQ(report.code, kExitSuccess) << report.err;
     const json j = json::parse(report.out);
     size_t withOperators = 0;
@@ -173,7 +161,7 @@ TEST(ClaimsRealdata, OperatorTableAccountsForEveryAllocatedByte) {
         }
     }
     EXPECT_EQ(withOperators, 1u);
-    const CliRun text = run({"report", kBert});
+    const CliRun text = run({"report", realdata::kBertTrace});
     ASSERT_EQ(text.code, kExitSuccess) << text.err;
     EXPECT_NE(text.out.find("memory by operator (allocated level: " + std::to_string(allocations) +
                             " allocations, " + analysis::formatBytes(double(allocated))),
@@ -183,8 +171,8 @@ TEST(ClaimsRealdata, OperatorTableAccountsForEveryAllocatedByte) {
 }
 
 TEST(ClaimsRealdata, OperatorPeaksUnknownWhereKinetoAllocationsCarryNoAddress) {
-    VRAMSCOPE_REQUIRE_INPUT(kResnet);
-    const CliRun report = run({"report", "--json", kResnet});
+    VRAMSCOPE_REQUIRE_INPUT(realdata::kResnetTrace);
+    const CliRun report = run({"report", "--json", realdata::kResnetTrace});
     ASSERT_EQ(report.code, kExitSuccess) << report.err;
     const json j = json::parse(report.out);
     ASSERT_EQ(j["devices"].size(), 1u);
@@ -205,10 +193,11 @@ fs::path emptyArrayFile() {
 }
 
 TEST(ClaimsRealdata, AJobWithNoGpuSaysSoInTheReportAndTheCheck) {
-    VRAMSCOPE_REQUIRE_INPUT(kCpuOnly);
-    VRAMSCOPE_REQUIRE_INPUT(kNoDistInfo);
+    VRAMSCOPE_REQUIRE_INPUT(realdata::kCpuOnlyTrace);
+    VRAMSCOPE_REQUIRE_INPUT(realdata::kNoDistributedInfoTrace);
     const fs::path empty = emptyArrayFile();
-    for (const std::string& file : {kCpuOnly, kNoDistInfo, empty.string()}) {
+    for (const std::string& file :
+         {realdata::kCpuOnlyTrace, realdata::kNoDistributedInfoTrace, empty.string()}) {
         SCOPED_TRACE(file);
         const json doc = file == empty.string() ? json::array() : loadGzJson(file);
         ASSERT_FALSE(anythingOnAGpu(doc));
@@ -233,12 +222,12 @@ TEST(ClaimsRealdata, AJobWithNoGpuSaysSoInTheReportAndTheCheck) {
 TEST(ClaimsRealdata, ACutTraceDoesNotClaimThereIsNoGpu) {
     // The first 20,000 compressed bytes of the BERT trace (which has GPU kernels and memory):
     // what is left holds no GPU event, but the rest was cut, not absent.
-    VRAMSCOPE_REQUIRE_INPUT(kBert);
-    ASSERT_TRUE(anythingOnAGpu(loadGzJson(kBert)));
+    VRAMSCOPE_REQUIRE_INPUT(realdata::kBertTrace);
+    ASSERT_TRUE(anythingOnAGpu(loadGzJson(realdata::kBertTrace)));
     const fs::path cut =
         fs::temp_directory_path() / ("vramscope_cut_" + std::to_string(::getpid()) + ".json.gz");
     {
-        std::ifstream in(kBert, std::ios::binary);
+        std::ifstream in(realdata::kBertTrace, std::ios::binary);
         std::string head(20000, '\0');
         in.read(head.data(), std::streamsize(head.size()));
         std::ofstream(cut, std::ios::binary).write(head.data(), in.gcount());
@@ -255,8 +244,8 @@ TEST(ClaimsRealdata, ACutTraceDoesNotClaimThereIsNoGpu) {
 }
 
 TEST(ClaimsRealdata, DifferentKernelNamesStayDifferentWhenShortened) {
-    VRAMSCOPE_REQUIRE_INPUT(kDfIndex);
-    const json doc = loadGzJson(kDfIndex);
+    VRAMSCOPE_REQUIRE_INPUT(realdata::kDfIndexTrace);
+    const json doc = loadGzJson(realdata::kDfIndexTrace);
     std::set<std::string> kernels;
     for (const json& e : eventsOf(doc)) {
         if (e.is_object() && e.value("cat", "") == "kernel") {
@@ -272,7 +261,7 @@ TEST(ClaimsRealdata, DifferentKernelNamesStayDifferentWhenShortened) {
     }
 
     // The report's gap lines: as many different names as the JSON has different full names.
-    const json j = json::parse(run({"report", "--json", kDfIndex}).out);
+    const json j = json::parse(run({"report", "--json", realdata::kDfIndexTrace}).out);
     std::set<std::string> full;
     for (const json& d : j["devices"]) {
         const json& gaps = d["idle_gaps"];
@@ -281,7 +270,7 @@ TEST(ClaimsRealdata, DifferentKernelNamesStayDifferentWhenShortened) {
                         std::to_string(d["device"].get<int>()));
         }
     }
-    const std::string text = run({"report", kDfIndex}).out;
+    const std::string text = run({"report", realdata::kDfIndexTrace}).out;
     std::set<std::string> printed;
     std::string device;
     std::istringstream lines(text);
@@ -327,7 +316,8 @@ TEST(ClaimsRealdata, EveryByteAndTimeFigureInTheTextHasTheOneFormat) {
     EXPECT_TRUE(
         offFormat("11.9 GiB, 96.6 MiB, 512 B, 1.95 GiB, 0.977 GiB, 346 ms, 850 ns").empty());
     std::vector<std::vector<std::string>> commands = {{"report"}};  // the bundled sample
-    for (const std::string& f : {kResnet, kDfIndex, kBert}) {
+    for (const std::string& f :
+         {realdata::kResnetTrace, realdata::kDfIndexTrace, realdata::kBertTrace}) {
         if (!fs::exists(f)) {
             VRAMSCOPE_REQUIRE_INPUT(f);
         }

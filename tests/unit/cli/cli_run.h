@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cli_command.h"
+#include "test_files.h"
 
 namespace vramscope::app::test {
 
@@ -35,13 +36,7 @@ inline CliRun run(const std::vector<std::string>& args) {
 /// An empty folder of the running test's own (suite, name and process id in its name), created
 /// afresh; the test removes it when it is done.
 inline std::filesystem::path tempDir() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    std::filesystem::path p = std::filesystem::temp_directory_path() /
-                              ("vramscope_cli_" + std::to_string(::getpid()) + "_" +
-                               info->test_suite_name() + "_" + info->name());
-    std::filesystem::remove_all(p);
-    std::filesystem::create_directories(p);
-    return p;
+    return testdata::freshTestDir("vramscope_cli");
 }
 
 }  // namespace vramscope::app::test

@@ -11,6 +11,7 @@
 
 #include "cli_command.h"
 #include "cli_run.h"
+#include "test_files.h"
 #include "vramscope/bundled_sample.h"
 
 namespace vramscope::app {
@@ -40,10 +41,7 @@ private:
     fs::path m_path;
 };
 
-std::string readFile(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-}
+using testdata::readFile;
 
 TEST(Cli, NoCommandOrUnknownCommandIsAUsageError) {
     auto r = run({});

@@ -7,6 +7,7 @@
 
 #include "cli_command.h"
 #include "cli_run.h"
+#include "test_files.h"
 #include "vramscope/analysis/auto_notes.h"
 #include "vramscope/analysis/job_model.h"
 #include "vramscope/trace/notes.h"
@@ -18,18 +19,7 @@ namespace {
 using test::run;
 namespace fs = std::filesystem;
 
-struct Scratch {
-    fs::path path;
-    Scratch() {
-        std::string t = (fs::temp_directory_path() / "vscope-convert-notes-XXXXXX").string();
-        path = ::mkdtemp(t.data());
-    }
-    ~Scratch() {
-        std::error_code ec;
-        fs::remove_all(path, ec);
-    }
-    std::string operator/(const std::string& name) const { return (path / name).string(); }
-};
+using testdata::ScratchDir;
 
 /// Two notes by hand: one on rank 1's GPU 1, one on every GPU.
 trace::NotesDocument notesFor(const std::vector<std::string>& files) {
@@ -65,7 +55,7 @@ std::vector<trace::Note> notesReadBack(const std::vector<std::string>& files) {
 }
 
 TEST(ConvertNotes, TheInputsSidecarIsCarriedAndReadBackOnTheSameJobTime) {
-    Scratch dir;
+    const ScratchDir dir("vscope-convert-notes");
     ASSERT_EQ(run({"synth", "--ranks", "2", "--iterations", "2", "-o", dir / "in.vscope"}).code,
               kExitSuccess);
     const std::vector<std::string> in = {dir / "in-rank0.vscope", dir / "in-rank1.vscope"};
@@ -81,7 +71,7 @@ TEST(ConvertNotes, TheInputsSidecarIsCarriedAndReadBackOnTheSameJobTime) {
 }
 
 TEST(ConvertNotes, ASidecarOfOtherTracesIsRefusedNamingIt) {
-    Scratch dir;
+    const ScratchDir dir("vscope-convert-notes");
     ASSERT_EQ(run({"synth", "--ranks", "1", "--iterations", "2", "-o", dir / "a.vscope"}).code,
               kExitSuccess);
     ASSERT_EQ(run({"synth", "--ranks", "1", "--iterations", "3", "-o", dir / "b.vscope"}).code,

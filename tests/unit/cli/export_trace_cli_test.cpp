@@ -12,6 +12,7 @@
 #include <string>
 
 #include "cli_run.h"
+#include "test_files.h"
 #include "unit/analysis/perfetto_trace_reader.h"
 #include "vramscope/trace/open_trace.h"
 
@@ -21,10 +22,7 @@ namespace {
 namespace fs = std::filesystem;
 using test::run;
 
-std::string readFile(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-}
+using testdata::readFile;
 
 /// Kernels, copies and memsets of every rank of the job in `dir`.
 size_t kernelsIn(const fs::path& dir) {

@@ -8,6 +8,7 @@
 #include "cli_command.h"
 #include "cli_run.h"
 #include "realdata.h"
+#include "realdata_paths.h"
 
 namespace vramscope::app {
 namespace {
@@ -76,9 +77,7 @@ TEST(HostMemoryCli, ReportJsonCarriesTheHostAdviceWithItsEvidence) {
 TEST(HostMemoryCli, RealProfileWithFlatCpuMemoryPasses) {
     // The 2021 tb_plugin ResNet-50 sample: 4,618 CPU [memory] events without totals; per step
     // the running sum returns to the same baseline (nothing grows on the host).
-    const std::string path = std::string(VRAMSCOPE_REALDATA_DIR) +
-                             "/pytorch_kineto/tb_plugin/samples/resnet50_num_workers_0/"
-                             "worker0.1623143089861.pt.trace.json.gz";
+    const std::string path = realdata::kResnetTrace;
     VRAMSCOPE_REQUIRE_INPUT(path);
     const CliRun r = run({"check", "--advice", "host-memory", path});
     EXPECT_EQ(r.code, kExitSuccess) << r.out;

@@ -14,6 +14,7 @@
 
 #include "cli_run.h"
 #include "realdata.h"
+#include "realdata_paths.h"
 #include "vramscope/trace/live.h"
 #include "vramscope/trace/open_trace.h"
 #include "vramscope/trace/trace_file.h"
@@ -24,8 +25,6 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::string kSample = std::string(VRAMSCOPE_SOURCE_DIR) + "/resources/sample/";
-const std::string kLeakSnapshot =
-    std::string(VRAMSCOPE_REALDATA_DIR) + "/vramscope_h200/gpt_h200_leak.snapshot.pickle.gz";
 
 /// A 0700 folder for the sockets of one test (live sockets refuse any other mode).
 fs::path socketDir(const fs::path& tmp) {
@@ -177,18 +176,18 @@ TEST(LiveCli, ListAndAttachByPid) {
 }
 
 TEST(LiveCli, WatchAlertsOnH200Leak) {
-    VRAMSCOPE_REQUIRE_INPUT(kLeakSnapshot);
+    VRAMSCOPE_REQUIRE_INPUT(realdata::kGptLeakSnapshot);
     const fs::path tmp = tempDir();
     const fs::path dir = socketDir(tmp);
     const std::string sock = (dir / "leak-1.sock").string();
     // The snapshot itself: PyTorch's own trace of a job that keeps every micro-batch's logits.
-    const trace::TraceData want = load(kLeakSnapshot);
+    const trace::TraceData want = load(realdata::kGptLeakSnapshot);
     const auto [first, last] = span(want);
     ASSERT_GT(last, first);
     const double speed = double(last - first) / 8e9;  // about 8 s of replay
     std::atomic<bool> replayDone{false};
     auto replay = std::async(std::launch::async, [&] {
-        CliRun r = run({"replay", kLeakSnapshot, "--socket", sock, "--speed",
+        CliRun r = run({"replay", realdata::kGptLeakSnapshot, "--socket", sock, "--speed",
                         std::to_string(speed) + "x", "--wait-viewers", "1", "--linger", "0s"});
         replayDone = true;
         return r;

@@ -15,6 +15,7 @@
 #include "cli_run.h"
 #include "realdata.h"
 #include "realdata_json.h"
+#include "realdata_paths.h"
 
 namespace vramscope::app {
 namespace {
@@ -99,8 +100,7 @@ TEST(RanksCli, OneInputGivenTwiceIsReportedOnceWithAWarning) {
 }
 
 TEST(RanksCli, TwoSampledRanksOf128AreAPartialJob) {
-    const std::string dir = std::string(VRAMSCOPE_REALDATA_DIR) +
-                            "/facebookresearch_HolisticTraceAnalysis/tests/data/trace_filter";
+    const std::string dir = realdata::kSampledRanksDir;
     VRAMSCOPE_REQUIRE_INPUT(dir);
     const CliRun text = run({"report", dir});
     ASSERT_EQ(text.code, 0) << text.err;
@@ -121,8 +121,7 @@ TEST(RanksCli, TwoSampledRanksOf128AreAPartialJob) {
 
 TEST(RanksCli, TracesOfTwoJobsAreNotMatchedAsOne) {
     // Rank 0 of a 2-rank job and rank 0 of a 128-rank job (their distributedInfo says so).
-    const std::string hta =
-        std::string(VRAMSCOPE_REALDATA_DIR) + "/facebookresearch_HolisticTraceAnalysis/tests/data/";
+    const std::string hta = realdata::kHtaDir;
     const std::string a = hta + "nccl_parser_config/nccl_data.json.gz";
     const std::string b = hta + "trace_filter/sampled_rank-0.json.gz";
     VRAMSCOPE_REQUIRE_INPUT(a);

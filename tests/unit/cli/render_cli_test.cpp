@@ -15,7 +15,10 @@
 
 #include "cli_run.h"
 #include "realdata.h"
+#include "realdata_paths.h"
 #include "review_summary.h"
+#include "shell_command.h"
+#include "test_files.h"
 #include "vramscope/trace/notes.h"
 
 namespace vramscope::app {
@@ -23,55 +26,27 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Scratch {
-    fs::path path;
-    Scratch() {
-        std::string t = (fs::temp_directory_path() / "vscope-render-XXXXXX").string();
-        path = ::mkdtemp(t.data());
-    }
-    ~Scratch() {
-        std::error_code ec;
-        fs::remove_all(path, ec);
-    }
-    std::string operator/(const std::string& name) const { return (path / name).string(); }
-};
+using testdata::ScratchDir;
 
-struct ShellRun {
-    int code = -1;
-    std::string out;  ///< stdout and stderr together
-};
+using testdata::ShellRun;
 
 std::string shq(const std::string& s) {
     return "'" + s + "'";
 }
 
-/// Runs the shell command `command`, 2>&1.
-ShellRun shell(const std::string& command) {
-    ShellRun r;
-    std::unique_ptr<FILE, int (*)(FILE*)> p(popen((command + " 2>&1").c_str(), "r"), pclose);
-    if (!p)
-        return r;
-    std::array<char, 4096> buf{};
-    for (size_t n; (n = fread(buf.data(), 1, buf.size(), p.get())) > 0;)
-        r.out.append(buf.data(), n);
-    const int status = pclose(p.release());
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return r;
+/// Runs the shell command `command`, 2>&1 (ShellRun::out holds standard output and error).
+ShellRun shellWithStderr(const std::string& command) {
+    return testdata::runShell(command + " 2>&1");
 }
 
 ShellRun cli(const std::string& args) {
-    return shell("env -u QT_QPA_PLATFORM " + shq(VRAMSCOPE_CLI_PATH) + " " + args);
+    return shellWithStderr("env -u QT_QPA_PLATFORM " + shq(VRAMSCOPE_CLI_PATH) + " " + args);
 }
 
-std::string readFile(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
+using testdata::readFile;
 
 bool havePdftotext() {
-    return shell("command -v pdftotext >/dev/null").code == 0;
+    return shellWithStderr("command -v pdftotext >/dev/null").code == 0;
 }
 
 /// Width and height from a PNG's IHDR chunk (bytes 16..23, big-endian), read here rather than
@@ -98,7 +73,7 @@ size_t pdfPages(const std::string& path) {
 /// A one-rank synthetic job (memory, kernels, a leak) and a sidecar with two notes for it. The
 /// generator is deterministic: jobs of other `iterations` are other bytes.
 struct Job {
-    Scratch dir;
+    const ScratchDir dir{"vscope-render"};
     std::string trace;
     std::string notes;
     explicit Job(int iterations = 6) {
@@ -160,7 +135,7 @@ TEST(RenderCli, PdfKeepsNotesAxisLabelsAndTheTraceNameAsText) {
                   " -o " + shq(out))
                   .code,
               0);
-    const std::string text = shell("pdftotext -layout " + shq(out) + " -").out;
+    const std::string text = shellWithStderr("pdftotext -layout " + shq(out) + " -").out;
     EXPECT_NE(text.find("Staircase begins"), std::string::npos) << text;
     EXPECT_NE(text.find("job-rank0.vscope"), std::string::npos);
     EXPECT_TRUE(std::regex_search(text, std::regex("\\d (MiB|GiB)")));
@@ -222,10 +197,9 @@ TEST(RenderCli, NotesOfAnotherTraceAreRefusedNamingThem) {
 }
 
 TEST(ReviewCli, H200LeakSnapshotHasASummaryAndSixViews) {
-    const std::string path =
-        std::string(VRAMSCOPE_REALDATA_DIR) + "/vramscope_h200/gpt_h200_leak.snapshot.pickle.gz";
+    const std::string path = realdata::kGptLeakSnapshot;
     VRAMSCOPE_REQUIRE_INPUT(path);
-    Scratch dir;
+    const ScratchDir dir{"vscope-render"};
     const std::string out = dir / "review.pdf";
     const ShellRun r = cli("review " + shq(path) + " -o " + shq(out));
     ASSERT_EQ(r.code, 0) << r.out;
@@ -233,17 +207,16 @@ TEST(ReviewCli, H200LeakSnapshotHasASummaryAndSixViews) {
     // (realdata README): every view but the communication lanes and the idle gaps has data.
     EXPECT_EQ(pdfPages(out), 1u + 6u);
     if (havePdftotext()) {
-        const std::string text = shell("pdftotext " + shq(out) + " -").out;
+        const std::string text = shellWithStderr("pdftotext " + shq(out) + " -").out;
         EXPECT_NE(text.find("lanes: no kernels were recorded"), std::string::npos) << text;
         EXPECT_NE(text.find("staircase"), std::string::npos);
     }
 }
 
 TEST(ReviewCli, DlrmWithoutMemoryEventsHasLanesGapsAndAdvice) {
-    const std::string path = std::string(VRAMSCOPE_REALDATA_DIR) +
-                             "/facebookresearch_param/et_replay/tests/inputs/dlrm_kineto.tar.gz";
+    const std::string path = realdata::kDlrmJob;
     VRAMSCOPE_REQUIRE_INPUT(path);
-    Scratch dir;
+    const ScratchDir dir{"vscope-render"};
     const std::string out = dir / "review.pdf";
     const ShellRun r = cli("review " + shq(path) + " -o " + shq(out));
     ASSERT_EQ(r.code, 0) << r.out;

@@ -8,6 +8,7 @@
 
 #include "cli_command.h"
 #include "cli_run.h"
+#include "test_units.h"
 #include "vramscope/trace/trace_file.h"
 
 namespace vramscope::app {
@@ -19,9 +20,9 @@ using test::tempDir;
 
 namespace fs = std::filesystem;
 
-constexpr int64_t kMs = 1'000'000;
-constexpr uint64_t kKiB = 1024;
-constexpr uint64_t kMiB = 1024 * 1024;
+using testdata::kKiB;
+using testdata::kMiB;
+using testdata::kMs;
 
 void add(trace::TraceData& d, int64_t t, uint64_t address, uint64_t size,
          trace::MemoryAction action, trace::MemoryLevel level) {

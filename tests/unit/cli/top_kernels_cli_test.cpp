@@ -15,6 +15,7 @@
 #include "cli_command.h"
 #include "cli_run.h"
 #include "realdata.h"
+#include "realdata_paths.h"
 #include "realdata_tar.h"
 
 namespace vramscope::app {
@@ -22,9 +23,6 @@ namespace {
 
 using test::CliRun;
 using test::run;
-
-const std::string kDlrm = std::string(VRAMSCOPE_REALDATA_DIR) +
-                          "/facebookresearch_param/et_replay/tests/inputs/dlrm_kineto.tar.gz";
 
 struct RawName {
     size_t count = 0;
@@ -76,10 +74,10 @@ double slackNs(size_t launches) {
 }
 
 TEST(TopKernelsCli, ReportJsonListsTheTop20OfEveryRankWithTheRestAsOther) {
-    VRAMSCOPE_REQUIRE_INPUT(kDlrm);
-    const std::map<int, nlohmann::json> docs = testdata::jsonByRank(kDlrm);
+    VRAMSCOPE_REQUIRE_INPUT(realdata::kDlrmJob);
+    const std::map<int, nlohmann::json> docs = testdata::jsonByRank(realdata::kDlrmJob);
     ASSERT_EQ(docs.size(), 8u);
-    const CliRun r = run({"report", "--json", kDlrm});
+    const CliRun r = run({"report", "--json", realdata::kDlrmJob});
     ASSERT_EQ(r.code, kExitSuccess) << r.err;
     const auto j = nlohmann::json::parse(r.out);
     size_t checked = 0;
@@ -149,8 +147,8 @@ TEST(TopKernelsCli, ReportJsonListsTheTop20OfEveryRankWithTheRestAsOther) {
 }
 
 TEST(TopKernelsCli, TextReportShowsTheTop10PerGpuAndTheRest) {
-    VRAMSCOPE_REQUIRE_INPUT(kDlrm);
-    const CliRun r = run({"report", kDlrm});
+    VRAMSCOPE_REQUIRE_INPUT(realdata::kDlrmJob);
+    const CliRun r = run({"report", realdata::kDlrmJob});
     ASSERT_EQ(r.code, kExitSuccess) << r.err;
     size_t tables = 0;
     for (size_t at = r.out.find("  top kernels: "); at != std::string::npos;

@@ -50,12 +50,6 @@ bool has(const std::vector<DataLoss>& losses, LossCounter c) {
     return false;
 }
 
-std::string headerFrame() {
-    v1::Chunk c;
-    c.mutable_header()->set_producer("hand-made");
-    return frame(c.SerializeAsString());
-}
-
 TEST(DataLossRegistry, DamageInTheMiddleOfAJsonTraceIsNotCalledACutFile) {
     // 200 whole kernel events, garbage, then 200 more: the second half is left unread, and the
     // message says so with the byte, rather than calling the file cut.

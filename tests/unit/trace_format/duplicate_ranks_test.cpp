@@ -19,6 +19,8 @@
 #include <unistd.h>
 
 #include "realdata.h"
+#include "realdata_paths.h"
+#include "test_files.h"
 #include "vramscope/trace/open_trace.h"
 
 namespace vramscope::trace {
@@ -26,21 +28,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kRealData = VRAMSCOPE_REALDATA_DIR;
-const std::string kDlrm =
-    kRealData + "/facebookresearch_param/et_replay/tests/inputs/dlrm_kineto.tar.gz";
-const std::string kSampled0 = kRealData +
-                              "/facebookresearch_HolisticTraceAnalysis/tests/data/trace_filter/"
-                              "sampled_rank-0.json.gz";
-
-fs::path freshDir() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    const fs::path p =
-        fs::temp_directory_path() / ("vramscope_duplicate_ranks_" + std::string(info->name()) +
-                                     "_" + std::to_string(::getpid()));
-    fs::remove_all(p);
-    fs::create_directories(p);
-    return p;
+fs::path freshRanksDir() {
+    return testdata::freshTestDir("vramscope_duplicate_ranks");
 }
 
 /// The regular members of a .tar.gz: name -> bytes.
@@ -80,9 +69,9 @@ std::string kineto(int rank, int kernels) {
 }
 
 TEST(DuplicateRanks, DlrmArchiveAndItsUnpackedFolderLoadEachRankOnce) {
-    VRAMSCOPE_REQUIRE_INPUT(kDlrm);
-    const auto members = readTar(kDlrm);
-    const fs::path dir = freshDir();
+    VRAMSCOPE_REQUIRE_INPUT(realdata::kDlrmJob);
+    const auto members = readTar(realdata::kDlrmJob);
+    const fs::path dir = freshRanksDir();
     std::string folder;
     size_t traces = 0;
     for (const auto& [name, bytes] : members) {
@@ -96,38 +85,40 @@ TEST(DuplicateRanks, DlrmArchiveAndItsUnpackedFolderLoadEachRankOnce) {
         ++traces;
     }
     ASSERT_EQ(traces, 8u);  // realdata README: all 8 ranks of one step
-    auto job = openJob({kDlrm, folder});
+    auto job = openJob({realdata::kDlrmJob, folder});
     ASSERT_TRUE(job.ok()) << job.error().describe();
     ASSERT_EQ(job->ranks.size(), 8u);
     std::set<int> ranks;
     for (const RankTrace& r : job->ranks) {
         ranks.insert(toInt(r.trace.data.header.rank));
         // The archive came first on the command line: its copy is the one kept.
-        EXPECT_EQ(r.path.rfind(kDlrm + ":", 0), 0u) << r.path;
+        EXPECT_EQ(r.path.rfind(realdata::kDlrmJob + ":", 0), 0u) << r.path;
     }
     EXPECT_EQ(ranks.size(), 8u);
     ASSERT_EQ(job->warnings.size(), 8u);
     for (const std::string& w : job->warnings) {
         EXPECT_NE(w.find("given twice"), std::string::npos) << w;
-        EXPECT_NE(w.find(kDlrm + ":"), std::string::npos) << w;  // both sources named
+        EXPECT_NE(w.find(realdata::kDlrmJob + ":"), std::string::npos) << w;  // both sources named
         EXPECT_NE(w.find(folder), std::string::npos) << w;
     }
     fs::remove_all(dir);
 }
 
 TEST(DuplicateRanks, OneFileGivenTwiceLoadsOnce) {
-    VRAMSCOPE_REQUIRE_INPUT(kSampled0);
-    auto job = openJob({kSampled0, kSampled0});
+    VRAMSCOPE_REQUIRE_INPUT(realdata::kSampledRank0Trace);
+    auto job = openJob({realdata::kSampledRank0Trace, realdata::kSampledRank0Trace});
     ASSERT_TRUE(job.ok()) << job.error().describe();
     ASSERT_EQ(job->ranks.size(), 1u);
     ASSERT_EQ(job->warnings.size(), 1u);
     const std::string& w = job->warnings[0];
     EXPECT_NE(w.find("rank 0 was given twice"), std::string::npos) << w;
-    EXPECT_NE(w.find(kSampled0 + " and " + kSampled0), std::string::npos) << w;
+    EXPECT_NE(w.find(realdata::kSampledRank0Trace + " and " + realdata::kSampledRank0Trace),
+              std::string::npos)
+        << w;
 }
 
 TEST(DuplicateRanks, AnUnrankedTraceRepeatsOnlyWhenItIsTheSameFile) {
-    const fs::path dir = freshDir();
+    const fs::path dir = freshRanksDir();
     const std::string a = (dir / "a.json").string(), b = (dir / "b.json").string();
     const std::string unranked =
         R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, )"
@@ -149,7 +140,7 @@ TEST(DuplicateRanks, AnUnrankedTraceRepeatsOnlyWhenItIsTheSameFile) {
 }
 
 TEST(DuplicateRanks, TwoDifferentTracesClaimingOneRankAreBothKeptWithAWarning) {
-    const fs::path dir = freshDir();
+    const fs::path dir = freshRanksDir();
     const std::string a = (dir / "a.json").string(), b = (dir / "b.json").string();
     std::ofstream(a) << kineto(3, 2);
     std::ofstream(b) << kineto(3, 3);  // one kernel more: not the same capture
@@ -182,16 +173,16 @@ std::map<std::string, int> ncclOps(const nlohmann::json& doc) {
 }
 
 TEST(KinetoCollectives, SendRecvKernelsOfAnAllToAllAreNamedAllToAll) {
-    VRAMSCOPE_REQUIRE_INPUT(kDlrm);
+    VRAMSCOPE_REQUIRE_INPUT(realdata::kDlrmJob);
     std::map<int, std::map<std::string, int>> expected;  // rank -> op -> count
-    for (const auto& [name, bytes] : readTar(kDlrm)) {
+    for (const auto& [name, bytes] : readTar(realdata::kDlrmJob)) {
         if (name.ends_with(".json")) {
             const auto doc = nlohmann::json::parse(bytes);
             expected[doc["distributedInfo"]["rank"].get<int>()] = ncclOps(doc);
         }
     }
     ASSERT_EQ(expected.size(), 8u);
-    auto job = openJob({kDlrm});
+    auto job = openJob({realdata::kDlrmJob});
     ASSERT_TRUE(job.ok()) << job.error().describe();
     for (const RankTrace& r : job->ranks) {
         const TraceData& d = r.trace.data;

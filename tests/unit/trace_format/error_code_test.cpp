@@ -29,12 +29,6 @@ std::string smallTrace() {
     return writeTraceBytes(d, WriterOptions{false, 3, 65536});
 }
 
-std::string headerFrame() {
-    v1::Chunk c;
-    c.mutable_header()->set_producer("hand-made");
-    return frame(c.SerializeAsString());
-}
-
 ReadOptions refuseProgress() {
     ReadOptions o;
     o.progress = [](uint64_t, uint64_t) { return false; };

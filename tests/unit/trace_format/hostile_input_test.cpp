@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "tar_header.h"
+#include "test_units.h"
 #include "vramscope/trace/input_bytes.h"
 #include "vramscope/trace/open_trace.h"
 
@@ -29,8 +30,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr uint64_t kGiB = 1ull << 30;
-constexpr uint64_t kMiB = 1ull << 20;
+using testdata::kGiB;
+using testdata::kMiB;
 
 /// One gzip member holding `prefix` then `repeat` copies of `chunk`, deflated as it goes (level
 /// 1: a GiB of one byte deflates in about a second and gives ~4.5 MB).
@@ -58,14 +59,14 @@ std::string gzipStream(const std::string& prefix, const std::string& chunk, size
     return out;
 }
 
-std::string tempPath(const std::string& name) {
+std::string processTempPath(const std::string& name) {
     return (fs::temp_directory_path() /
             ("vramscope_hostile_" + std::to_string(getpid()) + "_" + name))
         .string();
 }
 
 std::string writeTemp(const std::string& name, const std::string& bytes) {
-    const std::string path = tempPath(name);
+    const std::string path = processTempPath(name);
     std::ofstream(path, std::ios::binary) << bytes;
     return path;
 }
@@ -156,7 +157,7 @@ TEST(HostileInput, JsonPrefixThenGigabytesOfSpacesIsRefusedAsABomb) {
 }
 
 TEST(HostileInput, ASparseFileOfTwoGibOfZerosIsRefusedFromItsFirstBytes) {
-    const std::string path = tempPath("zeros.json");
+    const std::string path = processTempPath("zeros.json");
     {
         const int fd = ::open(path.c_str(), O_CREAT | O_TRUNC | O_WRONLY, 0600);
         ASSERT_GE(fd, 0);
@@ -191,7 +192,7 @@ TEST(HostileInput, ASparseFileOfTwoGibOfZerosIsRefusedFromItsFirstBytes) {
 
 TEST(HostileInput, AnArchiveMemberOfZerosIsRefusedFromItsFirstBytes) {
     // A .tar whose member trace.json is 2 GiB of zeros, held as a hole after its header.
-    const std::string path = tempPath("zeros.tar");
+    const std::string path = processTempPath("zeros.tar");
     std::ofstream(path, std::ios::binary) << vramscope_test::tarHeader("trace.json", 2 * kGiB);
     ASSERT_EQ(truncate(path.c_str(), static_cast<off_t>(512 + 2 * kGiB + 1024)), 0);
     const long base = baselineKiB();

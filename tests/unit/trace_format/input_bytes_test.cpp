@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "gz_file.h"
 #include "vramscope/trace/input_bytes.h"
 
 namespace vramscope::trace {
@@ -23,19 +24,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string gzipBytes(const std::string& bytes) {
-    z_stream zs{};
-    EXPECT_EQ(deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
-    std::string out(deflateBound(&zs, bytes.size()) + 64, '\0');
-    zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
-    zs.avail_in = static_cast<uInt>(bytes.size());
-    zs.next_out = reinterpret_cast<Bytef*>(out.data());
-    zs.avail_out = static_cast<uInt>(out.size());
-    EXPECT_EQ(deflate(&zs, Z_FINISH), Z_STREAM_END);
-    out.resize(zs.total_out);
-    deflateEnd(&zs);
-    return out;
-}
+using testdata::gzipBytes;
 
 /// Text that compresses, with some randomness so the gzip stream is not trivial.
 std::string sampleText(size_t n) {

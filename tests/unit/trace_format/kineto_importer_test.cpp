@@ -8,13 +8,14 @@
 #include <string>
 #include <vector>
 
+#include "trace_file_test_support.h"
 #include "vramscope/trace/importers.h"
 #include "vramscope/trace/input_bytes.h"
 
 namespace vramscope::trace {
 namespace {
 
-LoadedTrace importOk(const std::string& json) {
+LoadedTrace importKinetoOk(const std::string& json) {
     auto r = importKinetoJson(json, "test.json");
     EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().describe());
     return r.ok() ? std::move(r).value() : LoadedTrace{};
@@ -28,14 +29,7 @@ size_t countKind(const TraceData& d, KernelCategory c) {
     return static_cast<size_t>(std::count(d.kernels.category.begin(), d.kernels.category.end(), c));
 }
 
-const DataLoss* findLoss(const TraceData& d, LossCounter counter) {
-    for (const auto& l : d.dataLoss) {
-        if (l.counter == counter) {
-            return &l;
-        }
-    }
-    return nullptr;
-}
+using testing::findLoss;
 
 TEST(KinetoImporter, MapsCudaMemoryEventsToAllocatedLevelAndCounters) {
     // Unsorted on purpose: the 20 us event comes first in the file.
@@ -48,7 +42,7 @@ TEST(KinetoImporter, MapsCudaMemoryEventsToAllocatedLevelAndCounters) {
                 "Total Allocated": 1100, "Total Reserved": 4000}},
       {"ph": "i", "cat": "cpu_instant_event", "name": "[memory]", "pid": 7, "tid": 7, "ts": 15,
        "args": {"Device Type": 0, "Device Id": -1, "Addr": 8, "Bytes": 64}})";
-    const auto t = importOk(wrap(events));
+    const auto t = importKinetoOk(wrap(events));
     const auto& m = t.data.memory;
     // Alive before the trace: 1100 - 100 = 1000 bytes, one synthetic allocation at address 0.
     ASSERT_EQ(m.size(), 3u);
@@ -99,7 +93,7 @@ TEST(KinetoImporter, RebuildsAllocatedCounterFromBytesWhenTotalsAreMissing) {
        "args": {"Device Type": 1, "Device Id": 0, "Bytes": 300}},
       {"ph": "i", "s": "t", "name": "[memory]", "pid": 1, "tid": 1, "ts": 3,
        "args": {"Device Type": 1, "Device Id": 0, "Bytes": -200}})";
-    const auto t = importOk(wrap(events));
+    const auto t = importKinetoOk(wrap(events));
     std::vector<double> allocated;
     for (size_t i = 0; i < t.data.counters.size(); ++i) {
         EXPECT_EQ(t.data.counters.kind[i], CounterKind::AllocatedBytes);
@@ -116,7 +110,7 @@ TEST(KinetoImporter, KeepsNanosecondsOfFractionalMicroseconds) {
     const std::string events = R"(
       {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7,
        "ts": 1669783687464300.123, "dur": 2.5, "args": {"device": 0, "stream": 7}})";
-    const auto t = importOk(wrap(events));
+    const auto t = importKinetoOk(wrap(events));
     ASSERT_EQ(t.data.kernels.size(), 1u);
     EXPECT_EQ(t.data.kernels.startNs[0], 1669783687464300123);
     EXPECT_EQ(t.data.kernels.endNs[0], 1669783687464302623);
@@ -130,7 +124,7 @@ TEST(KinetoImporter, AddsBaseTimeNanosecondsToRelativeTimestamps) {
     const std::string events = R"(
       {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1365627949863.953,
        "dur": 21.953, "args": {"device": 0, "stream": 7}})";
-    const auto t = importOk(wrap(events, "\"baseTimeNanoseconds\": 1767189312000000000, "));
+    const auto t = importKinetoOk(wrap(events, "\"baseTimeNanoseconds\": 1767189312000000000, "));
     ASSERT_EQ(t.data.kernels.size(), 1u);
     EXPECT_EQ(t.data.kernels.startNs[0], 1767189312000000000 + 1365627949863953);
     EXPECT_EQ(t.data.kernels.endNs[0] - t.data.kernels.startNs[0], 21953);
@@ -149,7 +143,7 @@ TEST(KinetoImporter, ReadsOldSchemaWithStringIdsAndCapitalisedCategories) {
        "ts": 300, "dur": 1, "args": {"device": 0, "stream": 9, "bytes": 128000}},
       {"ph": "X", "cat": "Operator", "name": "ProfilerStep#5", "pid": 25738, "tid": "25738",
        "ts": 50, "dur": 1000})J";
-    const auto t = importOk(wrap(events));
+    const auto t = importKinetoOk(wrap(events));
     const auto& k = t.data.kernels;
     ASSERT_EQ(k.size(), 3u);
     EXPECT_EQ(t.data.string(k.name[0]), "volta_sgemm");
@@ -172,7 +166,7 @@ TEST(KinetoImporter, UsesPidAndTidWhenArgsLackDeviceAndStream) {
     const std::string events = R"(
       {"ph": "X", "cat": "kernel", "name": "ncclKernel_AllReduce", "pid": 3, "tid": 11,
        "ts": 100, "dur": 50})";
-    const auto t = importOk(wrap(events));
+    const auto t = importKinetoOk(wrap(events));
     ASSERT_EQ(t.data.kernels.size(), 1u);
     EXPECT_EQ(t.data.kernels.device[0], DeviceIndex{3});
     EXPECT_EQ(t.data.kernels.stream[0], 11u);
@@ -198,7 +192,8 @@ TEST(KinetoImporter, DescribesNcclCollectivesFromKernelArgs) {
                            "Process Group Name": "0"}},
       {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 1500, "dur": 10,
        "args": {"device": 0, "stream": 7}})J";
-    const auto t = importOk(wrap(events, R"("distributedInfo": {"rank": 1, "world_size": 2}, )"));
+    const auto t =
+        importKinetoOk(wrap(events, R"("distributedInfo": {"rank": 1, "world_size": 2}, )"));
     EXPECT_EQ(countKind(t.data, KernelCategory::Communication), 2u);
     EXPECT_EQ(countKind(t.data, KernelCategory::Compute), 1u);
     const auto& c = t.data.collectives;
@@ -238,7 +233,8 @@ TEST(KinetoImporter, TakesCollectiveFromRecordParamCommsAroundTheLaunch) {
       {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_Generic(ncclDevKernelArgsStorage<4096ul>)",
        "pid": 2, "tid": 4, "ts": 4000, "dur": 100,
        "args": {"device": 2, "stream": 4, "correlation": 4079}})J";
-    const auto t = importOk(wrap(events, R"("distributedInfo": {"rank": 3, "world_size": 8}, )"));
+    const auto t =
+        importKinetoOk(wrap(events, R"("distributedInfo": {"rank": 3, "world_size": 8}, )"));
     const auto& c = t.data.collectives;
     ASSERT_EQ(c.size(), 2u);
     EXPECT_EQ(t.data.string(c.function[0]), "AllReduce");
@@ -264,7 +260,7 @@ TEST(KinetoImporter, MapsAnnotationsAndStepsWithNestingDepth) {
        "ts": 115, "dur": 5},
       {"ph": "X", "cat": "gpu_user_annotation", "name": "forward", "pid": 0, "tid": 7,
        "ts": 140, "dur": 30, "args": {"device": 0, "stream": 7}})";
-    const auto t = importOk(wrap(events));
+    const auto t = importKinetoOk(wrap(events));
     const auto& r = t.data.ranges;
     ASSERT_EQ(r.size(), 5u);
     // In time order: step (100), forward (110), inner (115, depth 2), other thread (115), GPU.
@@ -298,7 +294,7 @@ TEST(KinetoImporter, FillsHeaderFromDistributedInfoAndDeviceProperties) {
        "args": {"device": 1, "stream": 7}},
       {"ph": "X", "cat": "kernel", "name": "b", "pid": 0, "tid": 7, "ts": 2, "dur": 1,
        "args": {"device": 3, "stream": 7}})";
-    const auto t = importOk(wrap(events, extra));
+    const auto t = importKinetoOk(wrap(events, extra));
     const auto& h = t.data.header;
     EXPECT_EQ(h.rank, RankId{5});
     EXPECT_EQ(h.worldSize, 16);
@@ -313,7 +309,7 @@ TEST(KinetoImporter, FillsHeaderFromDistributedInfoAndDeviceProperties) {
 }
 
 TEST(KinetoImporter, ReadsABareTopLevelArray) {
-    const auto t = importOk(R"([{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 1,
+    const auto t = importKinetoOk(R"([{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 1,
                                  "ts": 5, "dur": 1}, 42, "junk"])");
     EXPECT_EQ(t.data.kernels.size(), 1u);
     EXPECT_EQ(t.report.framesSkipped, 2u);
@@ -325,7 +321,7 @@ TEST(KinetoImporter, SkipsAnIntegerAboveInt64MaxButKeepsItsEvent) {
     const std::string events = R"(
       {"ph": "X", "cat": "kernel", "name": "ncclKernel_AllReduce", "pid": 4, "tid": 0, "ts": 100,
        "dur": 50, "args": {"device": 10159970886766084423, "Comms Id": 10159970886766084423}})";
-    const auto t = importOk(wrap(events));
+    const auto t = importKinetoOk(wrap(events));
     ASSERT_EQ(t.data.kernels.size(), 1u);
     EXPECT_EQ(t.data.kernels.device[0], DeviceIndex{4});  // the bad device value fell back to pid
     const DataLoss* loss = findLoss(t.data, LossCounter::JsonValuesOutOfRange);
@@ -339,7 +335,7 @@ TEST(KinetoImporter, ReplacesInvalidUtf8AndReportsTheFirstOffset) {
                                 "tid": 1, "ts": 5, "dur": 1})");
     const size_t at = json.find('@');
     json[at] = '\xff';
-    const auto t = importOk(json);
+    const auto t = importKinetoOk(json);
     ASSERT_EQ(t.data.kernels.size(), 1u);
     EXPECT_EQ(t.data.string(t.data.kernels.name[0]), "bad\xEF\xBF\xBDname");
     ASSERT_EQ(t.report.problems.size(), 1u);
@@ -356,7 +352,7 @@ TEST(KinetoImporter, ReplacesAControlCharacterInAStringAndReportsItsOffset) {
                                 "tid": 1, "ts": 6, "dur": 1})");
     const size_t at = json.find('@');
     json[at] = '\x01';
-    const auto t = importOk(json);
+    const auto t = importKinetoOk(json);
     EXPECT_EQ(t.data.kernels.size(), 2u);
     ASSERT_EQ(t.report.problems.size(), 1u);
     EXPECT_EQ(t.report.problems[0].byteOffset, static_cast<int64_t>(at));
@@ -414,7 +410,7 @@ TEST(KinetoImporter, LoadsEveryWholeEventBeforeACutAtAnyByte) {
         EXPECT_TRUE(r->report.truncated);
         EXPECT_NE(findLoss(r->data, LossCounter::JsonEventsAfterDamage), nullptr);
     }
-    const auto full = importOk(json);
+    const auto full = importKinetoOk(json);
     EXPECT_EQ(full.data.kernels.size(), 6u);
     EXPECT_TRUE(full.report.complete);
     EXPECT_EQ(full.data.header.rank, RankId{2});

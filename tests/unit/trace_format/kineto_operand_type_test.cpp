@@ -14,6 +14,7 @@
 
 #include "realdata.h"
 #include "realdata_json.h"
+#include "realdata_paths.h"
 #include "vramscope/trace/importers.h"
 #include "vramscope/trace/open_trace.h"
 
@@ -46,7 +47,7 @@ std::string typeOf(const TraceData& d, const std::string& name) {
 //   5: 20 on 1/2 -> conv2d "float"           6: 200 on 1/1 -> no op ""
 //   7: 20 on process 2, thread 1 -> ""       8: 300 on 1/1 inside aten::add -> ""
 //   9: no runtime event -> ""
-const char* kTrace = R"({"schemaVersion": 1, "traceEvents": [
+const char* kOperandTypesTrace = R"({"schemaVersion": 1, "traceEvents": [
   {"ph": "X", "cat": "cpu_op", "name": "aten::addmm", "pid": 1, "tid": 1, "ts": 10, "dur": 40,
    "args": {"Input type": ["", "c10::Half", "c10::Half", "Scalar"], "Input Dims": [[], [4, 4]]}},
   {"ph": "X", "cat": "cpu_op", "name": "aten::linear", "pid": 1, "tid": 1, "ts": 0, "dur": 100,
@@ -94,7 +95,7 @@ const char* kTrace = R"({"schemaVersion": 1, "traceEvents": [
 ]})";
 
 TEST(KinetoOperandType, EachKernelGetsTheInputTypeOfTheInnermostMatmulOpAroundItsLaunch) {
-    auto r = importKinetoJson(kTrace, "optype.json");
+    auto r = importKinetoJson(kOperandTypesTrace, "optype.json");
     ASSERT_TRUE(r.ok()) << r.error().describe();
     const TraceData& d = r->data;
     ASSERT_EQ(d.kernels.size(), 9u);
@@ -114,10 +115,6 @@ TEST(KinetoOperandType, EachKernelGetsTheInputTypeOfTheInnermostMatmulOpAroundIt
 }
 
 // --- real traces ---
-
-const std::string kLens = std::string(VRAMSCOPE_REALDATA_DIR) + "/AMD-AGI_TraceLens/tests/traces/";
-const std::string kB200 = kLens + "b200/eager_trace.json.gz";
-const std::string kMi300 = kLens + "mi300/resnet_act_checkpoint.json.gz";
 
 bool isMatmulOp(const std::string& n) {
     for (const char* op :
@@ -211,25 +208,25 @@ size_t count(const std::map<std::pair<std::string, std::string>, size_t>& m,
 }
 
 TEST(KinetoOperandTypeRealdata, B200NvjetKernelsTakeBFloat16FromTheirAddmm) {
-    VRAMSCOPE_REQUIRE_INPUT(kB200);
-    const json doc = testdata::loadGzJson(kB200);
+    VRAMSCOPE_REQUIRE_INPUT(realdata::kB200Trace);
+    const json doc = testdata::loadGzJson(realdata::kB200Trace);
     const auto expected = expectedTypes(doc);
     // 108 under aten::addmm and 1 under aten::mm, every one c10::BFloat16 (vLLM bf16 model).
     ASSERT_EQ(count(expected, "nvjet_", "c10::BFloat16"), 109u);
     EXPECT_EQ(count(expected, "nvjet_", ""), 0u);
-    auto t = openTrace(kB200);
+    auto t = openTrace(realdata::kB200Trace);
     ASSERT_TRUE(t.ok()) << t.error().message;
     EXPECT_EQ(importedTypes(t->data), expected);
 }
 
 TEST(KinetoOperandTypeRealdata, Mi300ConvolutionKernelsTakeBFloat16FromTheirMiopenOp) {
-    VRAMSCOPE_REQUIRE_INPUT(kMi300);
-    const json doc = testdata::loadGzJson(kMi300);
+    VRAMSCOPE_REQUIRE_INPUT(realdata::kMi300Trace);
+    const json doc = testdata::loadGzJson(realdata::kMi300Trace);
     const auto expected = expectedTypes(doc);
     // Composable-kernel convolutions (mangled names that say no type) under bf16 ops.
     EXPECT_GT(count(expected, "kernel_grouped_conv_fwd", "c10::BFloat16"), 0u);
     EXPECT_GT(count(expected, "kernel_batched_gemm_xdlops_bwd_weight", "c10::BFloat16"), 0u);
-    auto t = openTrace(kMi300);
+    auto t = openTrace(realdata::kMi300Trace);
     ASSERT_TRUE(t.ok()) << t.error().message;
     EXPECT_EQ(importedTypes(t->data), expected);
 }

@@ -15,6 +15,7 @@
 
 #include "realdata.h"
 #include "realdata_json.h"
+#include "realdata_paths.h"
 #include "vramscope/trace/open_trace.h"
 
 namespace vramscope::trace {
@@ -24,25 +25,6 @@ using testdata::eventsOf;
 using testdata::loadGzJson;
 
 using nlohmann::json;
-
-const std::string kRealData = VRAMSCOPE_REALDATA_DIR;
-const std::string kHta = kRealData + "/facebookresearch_HolisticTraceAnalysis/tests/data/";
-const std::string kLens = kRealData + "/AMD-AGI_TraceLens/tests/traces/";
-
-const std::string kDfIndex = kHta + "df_index_resolver/df_index_resolver.json.gz";
-const std::string kBert = kLens + "h100/gaunernst_bert-small-uncased__1016001.json.gz";
-const std::string kResnet = kRealData +
-                            "/pytorch_kineto/tb_plugin/samples/resnet50_num_workers_0/"
-                            "worker0.1623143089861.pt.trace.json.gz";
-const std::string kB200 = kLens + "b200/eager_trace.json.gz";
-const std::string kMi300 = kLens + "mi300/resnet_act_checkpoint.json.gz";
-const std::string kMi210 = kLens + "mi210/gpu_only_trace/gpu_only_trace.json.gz";
-const std::string kMi250 = kHta + "amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz";
-const std::string kLargeInt =
-    kHta + "large_integer_trace/rank-70.Mar_25_20_48_12.2861.pt.trace.json.gz";
-const std::string kCpuOnly = kHta + "cpu_only/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz";
-const std::string kNccl = kHta + "nccl_parser_config/nccl_data.json.gz";
-const std::string kSampled0 = kHta + "trace_filter/sampled_rank-0.json.gz";
 
 std::string lower(std::string s) {
     std::transform(s.begin(), s.end(), s.begin(),
@@ -108,7 +90,7 @@ std::map<DeviceIndex, double> counterMax(const TraceData& d, CounterKind kind) {
 #define SKIP_IF_MISSING(path) VRAMSCOPE_REQUIRE_INPUT(path)
 
 TEST(KinetoRealData, MemoryPeaksEqualTheFilesOwnTotals) {
-    for (const std::string& path : {kDfIndex, kBert}) {
+    for (const std::string& path : {realdata::kDfIndexTrace, realdata::kBertTrace}) {
         SKIP_IF_MISSING(path);
         const json doc = loadGzJson(path);
         std::map<DeviceIndex, double> allocated;
@@ -168,7 +150,8 @@ CpuMemory cpuMemoryOf(const json& doc) {
 }
 
 TEST(KinetoRealData, CpuMemoryEventsBecomeOneHostCounterAndNoGpuMemory) {
-    for (const std::string& path : {kDfIndex, kBert, kResnet}) {
+    for (const std::string& path :
+         {realdata::kDfIndexTrace, realdata::kBertTrace, realdata::kResnetTrace}) {
         SKIP_IF_MISSING(path);
         const CpuMemory expected = cpuMemoryOf(loadGzJson(path));
         ASSERT_GT(expected.events, 0u) << path;
@@ -193,8 +176,8 @@ TEST(KinetoRealData, CpuMemoryEventsBecomeOneHostCounterAndNoGpuMemory) {
 }
 
 TEST(KinetoRealData, DfIndexResolverMemoryIsOnDeviceOneAndReplaysToTheTotals) {
-    SKIP_IF_MISSING(kDfIndex);
-    const auto t = open(kDfIndex);
+    SKIP_IF_MISSING(realdata::kDfIndexTrace);
+    const auto t = open(realdata::kDfIndexTrace);
     const auto peaks = counterMax(t.data, CounterKind::AllocatedBytes);
     ASSERT_EQ(peaks.size(), 1u);
     EXPECT_EQ(peaks.begin()->first, DeviceIndex{1});
@@ -212,7 +195,7 @@ TEST(KinetoRealData, DfIndexResolverMemoryIsOnDeviceOneAndReplaysToTheTotals) {
     }
     EXPECT_EQ(static_cast<double>(peak), peaks.at(DeviceIndex{1}));
     // 26,770 CUDA events in the file (README), plus the one PreExisting allocation.
-    const json doc = loadGzJson(kDfIndex);
+    const json doc = loadGzJson(realdata::kDfIndexTrace);
     size_t cuda = 0;
     for (const auto& e : eventsOf(doc)) {
         cuda += e.value("name", "") == "[memory]" && e["args"].value("Device Type", -1) == 1;
@@ -221,16 +204,16 @@ TEST(KinetoRealData, DfIndexResolverMemoryIsOnDeviceOneAndReplaysToTheTotals) {
 }
 
 TEST(KinetoRealData, BertPeakIsAbout96MiB) {
-    SKIP_IF_MISSING(kBert);
-    const auto t = open(kBert);
+    SKIP_IF_MISSING(realdata::kBertTrace);
+    const auto t = open(realdata::kBertTrace);
     const auto peaks = counterMax(t.data, CounterKind::AllocatedBytes);
     ASSERT_EQ(peaks.count(DeviceIndex{0}), 1u);
     EXPECT_NEAR(peaks.at(DeviceIndex{0}) / (1 << 20), 96.6, 0.05);
 }
 
 TEST(KinetoRealData, OldSchemaRebuildsTheAllocatedCounterFromBytes) {
-    SKIP_IF_MISSING(kResnet);
-    const json doc = loadGzJson(kResnet);
+    SKIP_IF_MISSING(realdata::kResnetTrace);
+    const json doc = loadGzJson(realdata::kResnetTrace);
     std::vector<std::pair<double, int64_t>> bytes;  // (ts, Bytes) of CUDA events
     for (const auto& e : eventsOf(doc)) {
         if (e.value("name", "") == "[memory]" && e["args"].value("Device Type", -1) == 1) {
@@ -247,7 +230,7 @@ TEST(KinetoRealData, OldSchemaRebuildsTheAllocatedCounterFromBytes) {
         lowest = std::min(lowest, sum);
         highest = std::max(highest, sum);
     }
-    const auto t = open(kResnet);
+    const auto t = open(realdata::kResnetTrace);
     const auto peaks = counterMax(t.data, CounterKind::AllocatedBytes);
     ASSERT_EQ(peaks.size(), 1u);
     EXPECT_EQ(peaks.at(DeviceIndex{0}), static_cast<double>(highest - lowest));
@@ -258,7 +241,9 @@ TEST(KinetoRealData, OldSchemaRebuildsTheAllocatedCounterFromBytes) {
 
 TEST(KinetoRealData, KernelCountsMatchTheJson) {
     for (const std::string& path :
-         {kResnet, kB200, kMi300, kMi210, kMi250, kLargeInt, kNccl, kSampled0, kDfIndex}) {
+         {realdata::kResnetTrace, realdata::kB200Trace, realdata::kMi300Trace,
+          realdata::kMi210Trace, realdata::kMi250Trace, realdata::kLargeIntegerTrace,
+          realdata::kNcclTrace, realdata::kSampledRank0Trace, realdata::kDfIndexTrace}) {
         SKIP_IF_MISSING(path);
         const json doc = loadGzJson(path);
         const KernelCounts expected = countKernels(doc);
@@ -273,8 +258,8 @@ TEST(KinetoRealData, KernelCountsMatchTheJson) {
 }
 
 TEST(KinetoRealData, CollectiveSizesComeFromKernelArgs) {
-    SKIP_IF_MISSING(kNccl);
-    const json doc = loadGzJson(kNccl);
+    SKIP_IF_MISSING(realdata::kNcclTrace);
+    const json doc = loadGzJson(realdata::kNcclTrace);
     // Element sizes of the dtypes this file uses (PyTorch: Float 4 bytes, Long 8 bytes).
     const std::map<std::string, uint64_t> width{{"Float", 4}, {"Long", 8}};
     std::multiset<std::pair<int64_t, uint64_t>> expected;  // (start ns, bytes)
@@ -287,7 +272,7 @@ TEST(KinetoRealData, CollectiveSizesComeFromKernelArgs) {
             expected.emplace(ns, a["In msg nelems"].get<uint64_t>() * width.at(a["dtype"]));
         }
     }
-    const auto t = open(kNccl);
+    const auto t = open(realdata::kNcclTrace);
     std::multiset<std::pair<int64_t, uint64_t>> got;
     for (size_t i = 0; i < t.data.collectives.size(); ++i) {
         got.emplace(t.data.collectives.startNs[i], t.data.collectives.bytes[i]);
@@ -306,8 +291,8 @@ TEST(KinetoRealData, CollectiveSizesComeFromKernelArgs) {
 }
 
 TEST(KinetoRealData, Mi300CollectivesAreTypedDespiteGenericKernelNames) {
-    SKIP_IF_MISSING(kMi300);
-    const json doc = loadGzJson(kMi300);
+    SKIP_IF_MISSING(realdata::kMi300Trace);
+    const json doc = loadGzJson(realdata::kMi300Trace);
     size_t named = 0;
     for (const auto& e : eventsOf(doc)) {
         if (e.value("cat", "") == "kernel" && hasNccl(e.value("name", "")) &&
@@ -315,7 +300,7 @@ TEST(KinetoRealData, Mi300CollectivesAreTypedDespiteGenericKernelNames) {
             ++named;
         }
     }
-    const auto t = open(kMi300);
+    const auto t = open(realdata::kMi300Trace);
     size_t typed = 0;
     for (auto fn : t.data.collectives.function) {
         const auto name = t.data.string(fn);
@@ -326,8 +311,8 @@ TEST(KinetoRealData, Mi300CollectivesAreTypedDespiteGenericKernelNames) {
 }
 
 TEST(KinetoRealData, B200UsesRelativeTimestampsAndNewNcclNames) {
-    SKIP_IF_MISSING(kB200);
-    const json doc = loadGzJson(kB200);
+    SKIP_IF_MISSING(realdata::kB200Trace);
+    const json doc = loadGzJson(realdata::kB200Trace);
     const int64_t base = doc.at("baseTimeNanoseconds").get<int64_t>();
     int64_t first = INT64_MAX;
     for (const auto& e : eventsOf(doc)) {
@@ -335,7 +320,7 @@ TEST(KinetoRealData, B200UsesRelativeTimestampsAndNewNcclNames) {
             first = std::min<int64_t>(first, base + std::llround(e["ts"].get<double>() * 1000.0));
         }
     }
-    const auto t = open(kB200);
+    const auto t = open(realdata::kB200Trace);
     int64_t imported = INT64_MAX;
     for (size_t i = 0; i < t.data.kernels.size(); ++i) {
         if (t.data.kernels.category[i] == KernelCategory::Compute ||
@@ -353,8 +338,8 @@ TEST(KinetoRealData, B200UsesRelativeTimestampsAndNewNcclNames) {
 }
 
 TEST(KinetoRealData, CpuOnlyTraceHasNoGpu) {
-    SKIP_IF_MISSING(kCpuOnly);
-    const auto t = open(kCpuOnly);
+    SKIP_IF_MISSING(realdata::kCpuOnlyTrace);
+    const auto t = open(realdata::kCpuOnlyTrace);
     EXPECT_TRUE(t.data.header.devices.empty());
     EXPECT_EQ(t.data.kernels.size(), 0u);
     EXPECT_EQ(t.data.memory.size(), 0u);
@@ -363,8 +348,8 @@ TEST(KinetoRealData, CpuOnlyTraceHasNoGpu) {
 }
 
 TEST(KinetoRealData, LargeIntegerTraceOpensWithItsKernel) {
-    SKIP_IF_MISSING(kLargeInt);
-    const auto t = open(kLargeInt);
+    SKIP_IF_MISSING(realdata::kLargeIntegerTrace);
+    const auto t = open(realdata::kLargeIntegerTrace);
     ASSERT_EQ(t.data.kernels.size(), 1u);
     EXPECT_EQ(t.data.kernels.category[0], KernelCategory::Communication);
     EXPECT_EQ(t.data.kernels.endNs[0] - t.data.kernels.startNs[0], 50'000);

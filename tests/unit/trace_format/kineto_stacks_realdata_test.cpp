@@ -10,14 +10,11 @@
 #include "kineto_ops_json.h"
 #include "realdata.h"
 #include "realdata_json.h"
+#include "realdata_paths.h"
 #include "vramscope/trace/open_trace.h"
 
 namespace vramscope::trace {
 namespace {
-
-const std::string kBertStack =
-    std::string(VRAMSCOPE_REALDATA_DIR) +
-    "/AMD-AGI_TraceLens/tests/traces/h100/gaunernst_bert-small-uncased__1016001.json.gz";
 
 std::vector<std::string> frameTexts(const TraceData& d, StackId stack) {
     std::vector<std::string> out;
@@ -30,13 +27,13 @@ std::vector<std::string> frameTexts(const TraceData& d, StackId stack) {
 }
 
 TEST(KinetoStacksRealdata, BertEveryCudaMemoryEventGetsItsEnclosingOpsAndPythonCalls) {
-    VRAMSCOPE_REQUIRE_INPUT(kBertStack);
-    const nlohmann::json doc = testdata::loadGzJson(kBertStack);
+    VRAMSCOPE_REQUIRE_INPUT(realdata::kBertTrace);
+    const nlohmann::json doc = testdata::loadGzJson(realdata::kBertTrace);
     const std::vector<testdata::JsonSpan> spans = testdata::cpuSpans(doc);
     const std::vector<testdata::JsonMemory> memory = testdata::cudaMemory(doc);
     ASSERT_EQ(memory.size(), 218u);  // counted in the file: 218 CUDA [memory] events, 109 allocs
 
-    auto loaded = openTrace(kBertStack);
+    auto loaded = openTrace(realdata::kBertTrace);
     ASSERT_TRUE(loaded.ok()) << loaded.error().describe();
     const TraceData& d = loaded.value().data;
     // The importer's events of the trace (PreExisting is not a [memory] event), in time order

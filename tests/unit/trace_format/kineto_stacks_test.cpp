@@ -43,7 +43,7 @@ size_t rowAt(const TraceData& d, uint64_t address) {
 //   C  cpu_op "aten::empty_strided"                 [50, 60)   starts where B ends
 //   Z  cpu_op "aten::zero_dur"                      [20, 20)   no duration: encloses nothing
 // Thread 1/2: D cpu_op "aten::copy_" [15, 25). Process 2, thread 1: nothing.
-const char* kTrace = R"({"schemaVersion": 1, "traceEvents": [
+const char* kStacksTrace = R"({"schemaVersion": 1, "traceEvents": [
   {"ph": "i", "cat": "cpu_instant_event", "name": "[memory]", "pid": 1, "tid": 1, "ts": 50,
    "args": {"Device Type": 1, "Device Id": 0, "Addr": 2000, "Bytes": 64, "Total Allocated": 216,
             "Total Reserved": 1024}},
@@ -79,7 +79,7 @@ const char* kTrace = R"({"schemaVersion": 1, "traceEvents": [
 ]})";
 
 TEST(KinetoStacks, MemoryEventGetsItsEnclosingSpansInnermostFirst) {
-    auto r = importKinetoJson(kTrace, "stacks.json");
+    auto r = importKinetoJson(kStacksTrace, "stacks.json");
     ASSERT_TRUE(r.ok()) << r.error().describe();
     const TraceData& d = r.value().data;
     const std::string linear = "aten::linear||0";
@@ -117,7 +117,7 @@ TEST(KinetoStacks, MemoryEventGetsItsEnclosingSpansInnermostFirst) {
 }
 
 TEST(KinetoStacks, AttributionKeepsSizesTimesAndAddresses) {
-    auto r = importKinetoJson(kTrace, "stacks.json");
+    auto r = importKinetoJson(kStacksTrace, "stacks.json");
     ASSERT_TRUE(r.ok()) << r.error().describe();
     const TraceData& d = r.value().data;
     // By hand from the file: (address, bytes, time) of each event, in time order.

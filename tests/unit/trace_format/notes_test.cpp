@@ -8,29 +8,15 @@
 #include <fstream>
 #include <memory>
 
+#include "test_files.h"
+
 // Notes sidecars: identity by SHA-256, the JSON round trip, and what a bad sidecar gives.
 namespace vramscope::trace {
 namespace {
 
 namespace fs = std::filesystem;
 
-/// A scratch directory removed at the end of the test.
-struct ScratchDir {
-    fs::path path;
-    ScratchDir() {
-        std::string t = (fs::temp_directory_path() / "vscope-notes-XXXXXX").string();
-        path = ::mkdtemp(t.data());
-    }
-    ~ScratchDir() {
-        std::error_code ec;
-        fs::remove_all(path, ec);
-    }
-    std::string file(const std::string& name, const std::string& bytes) const {
-        const std::string p = (path / name).string();
-        std::ofstream(p, std::ios::binary) << bytes;
-        return p;
-    }
-};
+using testdata::ScratchDir;
 
 Note fullNote() {
     Note n;
@@ -51,27 +37,27 @@ Note fullNote() {
 }
 
 TEST(Notes, IdentityIsTheSha256OfTheFileWhenHashingKnownBytes) {
-    ScratchDir dir;
+    const ScratchDir dir{"vscope-notes"};
     // FIPS 180-2, appendix B.1: SHA-256("abc").
-    const auto id = identifyTrace(dir.file("abc.vscope", "abc"));
+    const auto id = identifyTrace(dir.write("abc.vscope", "abc"));
     ASSERT_TRUE(id.ok()) << id.error().describe();
     EXPECT_EQ(id->sha256, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
     EXPECT_EQ(id->sizeBytes, 3u);
     EXPECT_EQ(id->name, "abc.vscope");
     // FIPS 180-2 B.2 spans two blocks of the compression function.
     const auto two =
-        identifyTrace(dir.file("b2", "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"));
+        identifyTrace(dir.write("b2", "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"));
     ASSERT_TRUE(two.ok());
     EXPECT_EQ(two->sha256, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
 }
 
 TEST(Notes, IdentityAgreesWithSha256sumWhenHashingALargerFile) {
-    ScratchDir dir;
+    const ScratchDir dir{"vscope-notes"};
     std::string bytes(3 * (1 << 20) + 17, '\0');  // several of the reader's 1 MiB blocks
     for (size_t i = 0; i < bytes.size(); ++i) {
         bytes[i] = static_cast<char>((i * 2654435761u) >> 13);
     }
-    const std::string path = dir.file("big.bin", bytes);
+    const std::string path = dir.write("big.bin", bytes);
     const std::string command = "sha256sum '" + path + "' 2>/dev/null";
     std::unique_ptr<FILE, int (*)(FILE*)> pipe(::popen(command.c_str(), "r"), &::pclose);
     char out[65] = {};
@@ -92,9 +78,9 @@ TEST(Notes, IdentifyingAMissingFileNamesIt) {
 }
 
 TEST(Notes, ArchiveMembersAndStandardInputMapToTheFilesOnDisk) {
-    ScratchDir dir;
-    const std::string tar = dir.file("job.tar", "abc");
-    const std::string plain = dir.file("rank1.vscope", "abc");
+    const ScratchDir dir{"vscope-notes"};
+    const std::string tar = dir.write("job.tar", "abc");
+    const std::string plain = dir.write("rank1.vscope", "abc");
     auto ids = identifyTraces({tar + ":rank0.vscope", tar + ":rank2.vscope", "-", plain});
     ASSERT_TRUE(ids.ok()) << ids.error().describe();
     ASSERT_EQ(ids->size(), 2u);  // the archive once, the plain file, nothing for stdin
@@ -103,7 +89,7 @@ TEST(Notes, ArchiveMembersAndStandardInputMapToTheFilesOnDisk) {
 }
 
 TEST(Notes, RoundTripKeepsEveryFieldWhenWrittenAndReadBack) {
-    ScratchDir dir;
+    const ScratchDir dir{"vscope-notes"};
     NotesDocument doc;
     doc.traces.push_back({"run.vscope", 3, std::string(64, 'a')});
     doc.notes.push_back(fullNote());
@@ -113,7 +99,7 @@ TEST(Notes, RoundTripKeepsEveryFieldWhenWrittenAndReadBack) {
     point.generated = true;
     point.kind = "oom";
     doc.notes.push_back(point);
-    const std::string path = (dir.path / "run.vscope.vscope-notes.json").string();
+    const std::string path = (dir.path() / "run.vscope.vscope-notes.json").string();
     ASSERT_TRUE(writeNotesFile(path, doc).ok());
     size_t skipped = 99;
     const auto back = readNotesFile(path, &skipped);
@@ -125,7 +111,7 @@ TEST(Notes, RoundTripKeepsEveryFieldWhenWrittenAndReadBack) {
     EXPECT_EQ(back->notes[0], doc.notes[0]);
     EXPECT_EQ(back->notes[1], doc.notes[1]);
     // Nothing but the sidecar is left in the directory (the temporary file was renamed).
-    EXPECT_EQ(std::distance(fs::directory_iterator(dir.path), fs::directory_iterator()), 1);
+    EXPECT_EQ(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()), 1);
     // The address is written as hex text (JSON numbers past 2^53 lose digits elsewhere).
     EXPECT_NE(formatNotes(doc).find("\"0x7f013dc00000\""), std::string::npos);
 }
@@ -206,8 +192,8 @@ TEST(Notes, NotesWithBadFieldsAreSkippedAndCountedWhileTheRestLoad) {
 }
 
 TEST(Notes, AHugeFileIsRefusedBeforeItIsRead) {
-    ScratchDir dir;
-    const std::string path = dir.file("huge.json", "");
+    const ScratchDir dir{"vscope-notes"};
+    const std::string path = dir.write("huge.json", "");
     fs::resize_file(path, 65ull << 20);  // sparse: no disk used
     const auto doc = readNotesFile(path);
     ASSERT_FALSE(doc.ok());
@@ -223,11 +209,11 @@ TEST(Notes, WritingWhereNoDirectoryIsNamesThePath) {
 }
 
 TEST(Notes, SidecarPathIsBesideTheFirstInputInSortedOrder) {
-    ScratchDir dir;
+    const ScratchDir dir{"vscope-notes"};
     EXPECT_EQ(notesSidecarPath({"/d/run.vscope"}), "/d/run.vscope.vscope-notes.json");
     EXPECT_EQ(notesSidecarPath({"/d/rank1.vscope", "/d/rank0.vscope"}),
               "/d/rank0.vscope.vscope-notes.json");
-    EXPECT_EQ(notesSidecarPath({dir.path.string()}), (dir.path / "vscope-notes.json").string());
+    EXPECT_EQ(notesSidecarPath({dir.path().string()}), (dir.path() / "vscope-notes.json").string());
     EXPECT_EQ(notesSidecarPath({"-"}), "");
     EXPECT_EQ(notesSidecarPath({}), "");
 }

@@ -14,6 +14,7 @@
 
 #include "nsys_test_support.h"
 #include "realdata.h"
+#include "realdata_paths.h"
 #include "vramscope/trace/importers.h"
 #include "vramscope/trace/open_trace.h"
 
@@ -24,9 +25,9 @@ using vramscope_test::NsysTempDir;
 using vramscope_test::readAll;
 using vramscope_test::SqlDb;
 
-const std::string kDir = std::string(VRAMSCOPE_REALDATA_DIR) + "/hpcgroup_pipit/pipit/tests/data/";
-const std::string kCloverleaf = kDir + "cloverleaf-nsys/perlmutter-cloverleaf-cuda.sqlite";
-const std::string kSaxpy = kDir + "saxpy-mpi-cuda_nsys_perlmutter0.sqlite";
+const std::string kCloverleaf =
+    realdata::kPipitDir + "cloverleaf-nsys/perlmutter-cloverleaf-cuda.sqlite";
+const std::string kSaxpy = realdata::kPipitDir + "saxpy-mpi-cuda_nsys_perlmutter0.sqlite";
 
 /// Count of rows of an optional table (0 when the export lacks it).
 int64_t countRows(SqlDb& db, const std::string& table, const std::string& where = "") {
@@ -219,10 +220,11 @@ TEST(NsysRealdata, ACopyCutAtHalfIsAClearErrorNamingTheFile) {
 TEST(NsysRealdata, BothReportsOpenAsOneJobFromTheirDirectory) {
     VRAMSCOPE_REQUIRE_INPUT(kSaxpy);
     VRAMSCOPE_REQUIRE_INPUT(kCloverleaf);
-    auto job = openJob({kDir});  // picks up the .sqlite beside it, not the sub-directory
+    auto job =
+        openJob({realdata::kPipitDir});  // picks up the .sqlite beside it, not the sub-directory
     ASSERT_TRUE(job.ok()) << job.error().describe();
     ASSERT_EQ(job->ranks.size(), 1u);
-    EXPECT_EQ(job->ranks[0].path, kDir + "saxpy-mpi-cuda_nsys_perlmutter0.sqlite");
+    EXPECT_EQ(job->ranks[0].path, realdata::kPipitDir + "saxpy-mpi-cuda_nsys_perlmutter0.sqlite");
     auto both = openJob({kSaxpy, kCloverleaf});
     ASSERT_TRUE(both.ok());
     EXPECT_EQ(both->ranks.size(), 2u);

@@ -15,15 +15,15 @@
 #include <string>
 #include <vector>
 
+#include "gz_file.h"
 #include "realdata.h"
+#include "realdata_paths.h"
 #include "vramscope/trace/open_trace.h"
 
 namespace vramscope::trace {
 namespace {
 
 namespace fs = std::filesystem;
-
-const std::string kRealData = VRAMSCOPE_REALDATA_DIR;
 
 /// A fresh directory under the system temp dir, removed at the end of the test.
 class TempDir {
@@ -51,19 +51,7 @@ void writeFile(const std::string& path, const std::string& bytes) {
     std::ofstream(path, std::ios::binary) << bytes;
 }
 
-std::string gzipBytes(const std::string& bytes) {
-    z_stream zs{};
-    EXPECT_EQ(deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
-    std::string out(deflateBound(&zs, bytes.size()) + 64, '\0');
-    zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
-    zs.avail_in = static_cast<uInt>(bytes.size());
-    zs.next_out = reinterpret_cast<Bytef*>(out.data());
-    zs.avail_out = static_cast<uInt>(out.size());
-    EXPECT_EQ(deflate(&zs, Z_FINISH), Z_STREAM_END);
-    out.resize(zs.total_out);
-    deflateEnd(&zs);
-    return out;
-}
+using testdata::gzipBytes;
 
 /// A Kineto trace with `kernels` kernels, and distributedInfo when rank >= 0.
 std::string kinetoTrace(int rank, int kernels, int64_t firstTsUs = 1000) {
@@ -263,8 +251,7 @@ std::map<int, size_t> ncclKernelsPerWorker(const std::string& path) {
 }
 
 TEST(OpenJob, OpensTheEightRankDlrmArchive) {
-    const std::string path =
-        kRealData + "/facebookresearch_param/et_replay/tests/inputs/dlrm_kineto.tar.gz";
+    const std::string path = realdata::kDlrmJob;
     VRAMSCOPE_REQUIRE_INPUT(path);
     const auto expected = ncclKernelsPerWorker(path);
     ASSERT_EQ(expected.size(), 8u);
@@ -295,8 +282,7 @@ TEST(OpenJob, OpensTheEightRankDlrmArchive) {
 }
 
 TEST(OpenJob, OpensTwoSampledRanksOfAJobOf128) {
-    const std::string dir =
-        kRealData + "/facebookresearch_HolisticTraceAnalysis/tests/data/trace_filter";
+    const std::string dir = realdata::kSampledRanksDir;
     VRAMSCOPE_REQUIRE_INPUT(dir);
     auto job = openJob({dir});
     ASSERT_TRUE(job.ok()) << job.error().describe();
@@ -308,9 +294,7 @@ TEST(OpenJob, OpensTwoSampledRanksOfAJobOf128) {
 }
 
 TEST(OpenJob, LeavesTheRankUnknownWithoutDistributedInfoOrRankInTheName) {
-    const std::string path = kRealData +
-                             "/facebookresearch_HolisticTraceAnalysis/tests/data/"
-                             "distributed_info_unavailable/distributed_info_not_found.json.gz";
+    const std::string path = realdata::kNoDistributedInfoTrace;
     VRAMSCOPE_REQUIRE_INPUT(path);
     auto job = openJob({path});
     ASSERT_TRUE(job.ok()) << job.error().describe();
@@ -321,9 +305,9 @@ TEST(OpenJob, LeavesTheRankUnknownWithoutDistributedInfoOrRankInTheName) {
 }
 
 TEST(OpenTrace, EveryRealInputOpensWithoutACrash) {
-    VRAMSCOPE_REQUIRE_INPUT(kRealData);
+    VRAMSCOPE_REQUIRE_INPUT(realdata::kDir);
     size_t files = 0;
-    for (const auto& entry : fs::recursive_directory_iterator(kRealData)) {
+    for (const auto& entry : fs::recursive_directory_iterator(realdata::kDir)) {
         const std::string path = entry.path().string();
         const std::string name = entry.path().filename().string();
         if (!entry.is_regular_file() || path.find("/LICENSES/") != std::string::npos ||

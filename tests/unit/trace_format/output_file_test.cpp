@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "test_files.h"
 #include "vramscope/trace/output_file.h"
 
 namespace vramscope::trace {
@@ -20,19 +21,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path freshDir(const std::string& name) {
-    const fs::path d =
-        fs::temp_directory_path() / ("vramscope_output_" + std::to_string(::getpid()) + "_" + name);
-    fs::remove_all(d);
-    fs::create_directories(d);
-    return d;
-}
+using testdata::readFile;
 
-std::string contentOf(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
+fs::path freshOutputDir() {
+    return testdata::freshTestDir("vramscope_output");
 }
 
 /// Files in `d` other than `keep`: what an export left beside its output.
@@ -55,18 +47,18 @@ auto writes(const std::string& text) {
 }
 
 TEST(OutputFile, WritesANewFileAndReplacesAnOldOneWhole) {
-    const fs::path d = freshDir("replace");
+    const fs::path d = freshOutputDir();
     const std::string path = (d / "out.csv").string();
     ASSERT_TRUE(writeOutputFile(path, writes("first\n")).ok());
-    EXPECT_EQ(contentOf(path), "first\n");
+    EXPECT_EQ(readFile(path), "first\n");
     ASSERT_TRUE(writeOutputFile(path, writes("second\n")).ok());
-    EXPECT_EQ(contentOf(path), "second\n");
+    EXPECT_EQ(readFile(path), "second\n");
     EXPECT_TRUE(leftovers(d, {"out.csv"}).empty());
     fs::remove_all(d);
 }
 
 TEST(OutputFile, AFailedWriteLeavesTheOldFileAndNoPartialFile) {
-    const fs::path d = freshDir("fail");
+    const fs::path d = freshOutputDir();
     const std::string path = (d / "out.json").string();
     ASSERT_TRUE(writeOutputFile(path, writes("good\n")).ok());
     const Status failed = writeOutputFile(path, [](std::ostream& out) -> Status {
@@ -75,29 +67,29 @@ TEST(OutputFile, AFailedWriteLeavesTheOldFileAndNoPartialFile) {
     });
     ASSERT_FALSE(failed.ok());
     EXPECT_EQ(failed.error().message, "the writer gave up");
-    EXPECT_EQ(contentOf(path), "good\n");
+    EXPECT_EQ(readFile(path), "good\n");
     EXPECT_TRUE(leftovers(d, {"out.json"}).empty());
     fs::remove_all(d);
 }
 
 TEST(OutputFile, ADanglingLinkGetsItsTargetWritten) {
-    const fs::path d = freshDir("dangling");
+    const fs::path d = freshOutputDir();
     fs::create_symlink("made-here.json", d / "link.json");  // relative, target missing
     ASSERT_TRUE(writeOutputFile((d / "link.json").string(), writes("{}")).ok());
     EXPECT_TRUE(fs::is_symlink(fs::symlink_status(d / "link.json")));
-    EXPECT_EQ(contentOf(d / "made-here.json"), "{}");
+    EXPECT_EQ(readFile(d / "made-here.json"), "{}");
     fs::remove_all(d);
 }
 
 TEST(OutputFile, FollowsALinkToARegularFileAndKeepsTheLink) {
-    const fs::path d = freshDir("link");
+    const fs::path d = freshOutputDir();
     const fs::path target = d / "real.pftrace";
     const fs::path link = d / "link.pftrace";
     std::ofstream(target) << "old";
     fs::create_symlink(target, link);
     ASSERT_TRUE(writeOutputFile(link.string(), writes("new")).ok());
     EXPECT_TRUE(fs::is_symlink(fs::symlink_status(link)));
-    EXPECT_EQ(contentOf(target), "new");
+    EXPECT_EQ(readFile(target), "new");
     fs::remove_all(d);
 }
 
@@ -105,11 +97,11 @@ TEST(OutputFile, WritesIntoDevicesAndFifosInsteadOfReplacingThem) {
     // /dev/null stays the character device (the old rename would have replaced it as root).
     ASSERT_TRUE(writeOutputFile("/dev/null", writes("discarded")).ok());
     EXPECT_TRUE(fs::is_character_file("/dev/null"));
-    const fs::path d = freshDir("fifo");
+    const fs::path d = freshOutputDir();
     const fs::path fifo = d / "pipe";
     ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
     std::string received;
-    std::thread reader([&] { received = contentOf(fifo); });
+    std::thread reader([&] { received = readFile(fifo); });
     ASSERT_TRUE(writeOutputFile(fifo.string(), writes("through the pipe")).ok());
     reader.join();
     EXPECT_EQ(received, "through the pipe");
@@ -118,14 +110,14 @@ TEST(OutputFile, WritesIntoDevicesAndFifosInsteadOfReplacingThem) {
 }
 
 TEST(OutputFile, KeepsTheUsersFilesModeAndOtherLinks) {
-    const fs::path d = freshDir("keep");
+    const fs::path d = freshOutputDir();
     const std::string path = (d / "notes.txt").string();
     std::ofstream(path + ".partial") << "the user's own file";
     std::ofstream(path) << "old";
     fs::permissions(path, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read);
     ASSERT_TRUE(writeOutputFile(path, writes("new")).ok());
-    EXPECT_EQ(contentOf(path), "new");
-    EXPECT_EQ(contentOf(path + ".partial"), "the user's own file");
+    EXPECT_EQ(readFile(path), "new");
+    EXPECT_EQ(readFile(path + ".partial"), "the user's own file");
     EXPECT_EQ(fs::status(path).permissions() & fs::perms::all,
               fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read);
     // A new file gets 0666 less the umask, as any program's output would.
@@ -138,14 +130,14 @@ TEST(OutputFile, KeepsTheUsersFilesModeAndOtherLinks) {
     const fs::path other = d / "other-name.txt";
     fs::create_hard_link(path, other);
     ASSERT_TRUE(writeOutputFile(path, writes("newer")).ok());
-    EXPECT_EQ(contentOf(path), "newer");
-    EXPECT_EQ(contentOf(other), "new");
+    EXPECT_EQ(readFile(path), "newer");
+    EXPECT_EQ(readFile(other), "new");
     fs::remove_all(d);
 }
 
 TEST(OutputFile, WritesThroughAnOpenDescriptorKeepingWhatIsAlreadyThere) {
     // `{ echo HEAD; cli -o /dev/stdout; } >> f`: the bytes land after HEAD, nothing is replaced.
-    const fs::path d = freshDir("fd");
+    const fs::path d = freshOutputDir();
     const std::string file = (d / "appended.txt").string();
     const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
     ASSERT_GE(fd, 0);
@@ -153,7 +145,7 @@ TEST(OutputFile, WritesThroughAnOpenDescriptorKeepingWhatIsAlreadyThere) {
     ASSERT_TRUE(writeOutputFile("/dev/fd/" + std::to_string(fd), writes("export\n")).ok());
     ASSERT_EQ(::write(fd, "TAIL\n", 5), 5);
     ::close(fd);
-    EXPECT_EQ(contentOf(file), "HEAD\nexport\nTAIL\n");
+    EXPECT_EQ(readFile(file), "HEAD\nexport\nTAIL\n");
     fs::remove_all(d);
 }
 
@@ -163,7 +155,7 @@ TEST(OutputFile, NamesThePathAndTheReasonWhenItCannotWrite) {
     ASSERT_FALSE(full.ok());
     EXPECT_NE(full.error().message.find("No space left on device"), std::string::npos)
         << full.error().message;
-    const fs::path d = freshDir("errors");
+    const fs::path d = freshOutputDir();
     const Status intoMissing = writeOutputFile((d / "no" / "such" / "x.csv").string(), writes(""));
     ASSERT_FALSE(intoMissing.ok());
     EXPECT_EQ(intoMissing.error().code, ErrorCode::Io);

@@ -9,6 +9,7 @@
 #include <limits>
 #include <string>
 
+#include "trace_file_test_support.h"
 #include "vramscope/trace/open_trace.h"
 #include "vramscope/trace/plausibility.h"
 
@@ -19,14 +20,7 @@ constexpr int64_t kEpochNs = 1'700'000'000'000'000'000;  // Nov 2023 in Unix ns
 constexpr int64_t kDayNs = 86'400'000'000'000;
 constexpr uint64_t kPiB = 1ull << 50;
 
-const DataLoss* findLoss(const TraceData& d, LossCounter counter) {
-    for (const auto& l : d.dataLoss) {
-        if (l.counter == counter) {
-            return &l;
-        }
-    }
-    return nullptr;
-}
+using testing::findLoss;
 
 uint64_t lossCount(const TraceData& d, LossCounter counter) {
     const DataLoss* l = findLoss(d, counter);

@@ -20,6 +20,7 @@
 
 #include "gz_file.h"
 #include "realdata.h"
+#include "realdata_paths.h"
 #include "vramscope/trace/importers.h"
 #include "vramscope/trace/open_trace.h"
 
@@ -154,7 +155,7 @@ Py segment(int device, uint64_t address, uint64_t total, std::vector<Py> blocks)
                  {"blocks", list(std::move(blocks))}});
 }
 
-LoadedTrace importOk(const Py& snapshot) {
+LoadedTrace importSnapshotOk(const Py& snapshot) {
     auto r = importPytorchSnapshot(toPickle(snapshot), "test.pickle");
     EXPECT_TRUE(r.ok()) << r.error().describe();
     return r.ok() ? std::move(r).value() : LoadedTrace{};
@@ -241,7 +242,7 @@ TEST(SnapshotImporter, MapsTraceEntriesToEventsWhenTheTraceCoversEverything) {
                           })})},
         {"allocator_settings", dict({{"expandable_segments", Py::boolean(false)}})},
     });
-    LoadedTrace t = importOk(snap);
+    LoadedTrace t = importSnapshotOk(snap);
     const TraceData& d = t.data;
     EXPECT_TRUE(t.report.complete);
     EXPECT_TRUE(t.report.problems.empty());
@@ -302,7 +303,7 @@ TEST(SnapshotImporter, ReconstructsMemoryAllocatedBeforeRecordingBegan) {
                               entry("free_completed", s + 3 * mib, mib / 2, 1003),  // twice
                           })})},
     });
-    LoadedTrace t = importOk(snap);
+    LoadedTrace t = importSnapshotOk(snap);
     const TraceData& d = t.data;
     std::vector<MemoryEvent> pre;
     for (size_t i = 0; i < d.memory.size(); ++i) {
@@ -356,7 +357,7 @@ TEST(SnapshotImporter, ReconstructsReservedMemoryOfExpandableSegments) {
                               entry("segment_unmap", base, 4 * mib, 20),
                           })})},
     });
-    LoadedTrace t = importOk(snap);
+    LoadedTrace t = importSnapshotOk(snap);
     EXPECT_TRUE(t.report.complete) << t.report.problems.size();
     const TraceData& d = t.data;
     uint64_t preBytes = 0;
@@ -385,7 +386,7 @@ TEST(SnapshotImporter, ReadsOlderLayoutsWithoutATrace) {
                    {"stream", 0},
                    {"blocks", list({oldBlock1, oldBlock2, oldBlock3})}});
     for (const Py& snap : {dict({{"segments", list({seg})}}), list({seg})}) {
-        LoadedTrace t = importOk(snap);
+        LoadedTrace t = importSnapshotOk(snap);
         const TraceData& d = t.data;
         ASSERT_EQ(d.memory.size(), 3u);
         EXPECT_EQ(d.memory.level[0], MemoryLevel::Reserved);
@@ -410,7 +411,7 @@ TEST(SnapshotImporter, KeepsDevicesApartAndMergesThemByTime) {
          list({list({}), list({entry("alloc", 0x100, 10, 5), entry("alloc", 0x200, 20, 9)}),
                list({entry("alloc", 0x100, 30, 7)})})},
     });
-    LoadedTrace t = importOk(snap);
+    LoadedTrace t = importSnapshotOk(snap);
     const TraceData& d = t.data;
     ASSERT_EQ(d.header.devices.size(), 2u);
     EXPECT_EQ(d.header.devices[0].index, DeviceIndex{1});
@@ -441,7 +442,7 @@ TEST(SnapshotImporter, CountsBadEntriesWithoutFailing) {
          list({dict({{"name", "step"}, {"stage", "START"}, {"time_us", 5}, {"device", 0}}),
                dict({{"name", "lost"}, {"stage", "END"}, {"time_us", 6}, {"device", 0}})})},
     });
-    LoadedTrace t = importOk(snap);
+    LoadedTrace t = importSnapshotOk(snap);
     const TraceData& d = t.data;
     EXPECT_FALSE(t.report.complete);
     ASSERT_EQ(d.memory.size(), 3u);  // alloc, implicit close, alloc
@@ -483,7 +484,7 @@ TEST(SnapshotImporter, ReplacesInvalidUtf8InStringsAndCountsIt) {
                               entry(longAction.c_str(), 0x200, 10, 6),
                           })})},
     });
-    LoadedTrace t = importOk(snap);
+    LoadedTrace t = importSnapshotOk(snap);
     const TraceData& d = t.data;
     ASSERT_EQ(d.memory.size(), 1u);
     const std::vector<std::string> names = stackNames(d, d.memory.stack[0]);
@@ -513,7 +514,7 @@ TEST(SnapshotImporter, PairsExternalAnnotationsIntoRanges) {
         {"external_annotations", list({ann("step", "START", 10), ann("zero_grad", "START", 12),
                                        ann("zero_grad", "END", 15), ann("step", "END", 40)})},
     });
-    LoadedTrace t = importOk(snap);
+    LoadedTrace t = importSnapshotOk(snap);
     const TraceData& d = t.data;
     ASSERT_EQ(d.ranges.size(), 2u);
     const RangeEvent outer = d.ranges.at(0);
@@ -713,8 +714,7 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 TEST(SnapshotImporterRealData, ShowsTheH200OutOfMemoryErrorWithItsRequestedSize) {
-    const std::string path =
-        std::string(VRAMSCOPE_REALDATA_DIR) + "/vramscope_h200/gpt_h200_oom.snapshot.pickle.gz";
+    const std::string path = realdata::kGptOomSnapshot;
     VRAMSCOPE_REQUIRE_INPUT(path);
     auto imported = importPytorchSnapshot(testdata::readGzFile(path), path);
     ASSERT_TRUE(imported.ok()) << imported.error().describe();
@@ -746,7 +746,7 @@ TEST(SnapshotImporter, KeepsAnAllocationOfEightExbibytesOutOfThePeak) {
                           })})},
     });
     const std::string bytes = toPickle(snap);
-    LoadedTrace raw = importOk(snap);
+    LoadedTrace raw = importSnapshotOk(snap);
     size_t absurd = 0;
     for (uint64_t size : raw.data.memory.sizeBytes) {
         absurd += size > (1ull << 50) ? 1 : 0;

@@ -18,7 +18,7 @@ using testing::makeFullTrace;
 using testing::RecordingSink;
 namespace fs = std::filesystem;
 
-std::string tempPath(const std::string& name) {
+std::string perTestPath(const std::string& name) {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
     return (fs::temp_directory_path() /
             ("vramscope_summary_" + std::string(info->name()) + "_" + name))
@@ -99,7 +99,7 @@ void expectSameKernels(const TraceSummary& a, const TraceSummary& b) {
 
 TEST(SummaryFile, StoredSummaryEqualsSummarizeTraceOfTheSameEvents) {
     for (const TraceData& in : {memoryTrace(3000), makeFullTrace(200)}) {
-        const std::string path = tempPath("whole.vscope");
+        const std::string path = perTestPath("whole.vscope");
         WriterOptions opt;
         opt.eventsPerChunk = 500;
         std::vector<DeviceAnalysisSummary> analysis(1);
@@ -137,7 +137,7 @@ TEST(SummaryFile, StoredSummaryEqualsSummarizeTraceOfTheSameEvents) {
 
 TEST(SummaryFile, FormatOneZeroFileHasNoSummary) {
     const TraceData in = memoryTrace(100);
-    const std::string path = tempPath("old.vscope");
+    const std::string path = perTestPath("old.vscope");
     WriterOptions opt;
     opt.summaries = false;
     ASSERT_TRUE(writeTraceFile(path, in, opt).ok());
@@ -206,7 +206,7 @@ TEST(SummaryFile, CutFileKeepsTheSummariesBeforeTheCut) {
     const size_t cutFrameStart = w.ends[before];  // end of the first frame of batch 3
     const size_t cut = cutFrameStart + 7;
     ASSERT_LT(cut, w.ends[before + 1]);
-    const std::string path = tempPath("cut.vscope");
+    const std::string path = perTestPath("cut.vscope");
     writeBytes(path, std::string_view(w.bytes).substr(0, cut));
     auto read = readTraceSummary(path);
     ASSERT_TRUE(read.ok()) << read.error().describe();
@@ -252,7 +252,7 @@ TEST(SummaryFile, DamagedSummaryFrameIsSkippedAndReported) {
     std::string bytes = w.bytes;
     ASSERT_EQ(static_cast<uint8_t>(bytes[start + kFrameHeadBytes]), 0x6A);
     bytes[start + kFrameHeadBytes + 3] ^= 0x40;  // inside the payload: the CRC no longer matches
-    const std::string path = tempPath("damaged.vscope");
+    const std::string path = perTestPath("damaged.vscope");
     writeBytes(path, bytes);
     auto read = readTraceSummary(path);
     ASSERT_TRUE(read.ok()) << read.error().describe();
@@ -275,7 +275,7 @@ TEST(SummaryFile, FrameIndexPointsAtTheFramesAndTheirTimes) {
     opt.compress = false;
     opt.eventsPerChunk = 16;
     const std::string bytes = writeTraceBytes(in, opt);
-    const std::string path = tempPath("index.vscope");
+    const std::string path = perTestPath("index.vscope");
     writeBytes(path, bytes);
     auto read = readTraceSummary(path);
     ASSERT_TRUE(read.ok());
@@ -345,7 +345,7 @@ TEST(SummaryFile, FramesOverlappingReturnsOnlyFramesThatOverlap) {
     // On a file: the kernels of the frames read are every kernel that overlaps the window, and
     // fewer frames than the file holds are read.
     const TraceData full = memoryTrace(2000);
-    const std::string path = tempPath("window.vscope");
+    const std::string path = perTestPath("window.vscope");
     WriterOptions opt;
     opt.eventsPerChunk = 100;
     ASSERT_TRUE(writeTraceFile(path, full, opt).ok());

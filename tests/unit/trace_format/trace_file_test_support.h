@@ -1,6 +1,6 @@
 #pragma once
-// Shared by the .vscope reader/writer tests: a trace that sets every field, a field-by-field
-// comparison, a sink that records frame boundaries, and hand-made frames.
+// Shared by the trace tests: a trace that sets every field, a field-by-field comparison, a sink
+// that records frame boundaries, hand-made frames, and a trace's data-loss entries by counter.
 
 #include <gtest/gtest.h>
 
@@ -11,6 +11,7 @@
 
 #include "vramscope/trace/trace_data.h"
 #include "vramscope/trace/trace_file.h"
+#include "vramscope/trace/v1/trace.pb.h"
 
 namespace vramscope::trace::testing {
 
@@ -289,6 +290,23 @@ inline std::string frame(std::string_view payload, uint8_t encoding = 0) {
     s.append(payload);
     putLe32(s, crc32c(std::string_view(s).substr(4)));
     return s;
+}
+
+/// A frame holding only a header chunk (producer "hand-made"), to follow preamble().
+inline std::string headerFrame() {
+    v1::Chunk c;
+    c.mutable_header()->set_producer("hand-made");
+    return frame(c.SerializeAsString());
+}
+
+/// The first data-loss entry of `d` with `counter`; null when there is none.
+inline const DataLoss* findLoss(const TraceData& d, LossCounter counter) {
+    for (const DataLoss& l : d.dataLoss) {
+        if (l.counter == counter) {
+            return &l;
+        }
+    }
+    return nullptr;
 }
 
 }  // namespace vramscope::trace::testing

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "vramscope/trace/job.h"
 #include "vramscope/trace/trace_data.h"
 
 namespace vramscope::analysis {
@@ -77,6 +78,11 @@ struct RankInput {
     trace::RankId rank{0};
     int64_t clockOffsetNs = 0;
 };
+
+/// The inputs of analyzeJob and matchCollectives for a job opened whole (trace::openJob): every
+/// rank in the job's order, with its header's rank number and its clock offset. The inputs point
+/// into `job`.
+std::vector<RankInput> rankInputs(const trace::Job& job);
 
 /// Whether a collective function (as collectiveFunctionFromKernel or the importers name it) is
 /// point-to-point rather than a collective of a group: Send, Recv, SendRecv (any case). NCCL's

@@ -75,6 +75,9 @@ public:
     /// click clears the selection, as on every time view.
     void setContextMenuHandler(std::function<bool(QPoint, int64_t)> handler);
 
+    /// Width of the margin right of the axis rectangle, px; the timeline's lanes keep the same
+    /// so that their time axes line up with the plots'.
+    static constexpr int kRightMarginPx = 16;
     /// Default width of the memory-axis margin, px, for the current font.
     static int defaultLeftMargin(const QFontMetrics& fm);
     /// The visible range on the axis rectangle's x span (from the margins, so it holds between a
