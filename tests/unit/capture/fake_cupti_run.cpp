@@ -307,14 +307,6 @@ size_t lossRows(const trace::TraceData& d, trace::LossCounter counter) {
                                              [&](const auto& l) { return l.counter == counter; }));
 }
 
-uint64_t lossCount(const trace::TraceData& d, trace::LossCounter counter) {
-    uint64_t n = 0;
-    for (const trace::DataLoss& l : d.dataLoss) {
-        n += l.counter == counter ? l.count : 0;
-    }
-    return n;
-}
-
 std::vector<double> counterValues(const trace::TraceData& d, const std::string& name,
                                   std::optional<trace::DeviceIndex> device) {
     std::vector<double> out;

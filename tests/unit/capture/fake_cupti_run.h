@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "fake_cupti/fake_cupti_plan.h"
+#include "loss_counts.h"
 #include "vramscope/trace/data_loss.h"
 #include "vramscope/trace/trace_file.h"
 
@@ -86,8 +87,7 @@ std::map<uint64_t, trace::KernelEvent> kernelsByCorrelation(const trace::TraceDa
 void expectPlannedKernels(const trace::TraceData& d, int64_t base, int from, int to);
 
 size_t lossRows(const trace::TraceData& d, trace::LossCounter counter);
-/// The sum of the counts of `counter`'s rows.
-uint64_t lossCount(const trace::TraceData& d, trace::LossCounter counter);
+using testdata::lossCount;
 
 /// The samples of the counter named `name` (on `device`, or any device when nullopt), in order.
 std::vector<double> counterValues(const trace::TraceData& d, const std::string& name,

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "loss_counts.h"
 #include "nccl_harness_plan.h"
 #include "vramscope/analysis/collective_bandwidth.h"
 #include "vramscope/analysis/collectives.h"
@@ -181,15 +182,7 @@ const trace::CollectiveEvent* findOp(const trace::TraceData& d, const std::strin
     return nullptr;
 }
 
-uint64_t lossCount(const trace::TraceData& d, trace::LossCounter counter) {
-    uint64_t n = 0;
-    for (const trace::DataLoss& l : d.dataLoss) {
-        if (l.counter == counter) {
-            n += l.count;
-        }
-    }
-    return n;
-}
+using testdata::lossCount;
 
 }  // namespace
 

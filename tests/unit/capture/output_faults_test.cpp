@@ -20,6 +20,7 @@
 
 #include "capture_writer.h"
 #include "event_staging.h"
+#include "loss_counts.h"
 #include "test_files.h"
 #include "trace_output.h"
 #include "vramscope/trace/trace_file.h"
@@ -68,13 +69,7 @@ trace::FileHeader testHeader() {
     return h;
 }
 
-uint64_t lossCount(const trace::TraceData& data, trace::LossCounter counter) {
-    uint64_t n = 0;
-    for (const auto& l : data.dataLoss) {
-        n += l.counter == counter ? l.count : 0;
-    }
-    return n;
-}
+using testdata::lossCount;
 
 /// A sink that hands each write to `inner` in seeded pieces of 1..64 bytes (short writes, as a
 /// kernel may do them), sends the end offset of every whole write to `pipeFd`, and kills its own
