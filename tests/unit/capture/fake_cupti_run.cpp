@@ -16,6 +16,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "agent_environment.h"
+
 namespace vramscope::test::fake_run {
 
 namespace plan = vramscope::test::fake_plan;
@@ -55,41 +57,8 @@ std::vector<LogEntry> parseLog(const std::string& text) {
     return out;
 }
 
-/// Variables of the test's own environment that would change what the agent does.
-constexpr const char* kCleared[] = {"RANK",
-                                    "SLURM_PROCID",
-                                    "OMPI_COMM_WORLD_RANK",
-                                    "PMI_RANK",
-                                    "LOCAL_RANK",
-                                    "SLURM_LOCALID",
-                                    "OMPI_COMM_WORLD_LOCAL_RANK",
-                                    "MPI_LOCALRANKID",
-                                    "WORLD_SIZE",
-                                    "SLURM_NTASKS",
-                                    "OMPI_COMM_WORLD_SIZE",
-                                    "PMI_SIZE",
-                                    "VRAMSCOPE_NCCL",
-                                    "VRAMSCOPE_NCCL_EVENTS",
-                                    "VRAMSCOPE_JOB",
-                                    "VRAMSCOPE_ROOT_PID",
-                                    "VRAMSCOPE_FLUSH_MS",
-                                    "VRAMSCOPE_OOM_CALLBACKS",
-                                    "VRAMSCOPE_VERBOSE",
-                                    "VRAMSCOPE_FILE",
-                                    "VRAMSCOPE_RING_MIB",
-                                    "VRAMSCOPE_LIVE_DIR",
-                                    "VRAMSCOPE_CUPTI_PATH",
-                                    "VRAMSCOPE_CUPTI_UNVERIFIED",
-                                    "CUDA_INJECTION64_PATH",
-                                    "NVTX_INJECTION64_PATH",
-                                    "NCCL_PROFILER_PLUGIN",
-                                    "SLURM_JOB_ID",
-                                    "TORCHELASTIC_RUN_ID",
-                                    "CUDA_HOME",
-                                    "CUDA_PATH",
-                                    "LD_LIBRARY_PATH",
-                                    "FAKECUDA_DEVICES",
-                                    "FAKENVML_INIT_RESULT"};
+/// The fakes' own settings, cleared with the agent's (agent_environment.h).
+constexpr const char* kFakeEnvironment[] = {"FAKECUDA_DEVICES", "FAKENVML_INIT_RESULT"};
 
 std::vector<std::string> harnessArgs(const std::string& scenario, const std::string& arg,
                                      const RunSetup& setup) {
@@ -205,7 +174,10 @@ HarnessRun runHarness(const std::string& scenario, const std::string& arg, const
     std::vector<std::string> args = harnessArgs(scenario, arg, setup);
     const pid_t pid = fork();
     if (pid == 0) {
-        for (const char* name : kCleared) {
+        for (const char* name : kAgentEnvironment) {
+            unsetenv(name);
+        }
+        for (const char* name : kFakeEnvironment) {
             unsetenv(name);
         }
         setenv("VRAMSCOPE_LIVE", "0", 1);

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "agent_environment.h"
 #include "loss_counts.h"
 #include "nccl_harness_plan.h"
 #include "vramscope/analysis/collective_bandwidth.h"
@@ -49,30 +50,7 @@ pid_t startHarness(const std::vector<std::string>& args,
     if (pid != 0) {
         return pid;
     }
-    for (const char* name : {"RANK",
-                             "SLURM_PROCID",
-                             "OMPI_COMM_WORLD_RANK",
-                             "PMI_RANK",
-                             "LOCAL_RANK",
-                             "SLURM_LOCALID",
-                             "OMPI_COMM_WORLD_LOCAL_RANK",
-                             "MPI_LOCALRANKID",
-                             "WORLD_SIZE",
-                             "SLURM_NTASKS",
-                             "OMPI_COMM_WORLD_SIZE",
-                             "PMI_SIZE",
-                             "VRAMSCOPE_NCCL",
-                             "VRAMSCOPE_NCCL_EVENTS",
-                             "VRAMSCOPE_OUTPUT",
-                             "VRAMSCOPE_JOB",
-                             "VRAMSCOPE_ROOT_PID",
-                             "CUDA_INJECTION64_PATH",
-                             "NCCL_PROFILER_PLUGIN",
-                             "SLURM_JOB_ID",
-                             "TORCHELASTIC_RUN_ID",
-                             "VRAMSCOPE_LIVE_DIR",
-                             "VRAMSCOPE_RING_MIB",
-                             "VRAMSCOPE_FILE"}) {
+    for (const char* name : test::kAgentEnvironment) {
         unsetenv(name);
     }
     setenv("VRAMSCOPE_LIVE", "0", 1);  // no socket unless the test asks for one
