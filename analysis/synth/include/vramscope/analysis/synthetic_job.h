@@ -1,5 +1,6 @@
 #pragma once
-// A deterministic synthetic training job, for tests, demos and benchmarks.
+// A deterministic synthetic training job, for tests, demos and benchmarks. Library
+// vramscope::synth (analysis/synth/, linking trace_write only), not part of vramscope::analysis.
 
 #include <cstdint>
 #include <string>
