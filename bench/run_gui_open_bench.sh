@@ -2,8 +2,9 @@
 # GUI opening benchmark (issue 16 acceptance): time to first picture and resident memory of the
 # viewer on a 10-million-event .vscope from `synth` with summaries, against the same file without
 # them (the baseline, in the same command); then the viewer opening a job index of RANKS ranks.
-# Figures come from the GUI's own instrumentation (VRAMSCOPE_BENCH_OPEN: "bench-open STAGE ms=T
-# rss_kb=R hwm_kb=H" after each picture is drawn; VmRSS / VmHWM of /proc/self/status).
+# Figures come from the GUI's own instrumentation (app/gui/open_benchmark.h, on when
+# VRAMSCOPE_BENCH_OPEN is set: "bench-open STAGE ms=T rss_kb=R hwm_kb=H" after each picture is
+# drawn; VmRSS / VmHWM of /proc/self/status).
 #
 # Usage: bench/run_gui_open_bench.sh [EVENTS] [RANKS] [EVENTS_PER_RANK]
 #   defaults 10000000, 1024, 100000 (RANKS 0 skips the index part).

@@ -23,6 +23,7 @@
 #include "job_loader.h"
 #include "live_session.h"
 #include "notes_controller.h"
+#include "open_benchmark.h"
 #include "summary_controller.h"
 #include "vramscope/analysis/live_set.h"
 #include "vramscope/widgets/details_panel.h"
@@ -226,7 +227,7 @@ QStringList MainWindow::viewNames() const {
 }
 
 void MainWindow::openPaths(const QStringList& paths) {
-    benchOpenStart();
+    markOpenStage(*this, OpenStage::Started);
     if (m_live) {  // opening files ends a live session (the jobs go on)
         m_live.reset();
         m_detachAction->setEnabled(false);
@@ -270,10 +271,7 @@ void MainWindow::onLoadFinished(std::shared_ptr<const analysis::JobModel> job,
     if (m_job && !m_job->problems.empty()) {
         showProblems(*m_job);
     }
-    if (qEnvironmentVariableIsSet("VRAMSCOPE_BENCH_OPEN")) {
-        m_timeline->replotNow();  // the picture is drawn before the clock is read
-        benchOpenStage("detail", true);
-    }
+    markOpenStage(*this, OpenStage::Detail);
 }
 
 void MainWindow::onLoadFailed(const QString& message, const QStringList& paths) {

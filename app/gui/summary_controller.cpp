@@ -1,47 +1,23 @@
 #include "summary_controller.h"
 
 #include <QAction>
-#include <QCoreApplication>
-#include <QElapsedTimer>
-#include <QFile>
 #include <QStatusBar>
 #include <QThread>
 #include <QTimer>
 
-#include <cstdio>
 #include <filesystem>
 
 #include "job_loader.h"
 #include "main_window.h"
+#include "open_benchmark.h"
 #include "summary_open.h"
 #include "vramscope/analysis/text_format.h"
 #include "vramscope/trace/job_index.h"
-#include "vramscope/widgets/timeline_view.h"
 #include "vramscope/widgets/zoom_state.h"
 
 namespace vramscope::app {
 
 namespace {
-
-QElapsedTimer& benchClock() {
-    static QElapsedTimer clock;
-    return clock;
-}
-
-/// A /proc/self/status field in kB ("VmRSS"), -1 when it cannot be read.
-long statusKb(const QByteArray& status, const char* field) {
-    const QByteArray key = QByteArray(field) + ':';
-    const qsizetype at = status.indexOf(key);
-    if (at < 0) {
-        return -1;
-    }
-    const qsizetype end = status.indexOf('\n', at);
-    return status.mid(at + key.size(), end - at - key.size())
-        .trimmed()
-        .split(' ')
-        .value(0)
-        .toLong();
-}
 
 QString bytesText(uint64_t bytes) {
     return QString::fromStdString(analysis::formatBytes(double(bytes)));
@@ -56,34 +32,6 @@ bool endsWith(const QString& path, std::string_view suffix) {
 constexpr double kWindowMargin = 0.5;
 
 }  // namespace
-
-void benchOpenStart() {
-    if (qEnvironmentVariableIsSet("VRAMSCOPE_BENCH_OPEN")) {
-        benchClock().start();
-    }
-}
-
-void benchOpenStage(const char* stage, bool last) {
-    if (!qEnvironmentVariableIsSet("VRAMSCOPE_BENCH_OPEN") || !benchClock().isValid()) {
-        return;
-    }
-    QFile f(QStringLiteral("/proc/self/status"));
-    const QByteArray status = f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
-    std::fprintf(stderr, "bench-open %s ms=%lld rss_kb=%ld hwm_kb=%ld\n", stage,
-                 static_cast<long long>(benchClock().elapsed()), statusKb(status, "VmRSS"),
-                 statusKb(status, "VmHWM"));
-    std::fflush(stderr);
-    if (last && qEnvironmentVariable("VRAMSCOPE_BENCH_OPEN") == QLatin1String("exit")) {
-        QTimer::singleShot(0, qApp, &QCoreApplication::quit);
-    }
-}
-
-void SummaryController::benchPicture(const char* stage, bool last) {
-    if (qEnvironmentVariableIsSet("VRAMSCOPE_BENCH_OPEN")) {
-        m_window->timeline()->replotNow();  // the picture is drawn before the clock is read
-        benchOpenStage(stage, last);
-    }
-}
 
 SummaryController::SummaryController(MainWindow* window) : QObject(window), m_window(window) {
     m_loader = new JobLoader(this);
@@ -148,7 +96,7 @@ bool SummaryController::open(const QStringList& paths) {
         m_index = index.value();
         m_indexPath = path;
         show(m_index, Shown::Index, false);
-        benchPicture("index", true);
+        markOpenStage(*m_window, OpenStage::Index);
         return true;
     }
     if (!endsWith(path, ".vscope")) {
@@ -168,7 +116,7 @@ bool SummaryController::open(const QStringList& paths) {
     m_overview = overviewModel({drawn}, jobTitle({file}) + " (overview)", false);
     m_overBudget = estimatedDetailBytes(*m_summary) > memoryBudgetBytes();
     show(m_overview, Shown::Overview, false);
-    benchPicture("overview", m_overBudget);
+    markOpenStage(*m_window, OpenStage::Overview, m_overBudget);
     if (!m_overBudget) {
         m_loader->start(paths);
     }
@@ -203,7 +151,7 @@ void SummaryController::onDetail(std::shared_ptr<const analysis::JobModel> job,
     }
     // The same file on the same axis (the summary spans every event): the zoom stays.
     show(std::move(job), Shown::Detail, true);
-    benchPicture("detail", true);
+    markOpenStage(*m_window, OpenStage::Detail);
 }
 
 void SummaryController::onVisibleRange() {

@@ -24,12 +24,6 @@ namespace vramscope::app {
 class JobLoader;
 class MainWindow;
 
-/// --bench-open instrumentation (VRAMSCOPE_BENCH_OPEN set): benchOpenStart() starts the clock when
-/// an open begins; benchOpenStage() prints "bench-open STAGE ms=T rss_kb=R hwm_kb=H" on stderr
-/// (VmRSS / VmHWM of /proc/self/status) and, when `last` and the variable is "exit", quits.
-void benchOpenStart();
-void benchOpenStage(const char* stage, bool last);
-
 /// Decides how a file opens: from its summaries first when it has some, then the events (all of
 /// them within the memory budget, else the window on screen, evicting the previous window); a job
 /// index opens as an overview of every rank. Owned by the MainWindow it drives, GUI thread only;
@@ -78,7 +72,6 @@ private:
     void loadWindowNow();
     void onSelectedGpu(analysis::GpuKey gpu);
     void updateNote();
-    void benchPicture(const char* stage, bool last);
 
     MainWindow* m_window;
     JobLoader* m_loader = nullptr;
