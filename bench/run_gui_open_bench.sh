@@ -41,7 +41,9 @@ field() { sed -nE "s/^bench-open $2 .*$3=([0-9]+).*/\1/p" <<<"$1" | head -1; }
 "$cli" synth --ranks 1 --events "$events" -o "$work/one" >/dev/null
 file="$(ls "$work"/one/*.vscope | head -1)"
 "$build/bench/strip_summaries" "$file" "$work/plain.vscope"
-n=$("$cli" info --json "$file" 2>/dev/null | sed -nE 's/.*"memory_events": *([0-9]+).*/\1/p' | head -1)
+n=$("$cli" info --json "$file" 2>/dev/null |
+  python3 -c 'import json, sys; print(json.load(sys.stdin)["traces"][0]["events"]["memory"]["total"])' ||
+  true)
 echo "file: $(stat -c %s "$file") bytes with summaries, $(stat -c %s "$work/plain.vscope") without (${n:-?} memory events)"
 ours=$(open_gui "$file")
 base=$(open_gui "$work/plain.vscope")
