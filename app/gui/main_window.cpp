@@ -25,7 +25,6 @@
 #include "notes_controller.h"
 #include "open_benchmark.h"
 #include "summary_controller.h"
-#include "vramscope/analysis/live_set.h"
 #include "vramscope/widgets/details_panel.h"
 #include "vramscope/widgets/device_tree_model.h"
 #include "vramscope/widgets/memory_plot.h"
@@ -56,17 +55,6 @@ bool hasEvents(const trace::Job& job) {
         }
     }
     return false;
-}
-
-/// What the Details dock says while it lists nothing: why, when nothing can be listed.
-QString detailsPlaceholder(const analysis::JobModel* job) {
-    if (job && widgets::hasNoGpu(*job)) {
-        return widgets::noGpuSentence();
-    }
-    if (job && !job->gpus.empty() && widgets::hasNoAllocationEvents(*job)) {
-        return widgets::noAllocationEventsSentence();
-    }
-    return QObject::tr("Click a GPU's plot to list the allocations alive at that time.");
 }
 
 /// A time read-out precise enough for the visible span.
@@ -122,7 +110,6 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
             &MainWindow::updateSelectionReadout);
     connect(m_zoom, &widgets::ZoomState::visibleRangeChanged, this,
             &MainWindow::updateSelectionReadout);
-    connect(m_zoom, &widgets::ZoomState::selectedGpuChanged, this, &MainWindow::updateDetails);
     connect(m_loader, &JobLoader::finished, this, &MainWindow::onLoadFinished);
     connect(m_loader, &JobLoader::failed, this, &MainWindow::onLoadFailed);
     connect(m_loader, &JobLoader::cancelled, this, [this] {
@@ -194,7 +181,7 @@ void MainWindow::createDocks() {
         }
     });
 
-    m_details = new widgets::DetailsPanel(this);
+    m_details = new widgets::DetailsPanel(m_zoom, this);  // follows the selected GPU and time
     auto* details = new QDockWidget(tr("Details"), this);
     details->setObjectName(QStringLiteral("DetailsDock"));
     details->setWidget(m_details);
@@ -321,7 +308,7 @@ void MainWindow::setJob(std::shared_ptr<const analysis::JobModel> job, const QSt
     m_deviceModel->setJob(m_job, widgets::PlotColors::fromPalette(palette()).dark);
     m_deviceTree->expandAll();
     QTimer::singleShot(0, this, &MainWindow::fitDeviceNames);
-    m_details->clear(detailsPlaceholder(m_job.get()));
+    m_details->setJob(m_job);
     updateSelectionReadout();
     updateBanner();
     if (m_job) {
@@ -465,47 +452,6 @@ void MainWindow::updateSelectionReadout() {
     m_selectionLabel->setText(tr("selected %1 – %2 (%3); Z zooms to it")
                                   .arg(readTime(s.startNs, *m_zoom), readTime(s.endNs, *m_zoom),
                                        formatDuration(static_cast<double>(s.durationNs()))));
-}
-
-void MainWindow::updateDetails() {
-    const analysis::GpuKey key = m_zoom->selectedGpu();
-    const analysis::GpuSeries* g = m_job ? m_job->gpu(key) : nullptr;
-    if (!g) {
-        m_details->clear(detailsPlaceholder(m_job.get()));
-        return;
-    }
-    const trace::TraceData& data = m_job->job.ranks[static_cast<size_t>(key.rankIndex)].trace.data;
-    const int64_t jobT = m_zoom->selectedTimeNs();
-    const int64_t rankT = m_job->toRankNs(key.rankIndex, jobT);
-    // The index the analyses built for the GPU (none for a GPU with memory totals only).
-    const analysis::GpuMemoryAnalysis* memory = m_job->memoryOf(key);
-    if (memory && !memory->liveSet.known) {
-        m_details->clear(tr("<b>%1</b>: no live set: %2.")
-                             .arg(gpuName(*g), QString::fromStdString(memory->liveSet.reason)));
-        return;
-    }
-    const trace::MemoryLevel level =
-        memory ? memory->level : analysis::detailLevel(data, key.device);
-    const std::vector<analysis::LiveAllocation> live =
-        memory ? analysis::liveSetAt(data, memory->index(), rankT)
-               : std::vector<analysis::LiveAllocation>{};
-    std::vector<widgets::LiveRow> rows =
-        memory ? widgets::liveRowsFrom(data, live, rankT, memory->device->roles.get(),
-                                       &memory->index())
-               : widgets::liveRowsFrom(data, live, rankT);
-    uint64_t total = 0;
-    for (const widgets::LiveRow& r : rows) {
-        total += r.sizeBytes;
-    }
-    QString heading =
-        tr("<b>%1</b> at %2: %n %3 alive, %4", nullptr, static_cast<int>(rows.size()))
-            .arg(gpuName(*g), readTime(jobT, *m_zoom),
-                 level == trace::MemoryLevel::Allocated ? tr("allocation(s)") : tr("segment(s)"),
-                 formatBytes(static_cast<double>(total)));
-    if (rows.empty() && g->memory.memoryEvents == 0) {
-        heading += tr("<br>This trace has only memory totals for this GPU, no allocation events.");
-    }
-    m_details->setLiveSet(heading, std::move(rows));
 }
 
 void MainWindow::resetLayout() {

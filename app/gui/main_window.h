@@ -149,7 +149,6 @@ private:
     void updateBanner();
     void updateCursorReadout();
     void updateSelectionReadout();
-    void updateDetails();
     void showProblems(const analysis::JobModel& job);
     void onLoadFinished(std::shared_ptr<const analysis::JobModel> job, const QStringList& paths);
     void onLoadFailed(const QString& message, const QStringList& paths);

@@ -9,9 +9,34 @@
 #include <QTableView>
 #include <QVBoxLayout>
 
+#include "vramscope/analysis/live_set.h"
+#include "vramscope/widgets/units.h"
+#include "vramscope/widgets/zoom_state.h"
+
 namespace vramscope::widgets {
 
-DetailsPanel::DetailsPanel(QWidget* parent) : QWidget(parent) {
+namespace {
+
+/// What the panel says while it lists nothing: why, when nothing can be listed.
+QString placeholder(const analysis::JobModel* job) {
+    if (job && hasNoGpu(*job)) {
+        return noGpuSentence();
+    }
+    if (job && !job->gpus.empty() && hasNoAllocationEvents(*job)) {
+        return noAllocationEventsSentence();
+    }
+    return QObject::tr("Click a GPU's plot to list the allocations alive at that time.");
+}
+
+/// A time read-out as precise as the visible span needs (as the window's status bar).
+QString readTime(int64_t ns, const ZoomState& zoom) {
+    const double span = static_cast<double>(zoom.visibleRange().durationNs());
+    return formatTime(static_cast<double>(ns), timeUnitFor(span), span / 1000.0);
+}
+
+}  // namespace
+
+DetailsPanel::DetailsPanel(ZoomState* zoom, QWidget* parent) : QWidget(parent), m_zoom(zoom) {
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
     m_heading = new QLabel(this);
@@ -67,7 +92,52 @@ DetailsPanel::DetailsPanel(QWidget* parent) : QWidget(parent) {
     });
     connect(m_table->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
             [this](const QModelIndex& current) { showStackOf(current.row()); });
-    clear(tr("Click a GPU's plot to list the allocations alive at that time."));
+    connect(m_zoom, &ZoomState::selectedGpuChanged, this, &DetailsPanel::showLiveSetAt);
+    clear(placeholder(nullptr));
+}
+
+void DetailsPanel::setJob(std::shared_ptr<const analysis::JobModel> job) {
+    m_job = std::move(job);
+    showLiveSetAt(m_zoom->selectedGpu(), m_zoom->selectedTimeNs());
+}
+
+void DetailsPanel::showLiveSetAt(analysis::GpuKey gpu, int64_t jobTimeNs) {
+    const analysis::GpuSeries* g = m_job ? m_job->gpu(gpu) : nullptr;
+    if (!g) {
+        clear(placeholder(m_job.get()));
+        return;
+    }
+    const trace::TraceData& data = m_job->job.ranks[static_cast<size_t>(gpu.rankIndex)].trace.data;
+    const int64_t rankT = m_job->toRankNs(gpu.rankIndex, jobTimeNs);
+    // The index the analyses built for the GPU (none for a GPU with memory totals only).
+    const analysis::GpuMemoryAnalysis* memory = m_job->memoryOf(gpu);
+    const QString name = gpuLabel(*m_job, gpu);
+    if (memory && !memory->liveSet.known) {
+        clear(tr("<b>%1</b>: no live set: %2.")
+                  .arg(name, QString::fromStdString(memory->liveSet.reason)));
+        return;
+    }
+    const trace::MemoryLevel level =
+        memory ? memory->level : analysis::detailLevel(data, gpu.device);
+    const std::vector<analysis::LiveAllocation> live =
+        memory ? analysis::liveSetAt(data, memory->index(), rankT)
+               : std::vector<analysis::LiveAllocation>{};
+    std::vector<LiveRow> rows =
+        memory ? liveRowsFrom(data, live, rankT, memory->device->roles.get(), &memory->index())
+               : liveRowsFrom(data, live, rankT);
+    uint64_t total = 0;
+    for (const LiveRow& r : rows) {
+        total += r.sizeBytes;
+    }
+    QString heading =
+        tr("<b>%1</b> at %2: %n %3 alive, %4", nullptr, static_cast<int>(rows.size()))
+            .arg(name, readTime(jobTimeNs, *m_zoom),
+                 level == trace::MemoryLevel::Allocated ? tr("allocation(s)") : tr("segment(s)"),
+                 formatBytes(static_cast<double>(total)));
+    if (rows.empty() && g->memory.memoryEvents == 0) {
+        heading += tr("<br>This trace has only memory totals for this GPU, no allocation events.");
+    }
+    setLiveSet(heading, std::move(rows));
 }
 
 void DetailsPanel::setLiveSet(const QString& heading, std::vector<LiveRow> rows) {
