@@ -30,7 +30,7 @@ TEST(ViewFormulas, SayWhatDesignMdDefines) {
             return s.find(words) != std::string::npos;
         });
     };
-    // DESIGN.md, "Metric definitions" and "NCCL collectives".
+    // docs/DESIGN.md "Metric definitions" and "NCCL collectives".
     EXPECT_TRUE(has("lanes", "minus the union of all its kernel intervals"));
     EXPECT_TRUE(has("lanes", "algBw x 2(n-1)/n for all-reduce"));
     EXPECT_TRUE(has("timeline", "sum of the sizes of live allocations"));
