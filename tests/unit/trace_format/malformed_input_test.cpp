@@ -165,6 +165,7 @@ TEST(MalformedInput, HugeFrameLengthStopsWithoutAllocatingIt) {
     // The same in the header frame is fatal.
     std::string head = preamble() + "\xFF\xFF\xFF\x7F" + std::string(1, '\0') + "abc";
     auto h = read(head);
+    EXPECT_TRUE(refused(h, ErrorCode::Limit, {"bad.vscope", "more than the limit"}));
     ASSERT_FALSE(h.ok());
     EXPECT_EQ(h.error().recordIndex, 0);
 }

@@ -537,8 +537,10 @@ TEST(SnapshotImporter, RefusesAPickleThatIsNotASnapshot) {
     auto r = importPytorchSnapshot(toPickle(dict({{"hello", 1}})), "x.pickle");
     ASSERT_FALSE(r.ok());
     EXPECT_NE(r.error().message.find("not a PyTorch memory snapshot"), std::string::npos);
-    EXPECT_FALSE(importPytorchSnapshot("", "empty.pickle").ok());
-    EXPECT_FALSE(importPytorchSnapshot("{\"json\": 1}", "x.json").ok());
+    EXPECT_TRUE(refused(importPytorchSnapshot("", "empty.pickle"), ErrorCode::Truncated,
+                        {"empty.pickle", "the pickle ends without a STOP opcode"}, 0));
+    EXPECT_TRUE(refused(importPytorchSnapshot("{\"json\": 1}", "x.json"), ErrorCode::Corrupt,
+                        {"x.json", "is not a pickle opcode"}, 0));
 }
 
 // Damaged input (cut anywhere, bytes flipped) gives an error or a trace, never a crash, and a
