@@ -328,7 +328,7 @@ void walkCollectives(const JobModel& m, int r, const std::vector<CollectivePart>
 }
 
 /// Notes of the rank's trace (its annotations). A job's notes sidecar (docs/DESIGN.md "Notes and
-/// review exports") is not read here: `convert --notes` carries it into a trace's annotations;
+/// review exports") is not read here: `convert` carries it into a trace's annotations;
 /// to export a sidecar directly, add its notes to `items` here, so that both exports carry them
 /// on the same track.
 void walkNotes(const JobModel& m, int r, ExportSink& sink) {
