@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Fails when clang-format would change any of our C++ sources (.clang-format is enforced).
+# Fails when clang-format would change any of our C++ sources (.clang-format is enforced), or when
+# a comment or document cites a docs/*.md heading that does not exist (check_doc_references.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! command -v clang-format >/dev/null; then
@@ -18,3 +19,4 @@ if [ ${#bad[@]} -gt 0 ]; then
   exit 1
 fi
 echo "check-format: ${#files[@]} files formatted"
+python3 packaging/tests/check_doc_references.py --source-dir .

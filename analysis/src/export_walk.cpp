@@ -327,9 +327,10 @@ void walkCollectives(const JobModel& m, int r, const std::vector<CollectivePart>
     }
 }
 
-/// Notes of the rank's trace. Notes kept beside a trace (a sidecar, DESIGN.md "Notes and review
-/// exports") do not exist in vramscope yet; once they do, they are added to `items` here, so that
-/// both exports carry them on the same track.
+/// Notes of the rank's trace (its annotations). A job's notes sidecar (docs/DESIGN.md "Notes and
+/// review exports") is not read here: `convert` carries it into a trace's annotations;
+/// to export a sidecar directly, add its notes to `items` here, so that both exports carry them
+/// on the same track.
 void walkNotes(const JobModel& m, int r, ExportSink& sink) {
     const TraceData& d = m.job.ranks[static_cast<size_t>(r)].trace.data;
     const int64_t toJob = m.ranks[static_cast<size_t>(r)].toJobNs;

@@ -89,8 +89,8 @@ std::string memoryCounterName(trace::DeviceIndex device, trace::MemoryLevel leve
 /// the OOM events as instants. Slices that overlap without nesting (kernels of a stream that
 /// overlap in the trace) go on extra tracks named "... (overlap N)" so that nothing is dropped or
 /// cut. The notes a trace carries (TraceData::annotations, the .vscope's annotations) are slices on
-/// a "notes" track of their rank; notes kept beside a trace (DESIGN.md "Notes and review exports",
-/// not built yet) are to join them in walkNotes().
+/// a "notes" track of their rank; a notes sidecar (docs/DESIGN.md "Notes and review exports")
+/// reaches them through `convert` (see walkNotes()).
 void walkJob(const JobModel& model, ExportSink& sink);
 
 }  // namespace vramscope::analysis::exporting

@@ -88,7 +88,8 @@ struct WindowEdges {
 };
 
 /// The cause of an idle gap that began at `origin` and ends when the kernels [first, last) that
-/// start together (at the gap's end) begin: DESIGN.md's rule, see computeTimeBreakdowns.
+/// start together (at the gap's end) begin: the rule of docs/DESIGN.md "Metric definitions", see
+/// computeTimeBreakdowns.
 GapCause causeOf(const trace::KernelEvents& k, const uint32_t* first, const uint32_t* last,
                  int64_t origin) {
     bool anyComm = false, allLate = true;

@@ -11,7 +11,7 @@ namespace {
 
 // The sentences restate the definitions documented next to the code that computes them
 // (memory_timeline.h, memory_summary.h, time_breakdown.h, leak.h, advice.h, segments.h,
-// collectives.h) and DESIGN.md's metric definitions; change them together.
+// collectives.h) and docs/DESIGN.md "Metric definitions"; change them together.
 const char* const kBytes = "Sizes in binary units: 1 GiB = 2^30 bytes.";
 const char* const kAllocated =
     "allocated = sum of the sizes of live allocations (tensors, cudaMallocAsync blocks) at each "
@@ -20,10 +20,11 @@ const char* const kReserved =
     "reserved = sum of the sizes of live segments the driver handed out (cudaMalloc, PyTorch "
     "segment_alloc): what an OOM is about and what nvidia-smi shows.";
 std::string shareSentence() {
-    return "share of capacity = peak reserved / device total memory (trace header); the dashed "
-           "line is " +
+    return "share of capacity = max(peak reserved, peak allocated) / device total memory (trace "
+           "header); the dashed line is " +
            std::to_string(int(kCapacityWarningShare * 100 + 0.5)) +
-           " % of capacity, the rule of thumb for headroom (DESIGN.md).";
+           " % of capacity, the rule of thumb for headroom (vramscope's docs/DESIGN.md, \"The 80 % "
+           "capacity rule\").";
 }
 
 }  // namespace

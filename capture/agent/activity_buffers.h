@@ -2,8 +2,9 @@
 // The activity buffers the agent hands CUPTI: 256 KiB each, zeroed before CUPTI gets them, so
 // that CUPTI never clears one on a training thread (CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER
 // promises it) and a buffer that a busy thread fills comes back within about 0.1 s
-// (../shared/CAPTURE.md: CUPTI returns the buffer receiving new kernels only when it is full;
-// 256 KiB hold about 1,200 kernel records, a tenth of a second on a busy main thread).
+// (docs/DESIGN.md "How CUPTI hands buffers back": CUPTI returns the buffer receiving new kernels
+// only when it is full; 256 KiB hold about 1,200 kernel records, a tenth of a second on a busy main
+// thread).
 //
 // Thread-safe. take() and give() run on the job's threads (CUPTI's buffer callbacks) and only
 // move pointers under a short lock; refill() runs on the agent's flush thread and does the

@@ -55,8 +55,8 @@ void Agent::flushLoop() {
         notifyWriter();
     }
     // NOTE(cupti): at exit a normal flush first (every complete buffer), then one forced flush
-    // for what is still in flight, never cuptiFinalize (DESIGN.md capture facts). Forcing
-    // mid-run would hand back records still on the GPU as incomplete.
+    // for what is still in flight, never cuptiFinalize (docs/DESIGN.md "Capture: CUDA injection and
+    // CUPTI"). Forcing mid-run would hand back records still on the GPU as incomplete.
     flushCupti(false);
     flushCupti(true);
     m_failures.takeAll();

@@ -1,9 +1,9 @@
 #pragma once
 // Failed device allocations, kept per thread until it is clear what they were
-// (../shared/CAPTURE.md "Allocations"): PyTorch's caching allocator retries a failed cudaMalloc
-// after freeing its cache, so a failure followed by a success on the same thread is a retry, not
-// an out-of-memory; a second failure in a row (the retry failed) is one OOM, and so is a failure
-// nothing follows within one flush period, or before the process ends.
+// (docs/DESIGN.md "Capture: PyTorch allocator facts"): PyTorch's caching allocator retries a failed
+// cudaMalloc after freeing its cache, so a failure followed by a success on the same thread is a
+// retry, not an out-of-memory; a second failure in a row (the retry failed) is one OOM, and so is a
+// failure nothing follows within one flush period, or before the process ends.
 //
 // Lock-free on the job's side: each thread that fails an allocation claims a slot once (an atomic
 // exchange) and then only changes its slot's state with compare-and-swap; the flush thread takes

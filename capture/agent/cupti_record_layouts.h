@@ -4,7 +4,7 @@
 // 13.0 ones (cupti_activity.h), which the static_asserts below keep true at compile time. The
 // converter reads records through the 13.0 types; a record's stride always comes from
 // cuptiActivityGetNextRecord, never from sizeof (layouts change within a major too: Memcpy5 up to
-// 12.7, Memcpy6 from 12.8; ../shared/CAPTURE.md's table).
+// 12.7, Memcpy6 from 12.8: docs/DESIGN.md "CUPTI record versions").
 
 #include <cupti.h>
 

@@ -344,7 +344,8 @@ void earlySettings(CuptiStart& s) {
          api.setThreadIdType != nullptr ? api.setThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM)
                                         : CUPTI_ERROR_NOT_SUPPORTED);
     // NOTE(cupti): latency timestamps (queued, submitted) must be asked for before CUDA creates
-    // a context (CAPTURE.md); InitializeInjection runs inside cuInit, before any.
+    // a context (docs/DESIGN.md "Capture: CUDA injection and CUPTI"); InitializeInjection runs
+    // inside cuInit, before any.
     note("cupti_latency_timestamps", api.activityEnableLatencyTimestamps != nullptr,
          api.activityEnableLatencyTimestamps != nullptr ? api.activityEnableLatencyTimestamps(1)
                                                         : CUPTI_ERROR_NOT_SUPPORTED);

@@ -29,7 +29,8 @@ VRAMSCOPE_EXPORT int InitializeInjection(void) {
 
 /// Called by NVTX (NVTX_INJECTION64_PATH names this library) on the first NVTX call. Hands the
 /// call to the libcupti this library is bound to, so that NVTX markers reach the same CUPTI
-/// instance that records everything else (DESIGN.md: a different libcupti file gets no markers).
+/// instance that records everything else (a different libcupti file gets no markers:
+/// docs/DESIGN.md "NVTX").
 /// The argument is NVTX's NvtxGetExportTableFunc_t (nvtxDetail/nvtxTypes.h); 0 = not handled.
 VRAMSCOPE_EXPORT int InitializeInjectionNvtx2(const void* getExportTable) {
     try {

@@ -5,7 +5,8 @@
 // NVML numbers GPUs by PCI order, CUDA by its own order and CUDA_VISIBLE_DEVICES), the bytes this
 // process uses there (nvmlDeviceGetComputeRunningProcesses: its CUDA context, libraries,
 // allocator and all) and the GPU's used bytes (nvmlDeviceGetMemoryInfo). A process holding memory
-// on a GPU it does not compute on shows there (../shared/CAPTURE.md's stray-context case).
+// on a GPU it does not compute on shows there (the stray-context case of docs/DESIGN.md
+// "Capture: PyTorch allocator facts").
 //
 // The flush thread alone calls it (NVML may take milliseconds; never a job's thread). Types and
 // return codes as NVML documents them (nvml.h), declared here.

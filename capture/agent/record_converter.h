@@ -49,7 +49,7 @@ struct ConverterOptions {
 const char* recordKindName(CUpti_ActivityKind kind);
 
 /// True for NCCL / RCCL kernels: names containing ncclDevKernel_ (NCCL >= 2.19), ncclKernel_
-/// (older) or ncclSymkDevKernel_ (DESIGN.md, NCCL facts), mangled or not.
+/// (older) or ncclSymkDevKernel_ (docs/DESIGN.md "NCCL collectives"), mangled or not.
 bool isCommunicationKernel(std::string_view name);
 
 /// True for NVTX domains that libraries register for their own annotations, not the
@@ -66,7 +66,7 @@ bool isLibraryNvtxDomain(const char* domain);
 /// sizes and growths.
 /// Not thread-safe; one converter per trace.
 ///
-/// Mapping (DESIGN.md "Two levels of GPU memory"):
+/// Mapping (docs/DESIGN.md "Two levels of GPU memory"):
 /// - MEMORY2 (CUpti_ActivityMemory4): device memory that is not from a memory pool (cudaMalloc,
 ///   cuMemAlloc) -> MemoryLevel::Reserved, MemoryKind::Device; pool memory (cudaMallocAsync, any
 ///   record with isAsync or a memory-pool type) -> Allocated, Pool; DEVICE_STATIC (module globals)

@@ -1,11 +1,11 @@
 #pragma once
 // The driver's virtual memory management calls as reserved memory: PyTorch's expandable segments
 // reserve address space and back it with physical pages by cuMemCreate + cuMemMap, and give them
-// back by cuMemUnmap + cuMemRelease (../shared/CAPTURE.md "Allocations"); CUPTI's memory records
-// do not show these pages, the API callbacks do. A mapped range is a reserved allocation at its
-// address on the device its handle was created for; an unmap frees every range it covers (a range
-// it covers only in part is freed whole and its kept parts allocated again, so that every free
-// matches an alloc by address and size).
+// back by cuMemUnmap + cuMemRelease (docs/DESIGN.md "Capture: PyTorch allocator facts"); CUPTI's
+// memory records do not show these pages, the API callbacks do. A mapped range is a reserved
+// allocation at its address on the device its handle was created for; an unmap frees every range it
+// covers (a range it covers only in part is freed whole and its kept parts allocated again, so that
+// every free matches an alloc by address and size).
 //
 // Thread-safe (one mutex; the calls are rare: one per 2 or 20 MiB page). No CUDA headers.
 

@@ -1,7 +1,8 @@
 #pragma once
 // Which libcupti a job uses and whether the agent can read its records: the search order for the
-// library (../shared/CAPTURE.md "Which libcupti a job uses") and the table of CUPTI releases
-// (cupti_version.h's version history and CAPTURE.md's record versions and known-bad releases).
+// library (docs/DESIGN.md "Which libcupti a job uses") and the table of CUPTI releases
+// (cupti_version.h's version history; record versions and known-bad releases: docs/DESIGN.md
+// "CUPTI record versions").
 //
 // Pure functions over plain inputs, no CUDA headers and no loading, so that the launcher and the
 // unit tests use them as the agent does; mappedLibraries() alone looks at the running process.
@@ -16,7 +17,8 @@
 namespace vramscope::capture {
 
 /// VRAMSCOPE_CUPTI_PATH: a libcupti file, or a folder holding libcupti.so.N, tried after every
-/// other place (CAPTURE.md's order: the process's own, the loader, wheels, toolkits, then this).
+/// other place (the order of docs/DESIGN.md "Which libcupti a job uses": the process's own, the
+/// loader, wheels, toolkits, then this).
 inline constexpr const char* kEnvCuptiPath = "VRAMSCOPE_CUPTI_PATH";
 /// VRAMSCOPE_CUPTI_UNVERIFIED=1: record with a CUPTI release newer than the table below knows.
 inline constexpr const char* kEnvCuptiUnverified = "VRAMSCOPE_CUPTI_UNVERIFIED";
@@ -82,9 +84,9 @@ struct CuptiSearchInputs {
 
 /// The libcupti files to try, best first, without duplicates, for the job's CUDA major (for each
 /// of kSupportedCudaMajors, newest first, when it is unknown; then any mapped libcupti of a
-/// supported major comes first). Order (CAPTURE.md): a mapped libcupti.so.N; libcupti.so.N
-/// through the loader; beside each mapped libcudart.so.N, its wheel's cuda_cupti/lib and its
-/// toolkit's extras/CUPTI/lib64; $CUDA_HOME's extras/CUPTI/lib64, lib64 and
+/// supported major comes first). Order (docs/DESIGN.md "Which libcupti a job uses"): a mapped
+/// libcupti.so.N; libcupti.so.N through the loader; beside each mapped libcudart.so.N, its wheel's
+/// cuda_cupti/lib and its toolkit's extras/CUPTI/lib64; $CUDA_HOME's extras/CUPTI/lib64, lib64 and
 /// targets/x86_64-linux/lib; the same folders of /usr/local/cuda-N.* (highest version first) and
 /// of /usr/local/cuda; VRAMSCOPE_CUPTI_PATH (a file as it is, a folder with libcupti.so.N added).
 std::vector<CuptiCandidate> cuptiCandidates(const CuptiSearchInputs& in);
@@ -113,11 +115,11 @@ struct CuptiRelease {
 /// The release of a cuptiGetVersion value. 12.x numbers are a counter (cupti_version.h: 19 =
 /// 12.0 and 12.1, 20 = 12.2, 21 = 12.3, 22 = 12.4, 23 = 12.5, 24 = 12.6, 26 = 12.8, 27 = 12.9, 28 =
 /// 12.9 Update 1; 25 is no release it lists); from 13.0 on MMmmpp (130001 = 13.0.1). Known-bad
-/// (CAPTURE.md): 22 and 23 warn (12.4 Update 1 stopped tracing kernels, fixed in 12.5 Update 1,
-/// and the counter does not tell updates apart); 130000 warns (cuptiActivityFlushAll can crash,
-/// fixed in 13.0 Update 1) and refuses NVTX (it crashes under NVTX injection). Record structs are
-/// known for 12.0-12.9 and 13.0-13.1; 13.2 and later (new kernel records), other 12.x numbers and
-/// majors above 13 are Unverified; below 19 Refused.
+/// (docs/DESIGN.md "CUPTI record versions"): 22 and 23 warn (12.4 Update 1 stopped tracing kernels,
+/// fixed in 12.5 Update 1, and the counter does not tell updates apart); 130000 warns
+/// (cuptiActivityFlushAll can crash, fixed in 13.0 Update 1) and refuses NVTX (it crashes under
+/// NVTX injection). Record structs are known for 12.0-12.9 and 13.0-13.1; 13.2 and later (new
+/// kernel records), other 12.x numbers and majors above 13 are Unverified; below 19 Refused.
 CuptiRelease classifyCuptiVersion(uint32_t apiVersion);
 
 /// True when the agent records with `release`: Supported or Warn, or Unverified when

@@ -13,8 +13,9 @@
 
 namespace vramscope::capture {
 
-/// Flush period bounds, ms: CUPTI buffers are handed over at least this often (DESIGN.md: records
-/// are lost at exit unless the agent flushes while running, 100-500 ms).
+/// Flush period bounds, ms: CUPTI buffers are handed over at least this often (records are lost
+/// at exit unless the agent flushes while running: docs/DESIGN.md "Capture: CUDA injection and
+/// CUPTI").
 inline constexpr int kDefaultFlushMs = 200;
 inline constexpr int kMinFlushMs = 10;
 inline constexpr int kMaxFlushMs = 10000;

@@ -303,8 +303,12 @@ TEST(CliGolden, ReportWithoutInputSaysItUsesTheBundledSample) {
 }
 
 TEST(CliGolden, ExitCodesOfTheRealBinary) {
-    EXPECT_EQ(runCli("").code, 2);
-    EXPECT_EQ(runCli("report --frobnicate").code, 2);
+    const CliResult none = runCli("");
+    EXPECT_EQ(none.code, 2);
+    EXPECT_NE(none.err.find("no command given"), std::string::npos) << none.err;
+    const CliResult unknown = runCli("report --frobnicate");
+    EXPECT_EQ(unknown.code, 2);
+    EXPECT_NE(unknown.err.find("unknown option '--frobnicate'"), std::string::npos) << unknown.err;
     const CliResult missing = runCli("report tests/golden/input/no-such-file.json");
     EXPECT_EQ(missing.code, 3);
     EXPECT_NE(missing.err.find("tests/golden/input/no-such-file.json"), std::string::npos);

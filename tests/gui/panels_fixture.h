@@ -16,8 +16,8 @@ namespace panels_test {
 using namespace vramscope;
 
 /// The earliest timestamp of any memory event, counter sample, kernel, range, collective or OOM
-/// in `traces` (0 when empty): where the job time axis starts (DESIGN: job time 0 = the earliest
-/// event).
+/// in `traces` (0 when empty): where the job time axis starts (job time 0 = the earliest event:
+/// docs/DESIGN.md "Clocks").
 inline int64_t earliestTime(const std::vector<trace::TraceData>& traces) {
     int64_t t = INT64_MAX;
     for (const trace::TraceData& d : traces) {

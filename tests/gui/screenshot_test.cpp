@@ -84,7 +84,20 @@ TEST(Screenshot, RendersTheH200LeakSnapshot) {
     const QString out = dir.filePath(QStringLiteral("leak.png"));
     const GuiRun run = runGui({QString::fromStdString(path), QStringLiteral("--screenshot"), out});
     EXPECT_EQ(run.exitCode, 0) << run.stderrText.toStdString();
-    EXPECT_FALSE(QImage(out).isNull());
+    const QImage image(out);
+    ASSERT_EQ(image.size(), QSize(1600, 1000));  // --help's default size
+    // Pixel evidence of the allocated curve: the snapshot's one GPU is drawn in the first GPU
+    // hue (plot_style.cpp: 0x1f77b4, hue 205 degrees), filled below the curve; the leak's climb
+    // fills a large part of the plot. Blue pixels elsewhere (the GPU's swatch, a selected row)
+    // are a few hundred at most.
+    int blue = 0;
+    for (int y = 0; y < image.height(); y += 2) {
+        for (int x = 0; x < image.width(); x += 2) {
+            const QColor c = image.pixelColor(x, y);
+            blue += c.hsvHue() >= 195 && c.hsvHue() <= 215 && c.hsvSaturation() >= 40 ? 1 : 0;
+        }
+    }
+    EXPECT_GT(blue, 20'000) << "blue pixels (1 in 4 sampled): " << blue;
 }
 
 TEST(Screenshot, EachViewIsItsOwnPicture) {

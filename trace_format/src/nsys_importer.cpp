@@ -381,8 +381,8 @@ Status NsysImporter::readMemory() {
         e.device = pinned ? kHostDevice : DeviceIndex{static_cast<int32_t>(q.integer(2))};
         e.address = static_cast<uint64_t>(q.integer(3));
         e.sizeBytes = static_cast<uint64_t>(std::max<int64_t>(0, q.integer(4)));
-        // cudaMalloc-level allocations from the driver: the reserved level (DESIGN.md "Two
-        // levels of GPU memory"), as the capture agent files CUPTI's device allocations.
+        // cudaMalloc-level allocations from the driver: the reserved level (docs/DESIGN.md
+        // "Two levels of GPU memory"), as the capture agent files CUPTI's device allocations.
         e.level = MemoryLevel::Reserved;
         const auto at = std::make_tuple(key, q.integer(2), q.integer(3));
         if (q.integer(6) == 1) {

@@ -4,12 +4,14 @@
 
 #include <algorithm>
 
+#include "refusal.h"
 #include "test_units.h"
 
 namespace vramscope::analysis {
 namespace {
 
 using testdata::kGiB;
+using ::vramscope::test::refused;
 
 TEST(BatchFit, FitsALineAndFindsTheLargestBatches) {
     // peak = 2 GiB + 1 GiB x batch, exactly.
@@ -138,10 +140,15 @@ TEST(BatchFit, WarnsThatTwoBatchSizesCannotJudgeTheLine) {
 }
 
 TEST(BatchFit, RejectsTooFewPointsOneBatchSizeAndUnknownCapacity) {
-    EXPECT_FALSE(fitBatch({{1, 1, ""}}, 100).ok());
-    EXPECT_FALSE(fitBatch({{2, 1, ""}, {2, 3, ""}}, 100).ok());
-    EXPECT_FALSE(fitBatch({{1, 1, ""}, {2, 3, ""}}, 0).ok());
-    EXPECT_FALSE(fitBatch({{0, 1, ""}, {2, 3, ""}}, 100).ok());
+    using trace::ErrorCode;
+    EXPECT_TRUE(refused(fitBatch({{1, 1, ""}}, 100), ErrorCode::Invalid,
+                        {"at least two runs with different batch sizes; got 1"}));
+    EXPECT_TRUE(refused(fitBatch({{2, 1, ""}, {2, 3, ""}}, 100), ErrorCode::Invalid,
+                        {"at least two different batch sizes"}));
+    EXPECT_TRUE(refused(fitBatch({{1, 1, ""}, {2, 3, ""}}, 0), ErrorCode::Invalid,
+                        {"the device capacity is unknown"}));
+    EXPECT_TRUE(refused(fitBatch({{0, 1, "b0.vscope"}, {2, 3, ""}}, 100), ErrorCode::Invalid,
+                        {"b0.vscope", "batch size must be positive"}));
 }
 
 }  // namespace

@@ -5,10 +5,12 @@
 #include <cmath>
 #include <set>
 
+#include "refusal.h"
 #include "vramscope/analysis/synthetic_job.h"
 
 namespace vramscope::analysis {
 namespace {
+using ::vramscope::test::refused;
 
 TEST(JobAnalysis, AnalysesEveryDeviceAndPricesTheJob) {
     SyntheticJobSpec spec;
@@ -178,15 +180,15 @@ TEST(JobAnalysis, RanksAnalysedAtOnceGiveTheSameResultsInInputOrder) {
         return ++calls < 3;
     });
     EXPECT_FALSE(backwards);
-    ASSERT_FALSE(stopped.ok());
-    EXPECT_EQ(stopped.error().code, trace::ErrorCode::Cancelled);
+    EXPECT_TRUE(refused(stopped, trace::ErrorCode::Cancelled, {trace::kCancelledMessage}));
 }
 
 TEST(JobAnalysis, InvalidRegexIsAnError) {
     const auto job = generateSyntheticJob(SyntheticJobSpec{});
     JobAnalysisOptions o;
     o.iterations.regex = "(";
-    EXPECT_FALSE(analyzeJob({{&job[0], trace::RankId{0}, 0}}, o).ok());
+    EXPECT_TRUE(refused(analyzeJob({{&job[0], trace::RankId{0}, 0}}, o), trace::ErrorCode::Invalid,
+                        {"invalid iteration regex \"(\""}));
 }
 
 }  // namespace

@@ -134,6 +134,20 @@ TEST(SummaryEnvelope, AgreesWithTheTimelinesOnSyntheticJobs) {
             rank.header.devices.at(0).index, MemoryLevel::Allocated, SeriesOrigin::MemoryEvents);
         ASSERT_NE(env, nullptr);
         EXPECT_GT(env->blocks.size(), 3u);
+        // Both sides above share the running-sum rule (trace/memory_running_sum.h); the peaks
+        // must also be the generator's formulas (synthetic_job.h): allocated W + O + A x a +
+        // N x L_r, reserved that rounded up to whole segments of g bytes.
+        const bool leaks = toInt(rank.header.rank) == spec.leakRank;
+        const int64_t allocated =
+            int64_t(spec.weightBytes + spec.optimizerBytes) +
+            int64_t(spec.activationsPerIteration) * int64_t(spec.activationBytes) +
+            (leaks ? int64_t(spec.iterations) * int64_t(spec.leakBytesPerIteration) : 0);
+        const int64_t g = int64_t(spec.segmentBytes);
+        EXPECT_EQ(env->peakBytes, allocated);
+        const MemoryEnvelope* reserved = sum.envelope(
+            rank.header.devices.at(0).index, MemoryLevel::Reserved, SeriesOrigin::MemoryEvents);
+        ASSERT_NE(reserved, nullptr);
+        EXPECT_EQ(reserved->peakBytes, (allocated + g - 1) / g * g);
     }
 }
 

@@ -30,11 +30,21 @@ TEST(ViewFormulas, SayWhatDesignMdDefines) {
             return s.find(words) != std::string::npos;
         });
     };
-    // DESIGN.md, "Metric definitions" and "NCCL collectives".
+    // docs/DESIGN.md "Metric definitions" and "NCCL collectives".
     EXPECT_TRUE(has("lanes", "minus the union of all its kernel intervals"));
     EXPECT_TRUE(has("lanes", "algBw x 2(n-1)/n for all-reduce"));
     EXPECT_TRUE(has("timeline", "sum of the sizes of live allocations"));
-    EXPECT_TRUE(has("timeline", "peak reserved / device total memory"));
+    // The share's formula as MemorySummary::peakShare computes it (memory_summary.h): the larger
+    // of the two peaks, so that a trace of the allocated level alone still has a share.
+    EXPECT_TRUE(has("timeline", "max(peak reserved, peak allocated) / device total memory"));
+    EXPECT_TRUE(has("timeline", "docs/DESIGN.md, \"The 80 % capacity rule\""));
+    MemorySummary allocatedOnly;
+    allocatedOnly.capacityBytes = 1000;
+    allocatedOnly.hasAllocated = true;
+    allocatedOnly.peakAllocatedBytes = 600;
+    allocatedOnly.peakReservedBytes = 0;
+    ASSERT_TRUE(allocatedOnly.peakShare().has_value());
+    EXPECT_DOUBLE_EQ(*allocatedOnly.peakShare(), 0.6);  // 600 / 1000, not 0 / 1000
     // The warning line's share is the one the plots draw (kCapacityWarningShare = 0.8).
     EXPECT_DOUBLE_EQ(kCapacityWarningShare, 0.8);
     EXPECT_TRUE(has("timeline", "80 % of capacity"));

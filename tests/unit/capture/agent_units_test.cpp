@@ -1,7 +1,8 @@
 // The agent's plain parts, without CUPTI: the activity buffer pool, failed allocations per thread
 // (retry or OOM), the driver VMM pages as reserved memory, and the staging's data-loss counts for
 // undecodable buffers and records after the final round. Expected values are worked out here by
-// hand from the rules in the headers' comments (CAPTURE.md's facts behind them).
+// hand from the rules in the headers' comments (the facts behind them: docs/DESIGN.md "How CUPTI
+// hands buffers back" and "Capture: PyTorch allocator facts").
 
 #include <cupti_activity.h>
 #include <gtest/gtest.h>

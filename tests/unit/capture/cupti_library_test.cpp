@@ -1,5 +1,6 @@
 // Which libcupti the agent binds and which CUPTI releases it records with (capture/common/
-// cupti_library.h). Expected orders are CAPTURE.md's, written out here; the version numbers are
+// cupti_library.h). Expected orders are docs/DESIGN.md "Which libcupti a job uses", written
+// out here; the version numbers are
 // cupti_version.h's history (19 = 12.0 ... 28 = 12.9 Update 1, then MMmmpp).
 
 #include "cupti_library.h"

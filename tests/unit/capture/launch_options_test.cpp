@@ -190,7 +190,7 @@ TEST(LaunchEnvironment, PerTensorSetsBothNamesWhenNothingIsSet) {
     options.perTensor = true;
     const auto env = launchEnvironment(options, "/a.so", "/out", "t", mapEnvironment({}));
     // PyTorch 2.9 and later read PYTORCH_ALLOC_CONF, earlier releases PYTORCH_CUDA_ALLOC_CONF
-    // alone (CAPTURE.md): a job of either kind gets the backend.
+    // alone (docs/DESIGN.md "Capture: PyTorch allocator facts"): a job of either kind gets it.
     EXPECT_EQ(valueOf(env, "PYTORCH_ALLOC_CONF"), "backend:cudaMallocAsync");
     EXPECT_EQ(valueOf(env, "PYTORCH_CUDA_ALLOC_CONF"), "backend:cudaMallocAsync");
 }

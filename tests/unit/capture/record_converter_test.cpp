@@ -1,6 +1,6 @@
 // Constructed CUPTI activity records through the converter, and on through the .vscope writer
 // and reader. Expected rows are written out by hand from the records' fields and the mapping in
-// DESIGN.md ("Two levels of GPU memory", NCCL kernel names).
+// docs/DESIGN.md "Two levels of GPU memory" and "NCCL collectives" (kernel names).
 
 #include "record_converter.h"
 

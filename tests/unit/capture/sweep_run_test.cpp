@@ -172,9 +172,15 @@ TEST_F(SweepRun, StopsAtAnotherFailureWithItsExitStatus) {
 }
 
 TEST_F(SweepRun, RefusesBadSpecsAndTracesLeftFromAnEarlierSweep) {
-    EXPECT_EQ(sweep("BATCH=8,8", "").exitCode, 2);
-    EXPECT_EQ(sweep("BATCH=", "").exitCode, 2);
-    EXPECT_EQ(sweep("9LIVES=1", "").exitCode, 2);
+    const Ran twice = sweep("BATCH=8,8", "");
+    EXPECT_EQ(twice.exitCode, 2);
+    EXPECT_TRUE(has(twice.err, "--sweep BATCH: the value 8 is given twice")) << twice.err;
+    const Ran none = sweep("BATCH=", "");
+    EXPECT_EQ(none.exitCode, 2);
+    EXPECT_TRUE(has(none.err, "--sweep BATCH= has no values")) << none.err;
+    const Ran badName = sweep("9LIVES=1", "");
+    EXPECT_EQ(badName.exitCode, 2);
+    EXPECT_TRUE(has(badName.err, "'9LIVES' is not an environment variable name")) << badName.err;
     ASSERT_EQ(sweep("BATCH=8", "").exitCode, 0);
     const Ran again = sweep("BATCH=8", "");
     EXPECT_EQ(again.exitCode, 2);

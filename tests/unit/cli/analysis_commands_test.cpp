@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_command.h"
+#include "cli_refusal.h"
 #include "cli_run.h"
 #include "realdata.h"
 #include "realdata_paths.h"
@@ -108,9 +109,12 @@ TEST(AnalysisCli, ReportTextStatesTheFormulas) {
 }
 
 TEST(AnalysisCli, ReportRejectsBadAnalysisOptions) {
-    EXPECT_EQ(run({"report", "--iteration-regex", "(("}).code, kExitUsage);
-    EXPECT_EQ(run({"report", "--gpu-hour-price", "cheap"}).code, kExitUsage);
-    EXPECT_EQ(run({"report", "--planned-steps", "10"}).code, kExitUsage);  // needs a price
+    EXPECT_TRUE(test::refusedRun({"report", "--iteration-regex", "(("}, kExitUsage,
+                                 {"invalid iteration regex \"((\""}));
+    EXPECT_TRUE(test::refusedRun({"report", "--gpu-hour-price", "cheap"}, kExitUsage,
+                                 {"--gpu-hour-price needs a non-negative number, got 'cheap'"}));
+    EXPECT_TRUE(test::refusedRun({"report", "--planned-steps", "10"}, kExitUsage,
+                                 {"--planned-steps needs --gpu-hour-price"}));
 }
 
 TEST(AnalysisCli, CheckExitCodesNameTheFailedRule) {
@@ -138,9 +142,11 @@ TEST(AnalysisCli, CheckExitCodesNameTheFailedRule) {
     EXPECT_NE(r.out.find("FAIL max-peak-fraction"), std::string::npos);
     r = run({"check", "--max-exposed-communication", "0.3", ok, bad});
     EXPECT_EQ(r.code, kExitSuccess);  // one rank: no communication kernels at all
-    EXPECT_EQ(run({"check", (dir / "missing.vscope").string()}).code, kExitUnreadable);
-    EXPECT_EQ(run({"check", ok, "--max-peak-fraction", "x"}).code, kExitUsage);
-    EXPECT_EQ(run({"check"}).code, kExitUsage);
+    EXPECT_TRUE(test::refusedRun({"check", (dir / "missing.vscope").string()}, kExitUnreadable,
+                                 {"cannot read", "missing.vscope", "No such file"}));
+    EXPECT_TRUE(test::refusedRun({"check", ok, "--max-peak-fraction", "x"}, kExitUsage,
+                                 {"--max-peak-fraction needs a number > 0, got 'x'"}));
+    EXPECT_TRUE(test::refusedRun({"check"}, kExitUsage, {"no input given"}));
     fs::remove_all(dir);
 }
 
@@ -266,8 +272,10 @@ TEST(AnalysisCli, FlameFoldedSumsToThePeakLiveSet) {
     ASSERT_EQ(r.code, 0) << r.err;
     EXPECT_EQ(nlohmann::json::parse(r.out)["tree"]["bytes"],
               int64_t(5 * spec.leakBytesPerIteration) + int64_t(spec.optimizerBytes));
-    EXPECT_EQ(run({"flame", file, "--at", "oom"}).code, kExitUsage);  // no OOM in this trace
-    EXPECT_EQ(run({"flame", file, "--by", "colour"}).code, kExitUsage);
+    EXPECT_TRUE(test::refusedRun({"flame", file, "--at", "oom"}, kExitUsage,
+                                 {"the trace has no OOM on GPU 0"}));
+    EXPECT_TRUE(test::refusedRun({"flame", file, "--by", "colour"}, kExitUsage,
+                                 {"--by must be stack, nvtx or category"}));
     fs::remove_all(dir);
 }
 
@@ -300,8 +308,10 @@ TEST(AnalysisCli, BatchFitFindsTheLargestBatch) {
     EXPECT_EQ(j["r_squared_threshold"], 0.9);
     ASSERT_EQ(j["warnings"].size(), 2u);
     EXPECT_NE(j["warnings"][0].get<std::string>().find("extrapolated"), std::string::npos);
-    EXPECT_EQ(run({"batch-fit", args[2]}).code, kExitUsage);
-    EXPECT_EQ(run({"batch-fit", args[2], "nofile.vscope"}).code, kExitUsage);
+    EXPECT_TRUE(test::refusedRun({"batch-fit", args[2]}, kExitUsage,
+                                 {"batch-fit needs at least two FILE:BATCH inputs"}));
+    EXPECT_TRUE(test::refusedRun({"batch-fit", args[2], "nofile.vscope"}, kExitUsage,
+                                 {"expected FILE:BATCH, got 'nofile.vscope'"}));
     fs::remove_all(dir);
 }
 
@@ -703,7 +713,8 @@ TEST(AnalysisCli, FlameNamesWhatIsMissing) {
     EXPECT_EQ(r.code, kExitUsage);
     EXPECT_NE(r.err.find("no GPU 7"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("(GPUs: 0)"), std::string::npos) << r.err;
-    EXPECT_EQ(run({"flame", file, "--device", "-1"}).code, kExitUsage);
+    EXPECT_TRUE(test::refusedRun({"flame", file, "--device", "-1"}, kExitUsage,
+                                 {"no GPU -1", "(GPUs: 0)"}));
     trace::TraceData empty;
     const std::string none = (dir / "none.vscope").string();
     ASSERT_TRUE(trace::writeTraceFile(none, empty).ok());

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_command.h"
+#include "cli_refusal.h"
 #include "cli_run.h"
 #include "test_files.h"
 #include "vramscope/bundled_sample.h"
@@ -76,20 +77,23 @@ TEST(Cli, UnknownOptionGivesUsageOnStderrAndExitTwo) {
 }
 
 TEST(Cli, BadOrMissingValuesAreUsageErrors) {
-    EXPECT_EQ(run({"synth", "--ranks"}).code, kExitUsage);
-    EXPECT_EQ(run({"synth", "--ranks", "x", "--iterations", "1", "-o", "o.vscope"}).code,
-              kExitUsage);
-    EXPECT_EQ(run({"synth", "--ranks", "0", "--iterations", "1", "-o", "o.vscope"}).code,
-              kExitUsage);
-    EXPECT_EQ(run({"synth", "--iterations", "1", "-o", "o.vscope"}).code, kExitUsage);
-    EXPECT_EQ(run({"synth", "--ranks", "1", "--iterations", "1"}).code, kExitUsage);
-    EXPECT_EQ(run({"synth", "--ranks", "1", "--iterations", "1", "--leak-bytes-per-iteration",
-                   "12XB", "-o", "o.vscope"})
-                  .code,
-              kExitUsage);
-    EXPECT_EQ(run({"report", "--json=yes"}).code, kExitUsage);
-    EXPECT_EQ(run({"info"}).code, kExitUsage);
-    EXPECT_EQ(run({"convert", "in.json"}).code, kExitUsage);
+    EXPECT_TRUE(test::refusedRun({"synth", "--ranks"}, kExitUsage, {"--ranks needs a value"}));
+    EXPECT_TRUE(test::refusedRun({"synth", "--ranks", "x", "--iterations", "1", "-o", "o.vscope"},
+                                 kExitUsage, {"--ranks needs an integer from 1 to", "not 'x'"}));
+    EXPECT_TRUE(test::refusedRun({"synth", "--ranks", "0", "--iterations", "1", "-o", "o.vscope"},
+                                 kExitUsage, {"--ranks needs an integer from 1 to", "not '0'"}));
+    EXPECT_TRUE(test::refusedRun({"synth", "--iterations", "1", "-o", "o.vscope"}, kExitUsage,
+                                 {"--ranks is required"}));
+    EXPECT_TRUE(test::refusedRun({"synth", "--ranks", "1", "--iterations", "1"}, kExitUsage,
+                                 {"-o OUT is required"}));
+    EXPECT_TRUE(test::refusedRun({"synth", "--ranks", "1", "--iterations", "1",
+                                  "--leak-bytes-per-iteration", "12XB", "-o", "o.vscope"},
+                                 kExitUsage,
+                                 {"--leak-bytes-per-iteration needs a byte count", "not '12XB'"}));
+    EXPECT_TRUE(
+        test::refusedRun({"report", "--json=yes"}, kExitUsage, {"option --json takes no value"}));
+    EXPECT_TRUE(test::refusedRun({"info"}, kExitUsage, {"no input given"}));
+    EXPECT_TRUE(test::refusedRun({"convert", "in.json"}, kExitUsage, {"-o OUT is required"}));
 }
 
 TEST(Cli, MissingFileIsUnreadableInputNamingTheFile) {
@@ -101,7 +105,8 @@ TEST(Cli, MissingFileIsUnreadableInputNamingTheFile) {
         EXPECT_NE(r.err.find(missing), std::string::npos) << r.err;
         EXPECT_TRUE(r.out.empty());
     }
-    EXPECT_EQ(run({"convert", missing, "-o", dir / "out"}).code, kExitUnreadable);
+    EXPECT_TRUE(test::refusedRun({"convert", missing, "-o", dir / "out"}, kExitUnreadable,
+                                 {"cannot read", missing}));
 }
 
 TEST(Cli, GarbageFileIsUnreadableInputNamingTheFile) {

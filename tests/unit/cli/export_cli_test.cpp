@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "cli_command.h"
+#include "cli_refusal.h"
 #include "cli_run.h"
 #include "vramscope/analysis/synthetic_job.h"
 #include "vramscope/trace/trace_file.h"
@@ -66,7 +67,8 @@ TEST(ExportCli, SpeedscopeChoosesTheTreeByTheRulesOfFlame) {
         EXPECT_EQ(a.out, b.out) << choice[0] << " " << choice[1];
     }
     // The errors above are errors; the last two choices give a tree.
-    EXPECT_EQ(run({"export", file, "--format", "speedscope", "--at", "0"}).code, kExitUsage);
+    EXPECT_TRUE(test::refusedRun({"export", file, "--format", "speedscope", "--at", "0"},
+                                 kExitUsage, {"TIME '0' is outside the trace"}));
     EXPECT_EQ(run({"export", file, "--format", "speedscope", "--level", "reserved"}).code,
               kExitSuccess);
     fs::remove_all(dir);
@@ -83,8 +85,11 @@ TEST(ExportCli, OptionsOfOneFormatAreRefusedForAnother) {
     EXPECT_NE(r.err.find("unknown --table 'kernels'"), std::string::npos) << r.err;
     r = run({"export", file, "--format", "csv", "--table", "gaps", "--points", "10"});
     EXPECT_EQ(r.code, kExitUsage);
+    EXPECT_NE(r.err.find("--points takes a positive N, for --table memory only"), std::string::npos)
+        << r.err;
     r = run({"export", file, "--format", "csv", "--table", "memory", "--points", "0"});
     EXPECT_EQ(r.code, kExitUsage);
+    EXPECT_NE(r.err.find("--points takes a positive N"), std::string::npos) << r.err;
     r = run({"export", file, "--format", "speedscope", "--table", "memory"});
     EXPECT_EQ(r.code, kExitUsage);
     EXPECT_NE(r.err.find("--table is for --format csv"), std::string::npos) << r.err;

@@ -11,6 +11,7 @@
 #include <set>
 #include <string>
 
+#include "cli_refusal.h"
 #include "cli_run.h"
 #include "test_files.h"
 #include "unit/analysis/perfetto_trace_reader.h"
@@ -85,7 +86,8 @@ TEST(ExportTraceCli, ChromeJsonGoesToStandardOutputAndPerfettoNeedsAFile) {
     }
     EXPECT_EQ(pids, (std::set<int>{1, 2}));
     EXPECT_EQ(kernels, kernelsIn(dir / "job"));
-    EXPECT_EQ(run({"export", (dir / "job").string(), "--format", "perfetto"}).code, kExitUsage);
+    EXPECT_TRUE(test::refusedRun({"export", (dir / "job").string(), "--format", "perfetto"},
+                                 kExitUsage, {"perfetto is binary: give -o FILE"}));
     fs::remove_all(dir);
 }
 

@@ -12,6 +12,7 @@
 #include <future>
 #include <thread>
 
+#include "cli_refusal.h"
 #include "cli_run.h"
 #include "realdata.h"
 #include "realdata_paths.h"
@@ -227,9 +228,9 @@ TEST(LiveCli, WatchQuietOnHealthyRank) {
 }
 
 TEST(LiveCli, BadTargetsAndOptionsSayWhy) {
-    EXPECT_EQ(run({"attach"}).code, kExitUsage);
-    EXPECT_EQ(run({"watch"}).code, kExitUsage);
-    EXPECT_EQ(run({"replay"}).code, kExitUsage);
+    EXPECT_TRUE(refusedRun({"attach"}, kExitUsage, {"attach: no target given"}));
+    EXPECT_TRUE(refusedRun({"watch"}, kExitUsage, {"watch: no target given"}));
+    EXPECT_TRUE(refusedRun({"replay"}, kExitUsage, {"replay takes one FILE"}));
     const CliRun speed = run({"replay", kSample + "sample-rank0.vscope", "--speed", "fast"});
     EXPECT_EQ(speed.code, kExitUsage);
     EXPECT_NE(speed.err.find("--speed needs a factor"), std::string::npos) << speed.err;

@@ -182,6 +182,8 @@ TEST(RenderCli, BadRequestsExitTwoOrThreeNamingWhatIsWrong) {
     EXPECT_NE(r.out.find(unwritable), std::string::npos) << r.out;
     r = cli("render " + in + " --view timeline -o " + shq(job.dir / "t.jpg"));
     EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.out.find("t.jpg: the name must end in .png, .svg or .pdf"), std::string::npos)
+        << r.out;
     EXPECT_FALSE(fs::exists(out));
 }
 

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_command.h"
+#include "cli_refusal.h"
 #include "cli_run.h"
 #include "test_units.h"
 #include "vramscope/trace/trace_file.h"
@@ -146,9 +147,12 @@ TEST(SegmentsCli, NamesWhatIsWrongWithItsExitCode) {
     CliRun r = run({"segments", file, "--at-oom", "3"});
     EXPECT_EQ(r.code, kExitUsage);
     EXPECT_TRUE(has(r.err, "GPU 0 has 2 OOMs, not 3")) << r.err;
-    EXPECT_EQ(run({"segments", file, "--at", "1s", "--at-oom", "1"}).code, kExitUsage);
-    EXPECT_EQ(run({"segments", file, "--at-oom", "0"}).code, kExitUsage);
-    EXPECT_EQ(run({"segments", file, "--at", "soon"}).code, kExitUsage);
+    EXPECT_TRUE(test::refusedRun({"segments", file, "--at", "1s", "--at-oom", "1"}, kExitUsage,
+                                 {"give --at or --at-oom, not both"}));
+    EXPECT_TRUE(test::refusedRun({"segments", file, "--at-oom", "0"}, kExitUsage,
+                                 {"--at-oom needs a positive integer"}));
+    EXPECT_TRUE(
+        test::refusedRun({"segments", file, "--at", "soon"}, kExitUsage, {"--at needs seconds"}));
     r = run({"segments", file, "--at", "99s"});
     EXPECT_EQ(r.code, kExitUsage);
     EXPECT_TRUE(has(r.err, "past the end of the trace")) << r.err;

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "gz_file.h"
+#include "refusal.h"
 #include "vramscope/trace/input_bytes.h"
 
 namespace vramscope::trace {
@@ -25,6 +26,7 @@ namespace {
 namespace fs = std::filesystem;
 
 using testdata::gzipBytes;
+using ::vramscope::test::refused;
 
 /// Text that compresses, with some randomness so the gzip stream is not trivial.
 std::string sampleText(size_t n) {
@@ -157,9 +159,11 @@ TEST(InputBytes, RefusesContentAboveTheLimitWithoutAllocatingIt) {
     ASSERT_FALSE(r.ok());
     EXPECT_NE(r.error().message.find("limit"), std::string::npos);
     auto plain = decodeInputBytes(std::string(100, 'x'), "big.json", 10);
-    EXPECT_FALSE(plain.ok());
+    EXPECT_TRUE(refused(plain, ErrorCode::Limit,
+                        {"big.json", "the input is larger than the limit of 10 bytes"}));
     const auto path = tempFile("big.json", std::string(100, 'x'));
-    EXPECT_FALSE(readInputBytes(path, 10).ok());
+    EXPECT_TRUE(refused(readInputBytes(path, 10), ErrorCode::Limit,
+                        {path, "the file is larger than the limit of 10 bytes"}));
     fs::remove(path);
 }
 
@@ -167,8 +171,8 @@ TEST(InputBytes, NamesTheFileItCannotRead) {
     auto r = readInputBytes("/nonexistent/dir/trace.json");
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.error().file, "/nonexistent/dir/trace.json");
-    auto dir = readInputBytes(fs::temp_directory_path().string());
-    EXPECT_FALSE(dir.ok());
+    const std::string tmp = fs::temp_directory_path().string();
+    EXPECT_TRUE(refused(readInputBytes(tmp), ErrorCode::Io, {tmp, "not a regular file"}));
 }
 
 TEST(InputBytes, ReadsEmptyInput) {
@@ -261,7 +265,7 @@ TEST(InputStream, StopsAtTheFirstBytesWhenTheyAreRefused) {
     EXPECT_LT(seen, size_t{6 << 20});
     // A stream shorter than the probe is checked whole; an accepted one is read to its end.
     auto shortOne = throughPipe("xyz", 1, 1 << 20, nullptr, refuseText);
-    ASSERT_FALSE(shortOne.ok());
+    EXPECT_TRUE(refused(shortOne, ErrorCode::Unsupported, {"not a trace"}));
     EXPECT_EQ(seen, 3u);
     auto accepted =
         throughPipe(std::string(3 << 20, 'y'), 1 << 16, 1ull << 30, nullptr, refuseText);

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "refusal.h"
 #include "vramscope/analysis/synthetic_job.h"
 #include "vramscope/trace/open_trace.h"
 
@@ -16,6 +17,7 @@ namespace vramscope::trace {
 namespace {
 
 namespace fs = std::filesystem;
+using ::vramscope::test::refused;
 
 fs::path tempDir(const std::string& tag) {
     const fs::path d =
@@ -137,8 +139,7 @@ TEST(JobIndex, CutIndexLoadsTheWholeFramesBeforeTheCut) {
     // Cut inside the header frame: nothing to read.
     writeAll(path, bytes.substr(0, 20));
     auto none = readJobIndex(path.string());
-    ASSERT_FALSE(none.ok());
-    EXPECT_EQ(none.error().code, ErrorCode::Truncated);
+    EXPECT_TRUE(refused(none, ErrorCode::Truncated, {"the header frame cannot be read"}, 12));
     fs::remove_all(dir);
 }
 

@@ -15,6 +15,7 @@
 #include <future>
 #include <thread>
 
+#include "refusal.h"
 #include "vramscope/trace/live.h"
 #include "vramscope/trace/trace_file.h"
 
@@ -23,6 +24,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using live::LiveServer;
+using ::vramscope::test::refused;
 
 /// A fresh 0700 directory for the running test.
 fs::path privateDir() {
@@ -137,8 +139,8 @@ TEST(LiveDirectory, AcceptsOnlyAPrivateDirectoryOfThisUser) {
     fs::remove(link);
 
     Status missing = live::checkSocketDirectory(dir / "nope");
-    ASSERT_FALSE(missing.ok());
-    EXPECT_EQ(missing.error().code, ErrorCode::Io);
+    EXPECT_TRUE(refused(missing, ErrorCode::Io,
+                        {"nope", "cannot use the live socket directory", "No such file"}));
 
     // prepare creates a missing directory 0700, and refuses (never repairs) a wrong mode.
     const fs::path made = dir / "made";
@@ -147,7 +149,8 @@ TEST(LiveDirectory, AcceptsOnlyAPrivateDirectoryOfThisUser) {
     ASSERT_EQ(::lstat(made.c_str(), &st), 0);
     EXPECT_EQ(st.st_mode & 0777, 0700u);
     ::chmod(made.c_str(), 0770);
-    EXPECT_FALSE(live::prepareSocketDirectory(made).ok());
+    EXPECT_TRUE(refused(live::prepareSocketDirectory(made), ErrorCode::Invalid,
+                        {made.string(), "has mode 0770: others may reach it (it must be 0700)"}));
     fs::remove_all(dir);
 }
 
@@ -164,7 +167,7 @@ TEST(LiveDirectory, RefusesADirectoryOfAnotherOwner) {
     // And a server will not start there.
     live::ServerOptions o;
     o.socketPath = (dir / "x-1.sock").string();
-    EXPECT_FALSE(LiveServer::start(o).ok());
+    EXPECT_TRUE(refused(LiveServer::start(o), ErrorCode::Invalid, {"belongs to uid 65534"}));
     fs::remove_all(dir);
 }
 
@@ -212,7 +215,8 @@ TEST(LiveSockets, ListsLiveOnesAndRemovesStaleOnes) {
     EXPECT_FALSE(fs::exists(stale));
 
     // A second producer on a live socket is refused; the socket is removed when the server goes.
-    EXPECT_FALSE(LiveServer::start(o).ok());
+    EXPECT_TRUE(refused(LiveServer::start(o), ErrorCode::Invalid,
+                        {o.socketPath, "another live producer already serves this socket"}));
     server.value().reset();
     EXPECT_FALSE(fs::exists(o.socketPath));
     fs::remove_all(dir);
@@ -369,8 +373,8 @@ TEST(LiveServer, RefusesAViewerOfAnotherUser) {
     EXPECT_EQ(server.value()->stats().viewersRefused, 1u);
     EXPECT_EQ(server.value()->stats().viewersAccepted, 0u);
     // And our own connect refuses the opened directory before it connects.
-    auto refused = live::connectSocket(o.socketPath);
-    EXPECT_FALSE(refused.ok());
+    EXPECT_TRUE(refused(live::connectSocket(o.socketPath), ErrorCode::Invalid,
+                        {"has mode 0755: others may reach it"}));
     fs::remove_all(dir);
 }
 
@@ -410,7 +414,9 @@ TEST(LiveServer, WritesItsRingAsAFileOfTheNewestEvents) {
     o.backlogBytes = 64 << 10;
     auto server = LiveServer::start(o);
     ASSERT_TRUE(server.ok());
-    EXPECT_FALSE(server.value()->writeRing((dir / "early.vscope").string()).ok());  // no header
+    EXPECT_TRUE(refused(server.value()->writeRing((dir / "early.vscope").string()),
+                        ErrorCode::Invalid,
+                        {"early.vscope", "the producer has not sent its header"}));
     WriterOptions w;
     w.compress = false;
     w.summaries = false;

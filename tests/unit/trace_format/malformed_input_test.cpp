@@ -8,12 +8,14 @@
 #include <string>
 #include <vector>
 
+#include "refusal.h"
 #include "trace_file_test_support.h"
 #include "vramscope/trace/trace_file.h"
 #include "vramscope/trace/v1/trace.pb.h"
 
 using namespace vramscope::trace;
 using namespace vramscope::trace::testing;
+using vramscope::test::refused;
 
 namespace {
 
@@ -72,7 +74,7 @@ TEST(MalformedInput, WrongMagicIsAnError) {
     ASSERT_FALSE(r.ok());
     EXPECT_TRUE(contains(r.error().message, "not a .vscope file")) << r.error().message;
     auto almost = read(std::string("\x89VSCOPX\n", 8) + std::string(20, '\0'));
-    EXPECT_FALSE(almost.ok());
+    EXPECT_TRUE(refused(almost, ErrorCode::Unsupported, {"bad.vscope", "not a .vscope file"}, 0));
 }
 
 TEST(MalformedInput, NewerMajorVersionIsRefusedSayingWhichVersionsAreRead) {
@@ -95,9 +97,13 @@ TEST(MalformedInput, NewerMinorVersionOfTheSameMajorIsRead) {
 }
 
 TEST(MalformedInput, PreambleOnlyOrCutPreambleIsAnError) {
-    EXPECT_FALSE(read(preamble()).ok());
-    EXPECT_FALSE(read(preamble().substr(0, 10)).ok());
-    EXPECT_FALSE(read(preamble().substr(0, 3)).ok());
+    // The preamble is 12 bytes (magic, u16 major, u16 minor); the header frame follows it.
+    EXPECT_TRUE(
+        refused(read(preamble()), ErrorCode::Truncated, {"the file has no header frame"}, 12));
+    EXPECT_TRUE(refused(read(preamble().substr(0, 10)), ErrorCode::Truncated,
+                        {"bad.vscope", "ends inside its 12-byte preamble"}, 10));
+    EXPECT_TRUE(refused(read(preamble().substr(0, 3)), ErrorCode::Truncated,
+                        {"ends inside its 12-byte preamble"}, 3));
 }
 
 TEST(MalformedInput, RandomBytesNeverCrash) {
@@ -107,7 +113,10 @@ TEST(MalformedInput, RandomBytesNeverCrash) {
         for (auto& c : junk) {
             c = static_cast<char>(rng());
         }
-        EXPECT_FALSE(read(junk).ok());  // no magic
+        // No magic (an empty draw is an empty file).
+        EXPECT_TRUE(junk.empty()
+                        ? refused(read(junk), ErrorCode::Truncated, {"the file is empty"}, 0)
+                        : refused(read(junk), ErrorCode::Unsupported, {"not a .vscope file"}, 0));
         // The same junk after a valid preamble and header frame: loads or reports, never crashes.
         const std::string bytes = preamble() + frame(headerPayload()) + junk;
         auto r = read(bytes);
@@ -156,6 +165,7 @@ TEST(MalformedInput, HugeFrameLengthStopsWithoutAllocatingIt) {
     // The same in the header frame is fatal.
     std::string head = preamble() + "\xFF\xFF\xFF\x7F" + std::string(1, '\0') + "abc";
     auto h = read(head);
+    EXPECT_TRUE(refused(h, ErrorCode::Limit, {"bad.vscope", "more than the limit"}));
     ASSERT_FALSE(h.ok());
     EXPECT_EQ(h.error().recordIndex, 0);
 }
@@ -345,8 +355,8 @@ TEST(MalformedInput, UnreadableFileIsAnErrorNamingThePath) {
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.error().file, "/nonexistent-vscope-dir/run.vscope");
     EXPECT_TRUE(contains(r.error().message, "cannot open"));
-    auto dir = readTraceFile(std::filesystem::temp_directory_path().string());
-    EXPECT_FALSE(dir.ok());
+    const std::string tmp = std::filesystem::temp_directory_path().string();
+    EXPECT_TRUE(refused(readTraceFile(tmp), ErrorCode::Io, {tmp, "cannot read: Is a directory"}));
 }
 
 TEST(MalformedInput, MutatedPayloadsWithValidCrcsNeverCrash) {

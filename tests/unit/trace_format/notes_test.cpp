@@ -8,6 +8,7 @@
 #include <fstream>
 #include <memory>
 
+#include "refusal.h"
 #include "test_files.h"
 
 // Notes sidecars: identity by SHA-256, the JSON round trip, and what a bad sidecar gives.
@@ -17,6 +18,7 @@ namespace {
 namespace fs = std::filesystem;
 
 using testdata::ScratchDir;
+using ::vramscope::test::refused;
 
 Note fullNote() {
     Note n;
@@ -132,7 +134,8 @@ TEST(Notes, ASidecarOfAnotherTraceIsRefusedWithBothHashes) {
     // A job with one more trace than the sidecar names is not the same job either.
     std::vector<TraceIdentity> more = same;
     more.push_back({"rank1.vscope", 4, std::string(64, 'c')});
-    EXPECT_FALSE(checkNotesBelongTo(doc, more, "x").ok());
+    EXPECT_TRUE(refused(checkNotesBelongTo(doc, more, "x"), ErrorCode::Invalid,
+                        {"was written for 1 trace(s), this job has 2", "rank1.vscope"}));
 }
 
 TEST(Notes, MalformedJsonGivesItsBytePosition) {
@@ -158,6 +161,8 @@ TEST(Notes, ANewerVersionOrAnotherJsonIsRefusedWithAMessage) {
     EXPECT_NE(other.error().message.find("not a vramscope notes file"), std::string::npos);
     const auto badHash = parseNotes(
         R"({"format": "vramscope-notes", "version": 1, "traces": [{"sha256": "xyz"}]})", "h");
+    EXPECT_TRUE(refused(badHash, ErrorCode::Corrupt,
+                        {"trace 0 has no valid \"sha256\" (64 lower-case hex digits)"}));
     ASSERT_FALSE(badHash.ok());
     EXPECT_EQ(badHash.error().recordIndex, 0);
 }

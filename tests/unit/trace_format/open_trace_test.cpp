@@ -18,6 +18,7 @@
 #include "gz_file.h"
 #include "realdata.h"
 #include "realdata_paths.h"
+#include "refusal.h"
 #include "vramscope/trace/open_trace.h"
 
 namespace vramscope::trace {
@@ -52,6 +53,7 @@ void writeFile(const std::string& path, const std::string& bytes) {
 }
 
 using testdata::gzipBytes;
+using ::vramscope::test::refused;
 
 /// A Kineto trace with `kernels` kernels, and distributedInfo when rank >= 0.
 std::string kinetoTrace(int rank, int kernels, int64_t firstTsUs = 1000) {
@@ -194,7 +196,7 @@ TEST(OpenJob, FailsOnlyWhenNothingOpens) {
     ASSERT_TRUE(some.ok());
     EXPECT_EQ(some->ranks.size(), 1u);
     EXPECT_EQ(some->skipped.size(), 1u);
-    EXPECT_FALSE(openJob({}).ok());
+    EXPECT_TRUE(refused(openJob({}), ErrorCode::Invalid, {"no input to open"}));
 }
 
 TEST(OpenJob, OpensTarGzMembersAsRanks) {

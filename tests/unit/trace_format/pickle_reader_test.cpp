@@ -10,11 +10,16 @@
 #include <deque>
 #include <filesystem>
 #include <string>
+#include <string_view>
+
+#include "refusal.h"
 
 using namespace std::string_literals;
 
 namespace vramscope::trace {
 namespace {
+
+using ::vramscope::test::refused;
 
 // Protocol-4 header, then `body`, then STOP.
 std::string p4(const std::string& body) {
@@ -212,7 +217,8 @@ TEST(PickleReader, RefusesAMemoIndexNeverStored) {
     ASSERT_FALSE(doc.ok());
     EXPECT_NE(doc.error().message.find("BINGET"), std::string::npos) << doc.error().message;
     EXPECT_EQ(doc.error().byteOffset, 5);
-    EXPECT_FALSE(parse(p4("j" + le32(0xffffffffu))).ok());
+    EXPECT_TRUE(refused(parse(p4("j" + le32(0xffffffffu))), ErrorCode::Corrupt,
+                        {"opcode LONG_BINGET", "memo index 4294967295 was never stored"}, 2));
     EXPECT_TRUE(parse(p4("Nr" + le32(0xfffffff0u) + "0j" + le32(0xfffffff0u))).ok());
 }
 
@@ -348,13 +354,14 @@ TEST(PickleReader, RefusesNestingBombsAndCycles) {
     auto cycle =
         parse(p4("]q\x00h\x00"s
                  "a"s));
-    ASSERT_FALSE(cycle.ok());
+    EXPECT_TRUE(refused(cycle, ErrorCode::Limit, {"a value that contains itself"}));
 
     // Within the limit is fine; one past it is not.
     PickleLimits limits;
     limits.maxDepth = 10;
     EXPECT_TRUE(parseWith(limits, p4(std::string(10, ']') + std::string(9, 'a'))).ok());
-    EXPECT_FALSE(parseWith(limits, p4(std::string(11, ']') + std::string(10, 'a'))).ok());
+    EXPECT_TRUE(refused(parseWith(limits, p4(std::string(11, ']') + std::string(10, 'a'))),
+                        ErrorCode::Limit, {"nested deeper than 10 levels"}));
     // A shared value is measured where it sits deepest: L (depth 6) is put in M1 and again in M6
     // at the bottom of M1 -> M2 -> ... -> M6, so M1 is 12 deep though L is visited once.
     const std::string shared = std::string(6, ']') + std::string(5, 'a') + "q\x00"s + "]" +
@@ -362,7 +369,7 @@ TEST(PickleReader, RefusesNestingBombsAndCycles) {
                                "a" +
                                std::string(5, ']') + "h\x00"s + std::string(6, 'a');
     auto tooDeep = parseWith(limits, p4(shared));
-    ASSERT_FALSE(tooDeep.ok());
+    EXPECT_TRUE(refused(tooDeep, ErrorCode::Limit, {"nested deeper than 10 levels"}));
     limits.maxDepth = 12;
     EXPECT_TRUE(parseWith(limits, p4(shared)).ok());
 }
@@ -387,25 +394,34 @@ TEST(PickleReader, RefusesLengthsPastTheEnd) {
 }
 
 TEST(PickleReader, RefusesStackMisuse) {
-    EXPECT_FALSE(parse(p4("")).ok());      // STOP on an empty stack
-    EXPECT_FALSE(parse("\x80\x04").ok());  // no STOP
-    EXPECT_FALSE(parse(p4("}K\x01"
-                          "a"))
-                     .ok());                        // APPEND to a dict
-    EXPECT_FALSE(parse(p4("](K\x01K\x02u")).ok());  // SETITEMS on a list
-    EXPECT_FALSE(parse(p4("}(K\x01u")).ok());       // SETITEMS with an odd count
-    EXPECT_FALSE(parse(p4("(K\x01K\x02K\x03"
-                          "d"))
-                     .ok());  // DICT with an odd count
-    EXPECT_FALSE(parse(p4("(K\x01"
-                          "e"))
-                     .ok());                    // APPENDS with nothing below the MARK
-    EXPECT_FALSE(parse(p4("K\x01t")).ok());     // TUPLE without a MARK
-    EXPECT_FALSE(parse(p4("K\x01\x86")).ok());  // TUPLE2 with one item
-    EXPECT_FALSE(parse(p4("0")).ok());          // POP on an empty stack
-    EXPECT_FALSE(parse(p4("1")).ok());          // POP_MARK without a MARK
-    EXPECT_FALSE(parse(p4("\x94")).ok());       // MEMOIZE on an empty stack
-    EXPECT_FALSE(parse(p4("(2")).ok());         // DUP with nothing above the MARK
+    // Each refusal names the opcode and what is wrong with the stack, at the opcode's byte
+    // (the protocol header takes bytes 0 and 1).
+    const auto expect = [](const std::string& bytes, ErrorCode code, std::string_view words,
+                           int64_t byte) {
+        EXPECT_TRUE(refused(parse(bytes), code, {words}, byte));
+    };
+    expect(p4(""), ErrorCode::Corrupt, "opcode STOP: STOP with nothing on the stack", 2);
+    expect("\x80\x04", ErrorCode::Truncated, "the pickle ends without a STOP opcode", 2);
+    expect(p4("}K\x01"
+              "a"),
+           ErrorCode::Corrupt, "opcode APPEND: the target is not a list", 5);
+    expect(p4("](K\x01K\x02u"), ErrorCode::Corrupt,
+           "opcode SETITEMS: the target below the MARK is of the wrong type", 8);
+    expect(p4("}(K\x01u"), ErrorCode::Corrupt, "opcode SETITEMS: an odd number of items for a dict",
+           6);
+    expect(p4("(K\x01K\x02K\x03"
+              "d"),
+           ErrorCode::Corrupt, "opcode DICT: an odd number of items for a dict", 9);
+    expect(p4("(K\x01"
+              "e"),
+           ErrorCode::Corrupt, "opcode APPENDS: no container below the MARK", 5);
+    expect(p4("K\x01t"), ErrorCode::Corrupt, "opcode TUPLE: no MARK before it", 4);
+    expect(p4("K\x01\x86"), ErrorCode::Corrupt, "opcode TUPLE2: needs 2 items on the stack", 4);
+    expect(p4("0"), ErrorCode::Corrupt, "opcode POP: the stack is empty", 2);
+    expect(p4("1"), ErrorCode::Corrupt, "opcode POP_MARK: no MARK to pop", 2);
+    expect(p4("\x94"), ErrorCode::Corrupt,
+           "opcode MEMOIZE: nothing on the stack to store in the memo", 2);
+    expect(p4("(2"), ErrorCode::Corrupt, "opcode DUP: the stack is empty", 3);
 }
 
 TEST(PickleReader, PopsItemsAndMarksAsPythonDoes) {

@@ -21,6 +21,7 @@
 #include "gz_file.h"
 #include "realdata.h"
 #include "realdata_paths.h"
+#include "refusal.h"
 #include "vramscope/trace/importers.h"
 #include "vramscope/trace/open_trace.h"
 
@@ -28,6 +29,7 @@ using namespace std::string_literals;
 
 namespace vramscope::trace {
 namespace {
+using ::vramscope::test::refused;
 
 // --- A tiny pickle writer (protocol 2 opcodes, after CPython's pickletools) for test inputs.
 
@@ -535,8 +537,10 @@ TEST(SnapshotImporter, RefusesAPickleThatIsNotASnapshot) {
     auto r = importPytorchSnapshot(toPickle(dict({{"hello", 1}})), "x.pickle");
     ASSERT_FALSE(r.ok());
     EXPECT_NE(r.error().message.find("not a PyTorch memory snapshot"), std::string::npos);
-    EXPECT_FALSE(importPytorchSnapshot("", "empty.pickle").ok());
-    EXPECT_FALSE(importPytorchSnapshot("{\"json\": 1}", "x.json").ok());
+    EXPECT_TRUE(refused(importPytorchSnapshot("", "empty.pickle"), ErrorCode::Truncated,
+                        {"empty.pickle", "the pickle ends without a STOP opcode"}, 0));
+    EXPECT_TRUE(refused(importPytorchSnapshot("{\"json\": 1}", "x.json"), ErrorCode::Corrupt,
+                        {"x.json", "is not a pickle opcode"}, 0));
 }
 
 // Damaged input (cut anywhere, bytes flipped) gives an error or a trace, never a crash, and a
@@ -560,7 +564,10 @@ TEST(SnapshotImporter, NeverCrashesOnDamagedInput) {
     const std::string base = toPickle(snap);
     ASSERT_TRUE(importPytorchSnapshot(base, "base").ok());
     for (size_t cut = 0; cut < base.size(); ++cut) {
-        EXPECT_FALSE(importPytorchSnapshot(base.substr(0, cut), "cut").ok()) << cut;
+        // Every cut ends the pickle early: inside an opcode, or before its STOP.
+        EXPECT_TRUE(refused(importPytorchSnapshot(base.substr(0, cut), "cut"), ErrorCode::Truncated,
+                            {"cut", "cannot read the PyTorch memory snapshot"}))
+            << cut;
     }
     uint64_t rng = 0x9E3779B97F4A7C15ull;
     auto next = [&rng] {

@@ -9,11 +9,13 @@
 #include <string>
 #include <vector>
 
+#include "refusal.h"
 #include "trace_file_test_support.h"
 #include "vramscope/trace/v1/trace.pb.h"
 
 using namespace vramscope::trace;
 using namespace vramscope::trace::testing;
+using ::vramscope::test::refused;
 
 namespace {
 
@@ -279,7 +281,8 @@ TEST(TraceFile, WriteTraceFileNamesThePathWhenItCannotCreateIt) {
 TEST(TraceFile, WriterRefusesEventsBeforeTheHeader) {
     std::string out;
     TraceWriter w(makeStringSink(out));
-    EXPECT_FALSE(w.writeEvents(makeFullTrace(3)).ok());
+    EXPECT_TRUE(refused(w.writeEvents(makeFullTrace(3)), ErrorCode::Invalid,
+                        {"writeHeader() must be called before writeEvents()"}));
 }
 
 TEST(TraceFile, WriterRefusesShrinkingTablesAndRaggedColumns) {
@@ -289,9 +292,11 @@ TEST(TraceFile, WriterRefusesShrinkingTablesAndRaggedColumns) {
     TraceData d = makeFullTrace(3);
     ASSERT_TRUE(w.writeEvents(d).ok());
     TraceData smaller;
-    EXPECT_FALSE(w.writeEvents(smaller).ok());
+    EXPECT_TRUE(refused(w.writeEvents(smaller), ErrorCode::Invalid,
+                        {"the string, frame or stack table shrank between writes"}));
     d.kernels.name.pop_back();
-    EXPECT_FALSE(w.writeEvents(d).ok());
+    EXPECT_TRUE(refused(w.writeEvents(d), ErrorCode::Invalid,
+                        {"an event table has columns of different lengths"}));
 }
 
 TEST(TraceFile, ProgressReachesTheTotalAndCanCancel) {

@@ -136,7 +136,7 @@ struct DeviceFacts {
 
 /// Thresholds of the rules (fractions are 0..1).
 struct AdviceOptions {
-    double peakFraction = kCapacityWarningShare;  ///< DESIGN.md: peak below 80 % of capacity
+    double peakFraction = kCapacityWarningShare;  ///< docs/DESIGN.md "The 80 % capacity rule"
     double criticalPeakFraction = 0.95;
     double exposedCommunicationFraction = 0.2;  ///< exposed communication / span
     double hostBoundFraction = 0.1;             ///< host-bound gap time / span

@@ -49,10 +49,10 @@ struct RankWait {
     size_t timesStraggler = 0;  ///< collectives it arrived last in (skew > 0)
 };
 
-/// The result of matching. `method`: "communicator+sequence" (the cross-rank key of DESIGN.md's
-/// NCCL facts: communicator hash, function, sequence number), or "order" (the k-th collective of a
-/// function on each rank, in start order, when the key is not known on every rank), or "none" when
-/// no rank has collectives.
+/// The result of matching. `method`: "communicator+sequence" (the cross-rank key of docs/DESIGN.md
+/// "NCCL collectives": communicator hash, function, sequence number), or "order" (the k-th
+/// collective of a function on each rank, in start order, when the key is not known on every rank),
+/// or "none" when no rank has collectives.
 struct CollectiveMatch {
     std::string method;
     std::string source;                          ///< "collective events" or "communication kernels"
@@ -92,10 +92,10 @@ bool isPointToPoint(std::string_view function);
 
 /// Matches collectives across ranks. Per rank the collectives are its CollectiveEvents when it has
 /// any, else its Communication kernels with the function parsed from the NCCL/RCCL kernel name
-/// (ncclKernel_<Func>_..., ncclDevKernel_<Func>_...; DESIGN.md NCCL facts). Arrival is the start;
-/// the straggler is the rank with the latest start (none when all start at once); each rank's
-/// wait is last start - own start. Point-to-point operations are counted, not matched. Ranks with
-/// no collectives are left out. Time ns, O(n log n).
+/// (ncclKernel_<Func>_..., ncclDevKernel_<Func>_...; docs/DESIGN.md "NCCL collectives"). Arrival is
+/// the start; the straggler is the rank with the latest start (none when all start at once); each
+/// rank's wait is last start - own start. Point-to-point operations are counted, not matched. Ranks
+/// with no collectives are left out. Time ns, O(n log n).
 CollectiveMatch matchCollectives(const std::vector<RankInput>& ranks);
 
 /// The rank each input of a job takes part in collectives as, one entry per entry of `ranks`: a

@@ -9,9 +9,10 @@
 
 namespace vramscope::analysis {
 
-/// DESIGN.md's rule of thumb: keep a GPU's peak below 80 % of its capacity, so that fragmentation,
-/// a longer sequence or another kernel's workspace does not tip the job into an OOM. The warning
-/// line on the plots, the heat strip's bold rows, the peak advice and `check`'s default
+/// The rule of thumb (docs/DESIGN.md "The 80 % capacity rule"): keep a GPU's peak below 80 % of its
+/// capacity, so that fragmentation, a longer sequence or another kernel's workspace does not tip
+/// the job into an OOM. The warning line on the plots, the heat strip's bold rows, the peak advice
+/// and `check`'s default
 /// --max-peak-fraction all use this one value.
 inline constexpr double kCapacityWarningShare = 0.8;
 

@@ -49,8 +49,8 @@ struct SegmentTotals {
     int64_t allocatedBytes = 0;  ///< sum of the segments' allocatedBytes
     int64_t freeBytes = 0;       ///< reservedBytes - allocatedBytes: the gaps together
     int64_t largestFreeBlockBytes = 0;
-    /// 1 - largestFreeBlockBytes / freeBytes (DESIGN.md, issue 11): 0 when all free memory is one
-    /// block, near 1 when it is scattered in small ones; -1 = unknown (freeBytes is 0).
+    /// 1 - largestFreeBlockBytes / freeBytes (docs/DESIGN.md "Metric definitions"): 0 when all
+    /// free memory is one block, near 1 when it is scattered; -1 = unknown (freeBytes is 0).
     double fragmentation = -1.0;
     /// Live blocks whose first byte lies in no segment alive then (0 in a sound trace: the
     /// allocator carves every block out of a segment), and their bytes.

@@ -1,6 +1,6 @@
 #pragma once
 // Compute / communication / memory / idle time per GPU, and the idle gaps between kernels
-// classified by what ends them (DESIGN.md "Metric definitions").
+// classified by what ends them (docs/DESIGN.md "Metric definitions").
 
 #include <cstdint>
 #include <string>
@@ -58,7 +58,8 @@ struct BreakdownOptions {
     int64_t minGapNs = 1;   ///< shorter gaps are neither kept nor counted by cause
 };
 
-/// One TimeBreakdown per device with kernels, sorted by device. Formulas (DESIGN.md):
+/// One TimeBreakdown per device with kernels, sorted by device. Formulas (docs/DESIGN.md "Metric
+/// definitions"):
 ///   compute = |union of Compute kernels|, communication = |union of Communication kernels|,
 ///   memory = |union of Memcpy and Memset|, span = last end - first start over all three,
 ///   busy = |union of all|, idle = span - busy, overlap = |union(communication) intersect

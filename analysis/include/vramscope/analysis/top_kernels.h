@@ -1,8 +1,8 @@
 #pragma once
 // Where a GPU's busy time goes: kernel time per kernel name and per category, sorted.
 //
-// busy = |union of all kernel intervals on the device| (kernels, copies and memsets: DESIGN.md
-// metric definitions, the same busy as TimeBreakdown::busyNs); a kernel's share = its summed
+// busy = |union of all kernel intervals on the device| (kernels, copies and memsets: docs/DESIGN.md
+// "Metric definitions", the same busy as TimeBreakdown::busyNs); a kernel's share = its summed
 // durations / busy. Concurrent kernels (several streams) make the shares sum above 100 %.
 
 #include <cstddef>

@@ -79,7 +79,8 @@ inline constexpr int kInFlightKernels = 100;
 
 // --- fill_buffers: a thread whose current buffer always holds a kernel in flight ---
 /// Batches of kFillPerBatch kernels every kFillPeriodMs: kFillPerBatch - 1 complete, the last one
-/// in flight until the next batch (12,000 kernels a second, CAPTURE.md's figure for a main thread).
+/// in flight until the next batch (12,000 kernels a second, a busy main
+/// thread's rate: docs/DESIGN.md "How CUPTI hands buffers back").
 inline constexpr int kFillBatches = 20;
 inline constexpr int kFillPerBatch = 601;
 inline constexpr int kFillPeriodMs = 50;

@@ -4,7 +4,8 @@
 // toolkit, which keeps them). Records come in as CUDA 13 structs; the 12 build copies every field
 // the tests set, by name, into the 12.x struct, so that an agent reading 12.x records with the 13
 // layout would read wrong values wherever the two differ (the copy never relies on a shared
-// offset). Which struct version a 12.x release writes: ../shared/CAPTURE.md's table (this build
+// offset). Which struct version a 12.x release writes: docs/DESIGN.md "CUPTI record versions"
+// (this build
 // plays 12.6: Kernel9, Memory3, MemoryPool2, Memcpy5, Memset3).
 
 #include <cupti.h>

@@ -3,7 +3,8 @@
 // CUDA devices (fake_cuda.cpp), so that only a mapping by UUID finds the right one:
 //   NVML index 0 = UUID GPU-b0b1b2b3-b4b5-b6b7-b8b9-babbbcbdbebf (the fake driver's device 1),
 //                  80 GiB, 2 GiB used, of which this process holds kStrayBytes (534 MiB: a
-//                  context on a GPU the process does not compute on, DESIGN.md's real case);
+//                  context on a GPU the process does not compute on, the real case
+//                  of docs/DESIGN.md "Capture: PyTorch allocator facts");
 //   NVML index 1 = UUID GPU-a0a1a2a3-a4a5-a6a7-a8a9-aaabacadaeaf (device 0), 80 GiB, 7 GiB used,
 //                  5 GiB of it this process's and 2 GiB pid 1's.
 // FAKENVML_INIT_RESULT=N makes nvmlInit_v2 return N (9 = NVML_ERROR_DRIVER_NOT_LOADED). Every

@@ -1,5 +1,5 @@
 #pragma once
-// Errors as values for trace_format and analysis (STYLE.md "Errors").
+// Errors as values for trace_format and analysis (docs/DESIGN.md "Errors as values").
 
 #include <cstdint>
 #include <optional>

@@ -1,7 +1,7 @@
 #pragma once
 // Live viewing: a running producer (the capture agent, or `vramscope-cli replay`) serves its
 // .vscope stream on an owner-only Unix domain socket, and viewers (the app, `vramscope-cli attach`
-// and `watch`) read it with the same reader as files (DESIGN.md "Live viewing").
+// and `watch`) read it with the same reader as files (docs/DESIGN.md "Live viewing").
 //
 // What a viewer receives on a socket is a .vscope file, byte for byte: the preamble, the header
 // frame (the hello: format version, producer, host, pid, rank, world size, job id, devices, capture

@@ -12,7 +12,8 @@
 namespace vramscope::trace {
 
 /// Whether a memory event of `kind` belongs on a memory timeline: DeviceStatic memory (module
-/// globals, 15-byte `__unnamed_N`, DESIGN.md) is noise there and is left out.
+/// globals, 15-byte `__unnamed_N`; docs/DESIGN.md "Two levels of GPU memory") is noise there and
+/// is left out.
 constexpr bool isTimelineMemoryKind(MemoryKind kind) noexcept {
     return kind != MemoryKind::DeviceStatic;
 }

@@ -52,7 +52,8 @@ constexpr std::underlying_type_t<Id> toInt(Id id) noexcept {
 inline constexpr RankId kUnknownRank{-1};
 inline constexpr DeviceIndex kHostDevice{-1};
 
-/// Which of the two levels of GPU memory an event belongs to (see DESIGN.md "Two levels").
+/// Which of the two levels of GPU memory an event belongs to (docs/DESIGN.md "Two levels of GPU
+/// memory").
 enum class MemoryLevel : uint8_t {
     Reserved =
         0,  ///< driver-level segments: cudaMalloc, PyTorch segment_alloc, Kineto Total Reserved
@@ -215,7 +216,8 @@ struct KernelEvents {
 };
 
 /// One NCCL / RCCL collective (or point-to-point) operation as seen by one rank.
-/// The cross-rank key is (communicatorHash, function, seqNumber) (DESIGN.md, NCCL facts).
+/// The cross-rank key is (communicatorHash, function, seqNumber) (docs/DESIGN.md "NCCL
+/// collectives").
 struct CollectiveEvent {
     TimestampNs startNs = 0;
     TimestampNs endNs = 0;
@@ -367,7 +369,7 @@ struct DeviceInfo {
     uint64_t totalMemoryBytes = 0;  ///< capacity, 0 = unknown
 };
 
-/// Everything a .vscope header carries (DESIGN.md "The trace file").
+/// Everything a .vscope header carries (docs/DESIGN.md "The trace file").
 struct FileHeader {
     uint32_t formatMajor = 0;
     uint32_t formatMinor = 0;
