@@ -478,7 +478,7 @@ void MainWindow::updateDetails() {
     }
     const trace::TraceData& data = m_job->job.ranks[static_cast<size_t>(key.rankIndex)].trace.data;
     const int64_t jobT = m_zoom->selectedTimeNs();
-    const int64_t rankT = m_job->toRankNs(key.rankIndex, jobT);
+    const int64_t rankT = m_job->toRank(key.rankIndex, jobT);
     // The index the analyses built for the GPU (none for a GPU with memory totals only).
     const analysis::GpuMemoryAnalysis* memory = m_job->memoryOf(key);
     if (memory && !memory->liveSet.known) {
