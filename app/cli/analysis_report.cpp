@@ -449,6 +449,19 @@ Json costJson(const std::optional<CostEstimate>& cost) {
              "without kernels)"}};
 }
 
+namespace {
+
+/// The earliest start among the collective's participants (its clock: the job's in the model).
+int64_t firstArrivalNs(const MatchedCollective& c) {
+    int64_t first = c.participants.empty() ? 0 : c.participants.front().startNs;
+    for (const CollectiveParticipant& p : c.participants) {
+        first = std::min(first, p.startNs);
+    }
+    return first;
+}
+
+}  // namespace
+
 Json collectivesJson(const JobAnalysis& job, size_t maxCollectives) {
     const CollectiveMatch& m = job.collectives;
     Json j;
@@ -495,7 +508,9 @@ Json collectivesJson(const JobAnalysis& job, size_t maxCollectives) {
              {"ranks", c.participants.size()},
              {"straggler_rank",
               toInt(c.stragglerRank) >= 0 ? Json(toInt(c.stragglerRank)) : Json(nullptr)},
-             {"skew_ns", c.skewNs}});
+             {"skew_ns", c.skewNs},
+             {"first_arrival_ns", firstArrivalNs(c)},
+             {"last_arrival_ns", firstArrivalNs(c) + c.skewNs}});
     }
     return j;
 }

@@ -72,8 +72,12 @@ nlohmann::ordered_json assessmentsJson(const std::vector<analysis::AdviceAssessm
 /// {"gpu_hour_price", "gpus", "step_time_ns", ...} or null.
 nlohmann::ordered_json costJson(const std::optional<analysis::CostEstimate>& cost);
 /// {"method", "source", "matched", "unmatched", "point_to_point", "partial", "straggler",
-/// "ranks": [...], "collectives": [...]} of the job's matched collectives; "partial": the waits
-/// and last arrivals count the ranks present only.
+/// "ranks": [...], "collectives": [{"function", "sequence", "communicator_hash", "bytes",
+/// "ranks", "straggler_rank", "skew_ns", "first_arrival_ns", "last_arrival_ns"}]} of the job's
+/// matched collectives; "partial": the waits and last arrivals count the ranks present only.
+/// first_arrival_ns / last_arrival_ns: the earliest and the latest participant's start, on the
+/// job's clock (ns from the job's earliest event) when `job` is JobModel::analysis, as report
+/// prints it.
 nlohmann::ordered_json collectivesJson(const analysis::JobAnalysis& job,
                                        size_t maxCollectives = 100);
 
