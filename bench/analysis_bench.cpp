@@ -144,8 +144,10 @@ void BM_LeakGivenIndex(benchmark::State& state) {
     const trace::TraceData& d = trace10M();
     const AllocationIndex index(d, trace::DeviceIndex{0}, trace::MemoryLevel::Allocated);
     const IterationSet its = findIterations(d, trace::DeviceIndex{0}).value();
+    const std::vector<MemoryTimeline> timelines = buildMemoryTimelines(d);
     for (auto _ : state) {
-        benchmark::DoNotOptimize(analyzeLeak(d, trace::DeviceIndex{0}, its, index));
+        benchmark::DoNotOptimize(
+            analyzeLeak(d, trace::DeviceIndex{0}, its, index, &timelines.front()));
     }
 }
 BENCHMARK(BM_LeakGivenIndex)->Unit(benchmark::kMillisecond)->Iterations(3);

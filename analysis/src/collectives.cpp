@@ -98,7 +98,7 @@ std::vector<RankInput> rankInputs(const trace::Job& job) {
     std::vector<RankInput> in;
     in.reserve(job.ranks.size());
     for (const trace::RankTrace& rt : job.ranks) {
-        in.push_back({&rt.trace.data, rt.trace.data.header.rank, rt.clockOffsetNs});
+        in.push_back({&rt.trace.data, rt.trace.data.header.rank, 0});
     }
     return in;
 }

@@ -89,8 +89,9 @@ std::optional<std::pair<int64_t, int64_t>> rangeExtremes(const LodSeries& lod, i
 
 size_t writeMemory(const JobModel& job, size_t points, std::ostream& out) {
     RowWriter w(out);
-    // trace_time_ns: the same time in the rank's own clock, what `flame --at` / `export --format
-    // speedscope --at` take as an integer and report --json's peak_time_ns is in.
+    // time_ns on the job's clock (the GUI's axis); trace_time_ns: the same time on the rank's own
+    // clock, what `flame --at` / `export --format speedscope --at` take as an integer and
+    // report --json's peak_time_ns is on.
     w.header({"rank", "device", "time_ns", "trace_time_ns", "allocated_bytes", "reserved_bytes"});
     size_t rows = 0;
     for (const GpuSeries& g : job.gpus) {
@@ -100,7 +101,7 @@ size_t writeMemory(const JobModel& job, size_t points, std::ostream& out) {
         }
         for (const MemoryRow& r : all) {
             w.optional(rankCell(g.rank)).number(toInt(g.key.device)).number(r.timeNs);
-            w.number(job.toRankNs(g.key.rankIndex, r.timeNs));
+            w.number(job.toRank(g.key.rankIndex, r.timeNs));
             w.optional(r.allocatedBytes).optional(r.reservedBytes).end();
         }
         rows += all.size();
@@ -141,7 +142,7 @@ size_t writeGaps(const JobModel& job, std::ostream& out, std::vector<std::string
     for (const Row& r : order) {
         const DeviceAnalysis& d = job.analysis.devices[r.device];
         const IdleGap& gap = d.breakdown->gaps[r.gap];
-        const int64_t start = gap.startNs + job.ranks[d.input].toJobNs;
+        const int64_t start = job.toJob(int(d.input), gap.startNs);
         w.optional(rankCell(job.ranks[d.input].rank)).number(toInt(d.device));
         w.number(start).number(start + gap.durationNs).number(gap.durationNs);
         w.text(toString(gap.cause));
@@ -189,12 +190,11 @@ size_t writeIterations(const JobModel& job, std::ostream& out) {
               "lowest_allocated_bytes", "lowest_reserved_bytes"});
     size_t rows = 0;
     for (const DeviceAnalysis& d : job.analysis.devices) {
-        const int64_t toJob = job.ranks[d.input].toJobNs;
         const GpuSeries* g = job.gpu({int(d.input), d.device});
         for (size_t i = 0; i < d.iterations.iterations.size(); ++i) {
             const Iteration& it = d.iterations.iterations[i];
-            const int64_t start = it.startNs + toJob;
-            const int64_t end = it.endNs + toJob;
+            const int64_t start = job.toJob(int(d.input), it.startNs);
+            const int64_t end = job.toJob(int(d.input), it.endNs);
             std::optional<std::pair<int64_t, int64_t>> a, r;
             if (g != nullptr) {
                 a = rangeExtremes(g->allocated, start, end);

@@ -171,12 +171,11 @@ void walkMemory(const JobModel& m, int r, ExportSink& sink) {
 
 void walkKernels(const JobModel& m, int r, ExportSink& sink) {
     const TraceData& d = m.job.ranks[static_cast<size_t>(r)].trace.data;
-    const int64_t toJob = m.ranks[static_cast<size_t>(r)].toJobNs;
     std::map<std::pair<int32_t, uint64_t>, std::vector<Interval>> byStream;
     for (size_t i = 0; i < d.kernels.size(); ++i) {
-        const int64_t start = d.kernels.startNs[i] + toJob;
+        const int64_t start = m.toJob(r, d.kernels.startNs[i]);
         // A kernel ending before it starts (a producer's error) is kept as a zero-length slice.
-        const int64_t end = std::max(d.kernels.endNs[i] + toJob, start);
+        const int64_t end = std::max(m.toJob(r, d.kernels.endNs[i]), start);
         byStream[{trace::toInt(d.kernels.device[i]), d.kernels.stream[i]}].push_back(
             {start, end, i});
     }
@@ -205,12 +204,11 @@ void walkKernels(const JobModel& m, int r, ExportSink& sink) {
 
 void walkRanges(const JobModel& m, int r, ExportSink& sink) {
     const TraceData& d = m.job.ranks[static_cast<size_t>(r)].trace.data;
-    const int64_t toJob = m.ranks[static_cast<size_t>(r)].toJobNs;
     std::map<uint64_t, std::vector<Interval>> byThread;
     std::map<int32_t, std::vector<Interval>> byDevice;
     for (size_t i = 0; i < d.ranges.size(); ++i) {
-        const int64_t start = d.ranges.startNs[i] + toJob;
-        const Interval iv{start, std::max(d.ranges.endNs[i] + toJob, start), i};
+        const int64_t start = m.toJob(r, d.ranges.startNs[i]);
+        const Interval iv{start, std::max(m.toJob(r, d.ranges.endNs[i]), start), i};
         if (d.ranges.device[i] == trace::kHostDevice) {
             byThread[d.ranges.threadId[i]].push_back(iv);
         } else {
@@ -249,13 +247,12 @@ void walkRanges(const JobModel& m, int r, ExportSink& sink) {
 /// The analyses of one GPU: iterations not taken from ranges (those are on the thread tracks
 /// already), then the idle gaps.
 void walkDeviceAnalysis(const JobModel& m, int r, const DeviceAnalysis& a, ExportSink& sink) {
-    const int64_t toJob = m.ranks[static_cast<size_t>(r)].toJobNs;
     const IterationSet& its = a.iterations;
     if (its.source != IterationSource::None && its.source != IterationSource::Ranges) {
         std::vector<Interval> items;
         for (size_t i = 0; i < its.iterations.size(); ++i) {
-            const int64_t start = its.iterations[i].startNs + toJob;
-            items.push_back({start, std::max(its.iterations[i].endNs + toJob, start), i});
+            const int64_t start = m.toJob(r, its.iterations[i].startNs);
+            items.push_back({start, std::max(m.toJob(r, its.iterations[i].endNs), start), i});
         }
         emitSlices(sink, r, TrackKind::Slices,
                    gpuTrackPrefix(a.device) + " · iterations (" + toString(its.source) + ")", 0,
@@ -274,7 +271,7 @@ void walkDeviceAnalysis(const JobModel& m, int r, const DeviceAnalysis& a, Expor
     std::vector<std::string> names(gaps.size());
     std::vector<Interval> items;
     for (size_t i = 0; i < gaps.size(); ++i) {
-        const int64_t start = gaps[i].startNs + toJob;
+        const int64_t start = m.toJob(r, gaps[i].startNs);
         items.push_back({start, start + gaps[i].durationNs, i});
         names[i] = std::string("idle: ") + toString(gaps[i].cause);
     }
@@ -333,11 +330,10 @@ void walkCollectives(const JobModel& m, int r, const std::vector<CollectivePart>
 /// on the same track.
 void walkNotes(const JobModel& m, int r, ExportSink& sink) {
     const TraceData& d = m.job.ranks[static_cast<size_t>(r)].trace.data;
-    const int64_t toJob = m.ranks[static_cast<size_t>(r)].toJobNs;
     std::vector<Interval> items;
     for (size_t i = 0; i < d.annotations.size(); ++i) {
-        const int64_t start = d.annotations[i].startNs + toJob;
-        items.push_back({start, std::max(d.annotations[i].endNs + toJob, start), i});
+        const int64_t start = m.toJob(r, d.annotations[i].startNs);
+        items.push_back({start, std::max(m.toJob(r, d.annotations[i].endNs), start), i});
     }
     emitSlices(sink, r, TrackKind::Slices, "notes", 0, std::move(items), [&](size_t i) {
         const trace::Annotation& a = d.annotations[i];

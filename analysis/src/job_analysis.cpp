@@ -281,7 +281,7 @@ trace::Result<DeviceAnalysis> analyzeDevice(const RankInput& input, size_t input
     if (leakOptions.capacityBytes == 0) {
         leakOptions.capacityBytes = options.capacityBytes;
     }
-    d.leak = analyzeLeak(data, dev, d.iterations, *d.index, leakOptions);
+    d.leak = analyzeLeak(data, dev, d.iterations, *d.index, tl, leakOptions);
     d.liveSet = liveSetEvidence(data, dev, d.index->level());
     if (!d.liveSet.known) {
         // Survivors pair frees with allocations by address: without addresses they are invented.

@@ -123,7 +123,7 @@ void placeRanks(JobModel& m) {
         info.rank = toInt(data.header.rank) >= 0 ? data.header.rank : trace::kUnknownRank;
         info.path = rank.path;
         info.host = data.header.host;
-        info.toJobNs = rank.clockOffsetNs - origin;
+        info.toJobNs = -origin;
         info.ranges.reserve(data.ranges.size());
         for (size_t i = 0; i < data.ranges.size(); ++i) {
             const trace::RangeEvent e = data.ranges.at(i);
@@ -134,7 +134,17 @@ void placeRanks(JobModel& m) {
     }
 }
 
-/// The drawn form of one timeline of rank `r`, on job time.
+/// The analysis of device `device` of rank `r`, null when the analyses failed.
+const DeviceAnalysis* analysisOf(const JobModel& m, size_t r, trace::DeviceIndex device) {
+    for (const DeviceAnalysis& d : m.analysis.devices) {
+        if (d.input == r && d.device == device) {
+            return &d;
+        }
+    }
+    return nullptr;
+}
+
+/// The drawn form of one timeline of rank `r`, on the job's clock.
 GpuSeries seriesOf(const JobModel& m, size_t r, MemoryTimeline t, int colorIndex) {
     const trace::TraceData& data = m.job.ranks[r].trace.data;
     const int64_t toJob = m.ranks[r].toJobNs;
@@ -144,7 +154,10 @@ GpuSeries seriesOf(const JobModel& m, size_t r, MemoryTimeline t, int colorIndex
     if (const trace::DeviceInfo* dev = data.device(t.device)) {
         g.deviceName = dev->name;
     }
-    g.memory = summarizeMemory(t).shifted(toJob);
+    // The peaks as analyzeJob found them (one computation for every surface); the timeline's own
+    // summary only when there is no analysis to take them from.
+    const DeviceAnalysis* analysed = analysisOf(m, r, t.device);
+    g.memory = (analysed != nullptr ? analysed->memory : summarizeMemory(t)).shifted(toJob);
     // An empty series has no peak; keep its time at the job start, not at the rank origin.
     if (t.allocated.empty()) {
         g.memory.peakAllocatedTimeNs = 0;
@@ -235,7 +248,9 @@ trace::Result<std::shared_ptr<const JobModel>> buildJobModel(trace::Job job, std
             return progress(0.9 * done, stage);
         };
     }
-    options.gpuHourPrice = 0.0;  // the cost inputs; a view prices them
+    if (!options.gpuHourPrice) {
+        options.gpuHourPrice = 0.0;  // the cost inputs; a view prices them
+    }
     std::vector<std::vector<MemoryTimeline>> timelines;
     auto analysed = analyzeJob(inputs, options, analysisProgress, &timelines);
     if (analysed.ok()) {
@@ -284,8 +299,8 @@ JobTimeAxis jobTimeAxis(const trace::Job& job) {
         int64_t first = 0;
         int64_t last = 0;
         if (eventSpan(r.trace.data, first, last)) {
-            origin = std::min(origin, first + r.clockOffsetNs);
-            end = std::max(end, last + r.clockOffsetNs);
+            origin = std::min(origin, first);
+            end = std::max(end, last);
         }
     }
     if (origin > end) {
@@ -295,9 +310,7 @@ JobTimeAxis jobTimeAxis(const trace::Job& job) {
     JobTimeAxis axis;
     axis.originNs = origin;
     axis.durationNs = std::max<int64_t>(1, end - origin);
-    for (const trace::RankTrace& r : job.ranks) {
-        axis.toJobNs.push_back(r.clockOffsetNs - origin);
-    }
+    axis.toJobNs.assign(job.ranks.size(), -origin);
     return axis;
 }
 

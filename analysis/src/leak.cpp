@@ -72,17 +72,14 @@ std::vector<IterationMemory> iterationMemory(const StepSeries& curve,
 
 namespace {
 
-/// The curve of `level` on `device` as the timeline shows it (the producer's totals when it has
-/// them, else the running sum of events).
-StepSeries deviceCurve(const trace::TraceData& data, trace::DeviceIndex device,
-                       trace::MemoryLevel level) {
-    for (MemoryTimeline& t : buildMemoryTimelines(data)) {
-        if (t.device == device) {
-            return level == trace::MemoryLevel::Reserved ? std::move(t.reserved)
-                                                         : std::move(t.allocated);
-        }
+/// The curve of `level` in `timeline` (the producer's totals when it has them, else the running
+/// sum of events); empty without a timeline.
+const StepSeries& levelCurve(const MemoryTimeline* timeline, trace::MemoryLevel level) {
+    static const StepSeries kNone;
+    if (timeline == nullptr) {
+        return kNone;
     }
-    return {};
+    return level == trace::MemoryLevel::Reserved ? timeline->reserved : timeline->allocated;
 }
 
 /// A survivor group while it is being counted: the allocations seen in the current iteration.
@@ -410,7 +407,7 @@ double theilSenSlope(const std::vector<double>& y) {
 
 LeakReport analyzeLeak(const trace::TraceData& data, trace::DeviceIndex device,
                        const IterationSet& iterations, const AllocationIndex& index,
-                       const LeakOptions& options) {
+                       const MemoryTimeline* timeline, const LeakOptions& options) {
     LeakReport r;
     r.device = device;
     r.level = index.level();
@@ -427,7 +424,7 @@ LeakReport analyzeLeak(const trace::TraceData& data, trace::DeviceIndex device,
         r.reason = iterations.reason.empty() ? "no iteration structure." : iterations.reason;
         return r;
     }
-    r.iterations = iterationMemory(deviceCurve(data, device, index.level()), iterations);
+    r.iterations = iterationMemory(levelCurve(timeline, index.level()), iterations);
     decide(r, options);
     std::vector<SurvivorGroup> groups =
         survivorGroups(data, index, iterations, r.survivorIterations, r.firstIterationLeakBytes);
@@ -447,7 +444,11 @@ LeakReport analyzeLeak(const trace::TraceData& data, trace::DeviceIndex device,
 LeakReport analyzeLeak(const trace::TraceData& data, trace::DeviceIndex device,
                        const IterationSet& iterations, const LeakOptions& options) {
     const AllocationIndex index(data, device, detailLevel(data, device));
-    return analyzeLeak(data, device, iterations, index, options);
+    const std::vector<MemoryTimeline> timelines = buildMemoryTimelines(data);
+    const auto own = std::find_if(timelines.begin(), timelines.end(),
+                                  [&](const MemoryTimeline& t) { return t.device == device; });
+    return analyzeLeak(data, device, iterations, index, own == timelines.end() ? nullptr : &*own,
+                       options);
 }
 
 }  // namespace vramscope::analysis

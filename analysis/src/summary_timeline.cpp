@@ -173,7 +173,8 @@ std::vector<trace::DeviceAnalysisSummary> analysesForSummary(const trace::TraceD
             a.iterationStartNs.push_back(it.startNs);
             a.iterationEndNs.push_back(it.endNs);
         }
-        const LeakReport leak = analyzeLeak(data, tl.device, iterations);
+        const AllocationIndex index(data, tl.device, detailLevel(data, tl.device));
+        const LeakReport leak = analyzeLeak(data, tl.device, iterations, index, &tl);
         for (const auto& m : leak.iterations) {
             a.baselineBytes.push_back(m.baselineBytes);
             a.iterationPeakBytes.push_back(m.peakBytes);

@@ -50,13 +50,13 @@ Json operatorRowJson(const OperatorMemoryRow& r, bool peakKnown) {
             {"total_peak_bytes", peak(r.totalPeakBytes)}};
 }
 
-Json operatorsJson(const OperatorMemoryTable& t, int64_t offset) {
+Json operatorsJson(const OperatorMemoryTable& t) {
     Json j;
     j["level"] = trace::toString(t.level);
     j["allocations"] = t.allocations;
     j["bytes"] = t.bytes;
     j["peak_known"] = t.peakKnown;
-    j["peak_time_ns"] = t.peakKnown ? Json(t.peakTimeNs + offset) : Json(nullptr);
+    j["peak_time_ns"] = t.peakKnown ? Json(t.peakTimeNs) : Json(nullptr);
     j["peak_bytes"] = t.peakKnown ? Json(t.peakBytes) : Json(nullptr);
     j["pre_existing_peak_bytes"] = t.peakKnown ? Json(t.preExistingPeakBytes) : Json(nullptr);
     j["rows"] = Json::array();
@@ -211,7 +211,7 @@ bool readAnalysisOptions(CommandContext& ctx, const ParsedArgs& args, const std:
     return true;
 }
 
-void addDeviceAnalysisJson(const DeviceAnalysis& d, int64_t offset, Json& j, size_t maxGaps) {
+void addDeviceAnalysisJson(const DeviceAnalysis& d, Json& j, size_t maxGaps) {
     Json its;
     its["count"] = d.iterations.count();
     its["source"] = toString(d.iterations.source);
@@ -299,7 +299,7 @@ void addDeviceAnalysisJson(const DeviceAnalysis& d, int64_t offset, Json& j, siz
         for (size_t i = 0; i < b.gaps.size() && i < maxGaps; ++i) {
             const IdleGap& g = b.gaps[i];
             j["idle_gaps"].push_back(
-                {{"start_ns", g.startNs + offset},
+                {{"start_ns", g.startNs},
                  {"duration_ns", g.durationNs},
                  {"device", toInt(g.device)},
                  {"cause", toString(g.cause)},
@@ -317,9 +317,9 @@ void addDeviceAnalysisJson(const DeviceAnalysis& d, int64_t offset, Json& j, siz
     j["model_state_bytes"] = d.modelStateBytes >= 0 ? Json(d.modelStateBytes) : Json(nullptr);
     j["model_state_excluded_leak_bytes"] =
         d.modelStateBytes >= 0 ? Json(d.modelStateExcludedLeakBytes) : Json(nullptr);
-    addRolesJson(d, offset, j);
+    addRolesJson(d, j);
     if (d.operators) {
-        j["operators"] = operatorsJson(*d.operators, offset);
+        j["operators"] = operatorsJson(*d.operators);
     }
     j["top_kernels"] = d.kernelTimes ? topKernelsJson(*d.kernelTimes) : Json(nullptr);
     j["ooms"] = Json::array();
@@ -329,7 +329,7 @@ void addDeviceAnalysisJson(const DeviceAnalysis& d, int64_t offset, Json& j, siz
             top.push_back({{"label", g.label}, {"bytes", g.bytes}, {"count", g.count}});
         }
         j["ooms"].push_back(
-            {{"time_ns", o.timeNs + offset},
+            {{"time_ns", o.timeNs},
              {"requested_bytes", o.requestedBytes},
              {"free_bytes", o.freeBytes > 0 ? Json(o.freeBytes) : Json(nullptr)},
              {"allocated_bytes", o.allocatedBytes >= 0 ? Json(o.allocatedBytes) : Json(nullptr)},
@@ -449,6 +449,19 @@ Json costJson(const std::optional<CostEstimate>& cost) {
              "without kernels)"}};
 }
 
+namespace {
+
+/// The earliest start among the collective's participants (its clock: the job's in the model).
+int64_t firstArrivalNs(const MatchedCollective& c) {
+    int64_t first = c.participants.empty() ? 0 : c.participants.front().startNs;
+    for (const CollectiveParticipant& p : c.participants) {
+        first = std::min(first, p.startNs);
+    }
+    return first;
+}
+
+}  // namespace
+
 Json collectivesJson(const JobAnalysis& job, size_t maxCollectives) {
     const CollectiveMatch& m = job.collectives;
     Json j;
@@ -495,12 +508,16 @@ Json collectivesJson(const JobAnalysis& job, size_t maxCollectives) {
              {"ranks", c.participants.size()},
              {"straggler_rank",
               toInt(c.stragglerRank) >= 0 ? Json(toInt(c.stragglerRank)) : Json(nullptr)},
-             {"skew_ns", c.skewNs}});
+             {"skew_ns", c.skewNs},
+             {"first_arrival_ns", firstArrivalNs(c)},
+             {"last_arrival_ns", firstArrivalNs(c) + c.skewNs}});
     }
     return j;
 }
 
-void writeLeakText(const LeakReport& l, std::ostream& os) {
+/// The leak verdict (a summary line) and its reason and survivors.
+void writeLeakText(const LeakReport& l, ReportText& out) {
+    std::ostream& os = out.os();
     os << "  memory per iteration: " << toString(l.verdict);
     if (l.verdict == LeakVerdict::Staircase) {
         os << ", growing " << signedBytes(l.growthBytesPerIteration)
@@ -511,7 +528,9 @@ void writeLeakText(const LeakReport& l, std::ostream& os) {
                << " iterations until full (= (capacity - last peak) / growth)";
         }
     }
-    os << "\n    " << l.reason << "\n";
+    os << "\n";
+    out.take(ReportPart::Device, SummaryRole::Keep);
+    os << "    " << l.reason << "\n";
     for (size_t i = 0; i < l.survivors.size() && i < 3; ++i) {
         const SurvivorGroup& g = l.survivors[i];
         os << "    survivor (made in one iteration, alive two later): "
@@ -519,8 +538,11 @@ void writeLeakText(const LeakReport& l, std::ostream& os) {
     }
 }
 
-void writeDeviceAnalysisText(const DeviceAnalysis& d, std::ostream& os) {
+void writeDeviceAnalysisText(const DeviceAnalysis& d, ReportText& out) {
+    constexpr ReportPart kPart = ReportPart::Device;
+    std::ostream& os = out.os();
     os << rankLabel(d.rank) << " GPU " << toInt(d.device) << ":\n";
+    out.take(kPart, SummaryRole::Heading);
     for (const OomFacts& o : d.ooms) {
         os << "  OUT OF MEMORY at " << formatDuration(o.sinceStartNs)
            << " after the first event: requested " << formatBytes(o.requestedBytes);
@@ -536,6 +558,7 @@ void writeDeviceAnalysisText(const DeviceAnalysis& d, std::ostream& os) {
         os << " (" << o.liveAllocations << (o.liveAllocations == 1 ? " allocation" : " allocations")
            << " alive)";
         os << "; cause: " << toString(diagnoseOom(o, d.memory.capacityBytes).cause) << "\n";
+        out.take(kPart, SummaryRole::Keep);
         if (o.segments.known) {
             // The free space against the request, then the totals it rests on.
             os << "    segments: " << segmentFreeText(o.segments.totals, o.requestedBytes) << "\n"
@@ -550,6 +573,7 @@ void writeDeviceAnalysisText(const DeviceAnalysis& d, std::ostream& os) {
         if (o.roles) {
             os << "    roles then: " << rolesLine(*o.roles) << "\n";
         }
+        out.take(kPart);
     }
     os << "  iterations: " << d.iterations.count() << " (source: " << toString(d.iterations.source)
        << ", confidence " << pct(d.iterations.confidence) << ")";
@@ -558,12 +582,14 @@ void writeDeviceAnalysisText(const DeviceAnalysis& d, std::ostream& os) {
     }
     os << "\n    " << d.iterations.reason << "\n";
     const LeakReport& l = d.leak;
+    out.take(kPart);
     if (d.iterations.source == IterationSource::None) {
         // The reason is the iterations' one, printed above.
         os << "  memory per iteration: inconclusive: no iteration structure (no leak verdict, "
               "survivors or model state)\n";
+        out.take(kPart, SummaryRole::Keep);
     } else {
-        writeLeakText(l, os);
+        writeLeakText(l, out);
     }
     if (!d.liveSet.known && d.memory.peakBytes() > 0 &&
         d.iterations.source != IterationSource::None) {
@@ -588,8 +614,10 @@ void writeDeviceAnalysisText(const DeviceAnalysis& d, std::ostream& os) {
     if (d.operators) {
         writeOperatorsText(*d.operators, os);
     }
+    out.take(kPart);
     if (!d.breakdown) {
         os << "  time: no kernels on this GPU\n";
+        out.take(kPart, SummaryRole::Keep);
         return;
     }
     const TimeBreakdown& b = *d.breakdown;
@@ -601,6 +629,7 @@ void writeDeviceAnalysisText(const DeviceAnalysis& d, std::ostream& os) {
     os << "    compute " << formatDuration(b.computeNs) << ", communication "
        << formatDuration(b.communicationNs) << ", memory " << formatDuration(b.memoryNs)
        << " (unions of compute, NCCL/RCCL, and copy/memset kernels)\n";
+    out.take(kPart, SummaryRole::Keep);  // the time line and its compute line
     os << "    overlap " << formatDuration(b.overlapNs)
        << " (communication also covered by compute) = " << fixed(b.overlapPct, 1)
        << " % of communication; exposed communication " << formatDuration(b.exposedCommunicationNs)
@@ -639,9 +668,12 @@ void writeDeviceAnalysisText(const DeviceAnalysis& d, std::ostream& os) {
     if (d.kernelTimes) {
         writeTopKernelsText(*d.kernelTimes, os);
     }
+    out.take(kPart);
 }
 
-void writeJobAnalysisText(const JobAnalysis& job, std::ostream& os) {
+void writeJobAnalysisText(const JobAnalysis& job, const std::optional<CostEstimate>& cost,
+                          ReportText& out) {
+    std::ostream& os = out.os();
     const CollectiveMatch& m = job.collectives;
     const bool partial = job.coverage.partial();
     if (!job.coverage.notOneJob.empty()) {
@@ -652,6 +684,7 @@ void writeJobAnalysisText(const JobAnalysis& job, std::ostream& os) {
            << (partial ? " (partial: cross-rank figures speak of the ranks present only)" : "")
            << "\n";
     }
+    out.take(ReportPart::Job, SummaryRole::Keep);
     if (m.pointToPoint > 0) {
         os << "  point-to-point operations (send/recv): " << m.pointToPoint
            << ", not matched (a send waits for its peer, not for the last rank)\n";
@@ -664,9 +697,11 @@ void writeJobAnalysisText(const JobAnalysis& job, std::ostream& os) {
               "those functions differ (events dropped or sampled)\n";
     }
     if (!m.collectives.empty()) {
+        out.take(ReportPart::Job);
         os << "\ncollectives across ranks: " << m.collectives.size() << " matched by " << m.method
            << " (from " << m.source << "), " << m.unmatched << " seen on one rank only\n";
         os << "  " << stragglerSummary(job.straggler, m, job.coverage) << "\n";
+        out.take(ReportPart::Collectives, SummaryRole::Keep);
         os << "  last = the rank whose collective starts last"
            << (partial ? " of those present" : "") << "; wait = last start - own start\n";
         for (const RankWait& w : m.ranks) {
@@ -688,16 +723,21 @@ void writeJobAnalysisText(const JobAnalysis& job, std::ostream& os) {
         if (m.collectives.size() > 10) {
             os << "  ... " << m.collectives.size() - 10 << " more (see --json)\n";
         }
+        out.take(ReportPart::Collectives);
     }
+    out.take(ReportPart::Job);
     os << "\nadvice:" << (job.advice.empty() ? " none (no rule fired)" : "") << "\n";
+    out.take(ReportPart::Advice, SummaryRole::Keep);
     for (const Advice& a : job.advice) {
         os << "  [" << toString(a.severity) << "] " << a.rule << ": " << a.message << "\n";
+        out.take(ReportPart::Advice, SummaryRole::Entry);
     }
     writeChecklist(os, job.assessments);
-    if (job.cost && !job.cost->known) {
-        os << "\ncost: unknown (" << job.cost->unknownReason << ")\n";
-    } else if (job.cost) {
-        const CostEstimate& c = *job.cost;
+    out.take(ReportPart::Checklist);
+    if (cost && !cost->known) {
+        os << "\ncost: unknown (" << cost->unknownReason << ")\n";
+    } else if (cost) {
+        const CostEstimate& c = *cost;
         os << "\ncost: " << formatAmount(c.totalCost) << " = " << formatAmount(c.gpuHours)
            << " GPU-hours x " << formatAmount(c.input.gpuHourPrice)
            << " per GPU-hour; GPU-hours = " << c.input.gpus
@@ -713,6 +753,7 @@ void writeJobAnalysisText(const JobAnalysis& job, std::ostream& os) {
             os << "unknown (no kernel records: idle time needs kernels)\n";
         }
     }
+    out.take(ReportPart::Cost, SummaryRole::Keep);
 }
 
 }  // namespace vramscope::app

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_command.h"
+#include "report_lines.h"
 #include "vramscope/analysis/check_rules.h"
 #include "vramscope/analysis/job_analysis.h"
 
@@ -45,10 +46,11 @@ bool readCheckRules(CommandContext& ctx, const ParsedArgs& args, const std::stri
 /// requested_bytes, free_bytes, allocated_bytes, reserved_bytes, live_allocations,
 /// largest_free_block_bytes, segment_free_bytes, cause (toString of diagnoseOom's OomCause),
 /// segments (segmentsJson at the OOM; null, with segments_unknown_reason, when unknown),
-/// top_live: [{label, bytes, count}]}] to a device's JSON object. Times are put on the job's axis
-/// with `clockOffsetNs`.
-void addDeviceAnalysisJson(const analysis::DeviceAnalysis& d, int64_t clockOffsetNs,
-                           nlohmann::ordered_json& j, size_t maxGaps = 20);
+/// top_live: [{label, bytes, count}]}] to a device's JSON object. Every time ("*_time_ns",
+/// "time_ns", "start_ns") is on the rank's own clock (its trace's timestamps), as DeviceAnalysis
+/// holds it; durations ("*_ns" of a length) need no clock.
+void addDeviceAnalysisJson(const analysis::DeviceAnalysis& d, nlohmann::ordered_json& j,
+                           size_t maxGaps = 20);
 
 /// {"segments", "reserved_bytes", "allocated_bytes", "free_bytes", "largest_free_block_bytes",
 /// "fragmentation" (null when nothing is free), "request_bytes" (null for 0), "blocks",
@@ -70,14 +72,23 @@ nlohmann::ordered_json assessmentsJson(const std::vector<analysis::AdviceAssessm
 /// {"gpu_hour_price", "gpus", "step_time_ns", ...} or null.
 nlohmann::ordered_json costJson(const std::optional<analysis::CostEstimate>& cost);
 /// {"method", "source", "matched", "unmatched", "point_to_point", "partial", "straggler",
-/// "ranks": [...], "collectives": [...]} of the job's matched collectives; "partial": the waits
-/// and last arrivals count the ranks present only.
+/// "ranks": [...], "collectives": [{"function", "sequence", "communicator_hash", "bytes",
+/// "ranks", "straggler_rank", "skew_ns", "first_arrival_ns", "last_arrival_ns"}]} of the job's
+/// matched collectives; "partial": the waits and last arrivals count the ranks present only.
+/// first_arrival_ns / last_arrival_ns: the earliest and the latest participant's start, on the
+/// job's clock (ns from the job's earliest event) when `job` is JobModel::analysis, as report
+/// prints it.
 nlohmann::ordered_json collectivesJson(const analysis::JobAnalysis& job,
                                        size_t maxCollectives = 100);
 
-/// One device's analyses in words, each number with its formula.
-void writeDeviceAnalysisText(const analysis::DeviceAnalysis& d, std::ostream& os);
-/// Collectives, advice and cost in words.
-void writeJobAnalysisText(const analysis::JobAnalysis& job, std::ostream& os);
+/// One device's analyses in words, each number with its formula, as lines of `out`: its heading,
+/// then ReportPart::Device lines; the OOM lines, the leak verdict and the time and compute lines
+/// are the summary's (SummaryRole::Keep).
+void writeDeviceAnalysisText(const analysis::DeviceAnalysis& d, ReportText& out);
+/// Collectives, advice and, when `cost` is given (a price was), the cost, in words, as lines of
+/// `out`. The summary's: the job's coverage line, the collectives' count and straggler lines,
+/// the advice (each entry's first line SummaryRole::Entry) and the cost.
+void writeJobAnalysisText(const analysis::JobAnalysis& job,
+                          const std::optional<analysis::CostEstimate>& cost, ReportText& out);
 
 }  // namespace vramscope::app

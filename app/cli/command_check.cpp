@@ -6,6 +6,7 @@
 
 #include "analysis_report.h"
 #include "cli_command.h"
+#include "job_model_loader.h"
 #include "vramscope/analysis/check_rules.h"
 #include "vramscope/analysis/text_format.h"
 
@@ -243,20 +244,20 @@ int runCheck(CommandContext& ctx) {
     if (!readAnalysisOptions(ctx, *args, help, analysisOptions)) {
         return kExitUsage;
     }
-    auto job = loadJob(ctx, args->positional);
-    if (!job) {
+    const auto model = loadJobModel(ctx, args->positional, analysisOptions);
+    if (!model) {
         return kExitUnreadable;
     }
-    auto analysed = analyzeJob(analysis::rankInputs(*job), analysisOptions);
-    if (!analysed.ok()) {
-        return usageError(ctx, analysed.error().message, help);
+    if (!model->analysisProblem.empty()) {
+        return usageError(ctx, model->analysisProblem, help);
     }
-    for (size_t i = 0; i < job->ranks.size(); ++i) {
-        for (const trace::DataLoss& l : job->ranks[i].trace.data.dataLoss) {
-            ctx.out << "DATA LOSS " << job->ranks[i].path << ": " << trace::describe(l) << "\n";
+    const trace::Job& job = model->job;
+    for (size_t i = 0; i < job.ranks.size(); ++i) {
+        for (const trace::DataLoss& l : job.ranks[i].trace.data.dataLoss) {
+            ctx.out << "DATA LOSS " << job.ranks[i].path << ": " << trace::describe(l) << "\n";
         }
     }
-    const std::vector<RuleResult> results = evaluateRules(*analysed, rules, analysisOptions);
+    const std::vector<RuleResult> results = evaluateRules(model->analysis, rules, analysisOptions);
     for (const RuleResult& r : results) {
         const bool wholeJob = r.input == SIZE_MAX;
         ctx.out << toString(r.outcome) << " " << r.rule << ": "

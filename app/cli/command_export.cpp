@@ -10,6 +10,7 @@
 
 #include "cli_command.h"
 #include "flame_selection.h"
+#include "job_model_loader.h"
 #include "vramscope/analysis/chrome_trace_export.h"
 #include "vramscope/analysis/csv_export.h"
 #include "vramscope/analysis/export_formats.h"
@@ -64,12 +65,7 @@ constexpr FormatOption kFormatOptions[] = {
 /// through the same functions. Null after writing the error to ctx.err.
 std::shared_ptr<const analysis::JobModel> buildModel(CommandContext& ctx, trace::Job job,
                                                      const std::vector<std::string>& inputs) {
-    auto model = analysis::buildJobModel(std::move(job), analysis::jobTitle(inputs));
-    if (!model.ok()) {
-        ctx.err << "vramscope-cli export: " << model.error().describe() << "\n";
-        return nullptr;
-    }
-    return std::move(model).value();
+    return modelOfJob(ctx, std::move(job), analysis::jobTitle(inputs), {});
 }
 
 /// Perfetto and Chrome JSON: the whole job.

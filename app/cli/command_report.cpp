@@ -4,6 +4,7 @@
 #include "analysis_report.h"
 #include "cli_command.h"
 #include "device_report.h"
+#include "job_model_loader.h"
 #include "vramscope/bundled_sample.h"
 
 namespace vramscope::app {
@@ -37,7 +38,12 @@ int runReport(CommandContext& ctx) {
         "\"live_set_reason\" (why not: e.g. allocations without addresses), ...}], "
         "\"data_loss\": [...]};\nunknown values are null. peak_time_ns is the time of the "
         "allocated\n"
-        "peak (of the reserved peak when allocated is unknown) in the trace's own clock.\n\n"
+        "peak (of the reserved peak when allocated is unknown) on the rank's own clock.\n"
+        "Clocks: times of one GPU (peak_time_ns, peak_reserved_time_ns, ooms' time_ns, idle\n"
+        "gaps' start_ns, roles' time_ns, operators' peak_time_ns) are on the rank's own clock\n"
+        "(the trace's timestamps); collectives' first_arrival_ns and last_arrival_ns are on\n"
+        "the job's clock (ns from the job's earliest event, as the GUI's axis); other *_ns\n"
+        "keys are durations.\n\n"
         "Analyses: each device adds \"iterations\" {count, source, confidence, reason, and\n"
         "period_* when a period was looked for}, \"leak\" {verdict, growth_bytes_per_iteration,\n"
         "iterations_to_oom, survivors [{description, size_bytes, iterations, ...}]},\n"
@@ -64,7 +70,7 @@ int runReport(CommandContext& ctx) {
     if (!readAnalysisOptions(ctx, *args, help, analysisOptions)) {
         return kExitUsage;
     }
-    std::optional<trace::Job> job;
+    std::shared_ptr<const analysis::JobModel> model;
     if (args->positional.empty()) {
         auto bundled = openBundledSample();
         if (!bundled.ok()) {
@@ -73,14 +79,14 @@ int runReport(CommandContext& ctx) {
         }
         ctx.err << "vramscope-cli report: no input given; reporting the bundled sample job ("
                 << bundled->ranks.size() << " ranks)\n";
-        job = std::move(bundled).value();
+        model = modelOfJob(ctx, std::move(bundled).value(), "bundled sample", analysisOptions);
     } else {
-        job = loadJob(ctx, args->positional, args->has("--keep-going"));
-        if (!job) {
-            return kExitUnreadable;
-        }
+        model = loadJobModel(ctx, args->positional, analysisOptions, args->has("--keep-going"));
     }
-    const JobReport report = buildJobReport(*job, analysisOptions);
+    if (!model) {
+        return kExitUnreadable;
+    }
+    const JobReport report = buildJobReport(model, analysisOptions);
     if (args->has("--json")) {
         ctx.out << report.toJson().dump(2) << "\n";
     } else {

@@ -89,18 +89,12 @@ int runReview(CommandContext& ctx) {
         return kExitUsage;
 
     HeadlessApplication app;
-    std::optional<trace::Job> loaded = loadJob(ctx, args->positional);
-    if (!loaded)
+    const std::shared_ptr<const analysis::JobModel> job =
+        loadJobModel(ctx, args->positional, analysisOptions);
+    if (!job)
         return kExitUnreadable;
-    // The summary's figures are the report's: the same builder and writer `report` uses.
-    const JobReport report = buildJobReport(*loaded, analysisOptions);
-    auto built = analysis::buildJobModel(std::move(*loaded), analysis::jobTitle(args->positional),
-                                         {}, analysisOptions);
-    if (!built.ok()) {
-        ctx.err << "vramscope-cli review: " << built.error().describe() << "\n";
-        return kExitUnreadable;
-    }
-    const std::shared_ptr<const analysis::JobModel> job = std::move(built).value();
+    // The summary's figures are the report's: the same model, builder and lines `report` uses.
+    const JobReport report = buildJobReport(job, analysisOptions);
     std::vector<trace::Note> user;
     if (!readJobNotes(ctx, args->positional, *job, args->value("--notes"), user))
         return kExitUnreadable;

@@ -69,7 +69,7 @@ Json DeviceReport::toJson() const {
     j["live_set_reason"] = liveSetKnown ? Json(nullptr) : Json(liveSetReason);
     j["capacity_given"] = capacityGiven;
     if (analysis) {
-        addDeviceAnalysisJson(*analysis, clockOffsetNs, j);
+        addDeviceAnalysisJson(*analysis, j);
     }
     return j;
 }
@@ -132,92 +132,101 @@ Json JobReport::toJson() const {
         j["collectives"] = collectivesJson(*analysis);
         j["advice"] = adviceJson(analysis->advice);
         j["assessments"] = assessmentsJson(analysis->assessments);
-        j["cost"] = costJson(analysis->cost);
+        j["cost"] = costJson(cost);
     }
     return j;
 }
 
-JobReport buildJobReport(const trace::Job& job,
+namespace {
+
+std::optional<int32_t> rankOf(const trace::TraceData& data) {
+    return data.header.rank == trace::kUnknownRank ? std::nullopt
+                                                   : std::optional(toInt(data.header.rank));
+}
+
+/// The report's row of one drawn GPU: its figures as the analysis found them (DeviceAnalysis,
+/// rank clock), or, when the analysis failed, the series' own summary moved back to the rank's
+/// clock.
+DeviceReport deviceRow(const analysis::JobModel& model, const analysis::GpuSeries& g,
+                       std::shared_ptr<const analysis::DeviceAnalysis> analysed) {
+    const auto r = size_t(g.key.rankIndex);
+    const trace::RankTrace& rt = model.job.ranks[r];
+    DeviceReport d;
+    d.file = rt.path;
+    d.rank = rankOf(rt.trace.data);
+    d.device = g.key.device;
+    if (!g.deviceName.empty()) {
+        d.name = g.deviceName;
+    }
+    const analysis::MemorySummary m =
+        analysed ? analysed->memory : g.memory.shifted(model.toRank(g.key.rankIndex, 0));
+    if (m.capacityBytes > 0) {
+        d.capacityBytes = m.capacityBytes;
+        d.capacityGiven = analysed && analysed->capacityGiven;
+    }
+    d.allocatedSource = g.allocatedSource;
+    d.reservedSource = g.reservedSource;
+    if (m.hasAllocated) {
+        d.peakAllocatedBytes = m.peakAllocatedBytes;
+    }
+    if (m.hasReserved) {
+        d.peakReservedBytes = m.peakReservedBytes;
+        d.peakReservedTimeNs = m.peakReservedTimeNs;
+    }
+    if (m.hasData()) {
+        d.peakTimeNs = m.detailPeakTimeNs();
+    }
+    d.memoryEvents = m.memoryEvents;
+    const analysis::LiveSetEvidence live =
+        analysed ? analysed->liveSet
+                 : analysis::liveSetEvidence(rt.trace.data, g.key.device,
+                                             analysis::detailLevel(rt.trace.data, g.key.device));
+    d.liveSetKnown = live.known;
+    d.liveSetReason = live.reason;
+    if (const auto span = traceTimeSpan(rt.trace.data)) {
+        d.traceStartNs = span->firstNs;
+    }
+    d.analysis = std::move(analysed);
+    return d;
+}
+
+}  // namespace
+
+JobReport buildJobReport(std::shared_ptr<const analysis::JobModel> model,
                          const analysis::JobAnalysisOptions& analysisOptions) {
     JobReport report;
-    // The analyses build every timeline once and hand them out; when they fail (a bad iteration
-    // regex), the timelines are built here so that the peaks are still reported.
-    std::vector<std::vector<analysis::MemoryTimeline>> timelines;
-    if (auto analysed =
-            analysis::analyzeJob(analysis::rankInputs(job), analysisOptions, {}, &timelines);
-        analysed.ok()) {
-        report.analysis =
-            std::make_shared<const analysis::JobAnalysis>(std::move(analysed).value());
-    } else {
-        timelines.clear();
-        for (const auto& rt : job.ranks) {
-            timelines.push_back(analysis::buildMemoryTimelines(rt.trace.data));
+    report.model = model;
+    const analysis::JobModel& m = *model;
+    if (m.analysisProblem.empty()) {
+        report.analysis = std::shared_ptr<const analysis::JobAnalysis>(model, &m.analysis);
+        // The model always holds the cost inputs (price 0); the report prices only when asked.
+        if (analysisOptions.gpuHourPrice) {
+            report.cost = m.analysis.cost;
         }
     }
-    // The analysis of device `dev` of input `input`, sharing ownership with report.analysis.
+    // The analysis of device `dev` of input `input`, sharing ownership with the model.
     auto analysisOf = [&](size_t input, trace::DeviceIndex dev) {
         std::shared_ptr<const analysis::DeviceAnalysis> found;
         if (report.analysis) {
-            for (const auto& a : report.analysis->devices) {
+            for (const auto& a : m.analysis.devices) {
                 if (a.input == input && a.device == dev) {
-                    found = std::shared_ptr<const analysis::DeviceAnalysis>(report.analysis, &a);
+                    found = std::shared_ptr<const analysis::DeviceAnalysis>(model, &a);
                 }
             }
         }
         return found;
     };
-    for (const auto& rt : job.ranks) {
-        const auto& data = rt.trace.data;
+    for (size_t input = 0; input < m.job.ranks.size(); ++input) {
+        const trace::RankTrace& rt = m.job.ranks[input];
         report.sources.push_back(rt.path);
-        const std::optional<int32_t> rank = data.header.rank == trace::kUnknownRank
-                                                ? std::nullopt
-                                                : std::optional(toInt(data.header.rank));
-        const auto span = traceTimeSpan(data);
-        for (const auto& tl : timelines[size_t(&rt - job.ranks.data())]) {
-            DeviceReport d;
-            d.file = rt.path;
-            d.rank = rank;
-            d.device = tl.device;
-            if (const auto* info = data.device(tl.device); info != nullptr && !info->name.empty()) {
-                d.name = info->name;
+        for (const analysis::GpuSeries& g : m.gpus) {
+            if (size_t(g.key.rankIndex) == input) {
+                report.devices.push_back(deviceRow(m, g, analysisOf(input, g.key.device)));
             }
-            const analysis::MemorySummary m = analysis::summarizeMemory(tl);
-            if (m.capacityBytes > 0) {
-                d.capacityBytes = m.capacityBytes;
-            }
-            d.allocatedSource = tl.allocatedSource;
-            d.reservedSource = tl.reservedSource;
-            if (m.hasAllocated) {
-                d.peakAllocatedBytes = m.peakAllocatedBytes;
-            }
-            if (m.hasReserved) {
-                d.peakReservedBytes = m.peakReservedBytes;
-                d.peakReservedTimeNs = m.peakReservedTimeNs + rt.clockOffsetNs;
-            }
-            if (m.hasData()) {
-                d.peakTimeNs = m.detailPeakTimeNs() + rt.clockOffsetNs;
-            }
-            d.memoryEvents = tl.memoryEvents;
-            const analysis::LiveSetEvidence live =
-                analysis::liveSetEvidence(data, tl.device, analysis::detailLevel(data, tl.device));
-            d.liveSetKnown = live.known;
-            d.liveSetReason = live.reason;
-            if (span) {
-                d.traceStartNs = span->firstNs + rt.clockOffsetNs;
-            }
-            // Add analyses here: fill the new DeviceReport fields from `data` and `tl`.
-            d.analysis = analysisOf(size_t(&rt - job.ranks.data()), tl.device);
-            if (d.analysis && d.analysis->capacityGiven) {
-                d.capacityBytes = d.analysis->memory.capacityBytes;
-                d.capacityGiven = true;
-            }
-            d.clockOffsetNs = rt.clockOffsetNs;
-            report.devices.push_back(std::move(d));
         }
         // Devices with kernels but no memory information and no header entry.
-        const size_t input = size_t(&rt - job.ranks.data());
         static const std::vector<analysis::DeviceAnalysis> kNone;
-        for (const auto& a : report.analysis ? report.analysis->devices : kNone) {
+        for (const auto& a : report.analysis ? m.analysis.devices : kNone) {
             const bool listed = std::any_of(
                 report.devices.begin(), report.devices.end(), [&](const DeviceReport& r) {
                     return r.analysis && r.analysis->input == input && r.device == a.device;
@@ -225,18 +234,17 @@ JobReport buildJobReport(const trace::Job& job,
             if (a.input == input && !listed) {
                 DeviceReport d;
                 d.file = rt.path;
-                d.rank = rank;
+                d.rank = rankOf(rt.trace.data);
                 d.device = a.device;
                 d.liveSetReason =
                     "it has no memory events, so what is alive at a time is not "
                     "recorded";
                 d.analysis = analysisOf(input, a.device);
-                d.clockOffsetNs = rt.clockOffsetNs;
                 report.devices.push_back(std::move(d));
             }
         }
-        for (const auto& loss : data.dataLoss) {
-            report.dataLoss.push_back(DataLossEntry{rt.path, rank, loss});
+        for (const auto& loss : rt.trace.data.dataLoss) {
+            report.dataLoss.push_back(DataLossEntry{rt.path, rankOf(rt.trace.data), loss});
         }
     }
     report.gpusRecorded =
@@ -304,10 +312,14 @@ void writeSources(const JobReport& report, std::ostream& os) {
 
 }  // namespace
 
-void writeTextReport(const JobReport& report, std::ostream& os) {
+ReportText reportText(const JobReport& report) {
+    ReportText out;
+    std::ostream& os = out.os();
     os << "vramscope report: " << report.sources.size()
        << (report.sources.size() == 1 ? " input, " : " inputs, ") << report.devices.size()
-       << (report.devices.size() == 1 ? " device" : " devices") << "\n\n";
+       << (report.devices.size() == 1 ? " device" : " devices") << "\n";
+    out.take(ReportPart::Head, SummaryRole::Keep);
+    os << "\n";
     if (report.gpusRecorded > 0) {
         std::vector<std::vector<std::string>> rows = {{"rank", "device", "name", "capacity",
                                                        "peak allocated", "peak reserved", "peak at",
@@ -341,19 +353,33 @@ void writeTextReport(const JobReport& report, std::ostream& os) {
         }
         os << ", so there is no memory or time per GPU to report.\n";
     }
+    out.take(ReportPart::Table, SummaryRole::Keep);
     os << "\ndata loss:" << (report.dataLoss.empty() ? " none" : "") << "\n";
     for (const auto& l : report.dataLoss) {
         os << "  " << l.file << ": " << trace::describe(l.loss) << "\n";
     }
     if (report.analysis) {
-        os << "\nanalyses (formulas in parentheses):\n";
+        os << "\n";  // kept with the data loss: the summary's GPUs follow it
+    }
+    out.take(ReportPart::DataLoss, SummaryRole::Keep);
+    if (report.analysis) {
+        os << "analyses (formulas in parentheses):\n";
+        out.take(ReportPart::Analyses);
         // A job with no GPU has no per-GPU analyses to state (the line above says why).
         for (const auto& d : report.analysis->devices) {
             if (report.gpusRecorded > 0) {
-                writeDeviceAnalysisText(d, os);
+                writeDeviceAnalysisText(d, out);
             }
         }
-        writeJobAnalysisText(*report.analysis, os);
+        writeJobAnalysisText(*report.analysis, report.cost, out);
+    }
+    return out;
+}
+
+void writeTextReport(const JobReport& report, std::ostream& os) {
+    const ReportText text = reportText(report);
+    for (const ReportLine& line : text.lines()) {
+        os << line.text << "\n";
     }
 }
 

@@ -1,11 +1,17 @@
 #pragma once
-// The model behind `vramscope-cli report`: one DeviceReport per (rank, device), built from the
-// analyses, written as JSON (nlohmann::ordered_json, keys in a fixed order) or as a text table.
+// What `vramscope-cli report` presents of the job model: one DeviceReport per (rank, device),
+// filled from the model's analyses (DeviceAnalysis, GpuSeries; nothing is computed again here),
+// written as JSON (nlohmann::ordered_json, keys in a fixed order) or as a text table.
 //
-// To report more (leaks, iterations, time breakdown, advice, cost): add a field to DeviceReport
-// (std::optional when it can be unknown), fill it in buildJobReport() (device_report.cpp, marked
-// "add analyses here"), write it in DeviceReport::toJson() (null when unknown) and, if it is short,
-// as a column or a line in writeTextReport(). Per-job results go in JobReport the same way.
+// To report more: compute it in the analysis (DeviceAnalysis / JobAnalysis, analyzeJob), then
+// add a field to DeviceReport (std::optional when it can be unknown), fill it in
+// buildJobReport() (device_report.cpp), write it in DeviceReport::toJson() (null when unknown)
+// and, if it is short, as a column or a line in writeTextReport(). Per-job results go in
+// JobReport the same way.
+//
+// Clocks: per-device times (peaks, OOMs, gaps) are on the rank's own clock (its trace's
+// timestamps); cross-rank times (collectives) on the job's clock (ns from the job's earliest
+// event), as in the job model.
 
 #include <cstdint>
 #include <iosfwd>
@@ -16,7 +22,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "report_lines.h"
 #include "vramscope/analysis/job_analysis.h"
+#include "vramscope/analysis/job_model.h"
 #include "vramscope/analysis/memory_timeline.h"
 #include "vramscope/trace/open_trace.h"
 
@@ -34,12 +42,12 @@ struct DeviceReport {
     bool capacityGiven = false;  ///< capacityBytes is --capacity's: the trace names none
     std::optional<int64_t> peakAllocatedBytes;
     std::optional<int64_t> peakReservedBytes;
-    /// Time of the allocated peak, or of the reserved peak when allocated is unknown (ns, the
-    /// job's time axis: the rank's clock plus RankTrace::clockOffsetNs).
+    /// Time of the allocated peak, or of the reserved peak when allocated is unknown
+    /// (MemorySummary::detailPeakTimeNs; ns on the rank's own clock).
     std::optional<int64_t> peakTimeNs;
-    std::optional<int64_t> peakReservedTimeNs;
-    uint64_t memoryEvents = 0;            ///< memory events of both levels on this device
-    std::optional<int64_t> traceStartNs;  ///< the rank's first event (job axis), for the text form
+    std::optional<int64_t> peakReservedTimeNs;  ///< the reserved peak, ns on the rank's clock
+    uint64_t memoryEvents = 0;                  ///< memory events of both levels on this device
+    std::optional<int64_t> traceStartNs;  ///< the rank's first event (rank's clock), for the text
     analysis::SeriesSource allocatedSource = analysis::SeriesSource::None;
     analysis::SeriesSource reservedSource = analysis::SeriesSource::None;
     /// Whether the allocations alive at a time can be rebuilt (analysis::liveSetEvidence at the
@@ -48,15 +56,15 @@ struct DeviceReport {
     std::string liveSetReason;
     // Add further per-device analyses here (see the file comment).
     /// Iterations, leak, time breakdown, idle gaps and model state (written by
-    /// analysis_report.h); null when the job was not analysed. Times inside are in the rank's
-    /// clock.
+    /// analysis_report.h); points into the job model; null when the job was not analysed. Times
+    /// inside are on the rank's clock.
     std::shared_ptr<const analysis::DeviceAnalysis> analysis;
-    int64_t clockOffsetNs = 0;  ///< the rank's RankTrace::clockOffsetNs
 
     /// {"rank", "device", "name", "capacity_bytes", "peak_allocated_bytes",
     /// "peak_reserved_bytes", "peak_time_ns", "memory_events", then "file",
     /// "peak_reserved_time_ns", "allocated_source", "reserved_source", "live_set_known",
-    /// "live_set_reason" (null when known), "capacity_given"}; null when unknown.
+    /// "live_set_reason" (null when known), "capacity_given"}; null when unknown. peak_time_ns and
+    /// peak_reserved_time_ns are on the rank's own clock.
     Json toJson() const;
 };
 
@@ -82,9 +90,15 @@ struct JobReport {
     /// a header names that recorded nothing. 0: the report says analysis::kNoGpuMessage.
     size_t gpusRecorded = 0;
     // Add per-job analyses here (see the file comment).
-    /// Every analysis of the job: collectives across ranks, advice and cost (and the devices'
-    /// analyses the DeviceReports point into); null when not analysed.
+    /// Every analysis of the job: collectives across ranks (job clock), advice (and the
+    /// devices' analyses the DeviceReports point into); points into `model`; null when the
+    /// analysis failed (JobModel::analysisProblem).
     std::shared_ptr<const analysis::JobAnalysis> analysis;
+    /// The cost estimate, only when a --gpu-hour-price was given (the model holds the inputs
+    /// always, priced 0).
+    std::optional<analysis::CostEstimate> cost;
+    /// The job model everything above was taken from (kept alive by the report).
+    std::shared_ptr<const analysis::JobModel> model;
 
     /// {"source": [...], "gpus": gpusRecorded, "message": analysis::kNoGpuMessage when it is 0
     /// (else null),
@@ -92,9 +106,12 @@ struct JobReport {
     Json toJson() const;
 };
 
-/// Runs the analyses over every rank of `job`. Devices with no memory information at all (no
-/// events, no counters) but listed in a header are reported with null peaks.
-JobReport buildJobReport(const trace::Job& job,
+/// The report of an analysed job: one row per GPU of `model` (its GpuSeries, with the figures of
+/// its DeviceAnalysis), then the devices with kernels but no memory information. Devices listed
+/// in a header without any memory information (no events, no counters) are reported with null
+/// peaks. `analysisOptions` are those the model was built with (the cost is shown only with a
+/// price). Computes nothing the model holds; `model` must not be null.
+JobReport buildJobReport(std::shared_ptr<const analysis::JobModel> model,
                          const analysis::JobAnalysisOptions& analysisOptions = {});
 
 /// First and last timestamp of any event in a trace (ns, its own clock); nullopt when it has none.
@@ -104,7 +121,13 @@ struct TimeSpan {
 };
 std::optional<TimeSpan> traceTimeSpan(const trace::TraceData& data);
 
-/// A readable table: one row per device with binary units and % of capacity, then data loss.
+/// The text report as lines (report_lines.h): the head, a table with one row per device in
+/// binary units and % of capacity, the data loss, then each GPU's analyses and the job's, each
+/// line with its part and its role on the review's summary page. Made once; writeTextReport
+/// prints it, the review's summary picks from it.
+ReportText reportText(const JobReport& report);
+
+/// Prints every line of reportText(report).
 void writeTextReport(const JobReport& report, std::ostream& os);
 
 }  // namespace vramscope::app

@@ -39,7 +39,7 @@ struct FlameSelection {
     trace::TimestampNs spanFirstNs = 0;  ///< the GPU's first memory event (trace clock)
     trace::TimestampNs spanLastNs = 0;   ///< the trace's last event
 
-    /// TIME as --at reads it: "peak", "oom", an integer (ns in the trace's own clock, the clock
+    /// TIME as --at reads it: "peak", "oom", an integer (ns on the rank's own clock, the clock
     /// of report --json's peak_time_ns), or a number with a unit (s, ms, us, ns) counted from
     /// the GPU's first memory event; a time outside [spanFirstNs, spanLastNs] is refused. nullopt
     /// with the usage error written on a bad or out-of-span time.

@@ -123,20 +123,6 @@ std::optional<QSize> parseSize(std::string_view text) {
     return QSize(int(*w), int(*h));
 }
 
-std::shared_ptr<const analysis::JobModel> loadJobModel(
-    CommandContext& ctx, const std::vector<std::string>& paths,
-    const analysis::JobAnalysisOptions& options) {
-    std::optional<trace::Job> job = loadJob(ctx, paths);
-    if (!job)
-        return nullptr;
-    auto model = analysis::buildJobModel(std::move(*job), analysis::jobTitle(paths), {}, options);
-    if (!model.ok()) {
-        ctx.err << "vramscope-cli " << ctx.command << ": " << model.error().describe() << "\n";
-        return nullptr;
-    }
-    return std::move(model).value();
-}
-
 bool readJobNotes(CommandContext& ctx, const std::vector<std::string>& paths,
                   const analysis::JobModel& job, const std::optional<std::string>& notesPath,
                   std::vector<trace::Note>& notes) {

@@ -1,6 +1,6 @@
 #pragma once
 // What the drawing commands (render, review) share: a QApplication made on demand (offscreen
-// when no platform is set, so no display is needed), the job model, the notes file, and the
+// when no platform is set, so no display is needed), the notes file, and the
 // parsing of --range, --gpu and --size. Built only with Qt (vramscope_cli_qt).
 
 #include <QSize>
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cli_command.h"
+#include "job_model_loader.h"
 #include "vramscope/analysis/job_analysis.h"
 #include "vramscope/analysis/job_model.h"
 #include "vramscope/trace/notes.h"
@@ -45,12 +46,6 @@ std::optional<analysis::GpuKey> parseGpu(std::string_view text, const analysis::
 
 /// "WxH" between 200x150 and 20000x20000 logical px; nullopt otherwise.
 std::optional<QSize> parseSize(std::string_view text);
-
-/// The job of `paths` as the GUI builds it (loadJob, then buildJobModel with `options` and the
-/// title analysis::jobTitle). Null after writing why to ctx.err (the command then exits 3).
-std::shared_ptr<const analysis::JobModel> loadJobModel(
-    CommandContext& ctx, const std::vector<std::string>& paths,
-    const analysis::JobAnalysisOptions& options = {});
 
 /// The notes for `job`, opened from `paths` (the sidecar must name the inputs that are files
 /// and the rank files read from directories, by content hash): from `notesPath` when given (an

@@ -43,7 +43,7 @@ Json roleBytesJson(const analysis::RolesAt& roles) {
     return j;
 }
 
-void addRolesJson(const analysis::DeviceAnalysis& d, int64_t offset, Json& j) {
+void addRolesJson(const analysis::DeviceAnalysis& d, Json& j) {
     if (!d.rolesAtPeak || !d.roles) {
         j["roles_at_peak"] = nullptr;
         j["roles"] = {{"unknown_reason", noRolesReason(d)}};
@@ -65,7 +65,7 @@ void addRolesJson(const analysis::DeviceAnalysis& d, int64_t offset, Json& j) {
         }
     }
     j["roles"] = {{"phase_source", d.roles->phaseSource()},
-                  {"time_ns", d.rolesAtPeak->timeNs + offset},
+                  {"time_ns", d.rolesAtPeak->timeNs},
                   {"level", trace::toString(d.roles->level())},
                   {"allocations", d.rolesAtPeak->allocations},
                   {"kept_activation_bytes", d.rolesAtPeak->keptActivationBytes},
@@ -76,7 +76,7 @@ void addRolesJson(const analysis::DeviceAnalysis& d, int64_t offset, Json& j) {
     for (const analysis::IterationRoles& it : d.iterationRoles) {
         its.push_back({{"iteration", it.number},
                        {"peak_bytes", it.peakBytes},
-                       {"time_ns", it.roles.timeNs + offset},
+                       {"time_ns", it.roles.timeNs},
                        {"roles", roleBytesJson(it.roles)}});
     }
     j["iteration_roles"] = its;

@@ -20,9 +20,8 @@ nlohmann::ordered_json roleBytesJson(const analysis::RolesAt& roles);
 /// "rules": {rule description: allocations over the trace}, "rules_at_peak": {rule description:
 /// bytes at the peak}, "unknown_reason" (null when roles are known)} and
 /// "iteration_roles" [{"iteration", "peak_bytes", "roles": roleBytesJson}] at each iteration's
-/// peak. Times on the job's axis with `clockOffsetNs`.
-void addRolesJson(const analysis::DeviceAnalysis& d, int64_t clockOffsetNs,
-                  nlohmann::ordered_json& j);
+/// peak. Times ("time_ns") are on the rank's own clock.
+void addRolesJson(const analysis::DeviceAnalysis& d, nlohmann::ordered_json& j);
 
 /// "activations 5.10 GiB, persistent 1.19 GiB, ..., unknown 65.1 MiB": the roles with bytes,
 /// largest first, for one line (e.g. at an OOM).

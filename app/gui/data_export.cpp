@@ -50,7 +50,7 @@ trace::Result<std::string> writeSpeedscopeData(const JobModel& job,
         return trace::Error::make(trace::ErrorCode::Invalid, job.title,
                                   "no live set for this GPU: " + memory->liveSet.reason);
     }
-    const int64_t rankNs = job.toRankNs(request.gpu.rankIndex, request.jobTimeNs);
+    const int64_t rankNs = job.toRank(request.gpu.rankIndex, request.jobTimeNs);
     auto tree = job.flames->at(request.gpu.rankIndex, request.gpu.device, rankNs, request.grouping);
     if (!tree) {
         return trace::Error::make(trace::ErrorCode::Invalid, job.title,

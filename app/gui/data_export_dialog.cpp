@@ -244,7 +244,7 @@ DataExportRequest DataExportDialog::request() const {
             m_job.memory[static_cast<size_t>(m_gpu->currentData().toInt())];
         r.gpu = g.key;
         r.jobTimeNs = m_time->currentData().toInt() == kPeak
-                          ? g.peakTimeNs + m_job.ranks[size_t(g.key.rankIndex)].toJobNs
+                          ? m_job.toJob(g.key.rankIndex, g.peakTimeNs)
                           : m_selectedTimeNs;
     }
     return r;

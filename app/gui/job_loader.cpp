@@ -33,7 +33,7 @@ ModelResult modelOf(trace::Result<trace::Job> job, std::string title,
 
 }  // namespace
 
-ModelResult loadJob(const std::vector<std::string>& paths, const LoadProgress& progress) {
+ModelResult loadJobModel(const std::vector<std::string>& paths, const LoadProgress& progress) {
     trace::ReadOptions options;
     auto limit = trace::maxInputBytesSetting();  // VRAMSCOPE_MAX_INPUT_GIB
     if (!limit) {
@@ -108,7 +108,8 @@ void JobLoader::start(const QStringList& paths) {
             }
             return !cancelFlag->load();
         };
-        ModelResult result = files.empty() ? loadBundledSample(report) : loadJob(files, report);
+        ModelResult result =
+            files.empty() ? loadBundledSample(report) : loadJobModel(files, report);
         QMetaObject::invokeMethod(
             this,
             [this, result = std::move(result), paths, cancelFlag]() {

@@ -22,9 +22,10 @@ namespace vramscope::app {
 /// false to cancel.
 using LoadProgress = std::function<bool(int permille, const std::string& text)>;
 
-/// Opens `paths` as one job (trace::openJob) and builds its model, on the calling thread.
-/// Errors: the first input that cannot be opened, or cancellation (ErrorCode::Cancelled).
-trace::Result<std::shared_ptr<const analysis::JobModel>> loadJob(
+/// Opens `paths` as one job (trace::openJob) and builds its model once (analysis::buildJobModel),
+/// on the calling thread. Errors: the first input that cannot be opened, or cancellation
+/// (ErrorCode::Cancelled).
+trace::Result<std::shared_ptr<const analysis::JobModel>> loadJobModel(
     const std::vector<std::string>& paths, const LoadProgress& progress = {});
 
 /// The bundled sample job (resources/sample, vramscope::openBundledSample) as a model.

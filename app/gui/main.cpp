@@ -61,7 +61,7 @@ int renderScreenshot(const QStringList& inputs, const QString& out, QSize size, 
     const bool index = paths.size() == 1 && paths[0].ends_with(vramscope::trace::kJobIndexSuffix);
     auto loaded = paths.empty() ? vramscope::app::loadBundledSample()
                   : index       ? vramscope::app::loadIndexOverview(paths[0])
-                                : vramscope::app::loadJob(paths);
+                                : vramscope::app::loadJobModel(paths);
     if (!loaded.ok()) {
         // The error names the file already.
         printError(QStringLiteral("cannot open: %1")

@@ -9,6 +9,7 @@
 #include "device_report.h"
 #include "fuzz_entry.h"
 #include "fuzz_scratch.h"
+#include "vramscope/analysis/job_model.h"
 #include "vramscope/trace/open_trace.h"
 
 VRAMSCOPE_FUZZ_ENTRY(report)(const uint8_t* data, size_t size) {
@@ -23,7 +24,12 @@ VRAMSCOPE_FUZZ_ENTRY(report)(const uint8_t* data, size_t size) {
         (void)job.error().describe();
         return 0;
     }
-    const vramscope::app::JobReport report = vramscope::app::buildJobReport(*job);
+    auto model = vramscope::analysis::buildJobModel(std::move(job).value(), path);
+    if (!model) {
+        (void)model.error().describe();
+        return 0;
+    }
+    const vramscope::app::JobReport report = vramscope::app::buildJobReport(*model);
     std::ostringstream text;
     vramscope::app::writeTextReport(report, text);
     (void)report.toJson().dump();

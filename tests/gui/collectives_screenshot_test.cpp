@@ -97,7 +97,7 @@ TEST(CollectivesScreenshot, TableAndLanesHoverRenderOnTheRealTraces) {
     for (const ScreenshotInput& input : kCollectiveInputs) {
         const std::string& path = input.path;
         VRAMSCOPE_REQUIRE_INPUT(path);
-        auto loaded = app::loadJob({path});
+        auto loaded = app::loadJobModel({path});
         ASSERT_TRUE(loaded.ok()) << loaded.error().describe();
         const auto job = loaded.value();
         {

@@ -60,7 +60,7 @@ std::string writeTrace(const QTemporaryDir& dir, const QString& name,
 
 /// Opens `paths` in `window` as the GUI does once loaded, and waits for the notes beside them.
 void openIn(app::MainWindow& window, const std::vector<std::string>& paths) {
-    auto loaded = paths.empty() ? app::loadBundledSample() : app::loadJob(paths);
+    auto loaded = paths.empty() ? app::loadBundledSample() : app::loadJobModel(paths);
     ASSERT_TRUE(loaded.ok()) << loaded.error().describe();
     QStringList list;
     for (const std::string& p : paths) {
@@ -195,7 +195,7 @@ TEST(NotesWindow, ANoteFromAnAllocationRowNamesThatAllocation) {
     // The allocation's own event, found in the trace: the last alloc of that address at or
     // before the inspected time, in job time.
     const trace::TraceData& data = window.job()->job.ranks[0].trace.data;
-    const int64_t rankT = window.job()->toRankNs(0, t);
+    const int64_t rankT = window.job()->toRank(0, t);
     int64_t allocAt = -1;
     for (size_t i = 0; i < data.memory.size(); ++i) {
         if (data.memory.address[i] == rows[0].address &&

@@ -170,7 +170,7 @@ TEST(PanelsScreenshot, EveryViewRendersOnTheRealTraces) {
     for (const ScreenshotInput& input : kPanelInputs) {
         const std::string& path = input.path;
         VRAMSCOPE_REQUIRE_INPUT(path);
-        auto loaded = app::loadJob({path});
+        auto loaded = app::loadJobModel({path});
         ASSERT_TRUE(loaded.ok()) << loaded.error().describe();
         for (const char* view : {"timeline", "flame", "flame-role", "lanes", "gaps", "leak",
                                  "advice", "segments", "top-kernels"}) {

@@ -161,7 +161,7 @@ TEST(WindowLayout, AStateSavedByAnOlderLayoutIsNotRestored) {
 TEST(WindowLayout, AJobWithoutMemoryEventsOpensOnTheLanesAndSaysWhyTheDetailsAreEmpty) {
     const std::string path = realdata::kDlrmJob;
     VRAMSCOPE_REQUIRE_INPUT(path);
-    auto loaded = app::loadJob({path});
+    auto loaded = app::loadJobModel({path});
     ASSERT_TRUE(loaded.ok()) << loaded.error().describe();
     app::MainWindow window;
     window.setJob(loaded.value());

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "device_report.h"
+#include "vramscope/analysis/job_model.h"
 #include "vramscope/trace/open_trace.h"
 
 namespace vramscope_sweep {
@@ -37,23 +38,30 @@ int load(const std::string& path, int fd) {
         const std::string base = std::filesystem::path(path).filename().string();
         return e.file.find(base) != std::string::npos ? kExitRefused : kExitUnclearRefusal;
     }
-    // What `vramscope-cli report` does with a job: every analysis, then both output forms.
-    const app::JobReport rep = app::buildJobReport(*job);
+    // What `vramscope-cli report` does with a job: the job model (every analysis), then both
+    // output forms.
+    auto model = analysis::buildJobModel(std::move(job).value(), path);
+    if (!model.ok()) {
+        report(fd, model.error().describe());
+        return kExitUnclearRefusal;
+    }
+    const trace::Job* loaded = &(*model)->job;
+    const app::JobReport rep = app::buildJobReport(*model);
     std::ostringstream text;
     app::writeTextReport(rep, text);
     const std::string json = rep.toJson().dump();
-    if (!job->skipped.empty()) {
-        report(fd, "skipped: " + job->skipped.front().describe());
+    if (!loaded->skipped.empty()) {
+        report(fd, "skipped: " + loaded->skipped.front().describe());
         return kExitLoadedLoss;
     }
-    for (const auto& rank : job->ranks) {
+    for (const auto& rank : loaded->ranks) {
         if (!rank.trace.data.dataLoss.empty()) {
             report(fd, trace::describe(rank.trace.data.dataLoss.front()));
             return kExitLoadedLoss;
         }
     }
-    const auto& r = job->ranks.front().trace.report;
-    report(fd, "no loss reported (" + std::to_string(job->ranks.size()) + " ranks, " +
+    const auto& r = loaded->ranks.front().trace.report;
+    report(fd, "no loss reported (" + std::to_string(loaded->ranks.size()) + " ranks, " +
                    std::to_string(r.problems.size()) + " problems, " +
                    std::to_string(json.size() + text.str().size()) + " report bytes)");
     return kExitLoadedClean;

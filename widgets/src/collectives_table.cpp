@@ -33,8 +33,8 @@ std::vector<CollectiveRow> collectiveRowsFrom(const analysis::JobModel& job,
         row.group = g;
         if (g.longest < report.occurrences.size()) {
             const analysis::CollectiveBandwidth& o = report.occurrences[g.longest];
-            const int64_t toJob = o.input < job.ranks.size() ? job.ranks[o.input].toJobNs : 0;
-            row.longestStartNs = o.startNs + toJob;
+            row.longestStartNs =
+                o.input < job.ranks.size() ? job.toJob(int(o.input), o.startNs) : o.startNs;
             row.longestDurationNs = o.durationNs;
             row.longestRank = o.rank;
             row.located = true;

@@ -108,7 +108,7 @@ void DetailsPanel::showLiveSetAt(analysis::GpuKey gpu, int64_t jobTimeNs) {
         return;
     }
     const trace::TraceData& data = m_job->job.ranks[static_cast<size_t>(gpu.rankIndex)].trace.data;
-    const int64_t rankT = m_job->toRankNs(gpu.rankIndex, jobTimeNs);
+    const int64_t rankT = m_job->toRank(gpu.rankIndex, jobTimeNs);
     // The index the analyses built for the GPU (none for a GPU with memory totals only).
     const analysis::GpuMemoryAnalysis* memory = m_job->memoryOf(gpu);
     const QString name = gpuLabel(*m_job, gpu);

@@ -461,7 +461,7 @@ bool FlamePanel::showOom() {
     for (const analysis::GpuMemoryAnalysis& g : m_job->memory) {
         const trace::TraceData& data = job.job.ranks[size_t(g.key.rankIndex)].trace.data;
         for (const trace::OomEvent& o : data.ooms) {
-            const int64_t t = job.ranks[size_t(g.key.rankIndex)].toJobNs + o.timestampNs;
+            const int64_t t = job.toJob(g.key.rankIndex, o.timestampNs);
             if (o.device == g.key.device && (!found || t < bestNs)) {
                 found = true;
                 best = g.key;

@@ -50,13 +50,12 @@ std::vector<GapRow> gapRowsFrom(const analysis::JobModel& job) {
     std::vector<GapRow> rows;
     for (const analysis::GpuKernelAnalysis& k : job.kernels) {
         const trace::TraceData& data = job.job.ranks[size_t(k.key.rankIndex)].trace.data;
-        const int64_t offset = job.ranks[size_t(k.key.rankIndex)].toJobNs;
         for (const analysis::IdleGap& g : k.breakdown->gaps) {
             GapRow row;
             row.key = k.key;
             row.rank = job.ranks[size_t(k.key.rankIndex)].rank;
             row.device = g.device;
-            row.startNs = offset + g.startNs;
+            row.startNs = job.toJob(k.key.rankIndex, g.startNs);
             row.durationNs = g.durationNs;
             row.cause = g.cause;
             row.kernelBefore = kernelName(data, g.kernelBefore);

@@ -377,8 +377,8 @@ void LeakPanel::showSurvivor(int row) {
     const analysis::StackAllocations a =
         analysis::allocationsOfStack(data, g->index(), s->stack, aliveAt);
     if (a.count > 0) {
-        const int64_t offset = job.ranks[size_t(m_gpu.rankIndex)].toJobNs;
-        m_zoom->setSelection({offset + a.firstNs, offset + std::max(a.lastNs, a.firstNs + 1)});
+        m_zoom->setSelection({job.toJob(m_gpu.rankIndex, a.firstNs),
+                              job.toJob(m_gpu.rankIndex, std::max(a.lastNs, a.firstNs + 1))});
     }
     emit survivorSelected(m_gpu, s->stack);
 }

@@ -86,7 +86,7 @@ void SegmentPanel::setJob(std::shared_ptr<const analysis::JobModel> job) {
         for (const analysis::GpuMemoryAnalysis& g : m_job->memory) {
             for (const trace::OomEvent& o :
                  m_job->job.ranks[size_t(g.key.rankIndex)].trace.data.ooms) {
-                const int64_t t = o.timestampNs + m_job->ranks[size_t(g.key.rankIndex)].toJobNs;
+                const int64_t t = m_job->toJob(g.key.rankIndex, o.timestampNs);
                 if (o.device == g.key.device && (m_moment != Moment::Oom || t < best)) {
                     m_moment = Moment::Oom;
                     m_gpu = g.key;
@@ -168,8 +168,7 @@ void SegmentPanel::rebuildNow() {
         return;
     }
     const trace::TraceData& data = m_job->job.ranks[size_t(m_gpu.rankIndex)].trace.data;
-    const int64_t offset = m_job->ranks[size_t(m_gpu.rankIndex)].toJobNs;
-    int64_t t = offset + g->peakTimeNs;
+    int64_t t = m_job->toJob(m_gpu.rankIndex, g->peakTimeNs);
     QString moment = tr("the allocated peak");
     uint64_t request = 0;
     if (m_moment == Moment::Cursor) {
@@ -184,7 +183,7 @@ void SegmentPanel::rebuildNow() {
         }
     } else if (m_moment == Moment::Oom) {
         if (const trace::OomEvent* o = firstOom()) {
-            t = offset + o->timestampNs;
+            t = m_job->toJob(m_gpu.rankIndex, o->timestampNs);
             request = o->requestedBytes;
             moment = tr("the first OOM");
         } else {
@@ -193,7 +192,8 @@ void SegmentPanel::rebuildNow() {
     }
     m_shownNs = t;
     auto picture = std::make_shared<SegmentPicture>();
-    picture->layout = analysis::segmentLayoutAt(data, *g->device, t - offset);
+    picture->layout =
+        analysis::segmentLayoutAt(data, *g->device, m_job->toRank(m_gpu.rankIndex, t));
     picture->requestBytes = request;
     const QString who = gpuLabel(*m_job, m_gpu);
     m_header = tr("Segments of %1 at %2 (%3)").arg(who, formatDuration(double(t)), moment);

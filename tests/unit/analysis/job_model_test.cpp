@@ -7,6 +7,7 @@
 #include <cmath>
 #include <map>
 
+#include "unit/analysis/clock_shift.h"
 #include "unit/analysis/replay_alive.h"
 #include "vramscope/analysis/flame_service.h"
 #include "vramscope/analysis/synthetic_job.h"
@@ -17,7 +18,7 @@ namespace {
 using trace::MemoryLevel;
 using trace::TraceData;
 
-constexpr int64_t kRank1OffsetNs = -500'000;  // rank 1's clock is put half a millisecond earlier
+constexpr int64_t kRank1OffsetNs = -500'000;  // rank 1's clock reads half a millisecond earlier
 
 SyntheticJobSpec spec() {
     SyntheticJobSpec s;
@@ -42,7 +43,9 @@ trace::Job jobOf(const SyntheticJobSpec& s) {
         trace::RankTrace rt;
         rt.path = "rank" + std::to_string(r) + ".vscope";
         rt.trace.data = std::move(traces[r]);
-        rt.clockOffsetNs = r == 1 ? kRank1OffsetNs : 0;
+        if (r == 1) {
+            test::shiftClock(rt.trace.data, kRank1OffsetNs);
+        }
         job.ranks.push_back(std::move(rt));
     }
     return job;
@@ -72,7 +75,8 @@ std::pair<int64_t, int64_t> spanOf(const TraceData& d) {
     return {lo, hi};
 }
 
-/// Peak figures of rank r from SyntheticJobSpec's formulas, in the rank's trace time.
+/// Peak figures of rank r from SyntheticJobSpec's formulas, on the rank's own clock (rank 1's
+/// reads kRank1OffsetNs off, see jobOf).
 struct Peaks {
     int64_t allocated, allocatedTime, reserved, reservedTime;
 };
@@ -96,9 +100,11 @@ Peaks peaksOf(const SyntheticJobSpec& s, int r) {
     p.allocatedTime = L > 0 ? start(s.iterations - 1) + F : start(0) + (A - 1) * (F / A);
     p.reserved = (p.allocated + g - 1) / g * g;
     p.reservedTime = -1;
+    const int64_t clock = r == 1 ? kRank1OffsetNs : 0;
+    p.allocatedTime += clock;
     auto check = [&](int64_t t, int64_t allocated) {
         if (p.reservedTime < 0 && allocated > p.reserved - g) {
-            p.reservedTime = t;
+            p.reservedTime = t + clock;
         }
     };
     check(1'000'000, int64_t(s.weightBytes));
@@ -125,8 +131,8 @@ TEST(Unit, JobTimeZeroIsTheEarliestEventOfAnyRankWhenClocksAreOffset) {
     int64_t end = INT64_MIN;
     for (const trace::RankTrace& r : job.ranks) {
         const auto [lo, hi] = spanOf(r.trace.data);
-        origin = std::min(origin, lo + r.clockOffsetNs);
-        end = std::max(end, hi + r.clockOffsetNs);
+        origin = std::min(origin, lo);
+        end = std::max(end, hi);
     }
     EXPECT_EQ(origin, 1'000'000 + kRank1OffsetNs);  // rank 1's weights, the first event
     const auto m = build();
@@ -136,8 +142,11 @@ TEST(Unit, JobTimeZeroIsTheEarliestEventOfAnyRankWhenClocksAreOffset) {
     EXPECT_EQ(m->durationNs, end - origin);
     ASSERT_EQ(m->ranks.size(), 2u);
     EXPECT_EQ(m->ranks[0].toJobNs, -origin);
-    EXPECT_EQ(m->ranks[1].toJobNs, kRank1OffsetNs - origin);
-    EXPECT_EQ(m->toRankNs(1, 0), 1'000'000);
+    EXPECT_EQ(m->ranks[1].toJobNs, -origin);
+    // Job time 0 is rank 1's first event (its weights at 1 ms, read 0.5 ms early by its clock).
+    EXPECT_EQ(m->toRank(1, 0), 1'000'000 + kRank1OffsetNs);
+    EXPECT_EQ(m->toJob(1, 1'000'000 + kRank1OffsetNs), 0);
+    EXPECT_EQ(m->toJob(0, 1'000'000), -kRank1OffsetNs);
     EXPECT_EQ(m->ranks[1].rank, trace::RankId{1});
     EXPECT_TRUE(m->analysisProblem.empty());
 }

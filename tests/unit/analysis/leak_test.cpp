@@ -5,6 +5,7 @@
 #include <cmath>
 #include <random>
 
+#include "vramscope/analysis/memory_timeline.h"
 #include "vramscope/analysis/synthetic_job.h"
 #include "vramscope/analysis/text_format.h"
 
@@ -118,6 +119,34 @@ LeakReport leakOf(const TraceData& d) {
     auto its = findIterations(d, trace::DeviceIndex{0});
     EXPECT_TRUE(its.ok());
     return analyzeLeak(d, trace::DeviceIndex{0}, *its);
+}
+
+TEST(Leak, BaselinesComeFromTheTimelineItIsGivenWhenOneIsPassed) {
+    // The analysis reads the device's own timeline (as analyzeJob made it) rather than building
+    // one again: a curve lifted by 1 GiB everywhere lifts every baseline and peak by 1 GiB.
+    const TraceData d = withBaselines({500, 700, 600, 900});
+    auto its = findIterations(d, trace::DeviceIndex{0});
+    ASSERT_TRUE(its.ok());
+    const AllocationIndex index(d, trace::DeviceIndex{0}, MemoryLevel::Allocated);
+    std::vector<MemoryTimeline> timelines = buildMemoryTimelines(d);
+    ASSERT_EQ(timelines.size(), 1u);
+    const LeakReport own = analyzeLeak(d, trace::DeviceIndex{0}, *its, index, &timelines[0]);
+    for (int64_t& b : timelines[0].allocated.bytes) {
+        b += int64_t(1) << 30;
+    }
+    const LeakReport lifted = analyzeLeak(d, trace::DeviceIndex{0}, *its, index, &timelines[0]);
+    ASSERT_EQ(own.iterations.size(), 4u);
+    EXPECT_EQ(own.iterations[0].baselineBytes, 500ll << 20);
+    ASSERT_EQ(lifted.iterations.size(), own.iterations.size());
+    for (size_t i = 0; i < own.iterations.size(); ++i) {
+        EXPECT_EQ(lifted.iterations[i].baselineBytes,
+                  own.iterations[i].baselineBytes + (int64_t(1) << 30))
+            << i;
+        EXPECT_EQ(lifted.iterations[i].peakBytes, own.iterations[i].peakBytes + (int64_t(1) << 30))
+            << i;
+    }
+    // Without a timeline there is no curve to measure iterations on.
+    EXPECT_TRUE(analyzeLeak(d, trace::DeviceIndex{0}, *its, index, nullptr).iterations.empty());
 }
 
 TEST(Leak, BaselinesAreTheLowestAllocatedInEachIteration) {

@@ -17,6 +17,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "clock_shift.h"
 #include "perfetto_trace_reader.h"
 #include "realdata.h"
 #include "realdata_json.h"
@@ -69,7 +70,9 @@ trace::Job syntheticJobWithOffset(const SyntheticJobSpec& spec, int64_t rank1Off
         trace::RankTrace rt;
         rt.path = "rank" + std::to_string(r) + ".vscope";
         rt.trace.data = std::move(traces[r]);
-        rt.clockOffsetNs = r == 1 ? rank1OffsetNs : 0;
+        if (r == 1) {
+            test::shiftClock(rt.trace.data, rank1OffsetNs);  // another time base
+        }
         job.ranks.push_back(std::move(rt));
     }
     return job;

@@ -4,6 +4,8 @@
 // twice, and 2 sampled ranks of a 128-rank job (world_size 128 in both files' distributedInfo).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <climits>
 #include <filesystem>
 #include <sstream>
 
@@ -16,6 +18,8 @@
 #include "realdata.h"
 #include "realdata_json.h"
 #include "realdata_paths.h"
+#include "vramscope/analysis/job_model.h"
+#include "vramscope/trace/open_trace.h"
 
 namespace vramscope::app {
 namespace {
@@ -70,6 +74,65 @@ TEST(RanksCli, SynthStragglerIsNamedWithTheWaitItCauses) {
     for (const auto& d : j["devices"]) {
         const auto& c = d["time_breakdown"]["communication_split"];
         EXPECT_EQ(c["wait_ns"], d["rank"] == 2 ? 0 : 8 * 2'000'000);
+    }
+    fs::remove_all(dir);
+}
+
+TEST(RanksCli, CollectiveTimesInTheJsonAreOnTheJobClockAsInTheJobModel) {
+    const fs::path dir = tempDir();
+    ASSERT_EQ(run({"synth", "--ranks", "4", "--iterations", "8", "--straggler-rank", "2", "-o",
+                   dir.string()})
+                  .code,
+              0);
+    const CliRun json = run({"report", "--json", dir.string()});
+    ASSERT_EQ(json.code, 0) << json.err;
+    const auto j = nlohmann::json::parse(json.out);
+    const auto& listed = j["collectives"]["collectives"];
+    ASSERT_EQ(listed.size(), 8u);  // one gradient all-reduce per iteration
+
+    // The same job as the GUI opens it.
+    auto opened = trace::openJob({dir.string()});
+    ASSERT_TRUE(opened.ok()) << opened.error().describe();
+    auto built = analysis::buildJobModel(std::move(opened).value(), "synth");
+    ASSERT_TRUE(built.ok()) << built.error().describe();
+    const analysis::JobModel& model = **built;
+    const auto& matched = model.collectives().collectives;
+    ASSERT_EQ(matched.size(), listed.size());
+
+    // Independently, from the files as read: job time 0 is the earliest event of any rank, and
+    // the k-th collective of every rank (in start order) is the k-th matched one.
+    int64_t origin = INT64_MAX;
+    std::vector<std::vector<int64_t>> starts;
+    for (const trace::RankTrace& rt : model.job.ranks) {
+        const trace::TraceData& d = rt.trace.data;
+        for (const auto* column : {&d.memory.timestampNs, &d.counters.timestampNs,
+                                   &d.kernels.startNs, &d.collectives.startNs, &d.ranges.startNs}) {
+            for (int64_t t : *column) {
+                origin = std::min(origin, t);
+            }
+        }
+        std::vector<int64_t> own(d.collectives.startNs.begin(), d.collectives.startNs.end());
+        std::sort(own.begin(), own.end());
+        ASSERT_EQ(own.size(), listed.size()) << rt.path;
+        starts.push_back(std::move(own));
+    }
+    ASSERT_GT(origin, 0);  // the producer's clock does not start at 0: the clocks differ
+    for (size_t k = 0; k < listed.size(); ++k) {
+        int64_t first = INT64_MAX;
+        int64_t last = INT64_MIN;
+        for (const auto& own : starts) {
+            first = std::min(first, own[k] - origin);
+            last = std::max(last, own[k] - origin);
+        }
+        int64_t modelFirst = INT64_MAX;
+        for (const analysis::CollectiveParticipant& p : matched[k].participants) {
+            modelFirst = std::min(modelFirst, p.startNs);
+        }
+        EXPECT_EQ(listed[k]["first_arrival_ns"].get<int64_t>(), modelFirst) << k;
+        EXPECT_EQ(listed[k]["first_arrival_ns"].get<int64_t>(), first) << k;
+        EXPECT_EQ(listed[k]["last_arrival_ns"].get<int64_t>(), last) << k;
+        // The straggler starts 2 ms late (synthetic_job.h stragglerDelayNs).
+        EXPECT_EQ(last - first, 2'000'000) << k;
     }
     fs::remove_all(dir);
 }

@@ -19,6 +19,8 @@
 #include "review_summary.h"
 #include "shell_command.h"
 #include "test_files.h"
+#include "vramscope/analysis/job_model.h"
+#include "vramscope/bundled_sample.h"
 #include "vramscope/trace/notes.h"
 
 namespace vramscope::app {
@@ -234,38 +236,119 @@ TEST(ReviewCli, OutputMustBeAPdf) {
 }
 
 TEST(ReviewSummary, KeepsTheReportsLinesForTheFirstQuestions) {
-    const std::string report =
-        "vramscope report: 1 input, 1 device\n\n"
-        "rank  device  name\n   0       0  H200\n\n"
-        "peak at: note\n\ndata loss: none\n\n"
-        "analyses (formulas in parentheses):\n"
-        "rank 0 GPU 0:\n"
-        "  iterations: 5 (source: ranges)\n    ranges: why\n"
-        "  memory per iteration: staircase, growing 1 GiB per iteration\n    reason\n"
-        "  model state: 1 GiB\n"
-        "  time: span 10 ms, idle 2 ms\n    compute 5 ms, communication 3 ms\n    overlap 1 ms\n"
-        "\njob: 1 rank present\n\nadvice:\n"
-        "  [critical] leak: a\n  [warning] b: b\n  [info] c: c\n  [info] d: d\n  [info] e: e\n"
-        "  [info] f: f\n  [info] g: g\n"
-        "\ntraining checklist (rules that gave no advice):\n  x: clear\n"
-        "\ncost: 1.00 = ...\n";
-    const std::vector<std::string> kept = summaryOfReportText(report);
-    const auto has = [&kept](const std::string& line) {
-        return std::find(kept.begin(), kept.end(), line) != kept.end();
+    // Lines as the report's writers mark them (report_lines.h), written out by hand.
+    ReportText report;
+    const auto add = [&report](ReportPart part, SummaryRole role, const std::string& text) {
+        report.os() << text << "\n";
+        report.take(part, role);
     };
+    using P = ReportPart;
+    using R = SummaryRole;
+    add(P::Head, R::Keep, "vramscope report: 1 input, 1 device");
+    add(P::Table, R::Keep, "");
+    add(P::Table, R::Keep, "rank  device  name");
+    add(P::Table, R::Keep, "   0       0  H200");
+    add(P::DataLoss, R::Keep, "data loss: none");
+    add(P::Analyses, R::Omit, "analyses (formulas in parentheses):");
+    add(P::Device, R::Heading, "rank 0 GPU 0:");
+    add(P::Device, R::Omit, "  iterations: 5 (source: ranges)");
+    add(P::Device, R::Keep, "  memory per iteration: staircase, growing 1 GiB per iteration");
+    add(P::Device, R::Omit, "  model state: 1 GiB");
+    add(P::Device, R::Keep, "  time: span 10 ms, idle 2 ms");
+    add(P::Device, R::Keep, "    compute 5 ms, communication 3 ms");
+    add(P::Device, R::Omit, "    overlap 1 ms");
+    add(P::Job, R::Keep, "");
+    add(P::Job, R::Keep, "job: 1 rank present");
+    add(P::Advice, R::Keep, "");
+    add(P::Advice, R::Keep, "advice:");
+    for (const char* a : {"  [critical] leak: a", "  [warning] b: b", "  [info] c: c",
+                          "  [info] d: d", "  [info] e: e", "  [info] f: f", "  [info] g: g"})
+        add(P::Advice, R::Entry, a);
+    add(P::Checklist, R::Omit, "training checklist (rules that gave no advice):");
+    add(P::Checklist, R::Omit, "  x: clear");
+    add(P::Cost, R::Keep, "");
+    add(P::Cost, R::Keep, "cost: 1.00 = ...");
+    const std::vector<std::string> kept = summaryLines(report.lines());
+    const auto at = [&kept](const std::string& line) {
+        return size_t(std::find(kept.begin(), kept.end(), line) - kept.begin());
+    };
+    const auto has = [&](const std::string& line) { return at(line) < kept.size(); };
     EXPECT_TRUE(has("vramscope report: 1 input, 1 device"));
     EXPECT_TRUE(has("   0       0  H200"));
+    // The GPU's first kept line carries its heading; the next ones are as printed.
     EXPECT_TRUE(has("rank 0 GPU 0: memory per iteration: staircase, growing 1 GiB per iteration"));
+    EXPECT_FALSE(has("rank 0 GPU 0:"));
     EXPECT_TRUE(has("  time: span 10 ms, idle 2 ms"));
     EXPECT_TRUE(has("    compute 5 ms, communication 3 ms"));
     EXPECT_TRUE(has("job: 1 rank present"));
     EXPECT_TRUE(has("  [info] e: e"));  // the fifth advice
     EXPECT_FALSE(has("  [info] f: f"));
-    EXPECT_TRUE(has("  ... 2 more (vramscope-cli report lists them all)"));
-    EXPECT_TRUE(has("cost: 1.00 = ..."));
+    // The count of the advice left out comes after the advice, before the cost's blank line.
+    const size_t more = at("  ... 2 more (vramscope-cli report lists them all)");
+    ASSERT_LT(more, kept.size());
+    EXPECT_EQ(more, at("  [info] e: e") + 1);
+    EXPECT_EQ(at("cost: 1.00 = ..."), more + 2);
     EXPECT_FALSE(has("  iterations: 5 (source: ranges)"));
+    EXPECT_FALSE(has("  model state: 1 GiB"));
     EXPECT_FALSE(has("    overlap 1 ms"));
     EXPECT_FALSE(has("  x: clear"));
+    // 5 head, table and data-loss lines, 3 of the GPU, 4 of the job and the advice heading, 5
+    // of 7 entries, the count, 2 of the cost.
+    EXPECT_EQ(kept.size(), 20u);
+}
+
+TEST(ReviewSummary, EverySummaryLineIsALineTheReportPrints) {
+    auto bundled = openBundledSample();
+    ASSERT_TRUE(bundled.ok()) << bundled.error().describe();
+    auto model = analysis::buildJobModel(std::move(bundled).value(), "sample");
+    ASSERT_TRUE(model.ok()) << model.error().describe();
+    const JobReport report = buildJobReport(*model);
+    std::ostringstream text;
+    writeTextReport(report, text);
+    std::vector<std::string> printed;
+    std::istringstream in(text.str());
+    for (std::string line; std::getline(in, line);)
+        printed.push_back(line);
+    const auto printedTrimmed = [&printed](const std::string& want) {
+        return std::any_of(printed.begin(), printed.end(), [&](const std::string& p) {
+            const size_t n = p.find_first_not_of(' ');
+            return n != std::string::npos && p.substr(n) == want;
+        });
+    };
+    const ReportText lineValues = reportText(report);
+    const std::vector<std::string> lines = summaryLines(lineValues.lines());
+    ASSERT_GT(lines.size(), 10u);
+    size_t joined = 0;
+    for (const std::string& line : lines) {
+        if (line.rfind("  ... ", 0) == 0)
+            continue;  // the counts of what was left out
+        if (std::find(printed.begin(), printed.end(), line) != printed.end())
+            continue;
+        // A GPU's heading put before its first kept line.
+        const size_t colon = line.find(": ");
+        ASSERT_NE(colon, std::string::npos) << line;
+        EXPECT_NE(std::find(printed.begin(), printed.end(), line.substr(0, colon + 1)),
+                  printed.end())
+            << line;
+        EXPECT_TRUE(printedTrimmed(line.substr(colon + 2))) << line;
+        ++joined;
+    }
+    // The bundled sample's four GPUs each open with their heading.
+    EXPECT_EQ(joined, 4u);
+}
+
+TEST(ReviewSummary, CountsTheGpusPastTheFourthOnOneLine) {
+    ReportText report;
+    for (int g = 0; g < 6; ++g) {
+        report.os() << "rank 0 GPU " << g << ":\n";
+        report.take(ReportPart::Device, SummaryRole::Heading);
+        report.os() << "  memory per iteration: sawtooth\n";
+        report.take(ReportPart::Device, SummaryRole::Keep);
+    }
+    const std::vector<std::string> kept = summaryLines(report.lines());
+    ASSERT_EQ(kept.size(), 5u);
+    EXPECT_EQ(kept[3], "rank 0 GPU 3: memory per iteration: sawtooth");
+    EXPECT_EQ(kept[4], "  ... 2 more GPUs (vramscope-cli report lists them all)");
 }
 
 TEST(ReviewSummary, WrapsAtSpacesIndentingTheRest) {

@@ -15,10 +15,12 @@ namespace vramscope::analysis {
 /// One rank's part in a matched collective.
 struct CollectiveParticipant {
     trace::RankId rank{0};
-    trace::DeviceIndex device{0};    ///< the GPU its kernel ran on
-    trace::TimestampNs startNs = 0;  ///< arrival: when its collective (kernel) began
-    trace::TimestampNs endNs = 0;
-    int64_t waitNs = 0;  ///< last arrival - own arrival (0 for the straggler)
+    trace::DeviceIndex device{0};  ///< the GPU its kernel ran on
+    /// Arrival: when its collective (kernel) began, on the clock of RankInput::clockOffsetNs
+    /// (the job's clock in JobModel::analysis and in the CLI; ns).
+    trace::TimestampNs startNs = 0;
+    trace::TimestampNs endNs = 0;  ///< when it ended, same clock
+    int64_t waitNs = 0;            ///< last arrival - own arrival (0 for the straggler)
 
     /// The part of its own kernel spent waiting for the last rank: min(waitNs, end - start), ns.
     int64_t waitInKernelNs() const {
@@ -71,17 +73,22 @@ struct CollectiveMatch {
     size_t pointToPoint = 0;
 };
 
-/// A rank's trace for matching, with its rank number and clock offset (ns added to its
-/// timestamps to put it on the job's time axis).
+/// A rank's trace for matching, with its rank number and the clock the cross-rank results are
+/// put on.
 struct RankInput {
     const trace::TraceData* data = nullptr;
     trace::RankId rank{0};
+    /// Added to this rank's timestamps (its own clock) for the cross-rank results: collective
+    /// times in CollectiveMatch, and the bandwidth join. buildJobModel passes
+    /// RankInfo::toJobNs, so they are on the job's clock; 0 leaves them on the ranks' own
+    /// (shared) clock. Per-device results are on the rank's own clock either way.
     int64_t clockOffsetNs = 0;
 };
 
 /// The inputs of analyzeJob and matchCollectives for a job opened whole (trace::openJob): every
-/// rank in the job's order, with its header's rank number and its clock offset. The inputs point
-/// into `job`.
+/// rank in the job's order, with its header's rank number and clock offset 0 (results on the
+/// ranks' own clock; buildJobModel makes its own, on the job's clock). The inputs point into
+/// `job`.
 std::vector<RankInput> rankInputs(const trace::Job& job);
 
 /// Whether a collective function (as collectiveFunctionFromKernel or the importers name it) is

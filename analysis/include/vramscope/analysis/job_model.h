@@ -1,8 +1,14 @@
 #pragma once
-// The job model: everything the viewer shows of one opened job, built once by buildJobModel() off
-// the GUI thread (traces -> timelines on the job's time axis -> analyses -> per-GPU indexes) and
-// then shared read-only as std::shared_ptr<const JobModel> with every view. Plain C++: the GUI
-// draws it, tests check it without Qt.
+// The job model: everything the viewer and the CLI's presenting commands (report, check, review,
+// render, export) show of one opened job, built once by buildJobModel() off the GUI thread
+// (traces -> analyses -> timelines on the job's time axis -> per-GPU indexes) and then shared
+// read-only as std::shared_ptr<const JobModel>. Plain C++: the GUI draws it, the CLI prints it,
+// tests check it without Qt.
+//
+// Two clocks (docs/ARCHITECTURE.md, "Clocks"): a rank's own clock is its trace's timestamps as
+// the producer stamped them; the job's clock is ns from the job's earliest event (job time 0).
+// JobModel::toJob and JobModel::toRank convert between them; every time field below says which
+// clock it is on.
 
 #include <cstdint>
 #include <functional>
@@ -33,7 +39,7 @@ struct GpuKey {
     bool operator==(const GpuKey&) const = default;
 };
 
-/// An NVTX range or iteration in job time (ns from the job start).
+/// An NVTX range or iteration on the job's clock (ns from the job's earliest event).
 struct RangeSpan {
     int64_t startNs = 0;
     int64_t endNs = 0;
@@ -42,19 +48,22 @@ struct RangeSpan {
     trace::RangeKind kind = trace::RangeKind::Nvtx;
 };
 
-/// A failed allocation, in job time.
+/// A failed allocation, on the job's clock.
 struct OomMark {
     int64_t timeNs = 0;
     uint64_t requestedBytes = 0;
 };
 
-/// Memory of one GPU as drawn: both levels on job time (ns from the job start), reduced for
-/// drawing, and their summary (peaks in job time).
+/// Memory of one GPU as drawn: both levels on the job's clock, reduced for drawing, and their
+/// summary (the analysis's DeviceAnalysis::memory moved to the job's clock).
 struct GpuSeries {
     GpuKey key;
     trace::RankId rank = trace::kUnknownRank;
     std::string deviceName;  ///< e.g. "NVIDIA H200", empty when the trace does not say
-    MemorySummary memory;    ///< capacity and peaks, times in job time
+    /// Capacity and peaks, times on the job's clock: DeviceAnalysis::memory of this GPU shifted
+    /// by toJob (computed once, in analyzeJob); summarizeMemory of the timeline only when the
+    /// analysis failed.
+    MemorySummary memory;
     LodSeries allocated;
     LodSeries reserved;
     SeriesSource allocatedSource = SeriesSource::None;
@@ -62,7 +71,7 @@ struct GpuSeries {
     std::vector<OomMark> ooms;
     int colorIndex = 0;  ///< position in the job, used to pick its colour
 
-    /// Bytes in use at job time t (bytesInUseAt over the two curves).
+    /// Bytes in use at job-clock time t (bytesInUseAt over the two curves).
     int64_t bytesInUseAt(int64_t t) const;
 };
 
@@ -71,15 +80,20 @@ struct RankInfo {
     trace::RankId rank = trace::kUnknownRank;
     std::string path;
     std::string host;
-    int64_t toJobNs = 0;  ///< job time = rank trace time + toJobNs
+    /// Job clock minus this rank's clock (ns): -JobModel::originNs for every rank, as the
+    /// producers' clocks are shared by a job's ranks (trace::RankTrace). Use JobModel::toJob /
+    /// toRank rather than adding it by hand.
+    int64_t toJobNs = 0;
     std::vector<RangeSpan> ranges;
 };
 
-/// Allocation-level views of one GPU that has allocation events. Times are the rank's trace time.
+/// Allocation-level views of one GPU that has allocation events. Times are on the rank's clock.
 struct GpuMemoryAnalysis {
     GpuKey key;
     trace::MemoryLevel level = trace::MemoryLevel::Allocated;  ///< the level with allocation detail
-    int64_t peakTimeNs = 0;  ///< peak of `level` (analysis::peakTime), trace time
+    /// Peak of `level` in the allocation index (analysis::peakTime over device->index), on the
+    /// rank's clock: where a flame tree or live set "at the peak" looks.
+    int64_t peakTimeNs = 0;
     /// Whether the allocations alive at a time can be rebuilt at `level` (liveSetEvidence); when
     /// not, flame trees and live sets of this GPU are empty for that reason, not for lack of
     /// memory.
@@ -92,18 +106,18 @@ struct GpuMemoryAnalysis {
     const AllocationIndex& index() const { return *device->index; }
 };
 
-/// Kernel lanes of one GPU that ran kernels. Times are the rank's trace time.
+/// Kernel lanes of one GPU that ran kernels. Times are on the rank's clock.
 struct GpuKernelAnalysis {
     GpuKey key;
     KernelLaneIndex lanes;
     const TimeBreakdown* breakdown = nullptr;  ///< points into JobModel::analysis
 };
 
-/// The job's time axis: job time 0 is the earliest event of any rank on the common axis (trace
-/// time + RankTrace::clockOffsetNs); durationNs reaches the latest (at least 1); toJobNs[i] is
-/// rank i's job time minus its trace time. buildJobModel and `convert --notes` both use it.
+/// The job's time axis: job time 0 is the earliest event of any rank (the ranks' clocks are one
+/// clock, trace::RankTrace); durationNs reaches the latest (at least 1); toJobNs[i] is rank i's
+/// job clock minus its own clock (= -originNs). buildJobModel and `convert --notes` both use it.
 struct JobTimeAxis {
-    int64_t originNs = 0;
+    int64_t originNs = 0;  ///< the earliest event, on the ranks' clock
     int64_t durationNs = 1;
     std::vector<int64_t> toJobNs;  ///< parallel to Job::ranks
 };
@@ -116,13 +130,15 @@ struct JobModel {
     trace::Job job;
     std::vector<RankInfo> ranks;  ///< parallel to job.ranks
     std::vector<GpuSeries> gpus;  ///< every GPU with a memory timeline, by rank then device
-    int64_t durationNs = 0;       ///< job time runs from 0 to durationNs
-    int64_t originNs = 0;         ///< trace time (on the common axis) that job time 0 stands for
+    int64_t durationNs = 0;       ///< the job's clock runs from 0 to durationNs
+    int64_t originNs = 0;         ///< the ranks' clock reading that job time 0 stands for
     /// Sentences about what could not be loaded or was lost (file, where, what was kept).
     std::vector<std::string> problems;
 
     /// analyzeJob over the ranks in order (DeviceAnalysis::input = GpuKey::rankIndex), each with
-    /// clock offset RankInfo::toJobNs, so collective times are job time.
+    /// RankInput::clockOffsetNs = RankInfo::toJobNs: per-device facts (peaks, iterations, OOMs,
+    /// breakdowns) are on the rank's clock, cross-rank facts (collectives, waits, stragglers) on
+    /// the job's clock.
     JobAnalysis analysis;
     std::vector<GpuMemoryAnalysis> memory;   ///< GPUs with allocation events, by rank then device
     std::vector<GpuKernelAnalysis> kernels;  ///< GPUs with kernels, by rank then device
@@ -141,8 +157,13 @@ struct JobModel {
     const GpuKernelAnalysis* kernelsOf(GpuKey key) const;
     const CollectiveMatch& collectives() const { return analysis.collectives; }
     const std::vector<Advice>& advice() const { return analysis.advice; }
-    /// Converts job time to the rank's own trace time.
-    int64_t toRankNs(int rankIndex, int64_t jobNs) const {
+    /// A time on rank `rankIndex`'s own clock (its trace's timestamps) on the job's clock (ns
+    /// from the job's earliest event). `rankIndex` indexes `ranks`.
+    int64_t toJob(int rankIndex, int64_t rankNs) const {
+        return rankNs + ranks[static_cast<size_t>(rankIndex)].toJobNs;
+    }
+    /// A time on the job's clock on rank `rankIndex`'s own clock; the inverse of toJob.
+    int64_t toRank(int rankIndex, int64_t jobNs) const {
         return jobNs - ranks[static_cast<size_t>(rankIndex)].toJobNs;
     }
 };
@@ -151,10 +172,10 @@ struct JobModel {
 /// build stops when it returns false.
 using ModelProgress = std::function<bool(double done, std::string_view stage)>;
 
-/// Builds the model of `job`: the job time axis (0 = the earliest event of any rank after its
-/// clockOffsetNs), per GPU the memory timelines (buildMemoryTimelines, made by analyzeJob once)
-/// moved to job time and reduced with LodSeries, ranges and OOM marks; the analyses (analyzeJob
-/// with `options`, price 0 for the cost inputs); per GPU with allocation events the index and
+/// Builds the model of `job`: the job time axis (0 = the earliest event of any rank), per GPU the
+/// memory timelines (buildMemoryTimelines, made by analyzeJob once) moved to the job's clock and
+/// reduced with LodSeries, ranges and OOM marks; the analyses (analyzeJob with `options`; without
+/// a gpuHourPrice, price 0 for the cost inputs); per GPU with allocation events the index and
 /// peak time of its detail level; per GPU with kernels the lane index; the default CI rules
 /// (evaluateRules); the load problems in words. Takes seconds on tens of millions of events: call
 /// it off the GUI thread (it touches no Qt object).

@@ -118,16 +118,20 @@ struct LeakReport {
 /// allocations of every iteration with a group's stack (range) and size.
 /// Without iteration structure (iterations.source None) the verdict is Inconclusive with the
 /// IterationSet's reason, and nothing per iteration is built (no iterations, no survivors).
-/// `index` must be the AllocationIndex of (device, level); pass an empty one to build it here.
+/// `index` must be the AllocationIndex of (device, level). `timeline` is the device's own memory
+/// timeline (buildMemoryTimelines, as analyzeJob made it once for the device), whose curve of
+/// index.level() gives the baselines and peaks; null when the device has none (no iterations
+/// are measured then). The timeline is read, never rebuilt.
 LeakReport analyzeLeak(const trace::TraceData& data, trace::DeviceIndex device,
                        const IterationSet& iterations, const AllocationIndex& index,
-                       const LeakOptions& options = {});
+                       const MemoryTimeline* timeline, const LeakOptions& options = {});
 
 /// A short label for a stack: its first frame outside libraries (site-packages, torch, C/C++
 /// sources), else its leaf frame, else "(no stack)"; frames as frameLabel.
 std::string stackLabel(const trace::TraceData& data, trace::StackId stack);
 
-/// Same, building the index for the detail level of `device`.
+/// Same, building the index for the detail level of `device` and the trace's timelines (for a
+/// caller that has neither, e.g. one leak verdict of one trace; analyzeJob passes its own).
 LeakReport analyzeLeak(const trace::TraceData& data, trace::DeviceIndex device,
                        const IterationSet& iterations, const LeakOptions& options = {});
 

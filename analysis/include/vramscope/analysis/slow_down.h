@@ -31,9 +31,9 @@ const char* toString(IterationPart part);
 
 /// One iteration's period and its parts, ns.
 struct IterationTime {
-    size_t index = 0;    ///< position in IterationSet::iterations
-    int64_t number = 0;  ///< Iteration::number
-    trace::TimestampNs startNs = 0;
+    size_t index = 0;                ///< position in IterationSet::iterations
+    int64_t number = 0;              ///< Iteration::number
+    trace::TimestampNs startNs = 0;  ///< the rank's own clock
     int64_t durationNs = 0;
     std::array<int64_t, kIterationParts> partNs{};  ///< indexed by IterationPart
 };

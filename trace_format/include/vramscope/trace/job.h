@@ -21,15 +21,14 @@ struct RankTrace {
     std::string path;
     InputFormat format = InputFormat::Unknown;
     LoadedTrace trace;
-    /// Added to this rank's timestamps to put it on the job's common time axis (ns).
-    /// Rule: every supported producer stamps events with one host clock per rank that is already
-    /// shared by the ranks of a job (Kineto: microseconds of the host's clock, made absolute with
-    /// `baseTimeNanoseconds` where the file has one, so ranks on different hosts meet on the Unix
-    /// epoch; Nsight Systems: ns since the session start made absolute with the report's
-    /// TARGET_INFO_SESSION_START_TIME.utcEpochNs, likewise; .vscope: its clock domain). openJob
-    /// therefore sets 0 for every rank and keeps each rank's own times; a caller that knows better
-    /// (e.g. from matched collectives) may set it.
-    int64_t clockOffsetNs = 0;
+    // Clock: the trace's timestamps stay as the producer stamped them (the rank's own clock).
+    // Every supported producer stamps events with one host clock per rank that the ranks of a
+    // job share (Kineto: microseconds of the host's clock, made absolute with
+    // `baseTimeNanoseconds` where the file has one, so ranks on different hosts meet on the Unix
+    // epoch; Nsight Systems: ns since the session start made absolute with the report's
+    // TARGET_INFO_SESSION_START_TIME.utcEpochNs, likewise; .vscope: its clock domain), so the
+    // job's clock (analysis::JobModel, ns from the job's earliest event) is one shift of all of
+    // them, and no per-rank offset is kept here.
     std::string rankSource;  ///< where the rank came from: "header", "file name", "unknown"
 };
 

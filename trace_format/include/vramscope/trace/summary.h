@@ -56,7 +56,7 @@ struct MemoryEnvelope {
     uint64_t totalSteps = 0;
     uint64_t events = 0;  ///< events or samples that fed the series
     int64_t peakBytes = 0;
-    TimestampNs peakTimeNs = 0;  ///< first time peakBytes was reached
+    TimestampNs peakTimeNs = 0;  ///< first time peakBytes was reached (the rank's own clock)
     /// Lowest running sum after any event (not only after a step: the rule of the timelines'
     /// lift, trace/memory_running_sum.h); 0 when it never went below 0, and for counters.
     int64_t lowestBytes = 0;
