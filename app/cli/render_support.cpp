@@ -126,7 +126,7 @@ std::optional<QSize> parseSize(std::string_view text) {
 std::shared_ptr<const analysis::JobModel> loadJobModel(
     CommandContext& ctx, const std::vector<std::string>& paths,
     const analysis::JobAnalysisOptions& options) {
-    std::optional<trace::Job> job = loadJob(ctx, paths);
+    std::optional<trace::Job> job = openInputs(ctx, paths);
     if (!job)
         return nullptr;
     auto model = analysis::buildJobModel(std::move(*job), analysis::jobTitle(paths), {}, options);
