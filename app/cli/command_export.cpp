@@ -72,8 +72,9 @@ std::shared_ptr<const analysis::JobModel> buildModel(CommandContext& ctx, trace:
     return std::move(model).value();
 }
 
-/// The command line of `export`: FILE|DIR... --format FORMAT [-o OUT] and the format's options.
-struct ExportOptions {
+/// The command line of `export` (named apart from widgets::ExportOptions): FILE|DIR... --format
+/// FORMAT [-o OUT] and the format's options.
+struct ExportCommandOptions {
     InputOptions inputs;
     const ExportFormatInfo* format = nullptr;
     std::string output = "-";  ///< a file, or "-": standard output (text formats only)
@@ -111,7 +112,7 @@ bool readCsvOptions(CommandContext& ctx, const ParsedArgs& args, const std::stri
     return true;
 }
 
-std::optional<ExportOptions> parseExportOptions(CommandContext& ctx, int& exitCode) {
+std::optional<ExportCommandOptions> parseExportOptions(CommandContext& ctx, int& exitCode) {
     const std::string help = ctx.help();
     auto args = parseCommand(ctx, exitCode);
     if (!args) {
@@ -122,7 +123,7 @@ std::optional<ExportOptions> parseExportOptions(CommandContext& ctx, int& exitCo
     if (!inputs) {
         return std::nullopt;
     }
-    ExportOptions options;
+    ExportCommandOptions options;
     options.inputs = std::move(*inputs);
     const std::optional<std::string> formatName = args->value("--format");
     if (!formatName) {
@@ -174,7 +175,7 @@ int exportTrace(CommandContext& ctx, const ExportFormatInfo& format, trace::Job 
 }
 
 /// --format csv: one table of the job model, notes on stderr.
-int exportCsv(CommandContext& ctx, const ExportOptions& request, trace::Job job) {
+int exportCsv(CommandContext& ctx, const ExportCommandOptions& request, trace::Job job) {
     const analysis::CsvOptions& options = request.csv;
     const std::string& out = request.output;
     const auto model = buildModel(ctx, std::move(job), request.inputs.paths);
@@ -201,7 +202,8 @@ int exportCsv(CommandContext& ctx, const ExportOptions& request, trace::Job job)
 }
 
 /// --format speedscope: the flame tree that `flame` would show, chosen by the same rules.
-int exportSpeedscope(CommandContext& ctx, const ExportOptions& options, const trace::Job& job) {
+int exportSpeedscope(CommandContext& ctx, const ExportCommandOptions& options,
+                     const trace::Job& job) {
     const std::string help = ctx.help();
     const FlameRequest* request = &options.flame;
     const std::string& out = options.output;
@@ -225,7 +227,7 @@ int exportSpeedscope(CommandContext& ctx, const ExportOptions& options, const tr
 
 int runExport(CommandContext& ctx) {
     int code = kExitSuccess;
-    const std::optional<ExportOptions> options = parseExportOptions(ctx, code);
+    const std::optional<ExportCommandOptions> options = parseExportOptions(ctx, code);
     if (!options) {
         return code;
     }

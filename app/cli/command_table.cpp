@@ -40,8 +40,7 @@ CommandSpec infoSpec() {
 CommandSpec reportSpec() {
     std::vector<OptionSpec> options = {
         {"--json", false, "", "write JSON instead of a table"},
-        {"--keep-going", false, "",
-         "report the inputs that can be read; unreadable ones are named on stderr"},
+        keepGoingOption("report the inputs that can be read; unreadable ones are named on stderr"),
     };
     for (const OptionSpec& o : analysisOptionSpecs()) {
         options.push_back(o);
@@ -142,8 +141,7 @@ CommandSpec convertSpec() {
     const std::vector<OptionSpec> options = {
         {"--output", true, "OUT", "OUT.vscope or a directory; required", "-o"},
         {"--no-compress", false, "", "write frames without zstd compression"},
-        {"--keep-going", false, "",
-         "convert the inputs that can be read; unreadable ones are named on stderr"},
+        keepGoingOption("convert the inputs that can be read; unreadable ones are named on stderr"),
         {"--notes", true, "FILE",
          "carry the notes of FILE (a .vscope-notes.json sidecar) into the output; by default "
          "the inputs' own sidecar is carried when there is one"},
