@@ -41,12 +41,8 @@ ModelResult loadJob(const std::vector<std::string>& paths, const LoadProgress& p
     }
     options.maxInputBytes = *limit;
     if (progress) {
-        options.progress = [&progress](uint64_t done, uint64_t total) {
-            const int permille = total > 0 ? static_cast<int>(1000.0 * static_cast<double>(done) /
-                                                              static_cast<double>(total))
-                                           : 0;
-            return progress(permille, "Reading " + analysis::formatBytes(double(done)) + " of " +
-                                          analysis::formatBytes(double(total)));
+        options.progress = [&progress](double done, std::string_view stage) {
+            return progress(static_cast<int>(1000.0 * done), std::string(stage));
         };
     }
     return modelOf(trace::openJob(paths, options), jobTitle(paths), progress);
