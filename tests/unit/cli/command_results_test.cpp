@@ -1,6 +1,6 @@
 // The result values of the commands whose result is data (info, segments, flame, batch-fit,
 // summarize), checked as values, without their printed text, on hand-built traces whose figures
-// are worked out in the comments.
+// are worked out in the comments; and their command lines parsed into options structs.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -281,6 +281,69 @@ TEST(CommandResults, SummarizeListsEveryRankFileAndTheUnreadableOne) {
     EXPECT_EQ(steps, (std::vector<double>{1.0 / 3, 2.0 / 3, 1.0}));
     EXPECT_FALSE(fs::exists(options.output));  // the result is a value: runSummarize writes it
     fs::remove_all(dir);
+}
+
+TEST(CommandOptions, SegmentsReadABareAtAsSeconds) {
+    std::ostringstream out, err;
+    CommandContext ctx = contextFor("segments", out, err);
+    ctx.args = {"f.vscope", "--at", "2.5", "--device=1", "--json"};
+    int code = -1;
+    const std::optional<SegmentsOptions> o = parseSegmentsOptions(ctx, code);
+    ASSERT_TRUE(o) << err.str();
+    EXPECT_EQ(code, kExitSuccess);
+    EXPECT_EQ(o->inputs.paths, std::vector<std::string>{"f.vscope"});
+    EXPECT_EQ(o->atNs, 2'500'000'000);
+    EXPECT_EQ(o->device, 1);
+    EXPECT_FALSE(o->atOom);
+    EXPECT_TRUE(o->json);
+}
+
+TEST(CommandOptions, BatchFitSplitsEachRunAtItsLastColon) {
+    std::ostringstream out, err;
+    CommandContext ctx = contextFor("batch-fit", out, err);
+    ctx.args = {"runs/a:b.vscope:4", "c.vscope:0.5", "--capacity", "80GB"};
+    int code = -1;
+    const std::optional<BatchFitOptions> o = parseBatchFitOptions(ctx, code);
+    ASSERT_TRUE(o) << err.str();
+    ASSERT_EQ(o->runs.size(), 2u);
+    EXPECT_EQ(o->runs[0].file, "runs/a:b.vscope");
+    EXPECT_EQ(o->runs[0].batch, 4.0);
+    EXPECT_EQ(o->runs[1].file, "c.vscope");
+    EXPECT_EQ(o->runs[1].batch, 0.5);
+    EXPECT_EQ(o->capacity, uint64_t{80'000'000'000});  // GB: powers of 1000
+}
+
+TEST(CommandOptions, HelpEndsTheParseWithSuccessAndTheRowsHelp) {
+    std::ostringstream out, err;
+    CommandContext ctx = contextFor("flame", out, err);
+    ctx.args = {"--help"};
+    int code = -1;
+    EXPECT_FALSE(parseFlameOptions(ctx, code));
+    EXPECT_EQ(code, kExitSuccess);
+    EXPECT_EQ(out.str(), commandHelp(*findCommand("flame")));
+    EXPECT_TRUE(err.str().empty());
+}
+
+TEST(CommandOptions, TheInputRuleCountsInputsAndTakesTheBundledSampleWhenAsked) {
+    std::ostringstream out, err;
+    CommandContext ctx = contextFor("report", out, err);
+    ParsedArgs none;
+    const std::optional<InputOptions> bundled = parseInputs(ctx, none, {0, SIZE_MAX, true});
+    ASSERT_TRUE(bundled);
+    EXPECT_TRUE(bundled->bundled);
+    ParsedArgs two;
+    two.positional = {"a", "b"};
+    two.values["--keep-going"] = "";
+    const std::optional<InputOptions> kept = parseInputs(ctx, two, {});
+    ASSERT_TRUE(kept);
+    EXPECT_TRUE(kept->keepGoing);
+    EXPECT_FALSE(kept->bundled);
+    EXPECT_FALSE(parseInputs(ctx, two, {1, 1, false, "report takes one input"}));
+    EXPECT_EQ(err.str().rfind("vramscope-cli report: report takes one input\n\nusage: ", 0), 0u)
+        << err.str();
+    err.str("");
+    EXPECT_FALSE(parseInputs(ctx, none, {}));
+    EXPECT_EQ(err.str().rfind("vramscope-cli report: no input given\n", 0), 0u) << err.str();
 }
 
 }  // namespace
