@@ -441,7 +441,7 @@ trace::Result<JobAnalysis> analyzeJob(const std::vector<RankInput>& inputs,
         for (double v : shares) {
             done += v;
         }
-        if (progress && !stop && !progress(done / double(n))) {
+        if (progress && !stop && !progress(done / double(n), {})) {
             stop = true;
         }
         return !stop.load();

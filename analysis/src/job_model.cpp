@@ -241,7 +241,7 @@ trace::Result<std::shared_ptr<const JobModel>> buildJobModel(trace::Job job, std
     const size_t ranks = inputs.size();
     AnalysisProgress analysisProgress;
     if (progress) {
-        analysisProgress = [&](double done) {
+        analysisProgress = [&](double done, std::string_view) {
             // Ranks are analysed several at once, so the stage names the job, not one rank.
             const std::string stage = ranks > 1 ? "Analysing " + std::to_string(ranks) + " ranks"
                                                 : std::string("Analysing the trace");

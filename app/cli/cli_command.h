@@ -1,7 +1,10 @@
 #pragma once
-// What every vramscope-cli subcommand shares: its context, exit codes, option parsing, loading
-// inputs and formatting numbers. A subcommand lives in app/cli/command_<name>.cpp as one function
-// `int run<Name>(CommandContext&)` and is registered by one line in cli_main.cpp.
+// What every vramscope-cli subcommand shares: its context, exit codes, its entry in the command
+// table (help and options), option and input parsing, opening inputs and formatting numbers. A
+// subcommand lives in app/cli/command_<name>.cpp as `int run<Name>(CommandContext&)`: it parses
+// its options into a struct, calls a function that returns its result as a value, and prints
+// that (text or JSON). Its help and options are one row of commandTable() (command_table.cpp),
+// and its run function is registered by one line in cli_main.cpp.
 
 #include <cstdint>
 #include <iosfwd>
@@ -24,6 +27,8 @@ enum ExitCode : int {
     kExitUnreadable = 3,   ///< an input could not be read (or an output written): file on stderr
 };
 
+struct CommandSpec;
+
 /// What a subcommand gets: its arguments (after the subcommand name) and where to write.
 /// Results go to `out`, messages for the user (errors, notes) to `err`.
 struct CommandContext {
@@ -34,6 +39,12 @@ struct CommandContext {
     /// Largest input read, after decompression (--max-input-gib, else VRAMSCOPE_MAX_INPUT_GIB,
     /// else trace::kDefaultMaxInputBytes).
     uint64_t maxInputBytes = trace::kDefaultMaxInputBytes;
+    /// The command's row of commandTable(); runCli sets it. Null only in a context a test made
+    /// by hand, whose help is then empty.
+    const CommandSpec* spec = nullptr;
+
+    /// The command's --help text, commandHelp(*spec) ("" without a spec).
+    std::string help() const;
 };
 
 /// Entry point of vramscope-cli, separate from main() so tests can run commands in-process.
@@ -50,6 +61,25 @@ struct OptionSpec {
     std::string_view alias = {};
 };
 
+/// A command as its --help and the man page describe it. commandTable() holds one per command:
+/// the single source of the help text, and the list tests compare docs/man/vramscope-cli.1 with.
+struct CommandSpec {
+    std::string_view name;            ///< e.g. "report"
+    std::string_view summary;         ///< its line in the top-level help
+    std::string synopsis;             ///< after "usage: vramscope-cli NAME "
+    std::string description;          ///< the paragraphs between the usage line and the options
+    std::vector<OptionSpec> options;  ///< every option but -h/--help, which every command takes
+};
+
+/// Every command, in the order the top-level help lists them (command_table.cpp). The texts live
+/// as long as the program (OptionSpec holds views into them).
+const std::vector<CommandSpec>& commandTable();
+/// The views `render --view` draws, for its help ("memory, lanes, ..."); command_render.cpp in
+/// builds with Qt, a sentence saying there are none in builds without.
+std::string renderViewNames();
+/// The row of commandTable() named `name`, or null.
+const CommandSpec* findCommand(std::string_view name);
+
 /// A subcommand's command line after parsing.
 struct ParsedArgs {
     std::vector<std::string> positional;
@@ -64,6 +94,8 @@ struct ParsedArgs {
 /// line per option (plus --help).
 std::string commandHelp(std::string_view command, std::string_view synopsis,
                         std::string_view description, const std::vector<OptionSpec>& options);
+/// The same for a row of the command table.
+std::string commandHelp(const CommandSpec& spec);
 
 /// Parses `ctx.args` against `options`. Accepts "--name value", "--name=value" and "--" (the rest
 /// is positional). On an unknown option or a missing value, writes the message and `help` to
@@ -76,9 +108,16 @@ std::optional<ParsedArgs> parseArgs(CommandContext& ctx, const std::vector<Optio
 /// error, kExitSuccess after the help.
 std::optional<ParsedArgs> parseCommand(CommandContext& ctx, const std::vector<OptionSpec>& options,
                                        const std::string& help, int& exitCode);
+/// parseCommand with the options and help of the command's own row (ctx.spec).
+std::optional<ParsedArgs> parseCommand(CommandContext& ctx, int& exitCode);
 
 /// Writes "vramscope-cli COMMAND: MESSAGE" and the help to ctx.err; returns kExitUsage.
 int usageError(CommandContext& ctx, const std::string& message, const std::string& help);
+
+/// usageError for the functions that parse a command's options into a struct: writes the error
+/// and the help to ctx.err and returns nullopt (the caller's exit code is then kExitUsage).
+std::nullopt_t usageFailure(CommandContext& ctx, const std::string& message,
+                            const std::string& help);
 
 /// Parses a non-negative integer ("123", "123B") or a byte size with a unit, optionally after
 /// one space: binary "64KiB", "512MiB", "2GiB", "1TiB" ("K", "M", "G", "T" alone mean the same)
@@ -112,12 +151,41 @@ std::string padLeft(const std::string& s, size_t width);
 /// "12.3 %" of `whole`, or "" when whole is 0.
 std::string formatPercent(uint64_t part, uint64_t whole);
 
+/// How many inputs a command takes, and what it does with none: the part of the commands'
+/// preambles that differs.
+struct InputRule {
+    size_t atLeast = 1;
+    size_t atMost = SIZE_MAX;
+    /// With no input: the bundled sample job (report) instead of a usage error.
+    bool bundledWhenNone = false;
+    /// The usage error for a wrong count; empty: "no input given".
+    std::string_view countError = {};
+};
+
+/// The inputs of a command as its command line gives them.
+struct InputOptions {
+    std::vector<std::string> paths;  ///< files, directories, archives, "-" (standard input)
+    bool keepGoing = false;          ///< --keep-going: open the job without unreadable inputs
+    bool bundled = false;            ///< no path given: the bundled sample job
+};
+
+/// --keep-going, for the commands that take it; `help` says what the command does then.
+OptionSpec keepGoingOption(std::string_view help);
+
+/// The inputs of `args` checked against `rule` (and --keep-going when the command has it). On a
+/// wrong count writes the usage error and returns nullopt (the command returns kExitUsage).
+std::optional<InputOptions> parseInputs(CommandContext& ctx, const ParsedArgs& args,
+                                        const InputRule& rule);
+
 /// Opens `paths` (files, directories, archives) as one job with trace::openJob. Any input that
 /// cannot be opened is written to ctx.err ("vramscope-cli: cannot read FILE: byte N: why") and
 /// makes this return nullopt (the command then returns kExitUnreadable), unless `keepGoing`, in
 /// which case the job opens without it (the problems stay in Job::skipped).
-std::optional<trace::Job> loadJob(CommandContext& ctx, const std::vector<std::string>& paths,
-                                  bool keepGoing = false);
+std::optional<trace::Job> openInputs(CommandContext& ctx, const std::vector<std::string>& paths,
+                                     bool keepGoing = false);
+/// The same for parsed inputs; `inputs.bundled` opens the bundled sample job and says so on
+/// ctx.err ("no input given; reporting the bundled sample job (N ranks)").
+std::optional<trace::Job> openInputs(CommandContext& ctx, const InputOptions& inputs);
 
 /// Reads the integer option `name` (e.g. "--device") into `out` when given; on a value that is
 /// no integer writes a usage error ("--device needs an integer") and returns false (the command
@@ -135,6 +203,11 @@ std::optional<trace::DeviceIndex> chooseMemoryGpu(CommandContext& ctx,
                                                   const std::vector<trace::DeviceIndex>& gpus,
                                                   std::optional<int64_t> wanted,
                                                   const std::string& help, int& exitCode);
+
+/// chooseMemoryGpu without writing: nullopt with `error` set (the usage error's sentence).
+std::optional<trace::DeviceIndex> chooseMemoryGpu(const std::vector<trace::DeviceIndex>& gpus,
+                                                  std::optional<int64_t> wanted,
+                                                  std::string& error);
 
 /// Output names for one .vscope per rank (synth and convert): when `out` ends in ".vscope",
 /// "OUT-rank<R>.vscope" beside it (OUT being `out` without the extension); otherwise `out` is a

@@ -6,30 +6,32 @@
 #include "cli_command.h"
 #include "vramscope/trace/input_bytes.h"
 
-// The subcommands, in the order the top-level help lists them. To add one: write
-// app/cli/command_<name>.cpp defining `int vramscope::app::run<Name>(CommandContext&)` (it parses
-// ctx.args with parseArgs() and answers --help), list the file in app/cli/CMakeLists.txt, and add
-// ONE line here: X("<name>", run<Name>, "<one-line summary>").
-#define VRAMSCOPE_CLI_COMMANDS(X)                                                                 \
-    X("info", runInfo, "header, devices, event counts by kind, time span and data loss")          \
-    X("report", runReport, "per-device peaks of allocated and reserved memory (text or JSON)")    \
-    X("synth", runSynth, "write a deterministic synthetic training job, one .vscope per rank")    \
-    X("convert", runConvert, "import any supported input and write .vscope, one file per rank")   \
-    X("summarize", runSummarize, "a job index of rank files' summaries; --merge joins indexes")   \
-    X("flame", runFlame, "the live set at the peak, an OOM or a time as a flame tree")            \
-    X("segments", runSegments, "reserved segments, free blocks and fragmentation at a time/OOM")  \
-    X("check", runCheck, "pass/fail rules for CI: peak, leak, exposed communication")             \
-    X("batch-fit", runBatchFit, "largest batch that fits, from runs at several batch sizes")      \
-    X("export", runExport, "write a job for other tools: Perfetto, Chrome JSON, CSV, speedscope") \
-    X("render", runRender, "one view as a framed PNG, or vector SVG / PDF, headless")             \
-    X("review", runReview, "a multi-page review PDF: summary, then one page per view")            \
-    X("attach", runAttach, "list running jobs, or record from them into .vscope files")           \
-    X("watch", runWatch, "a live line per GPU of running jobs; --alert fails on a broken rule")   \
-    X("replay", runReplay, "serve a recorded trace on a live socket, as a running job would")
+// The subcommands' run functions, by name. To add one: write app/cli/command_<name>.cpp defining
+// `int vramscope::app::run<Name>(CommandContext&)` (it parses ctx.args with parseCommand() and
+// answers --help), list the file in app/cli/CMakeLists.txt, add its row (summary, synopsis,
+// description, options) to commandTable() in command_table.cpp and its section to
+// docs/man/vramscope-cli.1 (a test compares the two), and add ONE line here: X("<name>",
+// run<Name>).
+#define VRAMSCOPE_CLI_COMMANDS(X) \
+    X("info", runInfo)            \
+    X("report", runReport)        \
+    X("synth", runSynth)          \
+    X("convert", runConvert)      \
+    X("summarize", runSummarize)  \
+    X("flame", runFlame)          \
+    X("segments", runSegments)    \
+    X("check", runCheck)          \
+    X("batch-fit", runBatchFit)   \
+    X("export", runExport)        \
+    X("render", runRender)        \
+    X("review", runReview)        \
+    X("attach", runAttach)        \
+    X("watch", runWatch)          \
+    X("replay", runReplay)
 
 namespace vramscope::app {
 
-#define VRAMSCOPE_DECLARE_COMMAND(name, fn, summary) int fn(CommandContext& ctx);
+#define VRAMSCOPE_DECLARE_COMMAND(name, fn) int fn(CommandContext& ctx);
 VRAMSCOPE_CLI_COMMANDS(VRAMSCOPE_DECLARE_COMMAND)
 #undef VRAMSCOPE_DECLARE_COMMAND
 
@@ -55,6 +57,9 @@ int withoutQt(CommandContext& ctx) {
 int runRender(CommandContext& ctx) {
     return withoutQt(ctx);
 }
+std::string renderViewNames() {
+    return "(none: this build cannot draw)";
+}
 int runReview(CommandContext& ctx) {
     return withoutQt(ctx);
 }
@@ -65,10 +70,9 @@ namespace {
 struct Command {
     std::string_view name;
     int (*run)(CommandContext&);
-    std::string_view summary;
 };
 
-#define VRAMSCOPE_COMMAND_ROW(name, fn, summary) Command{name, &fn, summary},
+#define VRAMSCOPE_COMMAND_ROW(name, fn) Command{name, &fn},
 constexpr Command kCommands[] = {VRAMSCOPE_CLI_COMMANDS(VRAMSCOPE_COMMAND_ROW)};
 #undef VRAMSCOPE_COMMAND_ROW
 
@@ -76,7 +80,7 @@ void writeTopHelp(std::ostream& os) {
     os << "usage: vramscope-cli COMMAND [OPTIONS] [ARGS]\n\n"
           "Where GPU memory goes and where GPUs sit idle in training jobs, headless.\n\n"
           "commands:\n";
-    for (const auto& c : kCommands) {
+    for (const CommandSpec& c : commandTable()) {
         std::string name(c.name);
         name.resize(12, ' ');
         os << "  " << name << c.summary << "\n";
@@ -162,8 +166,10 @@ int runCli(const std::vector<std::string>& allArgs, std::ostream& out, std::ostr
     }
     for (const auto& c : kCommands) {
         if (c.name == name) {
-            CommandContext ctx{name, std::vector<std::string>(args.begin() + 1, args.end()), out,
-                               err, maxInputBytes};
+            CommandContext ctx{
+                name,          std::vector<std::string>(args.begin() + 1, args.end()),
+                out,           err,
+                maxInputBytes, findCommand(name)};
             try {
                 return c.run(ctx);
             } catch (const std::bad_alloc&) {

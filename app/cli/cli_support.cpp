@@ -9,6 +9,7 @@
 
 #include "cli_command.h"
 #include "vramscope/analysis/gpu_capacity.h"
+#include "vramscope/bundled_sample.h"
 
 namespace vramscope::app {
 
@@ -20,6 +21,23 @@ std::optional<std::string> ParsedArgs::value(std::string_view name) const {
         return std::nullopt;
     }
     return it->second;
+}
+
+std::string CommandContext::help() const {
+    return spec == nullptr ? std::string() : commandHelp(*spec);
+}
+
+const CommandSpec* findCommand(std::string_view name) {
+    for (const CommandSpec& c : commandTable()) {
+        if (c.name == name) {
+            return &c;
+        }
+    }
+    return nullptr;
+}
+
+std::string commandHelp(const CommandSpec& spec) {
+    return commandHelp(spec.name, spec.synopsis, spec.description, spec.options);
 }
 
 std::string commandHelp(std::string_view command, std::string_view synopsis,
@@ -54,6 +72,12 @@ int usageError(CommandContext& ctx, const std::string& message, const std::strin
     return kExitUsage;
 }
 
+std::nullopt_t usageFailure(CommandContext& ctx, const std::string& message,
+                            const std::string& help) {
+    usageError(ctx, message, help);
+    return std::nullopt;
+}
+
 std::optional<ParsedArgs> parseCommand(CommandContext& ctx, const std::vector<OptionSpec>& options,
                                        const std::string& help, int& exitCode) {
     std::optional<ParsedArgs> args = parseArgs(ctx, options, help);
@@ -67,6 +91,11 @@ std::optional<ParsedArgs> parseCommand(CommandContext& ctx, const std::vector<Op
         return std::nullopt;
     }
     return args;
+}
+
+std::optional<ParsedArgs> parseCommand(CommandContext& ctx, int& exitCode) {
+    static const std::vector<OptionSpec> kNone;
+    return parseCommand(ctx, ctx.spec == nullptr ? kNone : ctx.spec->options, ctx.help(), exitCode);
 }
 
 std::optional<ParsedArgs> parseArgs(CommandContext& ctx, const std::vector<OptionSpec>& options,
@@ -240,8 +269,48 @@ std::string formatPercent(uint64_t part, uint64_t whole) {
     return buf;
 }
 
-std::optional<trace::Job> loadJob(CommandContext& ctx, const std::vector<std::string>& paths,
-                                  bool keepGoing) {
+OptionSpec keepGoingOption(std::string_view help) {
+    return {"--keep-going", false, "", help};
+}
+
+std::optional<InputOptions> parseInputs(CommandContext& ctx, const ParsedArgs& args,
+                                        const InputRule& rule) {
+    InputOptions inputs;
+    inputs.paths = args.positional;
+    inputs.keepGoing = args.has("--keep-going");
+    const size_t n = inputs.paths.size();
+    if (n == 0 && rule.bundledWhenNone) {
+        inputs.bundled = true;
+        return inputs;
+    }
+    if (n < rule.atLeast || n > rule.atMost) {
+        usageError(
+            ctx,
+            rule.countError.empty() ? std::string("no input given") : std::string(rule.countError),
+            ctx.help());
+        return std::nullopt;
+    }
+    return inputs;
+}
+
+std::optional<trace::Job> openInputs(CommandContext& ctx, const InputOptions& inputs) {
+    if (!inputs.bundled) {
+        return openInputs(ctx, inputs.paths, inputs.keepGoing);
+    }
+    auto bundled = openBundledSample();
+    if (!bundled.ok()) {
+        ctx.err << "vramscope-cli " << ctx.command << ": cannot read " << bundled.error().describe()
+                << "\n";
+        return std::nullopt;
+    }
+    ctx.err << "vramscope-cli " << ctx.command
+            << ": no input given; reporting the bundled sample job (" << bundled->ranks.size()
+            << " ranks)\n";
+    return std::move(bundled).value();
+}
+
+std::optional<trace::Job> openInputs(CommandContext& ctx, const std::vector<std::string>& paths,
+                                     bool keepGoing) {
     trace::ReadOptions options;
     options.maxInputBytes = ctx.maxInputBytes;
     auto job = trace::openJob(paths, options);
@@ -312,10 +381,9 @@ std::vector<trace::DeviceIndex> memoryGpus(const trace::TraceData& data) {
     return gpus;
 }
 
-std::optional<trace::DeviceIndex> chooseMemoryGpu(CommandContext& ctx,
-                                                  const std::vector<trace::DeviceIndex>& gpus,
+std::optional<trace::DeviceIndex> chooseMemoryGpu(const std::vector<trace::DeviceIndex>& gpus,
                                                   std::optional<int64_t> wanted,
-                                                  const std::string& help, int& exitCode) {
+                                                  std::string& error) {
     if (!wanted) {
         return gpus.front();
     }
@@ -325,13 +393,23 @@ std::optional<trace::DeviceIndex> chooseMemoryGpu(CommandContext& ctx,
         for (trace::DeviceIndex d : gpus) {
             list += (list.empty() ? "" : ", ") + std::to_string(toInt(d));
         }
-        exitCode = usageError(ctx,
-                              "no GPU " + std::to_string(*wanted) +
-                                  " with memory events in the input (GPUs: " + list + ")",
-                              help);
+        error = "no GPU " + std::to_string(*wanted) +
+                " with memory events in the input (GPUs: " + list + ")";
         return std::nullopt;
     }
     return trace::DeviceIndex(int32_t(*wanted));
+}
+
+std::optional<trace::DeviceIndex> chooseMemoryGpu(CommandContext& ctx,
+                                                  const std::vector<trace::DeviceIndex>& gpus,
+                                                  std::optional<int64_t> wanted,
+                                                  const std::string& help, int& exitCode) {
+    std::string error;
+    const std::optional<trace::DeviceIndex> chosen = chooseMemoryGpu(gpus, wanted, error);
+    if (!chosen) {
+        exitCode = usageError(ctx, error, help);
+    }
+    return chosen;
 }
 
 }  // namespace vramscope::app

@@ -140,59 +140,73 @@ std::string recordingPath(std::string out, const std::string& socket, bool sever
 
 }  // namespace
 
-int runAttach(CommandContext& ctx) {
-    const std::vector<OptionSpec> options = {
-        {"--list", false, "", "list this user's live jobs (pid, host, rank, start, GPUs)"},
-        {"--duration", true, "DURATION",
-         "stop after this long (e.g. 30s); default: until the "
-         "job ends or ^C"},
-        {"-o", true, "OUT",
-         "the recording: a .vscope file (several targets: OUT-HOST-PID.vscope"
-         ", or files in directory OUT); default HOST-PID.vscope here"},
-    };
-    const std::string help = commandHelp(
-        ctx.command, "--list | PID|SOCKET|all... [--duration 30s] [-o OUT.vscope]",
-        "Attaches to running jobs (started with vramscope-run, or `vramscope-cli replay`) and\n"
-        "records what they stream: first the producer's backlog of recent events, then\n"
-        "everything new, until the duration ends, the job ends, or ^C. The job is not slowed or\n"
-        "stopped; a viewer too slow for it loses frames, which the recording lists as data loss\n"
-        "(live_frames_dropped). A target is a pid of this host, a socket path (for a job on\n"
-        "another machine, its socket forwarded over SSH into a directory of mode 0700), or all.\n\n"
-        "exit codes: 0 recorded, 2 usage, 3 no job reachable or the output cannot be written",
-        options);
-    int done = kExitSuccess;
-    auto args = parseCommand(ctx, options, help, done);
+namespace {
+
+/// The command line of `attach`: --list, or targets and how long to record them.
+struct AttachOptions {
+    bool list = false;
+    std::vector<std::string> targets;  ///< pids, socket paths or "all"
+    std::optional<int64_t> durationNs;
+    std::string output;  ///< -o OUT; empty: HOST-PID.vscope here
+};
+
+std::optional<AttachOptions> parseAttachOptions(CommandContext& ctx, int& exitCode) {
+    const std::string help = ctx.help();
+    auto args = parseCommand(ctx, exitCode);
     if (!args) {
-        return done;
+        return std::nullopt;
     }
+    exitCode = kExitUsage;
+    AttachOptions options;
     if (args->has("--list")) {
         if (!args->positional.empty()) {
-            return usageError(ctx, "--list takes no target", help);
+            return usageFailure(ctx, "--list takes no target", help);
         }
-        return listJobs(ctx);
+        options.list = true;
+        exitCode = kExitSuccess;
+        return options;
     }
     if (args->positional.empty()) {
-        return usageError(ctx, "no target given (a pid, a socket path, or all; --list shows them)",
-                          help);
+        return usageFailure(
+            ctx, "no target given (a pid, a socket path, or all; --list shows them)", help);
     }
-    std::optional<int64_t> durationNs;
+    options.targets = args->positional;
+    std::optional<int64_t>& durationNs = options.durationNs;
     if (auto v = args->value("--duration")) {
         durationNs = parseDurationNs(*v);
         if (!durationNs || *durationNs == 0) {
-            return usageError(ctx,
-                              "--duration needs a duration above 0 (a number with a unit: ns, us, "
-                              "ms or s, e.g. 30s or 200ms), got '" +
-                                  *v + "'",
-                              help);
+            return usageFailure(
+                ctx,
+                "--duration needs a duration above 0 (a number with a unit: ns, us, "
+                "ms or s, e.g. 30s or 200ms), got '" +
+                    *v + "'",
+                help);
         }
     }
-    auto rx = attachTargets(ctx, args->positional);
+    options.output = args->value("-o").value_or("");
+    exitCode = kExitSuccess;
+    return options;
+}
+
+}  // namespace
+
+int runAttach(CommandContext& ctx) {
+    int code = kExitSuccess;
+    const std::optional<AttachOptions> options = parseAttachOptions(ctx, code);
+    if (!options) {
+        return code;
+    }
+    if (options->list) {
+        return listJobs(ctx);
+    }
+    const std::optional<int64_t>& durationNs = options->durationNs;
+    auto rx = attachTargets(ctx, options->targets);
     if (!rx) {
         return kExitUnreadable;
     }
     // The duration counts from when the recording starts, not from the hellos' waits.
     const int64_t deadline = durationNs ? steadyNowNs() + *durationNs : INT64_MAX;
-    const std::string out = args->value("-o").value_or("");
+    const std::string& out = options->output;
     const size_t n = rx->sourceCount();
     // Each recording is written as it arrives, whole frames only, so a recording cut by a crash
     // of this process still reads.

@@ -26,13 +26,6 @@ std::optional<double> parseFraction(const std::string& text) {
     return v;
 }
 
-/// A rule's limit as the help prints it: "0.8", "0.3".
-std::string limit(double v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%g", v);
-    return buf;
-}
-
 /// What `check` prints after the rule lines, and its exit code: a failed rule fails; a rule the
 /// user named that could not be checked fails unless allowUnchecked; a default rule that could not
 /// be checked is listed without failing, unless nothing at all could be checked.
@@ -181,90 +174,95 @@ bool readCheckRules(CommandContext& ctx, const ParsedArgs& args, const std::stri
     return true;
 }
 
-int runCheck(CommandContext& ctx) {
-    // OptionSpec holds views: the text lives as long as the program.
-    std::vector<OptionSpec> options = checkRuleOptionSpecs();
-    options.push_back({"--allow-unchecked", false, "",
-                       "do not fail when a rule named on the command line could not be checked "
-                       "(it still prints NOT CHECKED)"});
-    for (const OptionSpec& o : analysisOptionSpecs()) {
-        if (o.name == "--iteration-regex" || o.name == "--capacity") {
-            options.push_back(o);
+namespace {
+
+/// The command line of `check`.
+struct CheckOptions {
+    InputOptions inputs;
+    CheckRules rules;
+    std::vector<std::string> asked;  ///< the rules named on the command line
+    JobAnalysisOptions analysis;
+    bool allowUnchecked = false;
+};
+
+std::optional<CheckOptions> parseCheckOptions(CommandContext& ctx, int& exitCode) {
+    const std::string help = ctx.help();
+    auto args = parseCommand(ctx, exitCode);
+    if (!args) {
+        return std::nullopt;
+    }
+    exitCode = kExitUsage;
+    auto inputs = parseInputs(ctx, *args, {});
+    if (!inputs) {
+        return std::nullopt;
+    }
+    CheckOptions options;
+    options.inputs = std::move(*inputs);
+    if (!readCheckRules(ctx, *args, help, options.rules, options.asked) ||
+        !readAnalysisOptions(ctx, *args, help, options.analysis)) {
+        return std::nullopt;
+    }
+    options.allowUnchecked = args->has("--allow-unchecked");
+    exitCode = kExitSuccess;
+    return options;
+}
+
+/// What `check` found: the data each trace lost ("FILE: what") and each rule's outcome.
+struct CheckResult {
+    std::vector<std::string> dataLoss;
+    std::vector<RuleResult> results;
+};
+
+/// Evaluates the rules on the analyses of `model`. nullopt (kExitUsage, the usage error written)
+/// when the analyses refused the job (JobModel::analysisProblem, e.g. an invalid iteration regex).
+std::optional<CheckResult> checkJob(CommandContext& ctx, const analysis::JobModel& model,
+                                    const CheckOptions& options, int& exitCode) {
+    if (!model.analysisProblem.empty()) {
+        exitCode = usageError(ctx, model.analysisProblem, ctx.help());
+        return std::nullopt;
+    }
+    CheckResult result;
+    for (const trace::RankTrace& rt : model.job.ranks) {
+        for (const trace::DataLoss& l : rt.trace.data.dataLoss) {
+            result.dataLoss.push_back(rt.path + ": " + trace::describe(l));
         }
     }
-    const CheckRules defaults = CheckRules::defaults();
-    const AdviceOptions evidence;
-    const std::string help = commandHelp(
-        ctx.command,
-        "FILE|DIR... [--max-peak-fraction F] [--fail-on-leak] [--max-exposed-communication F]\n"
-        "       [--advice RULE,...|all] [--allow-oom] [--capacity BYTES|GPU] [--allow-unchecked]",
-        "Checks rules over every GPU of a job and prints one PASS/FAIL line per rule with the\n"
-        "numbers behind it. With no rule given, checks all three with --max-peak-fraction " +
-            limit(*defaults.maxPeakShare) + ",\n--fail-on-leak and --max-exposed-communication " +
-            limit(*defaults.maxExposedCommunication) +
-            ". The rule \"oom\" always runs (unless\n"
-            "--allow-oom): it fails when a GPU ran out of memory, and names the cause. Exposed\n"
-            "communication = communication kernels' time not overlapped by compute kernels, as a\n"
-            "fraction of the span from the first kernel start to the last kernel end, less the\n"
-            "part spent waiting for the last rank of a collective matched across ranks (that\n"
-            "is the straggler's; `report` names it).\n"
-            "--advice checks rules of the training checklist, as `report` gives them: each FAILs\n"
-            "where it gives a warning or worse, PASSes where it finds nothing (or info only),\n"
-            "and is NOT CHECKED where the trace lacks what it needs (it says what).\n\n"
-            "A rule that cannot be checked on a GPU prints NOT CHECKED with the reason: no memory\n"
-            "data (peak, leak, oom), capacity unknown (peak; give --capacity), too few iterations\n"
-            "(leak), no kernels or a span under " +
-            formatDuration(double(evidence.minTimeSpanNs)) + " / fewer than " +
-            std::to_string(evidence.minTimeKernels) +
-            " kernels (exposed communication).\n"
-            "A rule named on the command line that is NOT CHECKED fails the check (exit 1)\n"
-            "unless --allow-unchecked is given. With no rule named, a default rule that is NOT\n"
-            "CHECKED is listed and does not fail the check, unless nothing at all could be\n"
-            "checked (\"nothing could be checked\", exit 1).\n"
-            "Data the reader or the producer lost is listed (DATA LOSS). On such partial input a\n"
-            "rule that would pass is NOT CHECKED (the lost part may hold the OOM, a higher peak\n"
-            "or the climb), while a rule that fails still fails and says the input was partial.\n\n"
-            "exit codes: 0 every rule that had to be checked passed, 1 a rule failed or could\n"
-            "not be checked (named on stdout), 2 usage, 3 unreadable input",
-        options);
-    int done = kExitSuccess;
-    auto args = parseCommand(ctx, options, help, done);
-    if (!args) {
-        return done;
+    result.results = evaluateRules(model.analysis, options.rules, options.analysis);
+    return result;
+}
+
+/// "DATA LOSS FILE: ..." lines, then "PASS|FAIL|NOT CHECKED RULE: [GPU: ]detail" per rule.
+void printCheck(const CheckResult& result, std::ostream& os) {
+    for (const std::string& l : result.dataLoss) {
+        os << "DATA LOSS " << l << "\n";
     }
-    if (args->positional.empty()) {
-        return usageError(ctx, "no input given", help);
+    for (const RuleResult& r : result.results) {
+        const bool wholeJob = r.input == SIZE_MAX;
+        os << toString(r.outcome) << " " << r.rule << ": "
+           << (wholeJob ? std::string() : deviceLabel(r.rank, r.device) + ": ") << r.detail << "\n";
     }
-    std::vector<std::string> asked;  // the rules named on the command line
-    CheckRules rules;
-    if (!readCheckRules(ctx, *args, help, rules, asked)) {
-        return kExitUsage;
+}
+
+}  // namespace
+
+int runCheck(CommandContext& ctx) {
+    int code = kExitSuccess;
+    const std::optional<CheckOptions> options = parseCheckOptions(ctx, code);
+    if (!options) {
+        return code;
     }
-    JobAnalysisOptions analysisOptions;
-    if (!readAnalysisOptions(ctx, *args, help, analysisOptions)) {
-        return kExitUsage;
-    }
-    const auto model = loadJobModel(ctx, args->positional, analysisOptions);
+    // Open and analyse once (the job model), then evaluate the rules on it.
+    const std::shared_ptr<const analysis::JobModel> model =
+        loadJobModel(ctx, options->inputs, options->analysis);
     if (!model) {
         return kExitUnreadable;
     }
-    if (!model->analysisProblem.empty()) {
-        return usageError(ctx, model->analysisProblem, help);
+    const std::optional<CheckResult> result = checkJob(ctx, *model, *options, code);
+    if (!result) {
+        return code;
     }
-    const trace::Job& job = model->job;
-    for (size_t i = 0; i < job.ranks.size(); ++i) {
-        for (const trace::DataLoss& l : job.ranks[i].trace.data.dataLoss) {
-            ctx.out << "DATA LOSS " << job.ranks[i].path << ": " << trace::describe(l) << "\n";
-        }
-    }
-    const std::vector<RuleResult> results = evaluateRules(model->analysis, rules, analysisOptions);
-    for (const RuleResult& r : results) {
-        const bool wholeJob = r.input == SIZE_MAX;
-        ctx.out << toString(r.outcome) << " " << r.rule << ": "
-                << (wholeJob ? std::string() : deviceLabel(r.rank, r.device) + ": ") << r.detail
-                << "\n";
-    }
-    return conclude(ctx, results, asked, args->has("--allow-unchecked"));
+    printCheck(*result, ctx.out);
+    return conclude(ctx, result->results, options->asked, options->allowUnchecked);
 }
 
 }  // namespace vramscope::app

@@ -14,13 +14,45 @@ namespace vramscope::app {
 
 namespace {
 
+/// The command line of `convert`: IN... -o OUT [--no-compress] [--keep-going] [--notes FILE].
+struct ConvertOptions {
+    InputOptions inputs;
+    std::string output;  ///< OUT.vscope or a directory (outputPathFor)
+    bool compress = true;
+    std::optional<std::string> notes;  ///< --notes FILE; default the inputs' own sidecar
+};
+
+std::optional<ConvertOptions> parseConvertOptions(CommandContext& ctx, int& exitCode) {
+    const std::string help = ctx.help();
+    auto args = parseCommand(ctx, exitCode);
+    if (!args) {
+        return std::nullopt;
+    }
+    exitCode = kExitUsage;
+    auto inputs = parseInputs(ctx, *args, {});
+    if (!inputs) {
+        return std::nullopt;
+    }
+    if (!args->has("--output")) {
+        return usageFailure(ctx, "-o OUT is required", help);
+    }
+    ConvertOptions options;
+    options.inputs = std::move(*inputs);
+    options.output = *args->value("--output");
+    options.compress = !args->has("--no-compress");
+    options.notes = args->value("--notes");
+    exitCode = kExitSuccess;
+    return options;
+}
+
 /// The notes to carry into the written files: those of `--notes FILE` (refused when written for
 /// other traces), else the inputs' own sidecar when there is one that belongs to them, else none.
 /// nullopt after an error already written to ctx.err.
-std::optional<std::vector<trace::Note>> notesToCarry(CommandContext& ctx, const ParsedArgs& args,
+std::optional<std::vector<trace::Note>> notesToCarry(CommandContext& ctx,
+                                                     const ConvertOptions& options,
                                                      const trace::Job& job) {
-    const auto given = args.value("--notes");
-    const std::string path = given ? *given : trace::notesSidecarPath(args.positional);
+    const std::optional<std::string>& given = options.notes;
+    const std::string path = given ? *given : trace::notesSidecarPath(options.inputs.paths);
     std::error_code ec;
     if (path.empty() || (!given && !std::filesystem::exists(path, ec))) {
         return std::vector<trace::Note>{};
@@ -62,58 +94,27 @@ std::optional<std::vector<trace::Note>> notesToCarry(CommandContext& ctx, const 
 }  // namespace
 
 int runConvert(CommandContext& ctx) {
-    const std::vector<OptionSpec> options = {
-        {"--output", true, "OUT", "OUT.vscope or a directory; required", "-o"},
-        {"--no-compress", false, "", "write frames without zstd compression"},
-        {"--keep-going", false, "",
-         "convert the inputs that can be read; unreadable ones are named on stderr"},
-        {"--notes", true, "FILE",
-         "carry the notes of FILE (a .vscope-notes.json sidecar) into the output; by default "
-         "the inputs' own sidecar is carried when there is one"},
-    };
-    const std::string help = commandHelp(
-        ctx.command, "IN... -o OUT",
-        "Imports every input (.vscope, PyTorch memory snapshot, Kineto/Chrome trace JSON,\n"
-        "Nsight Systems SQLite export, optionally .gz, directories of them, .tar/.tar.gz archives) "
-        "as one job and writes one\n"
-        ".vscope per rank, with what the importers skipped recorded as data loss.\n\n"
-        "Output: when OUT ends in .vscope, OUT-rank<R>.vscope (OUT without its extension);\n"
-        "otherwise OUT is a directory (created when missing) holding rank<R>.vscope. A trace "
-        "whose\n"
-        "rank is unknown is named file<I> after its position I in the job (ranks first, then\n"
-        "unknown ones by path); a second trace with the same rank gets -<I> appended. The files\n"
-        "written are listed on stdout.\n\n"
-        "Notes: a notes sidecar (docs/notes-format.md) is carried into the files when it was\n"
-        "written for exactly these inputs (SHA-256); a note of one GPU goes into its rank's\n"
-        "file, a note of every GPU into the first file.",
-        options);
-    int done = kExitSuccess;
-    auto args = parseCommand(ctx, options, help, done);
-    if (!args) {
-        return done;
+    int code = kExitSuccess;
+    const std::optional<ConvertOptions> options = parseConvertOptions(ctx, code);
+    if (!options) {
+        return code;
     }
-    if (args->positional.empty()) {
-        return usageError(ctx, "no input given", help);
-    }
-    if (!args->has("--output")) {
-        return usageError(ctx, "-o OUT is required", help);
-    }
-    auto job = loadJob(ctx, args->positional, args->has("--keep-going"));
+    auto job = openInputs(ctx, options->inputs);
     if (!job) {
         return kExitUnreadable;
     }
-    const std::string out = *args->value("--output");
+    const std::string& out = options->output;
     if (auto status = prepareOutput(out); !status.ok()) {
         ctx.err << "vramscope-cli convert: " << status.error().describe() << "\n";
         return kExitUnreadable;
     }
-    auto notes = notesToCarry(ctx, *args, *job);
+    auto notes = notesToCarry(ctx, *options, *job);
     if (!notes) {
         return kExitUnreadable;
     }
     const analysis::JobTimeAxis axis = analysis::jobTimeAxis(*job);
     trace::WriterOptions writerOptions;
-    writerOptions.compress = !args->has("--no-compress");
+    writerOptions.compress = options->compress;
     std::set<std::string> used;
     for (size_t i = 0; i < job->ranks.size(); ++i) {
         const auto& rt = job->ranks[i];

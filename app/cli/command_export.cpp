@@ -68,6 +68,95 @@ std::shared_ptr<const analysis::JobModel> buildModel(CommandContext& ctx, trace:
     return modelOfJob(ctx, std::move(job), analysis::jobTitle(inputs), {});
 }
 
+/// The command line of `export` (named apart from widgets::ExportOptions): FILE|DIR... --format
+/// FORMAT [-o OUT] and the format's options.
+struct ExportCommandOptions {
+    InputOptions inputs;
+    const ExportFormatInfo* format = nullptr;
+    std::string output = "-";  ///< a file, or "-": standard output (text formats only)
+    analysis::CsvOptions csv;  ///< --table, --points (csv)
+    FlameRequest flame;        ///< --rank, --device, --at, --by, --level (speedscope)
+};
+
+/// --table and --points of --format csv into `csv`; false after a usage error.
+bool readCsvOptions(CommandContext& ctx, const ParsedArgs& args, const std::string& help,
+                    analysis::CsvOptions& csv) {
+    const std::optional<std::string> tableName = args.value("--table");
+    std::string tables;
+    for (analysis::CsvTable t : analysis::csvTables()) {
+        tables += (tables.empty() ? "" : ", ") + std::string(analysis::toString(t));
+    }
+    if (!tableName) {
+        usageError(ctx, "--format csv needs --table (" + tables + ")", help);
+        return false;
+    }
+    if (auto table = analysis::csvTableNamed(*tableName)) {
+        csv.table = *table;
+    } else {
+        usageError(ctx, "unknown --table '" + *tableName + "' (one of " + tables + ")", help);
+        return false;
+    }
+    std::optional<int64_t> points;
+    if (!integerOption(ctx, args, "--points", help, points)) {
+        return false;
+    }
+    if (points && (*points < 1 || csv.table != analysis::CsvTable::Memory)) {
+        usageError(ctx, "--points takes a positive N, for --table memory only", help);
+        return false;
+    }
+    csv.points = static_cast<size_t>(points.value_or(0));
+    return true;
+}
+
+std::optional<ExportCommandOptions> parseExportOptions(CommandContext& ctx, int& exitCode) {
+    const std::string help = ctx.help();
+    auto args = parseCommand(ctx, exitCode);
+    if (!args) {
+        return std::nullopt;
+    }
+    exitCode = kExitUsage;
+    auto inputs = parseInputs(ctx, *args, {1, SIZE_MAX, false, "export needs at least one input"});
+    if (!inputs) {
+        return std::nullopt;
+    }
+    ExportCommandOptions options;
+    options.inputs = std::move(*inputs);
+    const std::optional<std::string> formatName = args->value("--format");
+    if (!formatName) {
+        return usageFailure(ctx, "--format is required (" + formatNames() + ")", help);
+    }
+    const ExportFormatInfo* format = analysis::exportFormatNamed(*formatName);
+    if (format == nullptr) {
+        return usageFailure(
+            ctx, "unknown --format '" + *formatName + "' (one of " + formatNames() + ")", help);
+    }
+    options.format = format;
+    options.output = args->value("--output").value_or("-");
+    if (format->binary && options.output == "-") {
+        return usageFailure(ctx, std::string(format->name) + " is binary: give -o FILE", help);
+    }
+    for (const FormatOption& o : kFormatOptions) {
+        if (args->has(o.name) && o.format != format->format) {
+            return usageFailure(ctx,
+                                std::string(o.name) + " is for --format " +
+                                    std::string(analysis::exportFormatInfo(o.format).name),
+                                help);
+        }
+    }
+    if (format->format == ExportFormat::Csv && !readCsvOptions(ctx, *args, help, options.csv)) {
+        return std::nullopt;
+    }
+    if (format->format == ExportFormat::Speedscope) {
+        std::optional<FlameRequest> request = parseFlameRequest(ctx, *args, help, exitCode);
+        if (!request) {
+            return std::nullopt;
+        }
+        options.flame = std::move(*request);
+    }
+    exitCode = kExitSuccess;
+    return options;
+}
+
 /// Perfetto and Chrome JSON: the whole job.
 int exportTrace(CommandContext& ctx, const ExportFormatInfo& format, trace::Job job,
                 const std::vector<std::string>& inputs, const std::string& out) {
@@ -82,32 +171,10 @@ int exportTrace(CommandContext& ctx, const ExportFormatInfo& format, trace::Job 
 }
 
 /// --format csv: one table of the job model, notes on stderr.
-int exportCsv(CommandContext& ctx, const ParsedArgs& args, const std::string& help, trace::Job job,
-              const std::string& out) {
-    const std::optional<std::string> tableName = args.value("--table");
-    std::string tables;
-    for (analysis::CsvTable t : analysis::csvTables()) {
-        tables += (tables.empty() ? "" : ", ") + std::string(analysis::toString(t));
-    }
-    if (!tableName) {
-        return usageError(ctx, "--format csv needs --table (" + tables + ")", help);
-    }
-    analysis::CsvOptions options;
-    if (auto table = analysis::csvTableNamed(*tableName)) {
-        options.table = *table;
-    } else {
-        return usageError(ctx, "unknown --table '" + *tableName + "' (one of " + tables + ")",
-                          help);
-    }
-    std::optional<int64_t> points;
-    if (!integerOption(ctx, args, "--points", help, points)) {
-        return kExitUsage;
-    }
-    if (points && (*points < 1 || options.table != analysis::CsvTable::Memory)) {
-        return usageError(ctx, "--points takes a positive N, for --table memory only", help);
-    }
-    options.points = static_cast<size_t>(points.value_or(0));
-    const auto model = buildModel(ctx, std::move(job), args.positional);
+int exportCsv(CommandContext& ctx, const ExportCommandOptions& request, trace::Job job) {
+    const analysis::CsvOptions& options = request.csv;
+    const std::string& out = request.output;
+    const auto model = buildModel(ctx, std::move(job), request.inputs.paths);
     if (!model) {
         return kExitUnreadable;
     }
@@ -131,13 +198,12 @@ int exportCsv(CommandContext& ctx, const ParsedArgs& args, const std::string& he
 }
 
 /// --format speedscope: the flame tree that `flame` would show, chosen by the same rules.
-int exportSpeedscope(CommandContext& ctx, const ParsedArgs& args, const std::string& help,
-                     const trace::Job& job, const std::string& out) {
+int exportSpeedscope(CommandContext& ctx, const ExportCommandOptions& options,
+                     const trace::Job& job) {
+    const std::string help = ctx.help();
+    const FlameRequest* request = &options.flame;
+    const std::string& out = options.output;
     int exitCode = kExitSuccess;
-    const std::optional<FlameRequest> request = parseFlameRequest(ctx, args, help, exitCode);
-    if (!request) {
-        return exitCode;
-    }
     const std::optional<FlameSelection> selection = selectFlame(ctx, job, *request, help, exitCode);
     if (!selection) {
         return exitCode;
@@ -156,77 +222,24 @@ int exportSpeedscope(CommandContext& ctx, const ParsedArgs& args, const std::str
 }  // namespace
 
 int runExport(CommandContext& ctx) {
-    std::vector<OptionSpec> options = {
-        {"--format", true, "FORMAT", "perfetto, chrome-json, csv or speedscope (required)"},
-        {"--output", true, "OUT", "file to write; - or absent: standard output (text formats)",
-         "-o"},
-        {"--table", true, "TABLE", "csv: memory, gaps, collectives or iterations (required)"},
-        {"--points", true, "N", "csv memory: at most N time buckets per GPU (default: all)"},
-    };
-    const std::vector<OptionSpec> flame = flameSelectionOptions();  // speedscope's
-    options.insert(options.end(), flame.begin(), flame.end());
-    std::string formats;
-    for (const ExportFormatInfo& f : analysis::exportFormats()) {
-        std::string name(f.name);
-        name.resize(std::max<size_t>(name.size() + 1, 13), ' ');
-        formats += "  " + name + std::string(f.description) + "\n";
+    int code = kExitSuccess;
+    const std::optional<ExportCommandOptions> options = parseExportOptions(ctx, code);
+    if (!options) {
+        return code;
     }
-    const std::string help = commandHelp(
-        ctx.command,
-        "FILE|DIR... --format FORMAT [-o OUT] [--table T [--points N]]\n"
-        "       [--rank R] [--device D] [--at TIME] [--by G] [--level L]",
-        "Writes the job in a format other tools read. Formats:\n" + formats +
-            "\ncsv writes one --table; times are ns from the job start (the GUI's axis), bytes "
-            "are\n"
-            "bytes, an empty cell is not recorded. With --points N a GPU's time is cut into N\n"
-            "equal buckets; each gives the step with its largest allocated bytes and, when\n"
-            "another, the one with its largest reserved bytes, so no peak is lost (at most 2N\n"
-            "rows). speedscope writes the flame tree that `flame` shows for --rank, --device,\n"
-            "--at, --by and --level (the same rules), in bytes.\n"
-            "\nexit codes: 0 success, 2 usage, 3 unreadable input, unwritable output, or a table\n"
-            "the input cannot give (no kernels: no gaps; said on stderr)",
-        options);
-    int done = kExitSuccess;
-    auto args = parseCommand(ctx, options, help, done);
-    if (!args) {
-        return done;
-    }
-    if (args->positional.empty()) {
-        return usageError(ctx, "export needs at least one input", help);
-    }
-    const std::optional<std::string> formatName = args->value("--format");
-    if (!formatName) {
-        return usageError(ctx, "--format is required (" + formatNames() + ")", help);
-    }
-    const ExportFormatInfo* format = analysis::exportFormatNamed(*formatName);
-    if (format == nullptr) {
-        return usageError(
-            ctx, "unknown --format '" + *formatName + "' (one of " + formatNames() + ")", help);
-    }
-    const std::string out = args->value("--output").value_or("-");
-    if (format->binary && out == "-") {
-        return usageError(ctx, std::string(format->name) + " is binary: give -o FILE", help);
-    }
-    for (const FormatOption& o : kFormatOptions) {
-        if (args->has(o.name) && o.format != format->format) {
-            return usageError(ctx,
-                              std::string(o.name) + " is for --format " +
-                                  std::string(analysis::exportFormatInfo(o.format).name),
-                              help);
-        }
-    }
-    auto job = loadJob(ctx, args->positional);
+    auto job = openInputs(ctx, options->inputs);
     if (!job) {
         return kExitUnreadable;
     }
-    switch (format->format) {
+    switch (options->format->format) {
         case ExportFormat::Perfetto:
         case ExportFormat::ChromeJson:
-            return exportTrace(ctx, *format, std::move(*job), args->positional, out);
+            return exportTrace(ctx, *options->format, std::move(*job), options->inputs.paths,
+                               options->output);
         case ExportFormat::Csv:
-            return exportCsv(ctx, *args, help, std::move(*job), out);
+            return exportCsv(ctx, *options, std::move(*job));
         case ExportFormat::Speedscope:
-            return exportSpeedscope(ctx, *args, help, *job, out);
+            return exportSpeedscope(ctx, *options, *job);
     }
     return kExitUsage;
 }

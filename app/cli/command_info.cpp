@@ -3,8 +3,7 @@
 #include <filesystem>
 #include <ostream>
 
-#include "cli_command.h"
-#include "device_report.h"
+#include "command_info.h"
 #include "vramscope/trace/summary.h"
 
 namespace vramscope::app {
@@ -223,42 +222,54 @@ void writeInfoText(const Json& info, std::ostream& os) {
 
 }  // namespace
 
-int runInfo(CommandContext& ctx) {
-    const std::vector<OptionSpec> options = {
-        {"--json", false, "", "write JSON instead of text"},
-    };
-    const std::string help = commandHelp(
-        ctx.command, "FILE... [--json]",
-        "Describes each trace: header (producer, host, rank, world size, clock), devices, event\n"
-        "counts by kind, time span, what the reader loaded and what was lost. FILE may be any\n"
-        "supported input, a directory or an archive (every trace in it is described).",
-        options);
-    int done = kExitSuccess;
-    auto args = parseCommand(ctx, options, help, done);
+std::optional<InfoOptions> parseInfoOptions(CommandContext& ctx, int& exitCode) {
+    auto args = parseCommand(ctx, exitCode);
     if (!args) {
+        return std::nullopt;
+    }
+    InfoOptions options;
+    auto inputs = parseInputs(ctx, *args, {});
+    if (!inputs) {
+        exitCode = kExitUsage;
+        return std::nullopt;
+    }
+    options.inputs = std::move(*inputs);
+    options.json = args->has("--json");
+    return options;
+}
+
+InfoResult describeTraces(const trace::Job& job) {
+    InfoResult result;
+    for (const auto& rt : job.ranks) {
+        result.traces.push_back(rankInfo(rt));
+    }
+    return result;
+}
+
+void printInfo(const InfoResult& result, bool json, std::ostream& os) {
+    if (json) {
+        os << Json{{"traces", result.traces}}.dump(2) << "\n";
+        return;
+    }
+    for (size_t i = 0; i < result.traces.size(); ++i) {
+        if (i > 0) {
+            os << "\n";
+        }
+        writeInfoText(result.traces[i], os);
+    }
+}
+
+int runInfo(CommandContext& ctx) {
+    int done = kExitSuccess;
+    const std::optional<InfoOptions> options = parseInfoOptions(ctx, done);
+    if (!options) {
         return done;
     }
-    if (args->positional.empty()) {
-        return usageError(ctx, "no input given", help);
-    }
-    auto job = loadJob(ctx, args->positional);
+    const std::optional<trace::Job> job = openInputs(ctx, options->inputs);
     if (!job) {
         return kExitUnreadable;
     }
-    Json all = Json::array();
-    for (const auto& rt : job->ranks) {
-        all.push_back(rankInfo(rt));
-    }
-    if (args->has("--json")) {
-        ctx.out << Json{{"traces", all}}.dump(2) << "\n";
-        return kExitSuccess;
-    }
-    for (size_t i = 0; i < all.size(); ++i) {
-        if (i > 0) {
-            ctx.out << "\n";
-        }
-        writeInfoText(all[i], ctx.out);
-    }
+    printInfo(describeTraces(*job), options->json, ctx.out);
     return kExitSuccess;
 }
 

@@ -13,11 +13,11 @@
 
 namespace vramscope::app {
 
-namespace {
-
-std::string viewNames() {
+std::string renderViewNames() {
     return widgets::renderableViews().join(QStringLiteral(", ")).toStdString();
 }
+
+namespace {
 
 /// --size, --scale and --width into `options`; false after a usage error.
 bool readPictureOptions(CommandContext& ctx, const ParsedArgs& args, const std::string& help,
@@ -61,72 +61,81 @@ bool readPictureOptions(CommandContext& ctx, const ParsedArgs& args, const std::
 
 }  // namespace
 
-int runRender(CommandContext& ctx) {
-    std::vector<OptionSpec> options = {
-        {"--view", true, "NAME", ""},  // help below: it lists the views
-        {"--range", true, "A:B", "job time shown, e.g. 1.2s:3.4s (either side may be empty)"},
-        {"--gpu", true, "R:G",
-         "one GPU: rank R (as report prints it), device G; not for lanes, gaps, advice"},
-        {"--notes", true, "FILE",
-         "notes sidecar (.vscope-notes.json); default: the one beside "
-         "the inputs, when there is one"},
-        {"--size", true, "WxH", "picture size in logical pixels (default 1600x1000)"},
-        {"--scale", true, "N", "PNG only: 1 or 2 device pixels per logical pixel"},
-        {"--width", true, "PX", "PNG only: exactly PX pixels wide, height in proportion"},
-        {"--output", true, "OUT", "where to write: .png, .svg or .pdf", "-o"},
-    };
-    const std::string views = viewNames();
-    const std::string viewHelp = "the view to draw: " + views;
-    options[0].help = viewHelp;  // outlives `options`' use: both end with this function
-    for (const OptionSpec& o : analysisOptionSpecs())
-        options.push_back(o);
-    const std::string help = commandHelp(
-        ctx.command, "FILE|DIR... --view NAME -o OUT.png|svg|pdf",
-        "Draws one view of a job, headless, as a picture that stands on its own: a title, the\n"
-        "trace name, the time range, the legend, the notes (numbered), and a footer with the\n"
-        "vramscope version and the formulas behind the figures. SVG and PDF are vector: text\n"
-        "stays text. No display is needed (Qt's offscreen platform unless QT_QPA_PLATFORM is\n"
-        "set).\n\n"
-        "roles is the memory timeline stacked by role; flame-role the flame view grouped by\n"
-        "role; oom the flame view at the first out-of-memory event. With --range, the flame\n"
-        "view shows what grew over the range.\n\n"
-        "Exit codes: 2 for a bad command line, an unknown view, a range outside the job or a\n"
-        "GPU it lacks; 3 for an input that cannot be read, a notes file that cannot be read or\n"
-        "was written for other traces, or an output that cannot be written.",
-        options);
-    int done = kExitSuccess;
-    auto args = parseCommand(ctx, options, help, done);
+namespace {
+
+/// The command line of `render`, checked before any input is read. --range and --gpu are read
+/// against the job (its duration, its GPUs), after it is opened.
+struct RenderOptions {
+    InputOptions inputs;
+    std::string output;              ///< .png, .svg or .pdf (picture.format follows it)
+    std::string view;                ///< one of widgets::renderableViews()
+    widgets::ExportOptions picture;  ///< format, --size, --scale, --width
+    analysis::JobAnalysisOptions analysis;
+    std::optional<std::string> range;  ///< --range A:B as given
+    std::optional<std::string> gpu;    ///< --gpu R:G as given
+    std::optional<std::string> notes;  ///< --notes FILE
+};
+
+std::optional<RenderOptions> parseRenderOptions(CommandContext& ctx, int& exitCode) {
+    const std::string help = ctx.help();
+    const std::string views = renderViewNames();
+    auto args = parseCommand(ctx, exitCode);
     if (!args)
-        return done;
+        return std::nullopt;
+    exitCode = kExitUsage;
+    RenderOptions options;
     const std::optional<std::string> out = args->value("--output");
     if (!out)
-        return usageError(ctx, "-o OUT.png|svg|pdf is needed", help);
-    widgets::ExportOptions picture;
+        return usageFailure(ctx, "-o OUT.png|svg|pdf is needed", help);
+    options.output = *out;
+    widgets::ExportOptions& picture = options.picture;
     if (auto format = widgets::exportFormatFor(QString::fromStdString(*out))) {
         picture.format = *format;
     } else {
-        return usageError(ctx, "-o " + *out + ": the name must end in .png, .svg or .pdf", help);
+        return usageFailure(ctx, "-o " + *out + ": the name must end in .png, .svg or .pdf", help);
     }
     const std::optional<std::string> view = args->value("--view");
     if (!view)
-        return usageError(ctx, "--view NAME is needed (" + views + ")", help);
+        return usageFailure(ctx, "--view NAME is needed (" + views + ")", help);
     if (!widgets::renderableViews().contains(QString::fromStdString(*view)))
-        return usageError(ctx, "unknown view '" + *view + "' (one of " + views + ")", help);
-    if (!readPictureOptions(ctx, *args, help, picture, done))
+        return usageFailure(ctx, "unknown view '" + *view + "' (one of " + views + ")", help);
+    options.view = *view;
+    int pictureCode = kExitSuccess;
+    if (!readPictureOptions(ctx, *args, help, picture, pictureCode)) {
+        exitCode = pictureCode;
+        return std::nullopt;
+    }
+    auto inputs = parseInputs(ctx, *args, {});
+    if (!inputs)
+        return std::nullopt;
+    options.inputs = std::move(*inputs);
+    if (!readAnalysisOptions(ctx, *args, help, options.analysis))
+        return std::nullopt;
+    options.range = args->value("--range");
+    options.gpu = args->value("--gpu");
+    options.notes = args->value("--notes");
+    exitCode = kExitSuccess;
+    return options;
+}
+
+}  // namespace
+
+int runRender(CommandContext& ctx) {
+    const std::string help = ctx.help();
+    int done = kExitSuccess;
+    const std::optional<RenderOptions> options = parseRenderOptions(ctx, done);
+    if (!options)
         return done;
-    if (args->positional.empty())
-        return usageError(ctx, "no input given", help);
-    analysis::JobAnalysisOptions analysisOptions;
-    if (!readAnalysisOptions(ctx, *args, help, analysisOptions))
-        return kExitUsage;
+    const std::string& out = options->output;
+    const widgets::ExportOptions& picture = options->picture;
 
     HeadlessApplication app;
-    const auto job = loadJobModel(ctx, args->positional, analysisOptions);
+    const auto job = loadJobModel(ctx, options->inputs.paths, options->analysis);
     if (!job)
         return kExitUnreadable;
     widgets::ViewRequest request;
-    request.view = QString::fromStdString(*view);
-    if (auto range = args->value("--range")) {
+    request.view = QString::fromStdString(options->view);
+    if (const std::optional<std::string>& range = options->range) {
         request.range = parseTimeRange(*range, job->durationNs);
         if (!request.range)
             return usageError(ctx,
@@ -135,24 +144,24 @@ int runRender(CommandContext& ctx) {
                                   *range + "'",
                               help);
     }
-    if (auto gpu = args->value("--gpu")) {
+    if (const std::optional<std::string>& gpu = options->gpu) {
         const std::optional<analysis::GpuKey> key = parseGpu(*gpu, *job);
         if (!key)
             return usageError(ctx, "--gpu wants R:G (rank:device), not '" + *gpu + "'", help);
         request.gpu = *key;
     }
-    if (!readJobNotes(ctx, args->positional, *job, args->value("--notes"), request.notes))
+    if (!readJobNotes(ctx, options->inputs.paths, *job, options->notes, request.notes))
         return kExitUnreadable;
     widgets::BuiltView built = widgets::buildView(job, request, picture.size);
     if (!built.view)
         return usageError(ctx, built.error.toStdString(), help);
     const QString error = widgets::exportView(built.view->widget(), built.view->frame(), picture,
-                                              QString::fromStdString(*out));
+                                              QString::fromStdString(out));
     if (!error.isEmpty()) {
         ctx.err << "vramscope-cli render: " << error.toStdString() << "\n";
         return kExitUnreadable;
     }
-    ctx.out << "wrote " << *out << "\n";
+    ctx.out << "wrote " << out << "\n";
     return kExitSuccess;
 }
 

@@ -86,40 +86,36 @@ std::optional<double> parseSpeed(const std::string& text) {
 
 }  // namespace
 
-int runReplay(CommandContext& ctx) {
-    const std::vector<OptionSpec> options = {
-        {"--speed", true, "X|max", "trace time per wall time: 1x (default), 10x, 0.5x, max"},
-        {"--socket", true, "PATH",
-         "serve on PATH (its directory must be this user's, mode 0700); default: "
-         "SOCKET_DIR/HOST-PID.sock"},
-        {"--wait-viewers", true, "N", "wait (up to 60 s) for N viewers before starting"},
-        {"--linger", true, "DURATION",
-         "after the last event, wait this long for viewers to take what is queued (default 5s)"},
-        {"--step", true, "DURATION", "wall time between batches (default 50ms)"},
-    };
-    const std::string help = commandHelp(
-        ctx.command, "FILE [--speed X|max] [--socket PATH] [--wait-viewers N] [--linger 5s]",
-        "Serves a recorded trace (any format `convert` reads; one rank) on a live socket, paced\n"
-        "by its own timestamps, exactly as a running job's agent serves it: viewers attach with\n"
-        "`vramscope-cli attach`, `vramscope-cli watch` or the app's File > Attach to Running Job.\n"
-        "A viewer that attaches late still receives everything from the start (the replay keeps\n"
-        "all frames). The first line on stdout is \"serving SOCKET\". Sockets live in\n"
-        "$XDG_RUNTIME_DIR/vramscope (else /tmp/vramscope-UID; VRAMSCOPE_LIVE_DIR overrides).\n\n"
-        "exit codes: 0 served to the end, 2 usage, 3 unreadable input or socket",
-        options);
-    int done = kExitSuccess;
-    auto args = parseCommand(ctx, options, help, done);
+namespace {
+
+/// The command line of `replay`: FILE and how to pace and serve it.
+struct ReplayOptions {
+    InputOptions inputs;  ///< exactly one
+    double speed = 1.0;   ///< trace time per wall time; 0: as fast as possible (max)
+    int64_t lingerNs = 5'000'000'000;
+    int64_t stepNs = 50'000'000;  ///< wall time between batches, >= 1 ms
+    std::optional<int64_t> waitViewers;
+    std::string socket;  ///< --socket PATH; empty: the default path
+};
+
+std::optional<ReplayOptions> parseReplayOptions(CommandContext& ctx, int& exitCode) {
+    const std::string help = ctx.help();
+    auto args = parseCommand(ctx, exitCode);
     if (!args) {
-        return done;
+        return std::nullopt;
     }
-    if (args->positional.size() != 1) {
-        return usageError(ctx, "replay takes one FILE", help);
+    exitCode = kExitUsage;
+    auto inputs = parseInputs(ctx, *args, {1, 1, false, "replay takes one FILE"});
+    if (!inputs) {
+        return std::nullopt;
     }
-    double speed = 1.0;
+    ReplayOptions options;
+    options.inputs = std::move(*inputs);
+    double& speed = options.speed;
     if (auto v = args->value("--speed")) {
         auto s = parseSpeed(*v);
         if (!s) {
-            return usageError(
+            return usageFailure(
                 ctx, "--speed needs a factor such as 1x, 10x, 0.5x or max, got '" + *v + "'", help);
         }
         speed = *s;
@@ -143,39 +139,57 @@ int runReplay(CommandContext& ctx) {
     const auto lingerNs = durationOption("--linger", 5'000'000'000);
     const auto stepNs = durationOption("--step", 50'000'000);
     if (!lingerNs || !stepNs) {
-        return kExitUsage;
+        return std::nullopt;
     }
     if (*stepNs < 1'000'000) {
-        return usageError(ctx, "--step needs at least 1ms (a batch per step)", help);
+        return usageFailure(ctx, "--step needs at least 1ms (a batch per step)", help);
     }
-    std::optional<int64_t> waitViewers;
+    options.lingerNs = *lingerNs;
+    options.stepNs = *stepNs;
+    std::optional<int64_t>& waitViewers = options.waitViewers;
     if (!integerOption(ctx, *args, "--wait-viewers", help, waitViewers)) {
-        return kExitUsage;
+        return std::nullopt;
     }
     if (waitViewers && (*waitViewers < 0 || *waitViewers > 1000)) {
-        return usageError(ctx, "--wait-viewers needs a number of viewers from 0 to 1000", help);
+        return usageFailure(ctx, "--wait-viewers needs a number of viewers from 0 to 1000", help);
     }
-    auto job = loadJob(ctx, args->positional);
+    options.socket = args->value("--socket").value_or("");
+    exitCode = kExitSuccess;
+    return options;
+}
+
+}  // namespace
+
+int runReplay(CommandContext& ctx) {
+    const std::string help = ctx.help();
+    int code = kExitSuccess;
+    const std::optional<ReplayOptions> options = parseReplayOptions(ctx, code);
+    if (!options) {
+        return code;
+    }
+    const std::string& file = options->inputs.paths.front();
+    const double speed = options->speed;
+    const std::optional<int64_t>& waitViewers = options->waitViewers;
+    auto job = openInputs(ctx, options->inputs);
     if (!job) {
         return kExitUnreadable;
     }
     if (job->ranks.size() != 1) {
         return usageError(ctx,
-                          args->positional[0] + " holds " + std::to_string(job->ranks.size()) +
+                          file + " holds " + std::to_string(job->ranks.size()) +
                               " ranks; replay serves one: give one rank's file",
                           help);
     }
     const trace::TraceData& src = job->ranks[0].trace.data;
     for (const trace::DataLoss& l : src.dataLoss) {
-        ctx.err << "replay: " << args->positional[0] << ": " << trace::describe(l) << "\n";
+        ctx.err << "replay: " << file << ": " << trace::describe(l) << "\n";
     }
     if (src.eventCount() == 0) {
-        ctx.err << "replay: " << args->positional[0]
-                << " holds no events; serving its header only\n";
+        ctx.err << "replay: " << file << " holds no events; serving its header only\n";
     }
 
     trace::live::ServerOptions serverOptions;
-    serverOptions.socketPath = args->value("--socket").value_or("");
+    serverOptions.socketPath = options->socket;
     serverOptions.backlogBytes = 0;  // the whole file is in memory anyway: late viewers get all
     auto server = trace::live::LiveServer::start(serverOptions);
     if (!server.ok()) {
@@ -210,7 +224,7 @@ int runReplay(CommandContext& ctx) {
     }
     const auto [firstNs, lastNs] = eventSpan(src);
     const int64_t traceStepNs =
-        speed > 0 ? std::max<int64_t>(1, std::llround(double(*stepNs) * speed)) : INT64_MAX;
+        speed > 0 ? std::max<int64_t>(1, std::llround(double(options->stepNs) * speed)) : INT64_MAX;
     const int64_t startWall = steadyNowNs();
     Cursor cursor;
     int64_t cut = firstNs;
@@ -242,7 +256,7 @@ int runReplay(CommandContext& ctx) {
         ctx.err << "vramscope-cli replay: " << s.error().describe() << "\n";
         return kExitUnreadable;
     }
-    const bool drained = live.drain(static_cast<int>(*lingerNs / 1'000'000));
+    const bool drained = live.drain(static_cast<int>(options->lingerNs / 1'000'000));
     const trace::live::ServerStats st = live.stats();
     ctx.err << "replay: " << (interrupted() ? "interrupted after " : "served ") << st.framesWritten
             << " frames (" << formatBytes(int64_t(st.bytesWritten)) << ", " << served << " of "

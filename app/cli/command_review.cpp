@@ -9,6 +9,7 @@
 #include "analysis_report.h"
 #include "cli_command.h"
 #include "device_report.h"
+#include "job_model_loader.h"
 #include "render_support.h"
 #include "review_summary.h"
 #include "vramscope/analysis/auto_notes.h"
@@ -35,68 +36,85 @@ std::vector<trace::Note> reviewNotes(const analysis::JobModel& job, std::vector<
 
 }  // namespace
 
-int runReview(CommandContext& ctx) {
-    std::vector<OptionSpec> options = {
-        {"--output", true, "OUT.pdf", "where to write the PDF", "-o"},
-        {"--notes", true, "FILE",
-         "notes sidecar (.vscope-notes.json) added to the generated "
-         "notes; default: the one beside the inputs, when there is one"},
-        {"--size", true, "WxH", "page size in logical pixels, 96 per inch (default 1600x1000)"},
-    };
-    for (const OptionSpec& o : analysisOptionSpecs())
-        options.push_back(o);
-    std::string views;
-    for (std::string_view v : analysis::exportableViews())
-        views += (views.empty() ? "" : ", ") + std::string(v);
-    const std::string help = commandHelp(
-        ctx.command, "FILE|DIR... -o OUT.pdf",
-        "Writes a review of a job as a multi-page PDF (vector: text stays text). Page 1 is a\n"
-        "summary: the lines of `vramscope-cli report` on the job, its GPUs, the peaks and their\n"
-        "share of capacity, the leak verdicts, compute, communication and idle time, the advice\n"
-        "and the cost (with --gpu-hour-price). Then one titled page per view that has\n"
-        "something to show (" +
-            views +
-            "), each with its notes and formulas; the\n"
-            "summary names the views left out and why. Notes: those vramscope places for what it\n"
-            "found (peak, OOM, staircase, straggler, largest idle gap), then the user's.\n\n"
-            "Exit codes: 2 for a bad command line; 3 for an input that cannot be read, a notes "
-            "file\n"
-            "that cannot be read or was written for other traces, or an output that cannot be\n"
-            "written.",
-        options);
-    int done = kExitSuccess;
-    auto args = parseCommand(ctx, options, help, done);
+namespace {
+
+/// The command line of `review`.
+struct ReviewOptions {
+    InputOptions inputs;
+    std::string output;  ///< a .pdf
+    QSize pageSize{1600, 1000};
+    analysis::JobAnalysisOptions analysis;
+    std::optional<std::string> notes;  ///< --notes FILE
+};
+
+std::optional<ReviewOptions> parseReviewOptions(CommandContext& ctx, int& exitCode) {
+    const std::string help = ctx.help();
+    auto args = parseCommand(ctx, exitCode);
     if (!args)
-        return done;
+        return std::nullopt;
+    exitCode = kExitUsage;
+    ReviewOptions options;
     const std::optional<std::string> out = args->value("--output");
     if (!out)
-        return usageError(ctx, "-o OUT.pdf is needed", help);
+        return usageFailure(ctx, "-o OUT.pdf is needed", help);
     if (widgets::exportFormatFor(QString::fromStdString(*out)) != widgets::ExportFormat::Pdf)
-        return usageError(ctx, "-o " + *out + ": the review is a PDF (the name must end in .pdf)",
-                          help);
-    QSize pageSize(1600, 1000);
+        return usageFailure(ctx, "-o " + *out + ": the review is a PDF (the name must end in .pdf)",
+                            help);
+    options.output = *out;
     if (auto size = args->value("--size")) {
         const std::optional<QSize> parsed = parseSize(*size);
         if (!parsed)
-            return usageError(
+            return usageFailure(
                 ctx, "--size wants WxH between 200x150 and 20000x20000, not '" + *size + "'", help);
-        pageSize = *parsed;
+        options.pageSize = *parsed;
     }
-    if (args->positional.empty())
-        return usageError(ctx, "no input given", help);
-    analysis::JobAnalysisOptions analysisOptions;
-    if (!readAnalysisOptions(ctx, *args, help, analysisOptions))
-        return kExitUsage;
+    auto inputs = parseInputs(ctx, *args, {});
+    if (!inputs)
+        return std::nullopt;
+    options.inputs = std::move(*inputs);
+    if (!readAnalysisOptions(ctx, *args, help, options.analysis))
+        return std::nullopt;
+    options.notes = args->value("--notes");
+    exitCode = kExitSuccess;
+    return options;
+}
+
+/// What the review presents: the report its summary page prints and the model its views draw.
+struct ReviewJob {
+    JobReport report;
+    std::shared_ptr<const analysis::JobModel> model;
+};
+
+/// Opens the inputs and analyses them once (loadJobModel): the one step that loads. nullopt
+/// after the error is written.
+std::optional<ReviewJob> loadReviewJob(CommandContext& ctx, const ReviewOptions& options) {
+    std::shared_ptr<const analysis::JobModel> model =
+        loadJobModel(ctx, options.inputs, options.analysis);
+    if (!model)
+        return std::nullopt;
+    // The summary's figures are the report's: the same model, builder and lines `report` uses.
+    JobReport report = buildJobReport(model, options.analysis);
+    return ReviewJob{std::move(report), std::move(model)};
+}
+
+}  // namespace
+
+int runReview(CommandContext& ctx) {
+    int done = kExitSuccess;
+    const std::optional<ReviewOptions> options = parseReviewOptions(ctx, done);
+    if (!options)
+        return done;
+    const std::string& out = options->output;
+    const QSize pageSize = options->pageSize;
 
     HeadlessApplication app;
-    const std::shared_ptr<const analysis::JobModel> job =
-        loadJobModel(ctx, args->positional, analysisOptions);
-    if (!job)
+    const std::optional<ReviewJob> loaded = loadReviewJob(ctx, *options);
+    if (!loaded)
         return kExitUnreadable;
-    // The summary's figures are the report's: the same model, builder and lines `report` uses.
-    const JobReport report = buildJobReport(job, analysisOptions);
+    const JobReport& report = loaded->report;
+    const std::shared_ptr<const analysis::JobModel>& job = loaded->model;
     std::vector<trace::Note> user;
-    if (!readJobNotes(ctx, args->positional, *job, args->value("--notes"), user))
+    if (!readJobNotes(ctx, options->inputs.paths, *job, options->notes, user))
         return kExitUnreadable;
     const std::vector<trace::Note> notes = reviewNotes(*job, std::move(user));
 
@@ -109,7 +127,7 @@ int runReview(CommandContext& ctx) {
     }
 
     widgets::ExportPdfDocument pdf(
-        QString::fromStdString(*out), pageSize,
+        QString::fromStdString(out), pageSize,
         QStringLiteral("vramscope review: %1").arg(QString::fromStdString(job->title)));
     if (QString error = pdf.begin(); !error.isEmpty()) {
         ctx.err << "vramscope-cli review: " << error.toStdString() << "\n";
@@ -151,7 +169,7 @@ int runReview(CommandContext& ctx) {
         ctx.err << "vramscope-cli review: " << error.toStdString() << "\n";
         return kExitUnreadable;
     }
-    ctx.out << "wrote " << *out << ": " << pdf.pageCount() << " pages (summary, "
+    ctx.out << "wrote " << out << ": " << pdf.pageCount() << " pages (summary, "
             << (shown.empty() ? std::string("no view") : std::to_string(shown.size()) + " views")
             << ")\n";
     return kExitSuccess;

@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis_report.h"
-#include "cli_command.h"
+#include "command_segments.h"
 #include "device_report.h"
 #include "vramscope/analysis/flame_tree.h"
 #include "vramscope/analysis/segments.h"
@@ -19,12 +19,7 @@ namespace {
 using Json = nlohmann::ordered_json;
 using namespace analysis;
 
-/// The moment the layout is taken at, and how it was chosen.
-struct Moment {
-    trace::TimestampNs timeNs = 0;
-    std::string what;           ///< "OOM 1 of 1", "the allocated peak", "the time asked for"
-    uint64_t requestBytes = 0;  ///< at an OOM: the failed request; else 0
-};
+using Moment = SegmentsMoment;
 
 std::string hex(uint64_t v) {
     char buf[32];
@@ -137,83 +132,69 @@ std::optional<Moment> chooseMoment(const trace::TraceData& data, trace::DeviceIn
 
 }  // namespace
 
-int runSegments(CommandContext& ctx) {
-    const std::vector<OptionSpec> options = {
-        {"--device", true, "D", "GPU index (default: the lowest with memory events)"},
-        {"--at", true, "TIME",
-         "time from the trace start: seconds (2.5) or a number with s, ms, us, ns"},
-        {"--at-oom", true, "N", "the Nth out-of-memory event of the GPU (1 = the first)"},
-        {"--json", false, "", "write JSON instead of the table"},
-    };
-    const std::string help = commandHelp(
-        ctx.command, "FILE [--at TIME | --at-oom N] [--device D] [--json]",
-        "The reserved segments of a GPU at one moment, as PyTorch's caching allocator holds\n"
-        "them: each segment (largest first) with its allocated bytes, free bytes, largest free\n"
-        "block and number of blocks, then the totals and the fragmentation, 1 - largest free\n"
-        "block / free bytes (0: all free memory is one block; near 1: it is scattered). At an OOM\n"
-        "it compares the request with the largest free block: smaller than the free bytes but\n"
-        "larger than every block is fragmentation. Without --at or --at-oom it shows the first\n"
-        "OOM, else the allocated peak, and says which. Needs a trace with segment addresses and\n"
-        "blocks (a PyTorch memory snapshot); a PyTorch profiler trace has neither. --json gives\n"
-        "every segment with its blocks and gaps (addresses as integers).\n\n"
-        "exit codes: 0 success, 2 usage (bad option, no such GPU, no Nth OOM, a time outside\n"
-        "the trace), 3 unreadable input, or segments the input cannot give (said on stderr)",
-        options);
-    int done = kExitSuccess;
-    auto args = parseCommand(ctx, options, help, done);
+std::optional<SegmentsOptions> parseSegmentsOptions(CommandContext& ctx, int& exitCode) {
+    const std::string help = ctx.help();
+    auto args = parseCommand(ctx, exitCode);
     if (!args) {
-        return done;
+        return std::nullopt;
     }
-    if (args->positional.size() != 1) {
-        return usageError(ctx, "segments takes exactly one input", help);
+    exitCode = kExitUsage;
+    auto inputs = parseInputs(ctx, *args, {1, 1, false, "segments takes exactly one input"});
+    if (!inputs) {
+        return std::nullopt;
     }
+    SegmentsOptions options;
+    options.inputs = std::move(*inputs);
     if (args->has("--at") && args->has("--at-oom")) {
-        return usageError(ctx, "give --at or --at-oom, not both", help);
+        return usageFailure(ctx, "give --at or --at-oom, not both", help);
     }
-    std::optional<int64_t> wantOom;
     if (auto n = args->value("--at-oom")) {
-        wantOom = parseInteger(*n);
-        if (!wantOom || *wantOom < 1) {
-            return usageError(ctx, "--at-oom needs a positive integer (1 = the first OOM)", help);
+        options.atOom = parseInteger(*n);
+        if (!options.atOom || *options.atOom < 1) {
+            return usageFailure(ctx, "--at-oom needs a positive integer (1 = the first OOM)", help);
         }
     }
-    std::optional<int64_t> atNs;
     if (auto a = args->value("--at")) {
-        atNs = parseDurationNs(*a);
-        if (!atNs) {
+        options.atNs = parseDurationNs(*a);
+        if (!options.atNs) {
             // A bare number is seconds.
-            atNs = parseDurationNs(*a + "s");
+            options.atNs = parseDurationNs(*a + "s");
         }
-        if (!atNs) {
-            return usageError(ctx, "--at needs seconds (2.5) or a number with s, ms, us, ns", help);
+        if (!options.atNs) {
+            return usageFailure(ctx, "--at needs seconds (2.5) or a number with s, ms, us, ns",
+                                help);
         }
     }
-    std::optional<int64_t> wantDevice;
-    if (!integerOption(ctx, *args, "--device", help, wantDevice)) {
-        return kExitUsage;
+    if (!integerOption(ctx, *args, "--device", help, options.device)) {
+        return std::nullopt;
     }
-    auto job = loadJob(ctx, args->positional);
-    if (!job) {
-        return kExitUnreadable;
+    options.json = args->has("--json");
+    exitCode = kExitSuccess;
+    return options;
+}
+
+std::optional<SegmentsResult> segmentsAt(CommandContext& ctx, const trace::Job& job,
+                                         const SegmentsOptions& options, int& exitCode) {
+    exitCode = kExitUnreadable;
+    if (job.ranks.empty()) {
+        ctx.err << "vramscope-cli segments: " << options.inputs.paths.front()
+                << " holds no trace\n";
+        return std::nullopt;
     }
-    if (job->ranks.empty()) {
-        ctx.err << "vramscope-cli segments: " << args->positional.front() << " holds no trace\n";
-        return kExitUnreadable;
-    }
-    const trace::RankTrace& rt = job->ranks.front();
+    const trace::RankTrace& rt = job.ranks.front();
     const trace::TraceData& data = rt.trace.data;
     const std::vector<trace::DeviceIndex> gpus = memoryGpus(data);
     if (gpus.empty()) {
         ctx.err << "vramscope-cli segments: " << rt.path
                 << " has no GPU memory events (memory was not recorded), so there are no "
                    "segments to show\n";
-        return kExitUnreadable;
+        return std::nullopt;
     }
-    int exitCode = kExitSuccess;
+    const std::string help = ctx.help();
     const std::optional<trace::DeviceIndex> chosen =
-        chooseMemoryGpu(ctx, gpus, wantDevice, help, exitCode);
+        chooseMemoryGpu(ctx, gpus, options.device, help, exitCode);
     if (!chosen) {
-        return exitCode;
+        return std::nullopt;
     }
     const trace::DeviceIndex device = *chosen;
     const AllocationIndex segments(data, device, trace::MemoryLevel::Reserved);
@@ -221,34 +202,64 @@ int runSegments(CommandContext& ctx) {
     const TimeSpan span = traceTimeSpan(data).value_or(TimeSpan{});
     std::string error;
     const std::optional<Moment> moment =
-        chooseMoment(data, device, blocks, span, atNs, wantOom, error);
+        chooseMoment(data, device, blocks, span, options.atNs, options.atOom, error);
     if (!moment) {
-        return usageError(ctx, error, help);
+        exitCode = usageError(ctx, error, help);
+        return std::nullopt;
     }
-    const Moment& m = *moment;
-    const std::string gpu = "GPU " + std::to_string(toInt(device));
-    const SegmentLayout layout = segmentLayoutAt(data, segments, blocks, m.timeNs);
-    if (!layout.known) {
-        ctx.err << "vramscope-cli segments: " << rt.path << ": no segments for " << gpu << " at "
-                << formatDuration(double(m.timeNs - span.firstNs)) << ": " << layout.reason << "\n";
-        return kExitUnreadable;
+    SegmentsResult result;
+    result.layout = segmentLayoutAt(data, segments, blocks, moment->timeNs);
+    if (!result.layout.known) {
+        ctx.err << "vramscope-cli segments: " << rt.path << ": no segments for GPU "
+                << toInt(device) << " at " << formatDuration(double(moment->timeNs - span.firstNs))
+                << ": " << result.layout.reason << "\n";
+        exitCode = kExitUnreadable;
+        return std::nullopt;
     }
-    if (!args->has("--json")) {
-        writeLayoutText(layout, m, device, span.firstNs, ctx.out);
-        return kExitSuccess;
+    result.file = rt.path;
+    result.rank = data.header.rank;
+    result.device = device;
+    result.moment = *moment;
+    result.startNs = span.firstNs;
+    exitCode = kExitSuccess;
+    return result;
+}
+
+void printSegments(const SegmentsResult& result, bool json, std::ostream& os) {
+    const SegmentLayout& layout = result.layout;
+    const Moment& m = result.moment;
+    if (!json) {
+        writeLayoutText(layout, m, result.device, result.startNs, os);
+        return;
     }
     Json j;
-    j["file"] = rt.path;
-    j["rank"] =
-        data.header.rank == trace::kUnknownRank ? Json(nullptr) : Json(toInt(data.header.rank));
-    j["device"] = toInt(device);
+    j["file"] = result.file;
+    j["rank"] = result.rank == trace::kUnknownRank ? Json(nullptr) : Json(toInt(result.rank));
+    j["device"] = toInt(result.device);
     j["time_ns"] = layout.timeNs;
-    j["since_start_ns"] = layout.timeNs - span.firstNs;
+    j["since_start_ns"] = layout.timeNs - result.startNs;
     j["moment"] = m.what;
     j["totals"] = segmentTotalsJson(layout.totals, m.requestBytes);
     j["free_text"] = segmentFreeText(layout.totals, m.requestBytes);
     j["segments"] = layoutJson(layout);
-    ctx.out << j.dump(2) << "\n";
+    os << j.dump(2) << "\n";
+}
+
+int runSegments(CommandContext& ctx) {
+    int code = kExitSuccess;
+    const std::optional<SegmentsOptions> options = parseSegmentsOptions(ctx, code);
+    if (!options) {
+        return code;
+    }
+    const std::optional<trace::Job> job = openInputs(ctx, options->inputs);
+    if (!job) {
+        return kExitUnreadable;
+    }
+    const std::optional<SegmentsResult> result = segmentsAt(ctx, *job, *options, code);
+    if (!result) {
+        return code;
+    }
+    printSegments(*result, options->json, ctx.out);
     return kExitSuccess;
 }
 

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <ostream>
 
-#include "cli_command.h"
+#include "command_summarize.h"
 #include "vramscope/analysis/summary_timeline.h"
 #include "vramscope/trace/job_index.h"
 #include "vramscope/trace/summary.h"
@@ -120,21 +120,21 @@ trace::JobIndexEntry summarizeFile(const std::string& path, const std::string& i
     return e;
 }
 
-/// Prints progress at most once a second, and always for the last item.
-class Progress {
+/// Prints progress at most once a second, and always at the end (done == 1).
+class ProgressLines {
 public:
-    Progress(std::ostream& err, size_t total) : m_err(err), m_total(total) {}
-    void step(size_t done, const std::string& what) {
+    explicit ProgressLines(std::ostream& err) : m_err(err) {}
+    bool operator()(double done, std::string_view stage) {
         const auto now = std::chrono::steady_clock::now();
-        if (done == m_total || now - m_last >= std::chrono::seconds(1)) {
-            m_err << "vramscope-cli summarize: " << done << "/" << m_total << " " << what << "\n";
+        if (done >= 1.0 || now - m_last >= std::chrono::seconds(1)) {
+            m_err << "vramscope-cli summarize: " << stage << "\n";
             m_last = now;
         }
+        return true;
     }
 
 private:
     std::ostream& m_err;
-    size_t m_total;
     std::chrono::steady_clock::time_point m_last = std::chrono::steady_clock::now();
 };
 
@@ -152,10 +152,14 @@ int writeIndex(CommandContext& ctx, const std::string& out, const trace::JobInde
     return kExitSuccess;
 }
 
-int runMerge(CommandContext& ctx, const ParsedArgs& args, const std::string& out) {
+/// The indexes `paths` merged into one for an index at `out`; unreadable ones are written to
+/// ctx.err and counted in `problems`. nullopt (and the message) when none could be read:
+/// writing an empty index would replace a good one at `out` with nothing.
+std::optional<trace::JobIndex> mergeIndexes(CommandContext& ctx,
+                                            const std::vector<std::string>& paths,
+                                            const std::string& out, bool& problems) {
     std::vector<std::pair<std::string, trace::JobIndex>> inputs;
-    bool problems = false;
-    for (const auto& path : args.positional) {
+    for (const auto& path : paths) {
         auto read = trace::readJobIndex(path);
         if (!read) {
             ctx.err << "vramscope-cli summarize: cannot read " << read.error().describe() << "\n";
@@ -169,88 +173,97 @@ int runMerge(CommandContext& ctx, const ParsedArgs& args, const std::string& out
         inputs.emplace_back(folderOf(path), std::move(read->index));
     }
     if (inputs.empty()) {
-        // Writing an empty index would replace a good one at `out` with nothing.
         ctx.err << "vramscope-cli summarize: no index could be read; " << out
                 << " was not written\n";
-        return kExitUnreadable;
+        return std::nullopt;
     }
-    const trace::JobIndex merged = trace::mergeJobIndexes(std::move(inputs), folderOf(out));
-    if (const int code = writeIndex(ctx, out, merged); code != kExitSuccess) {
-        return code;
-    }
-    const size_t n = args.positional.size();
-    ctx.err << "vramscope-cli summarize: merged " << n << (n == 1 ? " index, " : " indexes, ")
-            << merged.ranks.size() << (merged.ranks.size() == 1 ? " rank file\n" : " rank files\n");
-    return problems ? kExitUnreadable : kExitSuccess;
+    return trace::mergeJobIndexes(std::move(inputs), folderOf(out));
 }
 
 }  // namespace
 
-int runSummarize(CommandContext& ctx) {
-    const std::vector<OptionSpec> options = {
-        {"--output", true, "INDEX", "the job index to write (job.vscope-index); required", "-o"},
-        {"--merge", false, "",
-         "the inputs are job indexes (of per-file runs): merge them into INDEX, the newest entry "
-         "of each rank file winning"},
-        {"--quiet", false, "", "no progress on stderr (problems are still written)"},
-    };
-    const std::string help = commandHelp(
-        ctx.command, "DIR|FILES... -o INDEX  |  --merge INDEX... -o INDEX",
-        "Writes a job index: every rank file's header and summaries (memory envelopes, peaks,\n"
-        "kernel time, per-iteration figures) and where the file is, so that the viewer opens a\n"
-        "job of thousands of ranks without reading their events. A .vscope with stored summaries\n"
-        "is read without decoding its events; any other input (an older .vscope, Kineto JSON, a\n"
-        "memory snapshot, an Nsight export) is read in full, one file at a time, and summarised\n"
-        "with the whole-file analyses (iterations, leak verdict). A directory contributes its\n"
-        "trace files (not recursing). Paths in the index are relative to its folder.\n\n"
-        "A file that cannot be read is listed in the index with its problem; the others are\n"
-        "summarised, and the exit code is 3. Runs on different files are independent: summarise\n"
-        "a large job in parallel (one index per file or per batch) and join the indexes with\n"
-        "--merge, e.g.\n"
-        "  ls run/*.vscope | xargs -P 8 -I{} vramscope-cli summarize {} -o {}.vscope-index\n"
-        "  vramscope-cli summarize --merge run/*.vscope-index -o run/job.vscope-index",
-        options);
-    int done = kExitSuccess;
-    auto args = parseCommand(ctx, options, help, done);
+std::optional<SummarizeOptions> parseSummarizeOptions(CommandContext& ctx, int& exitCode) {
+    const std::string help = ctx.help();
+    auto args = parseCommand(ctx, exitCode);
     if (!args) {
-        return done;
+        return std::nullopt;
     }
-    if (args->positional.empty()) {
-        return usageError(ctx, "no input given", help);
+    exitCode = kExitUsage;
+    auto inputs = parseInputs(ctx, *args, {});
+    if (!inputs) {
+        return std::nullopt;
     }
     if (!args->has("--output")) {
-        return usageError(ctx, "-o INDEX is required", help);
+        return usageFailure(ctx, "-o INDEX is required", help);
     }
-    const std::string out = *args->value("--output");
-    if (args->has("--merge")) {
-        return runMerge(ctx, *args, out);
-    }
-    bool problems = false;
-    const std::vector<std::string> files = expandInputs(ctx, args->positional, problems);
-    const std::string indexDir = folderOf(out);
-    trace::JobIndex index;
-    Progress progress(ctx.err, files.size());
+    SummarizeOptions options;
+    options.inputs = std::move(inputs->paths);
+    options.output = *args->value("--output");
+    options.merge = args->has("--merge");
+    options.quiet = args->has("--quiet");
+    exitCode = kExitSuccess;
+    return options;
+}
+
+SummarizeResult summarizeInputs(CommandContext& ctx, const SummarizeOptions& options,
+                                const trace::Progress& progress) {
+    SummarizeResult result;
+    const std::vector<std::string> files = expandInputs(ctx, options.inputs, result.problems);
+    const std::string indexDir = folderOf(options.output);
     for (size_t i = 0; i < files.size(); ++i) {
         std::string how;
         trace::JobIndexEntry e = summarizeFile(files[i], indexDir, ctx.maxInputBytes, how);
         if (!e.problem.empty()) {
             ctx.err << "vramscope-cli summarize: " << e.problem << "\n";
-            problems = true;
+            result.problems = true;
         } else if (const size_t cut = how.find("; "); cut != std::string::npos) {
             // What the reader lost is a problem to report, not progress: --quiet keeps it.
             ctx.err << "vramscope-cli summarize: warning: " << how.substr(cut + 2) << "\n";
         }
-        if (!args->has("--quiet")) {
-            progress.step(i + 1, files[i] + ": " + how);
+        if (progress) {
+            progress(double(i + 1) / double(files.size()), std::to_string(i + 1) + "/" +
+                                                               std::to_string(files.size()) + " " +
+                                                               files[i] + ": " + how);
         }
-        index.ranks.push_back(std::move(e));
+        result.index.ranks.push_back(std::move(e));
     }
     // The index's own order (readJobIndex sorts too, so a reader never depends on this).
-    index = trace::mergeJobIndexes({{indexDir, std::move(index)}}, indexDir);
-    if (const int code = writeIndex(ctx, out, index); code != kExitSuccess) {
+    result.index = trace::mergeJobIndexes({{indexDir, std::move(result.index)}}, indexDir);
+    return result;
+}
+
+int runSummarize(CommandContext& ctx) {
+    int code = kExitSuccess;
+    const std::optional<SummarizeOptions> options = parseSummarizeOptions(ctx, code);
+    if (!options) {
         return code;
     }
-    return problems ? kExitUnreadable : kExitSuccess;
+    const std::string& out = options->output;
+    if (options->merge) {
+        bool problems = false;
+        const std::optional<trace::JobIndex> merged =
+            mergeIndexes(ctx, options->inputs, out, problems);
+        if (!merged) {
+            return kExitUnreadable;
+        }
+        if (const int written = writeIndex(ctx, out, *merged); written != kExitSuccess) {
+            return written;
+        }
+        const size_t n = options->inputs.size();
+        ctx.err << "vramscope-cli summarize: merged " << n << (n == 1 ? " index, " : " indexes, ")
+                << merged->ranks.size()
+                << (merged->ranks.size() == 1 ? " rank file\n" : " rank files\n");
+        return problems ? kExitUnreadable : kExitSuccess;
+    }
+    trace::Progress progress;
+    if (!options->quiet) {
+        progress = ProgressLines(ctx.err);
+    }
+    const SummarizeResult result = summarizeInputs(ctx, *options, progress);
+    if (const int written = writeIndex(ctx, out, result.index); written != kExitSuccess) {
+        return written;
+    }
+    return result.problems ? kExitUnreadable : kExitSuccess;
 }
 
 }  // namespace vramscope::app

@@ -63,98 +63,62 @@ bool readSlowDown(CommandContext& ctx, const ParsedArgs& args, const std::string
 
 }  // namespace
 
-int runSynth(CommandContext& ctx) {
-    const std::vector<OptionSpec> options = {
-        {"--ranks", true, "N", "ranks (processes, one GPU each); required"},
-        {"--iterations", true, "K", "training iterations; required unless --events is given"},
-        {"--events", true, "N",
-         "instead of --iterations: enough iterations for about N events in all (benchmarks)"},
-        {"--leak-bytes-per-iteration", true, "B",
-         "bytes kept alive every iteration on the leaking rank (e.g. 64MiB); default 0"},
-        {"--leak-rank", true, "R", "the rank that leaks, -1 for all; default 0"},
-        {"--activation-bytes", true, "B",
-         "bytes of each of the 24 activation tensors per iteration (e.g. 512MiB); default 256MiB"},
-        {"--straggler-rank", true, "R", "a rank that starts every iteration 2 ms late"},
-        {"--training-phases", false, "",
-         "add an optimizer step, gradients, inputs and temporaries with known roles of memory"},
-        {"--host-growth-bytes-per-iteration", true, "B",
-         "record the host's resident memory, growing B bytes every iteration (0: flat)"},
-        {"--slow-down", true, "PART",
-         "iteration i lasts i x --slow-down-step-ns longer in PART: all-reduce (every rank's "
-         "all-reduce), host-gap (the gap after it) or straggler (its delay; needs "
-         "--straggler-rank)"},
-        {"--slow-down-step-ns", true, "NS",
-         "with --slow-down: the growth per iteration; default "
-         "1000000 (1 ms)"},
-        {"--seed", true, "S", "changes addresses and names only, never times or sizes; default 1"},
-        {"--noise", false, "",
-         "benchmarks: irregular times and addresses that compress like a real trace (peak bytes "
-         "unchanged, times no longer exact)"},
-        {"--no-compress", false, "", "write frames without zstd compression"},
-        {"--output", true, "OUT", "OUT.vscope or a directory; required", "-o"},
-    };
-    const std::string help = commandHelp(
-        ctx.command, "--ranks N --iterations K [options] -o OUT",
-        "Writes a deterministic synthetic data-parallel training job: per rank one GPU with\n"
-        "weights and optimizer state, an activation sawtooth per iteration, an optional leak,\n"
-        "reserved memory growing in 2 GiB segments, compute kernels, one NCCL all-reduce per\n"
-        "iteration timed from a 100 GB/s bus bandwidth, NVTX iteration ranges and an optional\n"
-        "straggler. Each iteration runs a forward half of the compute kernels that allocates the\n"
-        "activations one by one, a backward half that frees them, then the all-reduce of the\n"
-        "gradients; a leaking rank keeps one extra allocation alive per iteration, and a\n"
-        "straggler starts each iteration late, so the other ranks wait in the all-reduce.\n"
-        "Same options, same bytes.\n\n"
-        "Limit: at most 50000000 events per rank (a rank is built in memory, about 64 bytes an\n"
-        "event, before it is written); more is a usage error.\n\n"
-        "Output: when OUT ends in .vscope, one file per rank named OUT-rank<R>.vscope (OUT "
-        "without\n"
-        "its extension); otherwise OUT is a directory (created when missing) holding\n"
-        "rank<R>.vscope. The files written are listed on stdout.",
-        options);
-    int done = kExitSuccess;
-    auto args = parseCommand(ctx, options, help, done);
+namespace {
+
+/// The command line of `synth`: the job to generate and where to write it.
+struct SynthOptions {
+    analysis::SyntheticJobSpec spec;  ///< checked: validateSyntheticJobSpec and the event limit
+    std::string output;               ///< OUT.vscope or a directory (outputPathFor)
+    bool compress = true;
+};
+
+std::optional<SynthOptions> parseSynthOptions(CommandContext& ctx, int& exitCode) {
+    const std::string help = ctx.help();
+    auto args = parseCommand(ctx, exitCode);
     if (!args) {
-        return done;
+        return std::nullopt;
     }
+    exitCode = kExitUsage;
     if (!args->positional.empty()) {
-        return usageError(ctx, "unexpected argument '" + args->positional[0] + "'", help);
+        return usageFailure(ctx, "unexpected argument '" + args->positional[0] + "'", help);
     }
     if (!args->has("--ranks")) {
-        return usageError(ctx, "--ranks is required", help);
+        return usageFailure(ctx, "--ranks is required", help);
     }
     if (!args->has("--iterations") && !args->has("--events")) {
-        return usageError(ctx, "--iterations (or --events) is required", help);
+        return usageFailure(ctx, "--iterations (or --events) is required", help);
     }
     if (!args->has("--output")) {
-        return usageError(ctx, "-o OUT is required", help);
+        return usageFailure(ctx, "-o OUT is required", help);
     }
-    analysis::SyntheticJobSpec spec;
+    SynthOptions options;
+    analysis::SyntheticJobSpec& spec = options.spec;
     if (!intOption(ctx, *args, "--ranks", 1, 100'000, spec.ranks, help) ||
         !intOption(ctx, *args, "--iterations", 0, 100'000'000, spec.iterations, help) ||
         !intOption(ctx, *args, "--leak-rank", -1, 100'000, spec.leakRank, help) ||
         !intOption(ctx, *args, "--straggler-rank", -1, 100'000, spec.stragglerRank, help) ||
         !intOption(ctx, *args, "--seed", 0, INT64_MAX, spec.seed, help)) {
-        return kExitUsage;
+        return std::nullopt;
     }
     if (auto text = args->value("--leak-bytes-per-iteration")) {
         const auto v = parseByteCount(*text);
         if (!v) {
-            return usageError(ctx,
-                              "--leak-bytes-per-iteration needs a byte count such as 1048576 or "
-                              "64MiB, not '" +
-                                  *text + "'",
-                              help);
+            return usageFailure(ctx,
+                                "--leak-bytes-per-iteration needs a byte count such as 1048576 or "
+                                "64MiB, not '" +
+                                    *text + "'",
+                                help);
         }
         spec.leakBytesPerIteration = *v;
     }
     if (auto text = args->value("--host-growth-bytes-per-iteration")) {
         const auto v = parseByteCount(*text);
         if (!v) {
-            return usageError(ctx,
-                              "--host-growth-bytes-per-iteration needs a byte count such as "
-                              "1048576 or 64MiB, not '" +
-                                  *text + "'",
-                              help);
+            return usageFailure(ctx,
+                                "--host-growth-bytes-per-iteration needs a byte count such as "
+                                "1048576 or 64MiB, not '" +
+                                    *text + "'",
+                                help);
         }
         spec.hostCounter = true;
         spec.hostGrowthBytesPerIteration = *v;
@@ -162,47 +126,64 @@ int runSynth(CommandContext& ctx) {
     if (auto text = args->value("--activation-bytes")) {
         const auto v = parseByteCount(*text);
         if (!v || *v == 0) {
-            return usageError(ctx,
-                              "--activation-bytes needs a positive byte count such as 268435456 "
-                              "or 256MiB, not '" +
-                                  *text + "'",
-                              help);
+            return usageFailure(ctx,
+                                "--activation-bytes needs a positive byte count such as 268435456 "
+                                "or 256MiB, not '" +
+                                    *text + "'",
+                                help);
         }
         spec.activationBytes = *v;
     }
     if (auto text = args->value("--events")) {
         const auto v = parseInteger(*text);
         if (!v || *v < 1) {
-            return usageError(ctx, "--events needs a positive integer, not '" + *text + "'", help);
+            return usageFailure(ctx, "--events needs a positive integer, not '" + *text + "'",
+                                help);
         }
         spec.iterations = analysis::iterationsForEventCount(spec, static_cast<uint64_t>(*v));
     }
     spec.benchmarkNoise = args->has("--noise");
     spec.trainingPhases = args->has("--training-phases");
     if (!readSlowDown(ctx, *args, help, spec)) {
-        return kExitUsage;
+        return std::nullopt;
     }
     if (const std::string problem = analysis::validateSyntheticJobSpec(spec); !problem.empty()) {
-        return usageError(ctx, problem, help);
+        return usageFailure(ctx, problem, help);
     }
     for (int r = 0; r < spec.ranks; ++r) {
         const uint64_t per = analysis::syntheticEventsPerIteration(spec, r);
         if (per > 0 && uint64_t(spec.iterations) > kMaxEventsPerRank / per) {
-            return usageError(
-                ctx,
-                "rank " + std::to_string(r) + " would hold about " + std::to_string(per) + " x " +
-                    std::to_string(spec.iterations) + " events, more than the limit of " +
-                    std::to_string(kMaxEventsPerRank) + " per rank; use fewer iterations",
-                help);
+            usageError(ctx,
+                       "rank " + std::to_string(r) + " would hold about " + std::to_string(per) +
+                           " x " + std::to_string(spec.iterations) +
+                           " events, more than the limit of " + std::to_string(kMaxEventsPerRank) +
+                           " per rank; use fewer iterations",
+                       help);
+            return std::nullopt;
         }
     }
-    const std::string out = *args->value("--output");
+    options.output = *args->value("--output");
+    options.compress = !args->has("--no-compress");
+    exitCode = kExitSuccess;
+    return options;
+}
+
+}  // namespace
+
+int runSynth(CommandContext& ctx) {
+    int code = kExitSuccess;
+    const std::optional<SynthOptions> options = parseSynthOptions(ctx, code);
+    if (!options) {
+        return code;
+    }
+    const analysis::SyntheticJobSpec& spec = options->spec;
+    const std::string& out = options->output;
     if (auto status = prepareOutput(out); !status.ok()) {
         ctx.err << "vramscope-cli synth: " << status.error().describe() << "\n";
         return kExitUnreadable;
     }
     trace::WriterOptions writerOptions;
-    writerOptions.compress = !args->has("--no-compress");
+    writerOptions.compress = options->compress;
     uint64_t events = 0;
     uint64_t bytes = 0;
     for (int r = 0; r < spec.ranks; ++r) {

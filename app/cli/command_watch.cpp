@@ -67,81 +67,85 @@ std::string gpuLine(const analysis::DeviceAnalysis& d, const analysis::MemoryTim
 
 }  // namespace
 
-int runWatch(CommandContext& ctx) {
-    std::vector<OptionSpec> options = {
-        {"--interval", true, "DURATION", "time between refreshes (default 1s)"},
-        {"--duration", true, "DURATION", "stop after this long; default: until the jobs end or ^C"},
-        {"--alert", false, "",
-         "exit 1 as soon as a rule of `check` fails while the job runs (peak share, staircase "
-         "leak, exposed communication, OOM), printing why"},
-        {"--plain", false, "", "print a block per refresh instead of redrawing in place"},
-    };
-    for (const OptionSpec& o : checkRuleOptionSpecs()) {
-        options.push_back(o);  // the rules --alert checks, as `check` takes them
-    }
-    for (const OptionSpec& o : analysisOptionSpecs()) {
-        if (o.name == "--iteration-regex" || o.name == "--capacity") {
-            options.push_back(o);
-        }
-    }
-    const std::string help = commandHelp(
-        ctx.command, "PID|SOCKET|all... [--interval 1s] [--alert [RULES]] [--duration D] [--plain]",
-        "Attaches to running jobs and prints one line per GPU that redraws in place: allocated\n"
-        "and reserved memory now, the peak and its share of capacity, the iteration, the growth\n"
-        "per iteration when memory climbs every iteration, and the exposed communication. With\n"
-        "--alert the rules of `vramscope-cli check` are evaluated at each refresh (those named,\n"
-        "as `check` takes them, else check's defaults: peak over the fraction, a staircase leak,\n"
-        "exposed communication, an OOM), and the first that FAILs ends the watch with exit 1\n"
-        "and its reason. A rule that cannot be checked yet (too few iterations) does not alert.\n"
-        "The analyses run on everything received so far, so each refresh takes longer as the\n"
-        "job runs.\n\n"
-        "exit codes: 0 the jobs ended or the time ran out, 1 an alert fired, 2 usage,\n"
-        "3 no job reachable",
-        options);
-    int done = kExitSuccess;
-    auto args = parseCommand(ctx, options, help, done);
-    if (!args) {
-        return done;
-    }
-    if (args->positional.empty()) {
-        return usageError(ctx, "no target given (a pid, a socket path, or all)", help);
-    }
+namespace {
+
+/// The command line of `watch`: targets, the refresh, the rules --alert checks.
+struct WatchOptions {
+    std::vector<std::string> targets;  ///< pids, socket paths or "all"
     int64_t intervalNs = 1'000'000'000;
-    int64_t deadline = INT64_MAX;
+    std::optional<int64_t> durationNs;  ///< stop after this long; default until the jobs end
+    analysis::CheckRules rules;
+    analysis::JobAnalysisOptions analysis;
+    bool alert = false;
+    bool plain = false;
+};
+
+std::optional<WatchOptions> parseWatchOptions(CommandContext& ctx, int& exitCode) {
+    const std::string help = ctx.help();
+    auto args = parseCommand(ctx, exitCode);
+    if (!args) {
+        return std::nullopt;
+    }
+    exitCode = kExitUsage;
+    WatchOptions options;
+    if (args->positional.empty()) {
+        return usageFailure(ctx, "no target given (a pid, a socket path, or all)", help);
+    }
+    options.targets = args->positional;
     for (const char* name : {"--interval", "--duration"}) {
         if (auto v = args->value(name)) {
             auto ns = parseDurationNs(*v);
             if (!ns || *ns == 0) {
-                return usageError(ctx,
-                                  std::string(name) +
-                                      " needs a duration above 0 (a number with a unit: ns, us, ms "
-                                      "or s, e.g. 30s or 200ms), got '" +
-                                      *v + "'",
-                                  help);
+                return usageFailure(
+                    ctx,
+                    std::string(name) +
+                        " needs a duration above 0 (a number with a unit: ns, us, ms "
+                        "or s, e.g. 30s or 200ms), got '" +
+                        *v + "'",
+                    help);
             }
-            (std::string_view(name) == "--interval" ? intervalNs : deadline) =
-                std::string_view(name) == "--interval" ? *ns : steadyNowNs() + *ns;
+            if (std::string_view(name) == "--interval") {
+                options.intervalNs = *ns;
+            } else {
+                options.durationNs = *ns;
+            }
         }
     }
-    analysis::CheckRules rules;
     std::vector<std::string> asked;
-    if (!readCheckRules(ctx, *args, help, rules, asked)) {
-        return kExitUsage;
+    if (!readCheckRules(ctx, *args, help, options.rules, asked)) {
+        return std::nullopt;
     }
     if (!asked.empty() && !args->has("--alert")) {
-        return usageError(ctx, "rule options (" + asked.front() + ", ...) take effect with --alert",
-                          help);
+        return usageFailure(
+            ctx, "rule options (" + asked.front() + ", ...) take effect with --alert", help);
     }
-    analysis::JobAnalysisOptions analysisOptions;
-    if (!readAnalysisOptions(ctx, *args, help, analysisOptions)) {
-        return kExitUsage;
+    if (!readAnalysisOptions(ctx, *args, help, options.analysis)) {
+        return std::nullopt;
     }
-    auto rx = attachTargets(ctx, args->positional);
+    options.alert = args->has("--alert");
+    options.plain = args->has("--plain");
+    exitCode = kExitSuccess;
+    return options;
+}
+
+}  // namespace
+
+int runWatch(CommandContext& ctx) {
+    int code = kExitSuccess;
+    const std::optional<WatchOptions> options = parseWatchOptions(ctx, code);
+    if (!options) {
+        return code;
+    }
+    const int64_t intervalNs = options->intervalNs;
+    const int64_t deadline = options->durationNs ? steadyNowNs() + *options->durationNs : INT64_MAX;
+    const analysis::CheckRules& rules = options->rules;
+    const analysis::JobAnalysisOptions& analysisOptions = options->analysis;
+    auto rx = attachTargets(ctx, options->targets);
     if (!rx) {
         return kExitUnreadable;
     }
-    const bool inPlace = !args->has("--plain") && &ctx.out == &std::cout && ::isatty(1) != 0;
-    const bool alert = args->has("--alert");
+    const bool inPlace = !options->plain && &ctx.out == &std::cout && ::isatty(1) != 0;
+    const bool alert = options->alert;
     const int64_t started = steadyNowNs();
     size_t drawnLines = 0;
     std::optional<analysis::RuleResult> fired;

@@ -22,11 +22,22 @@ std::shared_ptr<const analysis::JobModel> loadJobModel(CommandContext& ctx,
                                                        const std::vector<std::string>& paths,
                                                        const analysis::JobAnalysisOptions& options,
                                                        bool keepGoing) {
-    std::optional<trace::Job> job = loadJob(ctx, paths, keepGoing);
+    std::optional<trace::Job> job = openInputs(ctx, paths, keepGoing);
     if (!job) {
         return nullptr;
     }
     return modelOfJob(ctx, std::move(*job), analysis::jobTitle(paths), options);
+}
+
+std::shared_ptr<const analysis::JobModel> loadJobModel(
+    CommandContext& ctx, const InputOptions& inputs, const analysis::JobAnalysisOptions& options) {
+    std::optional<trace::Job> job = openInputs(ctx, inputs);
+    if (!job) {
+        return nullptr;
+    }
+    return modelOfJob(ctx, std::move(*job),
+                      inputs.bundled ? std::string("bundled sample") : analysis::jobTitle(inputs.paths),
+                      options);
 }
 
 }  // namespace vramscope::app

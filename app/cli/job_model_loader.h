@@ -21,11 +21,15 @@ std::shared_ptr<const analysis::JobModel> modelOfJob(CommandContext& ctx, trace:
                                                      std::string title,
                                                      const analysis::JobAnalysisOptions& options);
 
-/// Opens `paths` (files, directories, archives: loadJob, with `keepGoing` as there) and builds
+/// Opens `paths` (files, directories, archives: openInputs, with `keepGoing` as there) and builds
 /// their model once (modelOfJob, title analysis::jobTitle(paths)). Null after writing why to
 /// ctx.err (the command then exits kExitUnreadable).
 std::shared_ptr<const analysis::JobModel> loadJobModel(
     CommandContext& ctx, const std::vector<std::string>& paths,
     const analysis::JobAnalysisOptions& options = {}, bool keepGoing = false);
+/// The same for parsed inputs (parseInputs): `inputs.bundled` opens the bundled sample job (and
+/// says so on ctx.err, openInputs), titled "bundled sample".
+std::shared_ptr<const analysis::JobModel> loadJobModel(
+    CommandContext& ctx, const InputOptions& inputs, const analysis::JobAnalysisOptions& options);
 
 }  // namespace vramscope::app

@@ -18,41 +18,27 @@ using ModelResult = trace::Result<std::shared_ptr<const analysis::JobModel>>;
 
 /// The model of an opened job, with the build's progress passed on.
 ModelResult modelOf(trace::Result<trace::Job> job, std::string title,
-                    const LoadProgress& progress) {
+                    const trace::Progress& progress) {
     if (!job.ok()) {
         return job.error();
     }
-    analysis::ModelProgress stages;
-    if (progress) {
-        stages = [&progress](double done, std::string_view stage) {
-            return progress(static_cast<int>(1000.0 * done), std::string(stage));
-        };
-    }
-    return analysis::buildJobModel(std::move(job).value(), std::move(title), stages);
+    return analysis::buildJobModel(std::move(job).value(), std::move(title), progress);
 }
 
 }  // namespace
 
-ModelResult loadJobModel(const std::vector<std::string>& paths, const LoadProgress& progress) {
+ModelResult loadJobModel(const std::vector<std::string>& paths, const trace::Progress& progress) {
     trace::ReadOptions options;
     auto limit = trace::maxInputBytesSetting();  // VRAMSCOPE_MAX_INPUT_GIB
     if (!limit) {
         return limit.error();
     }
     options.maxInputBytes = *limit;
-    if (progress) {
-        options.progress = [&progress](uint64_t done, uint64_t total) {
-            const int permille = total > 0 ? static_cast<int>(1000.0 * static_cast<double>(done) /
-                                                              static_cast<double>(total))
-                                           : 0;
-            return progress(permille, "Reading " + analysis::formatBytes(double(done)) + " of " +
-                                          analysis::formatBytes(double(total)));
-        };
-    }
+    options.progress = progress;
     return modelOf(trace::openJob(paths, options), jobTitle(paths), progress);
 }
 
-ModelResult loadBundledSample(const LoadProgress& progress) {
+ModelResult loadBundledSample(const trace::Progress& progress) {
     return modelOf(openBundledSample(), "bundled sample", progress);
 }
 
@@ -97,11 +83,12 @@ void JobLoader::start(const QStringList& paths) {
     QThread* thread = QThread::create([this, files, paths, cancelFlag] {
         int lastPermille = -1;
         std::string lastText;
-        const LoadProgress report = [&](int permille, const std::string& text) {
-            if (permille != lastPermille || text != lastText) {
+        const trace::Progress report = [&](double done, std::string_view stage) {
+            const int permille = static_cast<int>(1000.0 * done);
+            if (permille != lastPermille || stage != lastText) {
                 lastPermille = permille;
-                lastText = text;
-                const QString line = QString::fromStdString(text);
+                lastText = std::string(stage);
+                const QString line = QString::fromStdString(lastText);
                 QMetaObject::invokeMethod(
                     this, [this, permille, line] { emit progress(permille, line); },
                     Qt::QueuedConnection);

@@ -13,24 +13,22 @@
 
 #include "vramscope/analysis/job_model.h"
 #include "vramscope/trace/open_trace.h"
+#include "vramscope/trace/progress.h"
 
 class QThread;
 
 namespace vramscope::app {
 
-/// Reports progress of a load: permille 0..1000 of the current stage and a line to show; returns
-/// false to cancel.
-using LoadProgress = std::function<bool(int permille, const std::string& text)>;
 
 /// Opens `paths` as one job (trace::openJob) and builds its model once (analysis::buildJobModel),
-/// on the calling thread. Errors: the first input that cannot be opened, or cancellation
-/// (ErrorCode::Cancelled).
+/// on the calling thread; `progress` hears both the reading and the build (trace::Progress).
+/// Errors: the first input that cannot be opened, or cancellation (ErrorCode::Cancelled).
 trace::Result<std::shared_ptr<const analysis::JobModel>> loadJobModel(
-    const std::vector<std::string>& paths, const LoadProgress& progress = {});
+    const std::vector<std::string>& paths, const trace::Progress& progress = {});
 
 /// The bundled sample job (resources/sample, vramscope::openBundledSample) as a model.
 trace::Result<std::shared_ptr<const analysis::JobModel>> loadBundledSample(
-    const LoadProgress& progress = {});
+    const trace::Progress& progress = {});
 
 /// Display name for a set of inputs: analysis::jobTitle (the file or directory name, or
 /// "N inputs").

@@ -314,7 +314,7 @@ Result<JobIndexRead> readJobIndex(const std::string& path, const ReadOptions& op
         out.report.bytesLoaded = offset;
         readEntries(file, offset, out);
         sortEntries(out.index.ranks);
-        if (options.progress && !options.progress(file.size(), file.size())) {
+        if (!reportProgress(options.progress, file.size(), file.size(), "Reading " + path)) {
             return Error::cancelled(path);
         }
         return out;

@@ -437,8 +437,9 @@ Result<bool> parseWithRepairs(std::string_view text, const std::string& name,
                               const kineto::OffsetMap& offsets, std::string& repairedStorage,
                               kineto::KinetoParser& parser, std::unique_ptr<RawKineto>& raw,
                               const ReadOptions& options, ImportNotes& notes) {
-    simdjson::error_code e = parser.parse(text.data(), text.size(),
-                                          text.size() + kInputPaddingBytes, *raw, options.progress);
+    simdjson::error_code e =
+        parser.parse(text.data(), text.size(), text.size() + kInputPaddingBytes, *raw,
+                     options.progress, "Reading " + name);
     if (e == simdjson::CAPACITY) {
         return Error::make(ErrorCode::Limit, name,
                            "the JSON text is larger than the 4 GiB simdjson can parse");
@@ -490,7 +491,8 @@ Result<bool> parseWithRepairs(std::string_view text, const std::string& name,
     padInPlace(repairedStorage);
     raw = std::make_unique<RawKineto>();
     e = parser.parse(repairedStorage.data(), repairedStorage.size(),
-                     repairedStorage.size() + kInputPaddingBytes, *raw, options.progress);
+                     repairedStorage.size() + kInputPaddingBytes, *raw, options.progress,
+                     "Reading " + name);
     if (e != simdjson::SUCCESS) {
         return Error::make(
             ErrorCode::Corrupt, name,
@@ -586,7 +588,7 @@ Result<LoadedTrace> importPadded(const char* data, size_t size, const std::strin
         out.data.dataLoss.push_back(std::move(loss));
     }
     // The closing call may cancel too, as it does for the .vscope reader and the snapshot importer.
-    if (options.progress && !options.progress(size, size)) {
+    if (!reportProgress(options.progress, size, size, "Reading " + name)) {
         return Error::cancelled(name);
     }
     return out;

@@ -140,7 +140,8 @@ private:
 }  // namespace
 
 simdjson::error_code KinetoParser::parse(const char* data, size_t size, size_t capacity,
-                                         RawKineto& out, const ProgressFn& progress) {
+                                         RawKineto& out, const Progress& progress,
+                                         std::string_view stage) {
     if (const error_code e = m_parser.iterate(data, size, capacity).get(m_doc)) {
         return e;
     }
@@ -186,7 +187,7 @@ simdjson::error_code KinetoParser::parse(const char* data, size_t size, size_t c
                 const uint64_t done = m_doc.current_location().get(at) == simdjson::SUCCESS
                                           ? static_cast<uint64_t>(at - data)
                                           : size;
-                if (!progress(done, size)) {
+                if (!reportProgress(progress, done, size, stage)) {
                     out.stop = Error::cancelled("");
                     return false;
                 }

@@ -15,6 +15,7 @@
 
 #include "kineto_text.h"
 #include "vramscope/trace/error.h"
+#include "vramscope/trace/progress.h"
 #include "vramscope/trace/trace_data.h"
 #include "vramscope/trace/trace_file.h"
 
@@ -165,8 +166,9 @@ struct RawKineto {
 /// (RawKineto::stop), keeping every event read before them.
 class KinetoParser {
 public:
+    /// `progress` hears the share of `size` parsed, with `stage`, about every 16384 events.
     simdjson::error_code parse(const char* data, size_t size, size_t capacity, RawKineto& out,
-                               const ProgressFn& progress);
+                               const Progress& progress, std::string_view stage);
 
 private:
     simdjson::ondemand::parser m_parser;

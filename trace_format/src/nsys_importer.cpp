@@ -143,7 +143,7 @@ Result<std::vector<LoadedTrace>> NsysImporter::run(uint64_t fileBytes) {
         if (Status s = (this->*step)(); !s) {
             return s.error();
         }
-        if (m_options.progress && !m_options.progress(++done, total)) {
+        if (!reportProgress(m_options.progress, ++done, total, "Reading " + m_db.name())) {
             return Error::cancelled(m_db.name());
         }
     }

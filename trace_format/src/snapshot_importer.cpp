@@ -679,7 +679,7 @@ void SnapshotImporter::finish(LoadedTrace& out, uint64_t inputBytes) {
 
 Result<LoadedTrace> importPytorchSnapshot(std::string_view pickleBytes, const std::string& name,
                                           const ReadOptions& options) {
-    if (options.progress && !options.progress(0, pickleBytes.size())) {
+    if (!reportProgress(options.progress, 0, pickleBytes.size(), "Reading " + name)) {
         return Error::cancelled(name);
     }
     try {
@@ -693,7 +693,8 @@ Result<LoadedTrace> importPytorchSnapshot(std::string_view pickleBytes, const st
         if (out.ok()) {
             out->report.fileName = name;
         }
-        if (options.progress && !options.progress(pickleBytes.size(), pickleBytes.size())) {
+        if (!reportProgress(options.progress, pickleBytes.size(), pickleBytes.size(),
+                            "Reading " + name)) {
             return Error::cancelled(name);
         }
         return out;

@@ -194,7 +194,7 @@ Result<SummaryRead> SummaryScan::run() {
     std::string frameHead;
     for (uint64_t index = 1; offset < size; ++index) {
         if (m_options.progress && offset >= nextProgress) {
-            if (!m_options.progress(offset, size)) {
+            if (!reportProgress(m_options.progress, offset, size, "Reading " + m_path)) {
                 return Error::cancelled(m_path);
             }
             nextProgress = offset + kProgressStepBytes;
@@ -242,7 +242,7 @@ Result<SummaryRead> SummaryScan::run() {
         report.problems.push_back(Error::make(
             ErrorCode::Corrupt, m_path, "and " + std::to_string(m_dropped) + " more problems"));
     }
-    if (m_options.progress && !m_options.progress(size, size)) {
+    if (!reportProgress(m_options.progress, size, size, "Reading " + m_path)) {
         return Error::cancelled(m_path);
     }
     return std::move(m_out);

@@ -442,7 +442,8 @@ Result<LoadedTrace> Reader::run() {
     uint64_t nextProgress = kProgressStepBytes;
     for (uint64_t index = 0; m_offset < m_bytes.size(); ++index) {
         if (m_options.progress && m_offset >= nextProgress) {
-            if (!m_options.progress(m_offset, m_bytes.size())) {
+            if (!reportProgress(m_options.progress, m_offset, m_bytes.size(),
+                                "Reading " + m_name)) {
                 return Error::cancelled(m_name);
             }
             nextProgress = m_offset + kProgressStepBytes;
@@ -470,7 +471,7 @@ Result<LoadedTrace> Reader::run() {
                         "and " + std::to_string(m_problemsDropped) + " more problems"));
     }
     addDataLoss();
-    if (m_options.progress && !m_options.progress(m_bytes.size(), m_bytes.size())) {
+    if (!reportProgress(m_options.progress, m_bytes.size(), m_bytes.size(), "Reading " + m_name)) {
         return Error::cancelled(m_name);
     }
     return std::move(m_out);

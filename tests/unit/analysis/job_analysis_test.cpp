@@ -174,7 +174,7 @@ TEST(JobAnalysis, RanksAnalysedAtOnceGiveTheSameResultsInInputOrder) {
     double last = -1;
     bool backwards = false;
     int calls = 0;
-    auto stopped = analyzeJob(in, parallel, [&](double done) {
+    auto stopped = analyzeJob(in, parallel, [&](double done, std::string_view) {
         backwards = backwards || done < last;
         last = done;
         return ++calls < 3;

@@ -31,7 +31,7 @@ std::string smallTrace() {
 
 ReadOptions refuseProgress() {
     ReadOptions o;
-    o.progress = [](uint64_t, uint64_t) { return false; };
+    o.progress = [](double, std::string_view) { return false; };
     return o;
 }
 

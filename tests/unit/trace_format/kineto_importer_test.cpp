@@ -457,8 +457,9 @@ TEST(KinetoImporter, StopsWhenProgressCallbackCancels) {
     }
     ReadOptions options;
     int calls = 0;
-    options.progress = [&](uint64_t done, uint64_t total) {
-        EXPECT_LE(done, total);
+    options.progress = [&](double done, std::string_view stage) {
+        EXPECT_LE(done, 1.0);
+        EXPECT_EQ(stage, "Reading big.json");
         ++calls;
         return false;
     };

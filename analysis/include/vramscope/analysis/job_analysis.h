@@ -26,6 +26,7 @@
 #include "vramscope/analysis/time_breakdown.h"
 #include "vramscope/analysis/top_kernels.h"
 #include "vramscope/trace/error.h"
+#include "vramscope/trace/progress.h"
 #include "vramscope/trace/trace_data.h"
 
 namespace vramscope::analysis {
@@ -159,9 +160,10 @@ struct JobAnalysis {
 /// GPUs of the job with deviceRecorded(); 0 means the job is to be described as kNoGpuMessage.
 size_t gpusRecorded(const JobAnalysis& job);
 
-/// Called before each device with the share of the work done (0..1, summed over the inputs),
-/// never from two threads at once though possibly from a worker thread; returning false cancels.
-using AnalysisProgress = std::function<bool(double done)>;
+/// trace::Progress, called before each device with the share of the work done (0..1, summed over
+/// the inputs) and no stage text, never from two threads at once though possibly from a worker
+/// thread; returning false cancels.
+using AnalysisProgress = trace::Progress;
 
 /// Analyses every device of every input (devices with memory events, kernels or a header entry),
 /// several inputs at once (JobAnalysisOptions::threads); results are in input order whatever the

@@ -26,6 +26,7 @@
 #include "vramscope/analysis/memory_summary.h"
 #include "vramscope/analysis/memory_timeline.h"
 #include "vramscope/trace/job.h"
+#include "vramscope/trace/progress.h"
 
 namespace vramscope::analysis {
 
@@ -168,9 +169,9 @@ struct JobModel {
     }
 };
 
-/// Reports the share of the work done (0..1) and what is being done ("Analysing rank 3"); the
-/// build stops when it returns false.
-using ModelProgress = std::function<bool(double done, std::string_view stage)>;
+/// trace::Progress: the share of the work done (0..1) and what is being done ("Analysing 8
+/// ranks"); the build stops when it returns false.
+using ModelProgress = trace::Progress;
 
 /// Builds the model of `job`: the job time axis (0 = the earliest event of any rank), per GPU the
 /// memory timelines (buildMemoryTimelines, made by analyzeJob once) moved to the job's clock and

@@ -13,6 +13,7 @@
 
 #include "vramscope/trace/device_analysis_summary.h"
 #include "vramscope/trace/error.h"
+#include "vramscope/trace/progress.h"
 #include "vramscope/trace/trace_data.h"
 
 namespace vramscope::trace {
@@ -43,9 +44,6 @@ inline constexpr uint8_t kEncodingZstd = 1;
 /// it takes a workstation's memory. Users raise it with vramscope-cli --max-input-gib or
 /// VRAMSCOPE_MAX_INPUT_GIB (maxInputBytesSetting()).
 inline constexpr uint64_t kDefaultMaxInputBytes = 16ull << 30;
-
-/// Called with (bytes processed, total bytes); return false to cancel.
-using ProgressFn = std::function<bool(uint64_t done, uint64_t total)>;
 
 /// What the reader managed to load and what it had to skip.
 struct ReadReport {
@@ -80,7 +78,9 @@ struct LoadedTrace {
 };
 
 struct ReadOptions {
-    ProgressFn progress;  ///< optional; called about every 4 MiB of input and once at the end
+    /// Optional; called with the share of the input read (bytes read / bytes, or tables imported /
+    /// tables for an Nsight export) and "Reading NAME", about every 4 MiB and once at the end.
+    Progress progress;
     /// Largest input (after gzip decompression) openTrace / openJob read into memory, bytes;
     /// larger input is refused with ErrorCode::Limit naming the file (kDefaultMaxInputBytes).
     uint64_t maxInputBytes = kDefaultMaxInputBytes;
