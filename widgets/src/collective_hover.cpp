@@ -49,15 +49,15 @@ std::optional<size_t> collectiveOccurrenceAt(const analysis::CollectiveBandwidth
 }
 
 std::optional<size_t> matchedCollectiveOf(const analysis::CollectiveMatch& match,
-                                          const analysis::CollectiveBandwidth& o, int64_t toJobNs) {
-    const int64_t arrival = o.startNs + toJobNs;
+                                          const analysis::CollectiveBandwidth& o,
+                                          int64_t arrivalJobNs) {
     for (size_t i = 0; i < match.collectives.size(); ++i) {
         const analysis::MatchedCollective& c = match.collectives[i];
         if (c.function != o.function) {
             continue;
         }
         for (const analysis::CollectiveParticipant& p : c.participants) {
-            if (p.rank == o.rank && p.startNs == arrival) {
+            if (p.rank == o.rank && p.startNs == arrivalJobNs) {
                 return i;
             }
         }

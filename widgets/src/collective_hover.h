@@ -23,11 +23,12 @@ std::optional<size_t> collectiveOccurrenceAt(const analysis::CollectiveBandwidth
                                              int64_t slackNs);
 
 /// The matched collective (index into match.collectives) that `o` took part in: the one of the
-/// same function with a participant of rank o.rank arriving at o.startNs + toJobNs (job time, as
-/// matchCollectives puts arrivals when given the clock offset toJobNs); nullopt when `o` was not
-/// matched across ranks.
+/// same function with a participant of rank o.rank arriving at `arrivalJobNs`, which is o.startNs
+/// on the job's clock (JobModel::toJob; matched collectives are on the job's clock); nullopt when
+/// `o` was not matched across ranks.
 std::optional<size_t> matchedCollectiveOf(const analysis::CollectiveMatch& match,
-                                          const analysis::CollectiveBandwidth& o, int64_t toJobNs);
+                                          const analysis::CollectiveBandwidth& o,
+                                          int64_t arrivalJobNs);
 
 /// Rich text for the tooltip of `o`: function and sequence number, message size (binary units
 /// and bytes) and group size, algorithm / protocol, channels, duration, busBw and algBw (GB/s =

@@ -152,10 +152,6 @@ analysis::GpuKey CommLanesView::laneAt(double y) const {
     return {};
 }
 
-int64_t CommLanesView::toJobNs(int rankIndex) const {
-    return m_job->ranks[size_t(rankIndex)].toJobNs;
-}
-
 int CommLanesView::laneOfRank(trace::RankId rank) const {
     for (size_t i = 0; i < m_lanes.size(); ++i) {
         if (m_collectiveRanks[size_t(m_lanes[i].key.rankIndex)] == rank) {
@@ -252,21 +248,23 @@ void CommLanesView::paintEvent(QPaintEvent*) {
 
 void CommLanesView::paintLane(QPainter& p, const Lane& lane) const {
     const TimeRange v = m_zoom->visibleRange();
-    const int64_t offset = toJobNs(lane.key.rankIndex);
+    const int r = lane.key.rankIndex;
     const analysis::KernelLaneIndex& index = lane.kernels->lanes;
     const TimeMapper tm = mapper();
     const int64_t nsPerPx = std::max<int64_t>(1, int64_t(tm.nsPerPixel()));
     const double laneH = 3 * m_rowHeight;
     // Idle: between the first and the last kernel, wherever no kernel runs.
-    const double s0 = std::max(tm.xAt(offset + index.firstStartNs()), double(m_left));
-    const double s1 = std::min(tm.xAt(offset + index.lastEndNs()), double(width() - m_right));
+    const double s0 = std::max(tm.xAt(m_job->toJob(r, index.firstStartNs())), double(m_left));
+    const double s1 =
+        std::min(tm.xAt(m_job->toJob(r, index.lastEndNs())), double(width() - m_right));
     if (s1 > s0) {
         p.fillRect(QRectF(s0, lane.top, s1 - s0, laneH), idleBrush());
     }
-    const analysis::LaneBlocks blocks = index.blocks(v.startNs - offset, v.endNs - offset, nsPerPx);
+    const analysis::LaneBlocks blocks =
+        index.blocks(m_job->toRank(r, v.startNs), m_job->toRank(r, v.endNs), nsPerPx);
     auto rectOf = [&](const analysis::LaneBlock& b, double top, double h) {
-        const double x0 = std::max(tm.xAt(offset + b.startNs), double(m_left) - 1);
-        const double x1 = std::max(tm.xAt(offset + b.endNs), x0 + 1.0);
+        const double x0 = std::max(tm.xAt(m_job->toJob(r, b.startNs)), double(m_left) - 1);
+        const double x1 = std::max(tm.xAt(m_job->toJob(r, b.endNs)), x0 + 1.0);
         return QRectF(x0, top, std::min(x1, double(width())) - x0, h);
     };
     for (const analysis::LaneBlock& b : blocks.busy) {
@@ -451,7 +449,7 @@ QString CommLanesView::describeAt(QPoint pos) const {
         }
         const int row = std::clamp((pos.y() - lane.top) / m_rowHeight, 0, 2);
         QString text;
-        const int64_t offset = toJobNs(lane.key.rankIndex);
+        const int ri = lane.key.rankIndex;
         const trace::RankId rank = m_collectiveRanks[size_t(lane.key.rankIndex)];
         // The collective under the pointer on the communication row (within 2 px, so that a
         // short one stays reachable when zoomed out), in full; its arrival line is then left out.
@@ -460,9 +458,9 @@ QString CommLanesView::describeAt(QPoint pos) const {
             const analysis::CollectiveBandwidthReport& bw = job.analysis.bandwidth;
             if (const auto o =
                     collectiveOccurrenceAt(bw, size_t(lane.key.rankIndex), lane.key.device,
-                                           t - offset, int64_t(2 * pxNs))) {
+                                           job.toRank(ri, t), int64_t(2 * pxNs))) {
                 const analysis::CollectiveBandwidth& occ = bw.occurrences[*o];
-                detailed = matchedCollectiveOf(job.collectives(), occ, offset);
+                detailed = matchedCollectiveOf(job.collectives(), occ, job.toJob(ri, occ.startNs));
                 text += describeCollective(
                             occ, detailed ? &job.collectives().collectives[*detailed] : nullptr,
                             job.analysis.coverage.partial()) +
@@ -491,7 +489,7 @@ QString CommLanesView::describeAt(QPoint pos) const {
                 }
             }
         }
-        const int64_t k = lane.kernels->lanes.kernelAt(t - offset, analysis::LaneClass(row));
+        const int64_t k = lane.kernels->lanes.kernelAt(job.toRank(ri, t), analysis::LaneClass(row));
         const trace::TraceData& data = job.job.ranks[size_t(lane.key.rankIndex)].trace.data;
         if (k >= 0) {
             const trace::KernelEvent e = data.kernels.at(size_t(k));
@@ -501,7 +499,7 @@ QString CommLanesView::describeAt(QPoint pos) const {
                                  .toHtmlEscaped(),
                              QString::fromUtf8(analysis::toString(analysis::LaneClass(row))),
                              formatDuration(double(e.endNs - e.startNs)),
-                             formatDuration(double(e.startNs + offset)));
+                             formatDuration(double(job.toJob(ri, e.startNs))));
         }
         if (analysis::LaneClass(row) == analysis::LaneClass::Communication) {
             for (const analysis::DeviceAnalysis& d : job.analysis.devices) {

@@ -207,10 +207,6 @@ const analysis::GpuMemoryAnalysis* FlamePanel::current() const {
     return m_job ? m_job->memoryOf(m_gpu) : nullptr;
 }
 
-int64_t FlamePanel::rankOffset() const {
-    return m_job->ranks[size_t(m_gpu.rankIndex)].toJobNs;
-}
-
 void FlamePanel::setGpu(analysis::GpuKey gpu) {
     if (!m_job || !m_job->memoryOf(gpu) || gpu == m_gpu) {
         return;
@@ -302,8 +298,8 @@ void FlamePanel::rebuildNow() {
     }
     m_view->setPlaceholder({});
     const trace::TraceData& data = m_job->job.ranks[size_t(m_gpu.rankIndex)].trace.data;
-    const int64_t offset = rankOffset();
-    int64_t t = offset + g->peakTimeNs;
+    const int rank = m_gpu.rankIndex;
+    int64_t t = m_job->toJob(rank, g->peakTimeNs);
     switch (m_moment) {
         case Moment::Cursor:
             if (m_zoom->hasCursor()) {
@@ -320,7 +316,7 @@ void FlamePanel::rebuildNow() {
             bool found = false;
             for (const trace::OomEvent& o : data.ooms) {
                 if (o.device == m_gpu.device) {
-                    t = offset + o.timestampNs;
+                    t = m_job->toJob(rank, o.timestampNs);
                     found = true;
                     break;
                 }
@@ -335,8 +331,9 @@ void FlamePanel::rebuildNow() {
                 m_zoom->hasSelection() ? m_zoom->selection() : m_zoom->visibleRange();
             m_beforeNs = r.startNs;
             m_shownNs = r.endNs;
-            m_view->setTree(*m_job->flames->diff(m_gpu.rankIndex, m_gpu.device, r.startNs - offset,
-                                                 r.endNs - offset, m_grouping));
+            m_view->setTree(*m_job->flames->diff(m_gpu.rankIndex, m_gpu.device,
+                                                 m_job->toRank(rank, r.startNs),
+                                                 m_job->toRank(rank, r.endNs), m_grouping));
             updateFrameMarks();
             m_caption->setText(caption());
             fitCaption(m_caption);
@@ -345,7 +342,8 @@ void FlamePanel::rebuildNow() {
         }
     }
     m_shownNs = t;
-    m_view->setTree(*m_job->flames->at(m_gpu.rankIndex, m_gpu.device, t - offset, m_grouping));
+    m_view->setTree(
+        *m_job->flames->at(m_gpu.rankIndex, m_gpu.device, m_job->toRank(rank, t), m_grouping));
     updateFrameMarks();
     m_caption->setText(caption());
     fitCaption(m_caption);

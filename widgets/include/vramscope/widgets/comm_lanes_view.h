@@ -96,7 +96,7 @@ protected:
 private:
     void relayout();
     analysis::GpuKey laneAt(double y) const;
-    int64_t toJobNs(int rankIndex) const;
+
     int laneOfRank(trace::RankId rank) const;
     void paintLane(QPainter& p, const Lane& lane) const;
     void paintCollectives(QPainter& p) const;

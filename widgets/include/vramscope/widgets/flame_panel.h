@@ -82,7 +82,6 @@ private:
     void scheduleRebuild();
     void followZoomGpu();
     const analysis::GpuMemoryAnalysis* current() const;
-    int64_t rankOffset() const;
     void updateFrameMarks();
     QString notesCaption() const;
 
