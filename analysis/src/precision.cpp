@@ -8,6 +8,7 @@
 
 #include "ascii_text.h"
 #include "vramscope/analysis/time_breakdown.h"
+#include "vramscope/trace/kernel_names.h"
 
 namespace vramscope::analysis {
 
@@ -94,8 +95,8 @@ std::string_view operationOf(std::string_view name, std::string_view& templateAr
 }
 
 MathKind kindOf(std::string_view f, bool mangled) {
-    if ((!mangled && startsWith(f, "at::native")) || has(f, "fbgemm") || has(f, "offsets") ||
-        has(f, "reducesplitk") || has(f, "splitkreduce") || has(f, "nccl")) {
+    if ((!mangled && f.starts_with("at::native")) || has(f, "fbgemm") || has(f, "offsets") ||
+        has(f, "reducesplitk") || has(f, "splitkreduce") || trace::isCommunicationKernel(f)) {
         return MathKind::None;
     }
     for (const char* t :

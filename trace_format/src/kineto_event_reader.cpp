@@ -3,6 +3,8 @@
 
 #include "kineto_event_reader.h"
 
+#include "vramscope/trace/kernel_names.h"
+
 namespace vramscope::trace::kineto {
 
 void EventReader::commit(const Fields& f) {
