@@ -403,7 +403,7 @@ uint32_t dtypeSize(std::string_view dtype) {
 }
 
 uint32_t inputTypeSize(std::string_view t) {
-    if (t.rfind("c10::", 0) == 0) {
+    if (t.starts_with("c10::")) {
         t.remove_prefix(5);
     }
     static constexpr std::array<std::pair<std::string_view, uint32_t>, 12> kCppSizes{{
@@ -445,7 +445,7 @@ std::string canonicalCollective(std::string_view collectiveName) {
     }};
     const std::string key = lowerNoUnderscore(collectiveName);
     for (const auto& [prefix, canonical] : kNames) {
-        if (key.rfind(prefix, 0) == 0) {
+        if (key.starts_with(prefix)) {
             return std::string(canonical);
         }
     }
@@ -513,7 +513,7 @@ bool isPrecisionOp(std::string_view name) {
         }
     }
     // aten::conv1d / conv2d / conv3d / convolution / conv_transpose2d / convolution_backward
-    return name.rfind("aten::conv", 0) == 0;
+    return name.starts_with("aten::conv");
 }
 
 EventCategory eventCategory(std::string_view cat) {

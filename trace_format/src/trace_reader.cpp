@@ -530,7 +530,7 @@ std::string ReadReport::summary() const {
 }
 
 bool looksLikeVscope(std::string_view bytes) {
-    return bytes.size() >= kMagic.size() && bytes.substr(0, kMagic.size()) == kMagic;
+    return bytes.starts_with(kMagic);
 }
 
 Result<LoadedTrace> readTraceBytes(std::string_view bytes, const std::string& name,
