@@ -6,6 +6,8 @@
 #include <set>
 #include <tuple>
 
+#include "vramscope/trace/kernel_names.h"
+
 namespace vramscope::analysis {
 
 namespace {
@@ -76,14 +78,8 @@ std::vector<trace::RankId> collectiveRanks(const std::vector<trace::RankId>& ran
 }
 
 std::string collectiveFunctionFromKernel(std::string_view name) {
-    for (std::string_view prefix : {"ncclDevKernel_", "ncclKernel_", "ncclSymkDevKernel_"}) {
-        if (name.substr(0, prefix.size()) == prefix) {
-            std::string_view rest = name.substr(prefix.size());
-            const size_t end = rest.find_first_of("_(<");
-            return std::string(rest.substr(0, end));
-        }
-    }
-    return std::string(name);
+    const std::string_view function = trace::collectiveFromKernelName(name);
+    return std::string(function.empty() ? name : function);
 }
 
 bool isPointToPoint(std::string_view function) {

@@ -406,7 +406,7 @@ trace::Result<IterationSet> regexIterations(const trace::TraceData& data, trace:
 IterationSet markerIterations(const trace::TraceData& data, trace::DeviceIndex device) {
     auto steps = candidates(data, device, [](std::string_view name, RangeKind kind) {
         return kind == RangeKind::Iteration ||
-               (trailingNumber(name).has_value() && name.rfind("ProfilerStep#", 0) == 0);
+               (trailingNumber(name).has_value() && name.starts_with("ProfilerStep#"));
     });
     IterationSet set = wholeRanges(data, pickFamily(data, std::move(steps)));
     if (!set.iterations.empty()) {

@@ -15,6 +15,7 @@
 #include "vramscope/analysis/live_set.h"
 #include "vramscope/analysis/memory_timeline.h"
 #include "vramscope/analysis/segments.h"
+#include "vramscope/trace/time_span.h"
 
 namespace vramscope::analysis {
 
@@ -64,24 +65,6 @@ SegmentLayout segmentLayoutAt(const trace::TraceData& data, const DeviceAnalysis
 }
 
 namespace {
-
-trace::TimestampNs firstEventNs(const trace::TraceData& d) {
-    trace::TimestampNs t = std::numeric_limits<trace::TimestampNs>::max();
-    auto low = [&](const auto& column) {
-        if (!column.empty()) {
-            t = std::min(t, *std::min_element(column.begin(), column.end()));
-        }
-    };
-    low(d.memory.timestampNs);
-    low(d.kernels.startNs);
-    low(d.collectives.startNs);
-    low(d.ranges.startNs);
-    low(d.counters.timestampNs);
-    for (const trace::OomEvent& o : d.ooms) {
-        t = std::min(t, o.timestampNs);
-    }
-    return t == std::numeric_limits<trace::TimestampNs>::max() ? 0 : t;
-}
 
 /// The facts of one OOM of device `d` (its indices built).
 OomFacts oomFacts(const trace::TraceData& data, const trace::OomEvent& o, const MemoryTimeline* tl,
@@ -289,7 +272,7 @@ trace::Result<DeviceAnalysis> analyzeDevice(const RankInput& input, size_t input
         d.leak.survivorBytes = 0;
         d.leak.firstIterationLeakBytes = 0;
     }
-    const trace::TimestampNs start = firstEventNs(data);
+    const trace::TimestampNs start = trace::traceTimeSpan(data).value_or(trace::TimeSpan{}).firstNs;
     // The segments are indexed only for a device with blocks to place in them.
     if (d.index->level() == trace::MemoryLevel::Allocated) {
         auto segments =

@@ -8,6 +8,7 @@
 #include "vramscope/analysis/flame_service.h"
 #include "vramscope/analysis/flame_tree.h"
 #include "vramscope/analysis/text_format.h"
+#include "vramscope/trace/time_span.h"
 
 namespace vramscope::analysis {
 
@@ -43,43 +44,6 @@ const GpuKernelAnalysis* JobModel::kernelsOf(GpuKey key) const {
 }
 
 namespace {
-
-/// Earliest and latest timestamp of one rank's events (memory, counters, kernels, ranges,
-/// collectives, OOMs), in its own clock; false when it has none.
-bool eventSpan(const trace::TraceData& d, int64_t& first, int64_t& last) {
-    first = std::numeric_limits<int64_t>::max();
-    last = std::numeric_limits<int64_t>::min();
-    auto see = [&](int64_t a, int64_t b) {
-        first = std::min(first, a);
-        last = std::max(last, b);
-    };
-    if (d.memory.size() > 0) {
-        // Memory events need not be in time order (importers append as they parse).
-        const auto [lo, hi] =
-            std::minmax_element(d.memory.timestampNs.begin(), d.memory.timestampNs.end());
-        see(*lo, *hi);
-    }
-    if (d.counters.size() > 0) {
-        const auto [lo, hi] =
-            std::minmax_element(d.counters.timestampNs.begin(), d.counters.timestampNs.end());
-        see(*lo, *hi);
-    }
-    for (size_t i = 0; i < d.kernels.size(); ++i) {
-        see(d.kernels.startNs[i], d.kernels.endNs[i]);
-    }
-    for (size_t i = 0; i < d.ranges.size(); ++i) {
-        see(d.ranges.startNs[i], d.ranges.endNs[i]);
-    }
-    // Collectives are drawn on job time too (CollectiveMatch gets the ranks' offsets); one that
-    // starts before every kernel (e.g. recorded from the host) must not land before job time 0.
-    for (size_t i = 0; i < d.collectives.size(); ++i) {
-        see(d.collectives.startNs[i], d.collectives.endNs[i]);
-    }
-    for (const trace::OomEvent& o : d.ooms) {
-        see(o.timestampNs, o.timestampNs);
-    }
-    return first <= last;
-}
 
 void shift(StepSeries& s, int64_t by) {
     for (int64_t& t : s.timeNs) {
@@ -296,11 +260,11 @@ JobTimeAxis jobTimeAxis(const trace::Job& job) {
     int64_t origin = std::numeric_limits<int64_t>::max();
     int64_t end = std::numeric_limits<int64_t>::min();
     for (const trace::RankTrace& r : job.ranks) {
-        int64_t first = 0;
-        int64_t last = 0;
-        if (eventSpan(r.trace.data, first, last)) {
-            origin = std::min(origin, first);
-            end = std::max(end, last);
+        // Collectives count too (trace/time_span.h): one recorded from the host before every
+        // kernel must not land before job time 0.
+        if (const auto span = trace::traceTimeSpan(r.trace.data)) {
+            origin = std::min(origin, span->firstNs);
+            end = std::max(end, span->lastNs);
         }
     }
     if (origin > end) {

@@ -31,12 +31,10 @@ namespace {
 
 bool isLibraryFile(std::string_view file) {
     auto has = [&](std::string_view s) { return file.find(s) != std::string_view::npos; };
-    auto ends = [&](std::string_view s) {
-        return file.size() >= s.size() && file.substr(file.size() - s.size()) == s;
-    };
     return file.empty() || has("site-packages") || has("dist-packages") || has("/torch/") ||
-           has("\\torch\\") || has("<frozen") || file.front() == '?' || ends(".cpp") ||
-           ends(".cc") || ends(".h") || ends(".hpp") || ends(".cu") || ends(".c");
+           has("\\torch\\") || has("<frozen") || file.front() == '?' || file.ends_with(".cpp") ||
+           file.ends_with(".cc") || file.ends_with(".h") || file.ends_with(".hpp") ||
+           file.ends_with(".cu") || file.ends_with(".c");
 }
 
 }  // namespace

@@ -266,7 +266,7 @@ TrainingPhase phaseOfStack(const trace::TraceData& data, trace::StackId stack) {
                     forward = true;
                     break;
                 case TrainingPhase::None:
-                    if (name.substr(0, 10) == "nn.Module:") {
+                    if (name.starts_with("nn.Module:")) {
                         forward = true;
                     }
                     break;

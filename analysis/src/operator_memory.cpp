@@ -10,7 +10,7 @@ bool isOperatorFrame(const trace::TraceData& data, const trace::Frame& frame) {
         return false;
     }
     const std::string_view name = data.string(frame.name);
-    return !name.empty() && name.front() != '<' && name.rfind("nn.Module: ", 0) != 0;
+    return !name.empty() && name.front() != '<' && !name.starts_with("nn.Module: ");
 }
 
 namespace {

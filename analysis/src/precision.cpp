@@ -8,6 +8,7 @@
 
 #include "ascii_text.h"
 #include "vramscope/analysis/time_breakdown.h"
+#include "vramscope/trace/kernel_names.h"
 
 namespace vramscope::analysis {
 
@@ -51,20 +52,12 @@ bool has(std::string_view s, std::string_view token) {
     return s.find(token) != std::string_view::npos;
 }
 
-bool startsWith(std::string_view s, std::string_view prefix) {
-    return s.substr(0, prefix.size()) == prefix;
-}
-
-bool endsWith(std::string_view s, std::string_view suffix) {
-    return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
 /// The demangled name without its return type ("void ", "std::enable_if<...>::type ").
 std::string_view withoutReturnType(std::string_view name) {
-    if (startsWith(name, "void ")) {
+    if (name.starts_with("void ")) {
         name.remove_prefix(5);
     }
-    if (startsWith(name, "std::enable_if<")) {
+    if (name.starts_with("std::enable_if<")) {
         const size_t type = name.find(">::type ");
         if (type != std::string_view::npos) {
             name.remove_prefix(type + 8);
@@ -86,7 +79,7 @@ std::string_view operationOf(std::string_view name, std::string_view& templateAr
             name.substr(open + 1, params == std::string_view::npos ? std::string_view::npos
                                                                    : params - open - 1);
     }
-    if (endsWith(path, "::Kernel") || endsWith(path, "::Kernel2")) {
+    if (path.ends_with("::Kernel") || path.ends_with("::Kernel2")) {
         const size_t end = templateArgs.find_first_of("<>,(");
         return templateArgs.substr(0, end);
     }
@@ -94,8 +87,8 @@ std::string_view operationOf(std::string_view name, std::string_view& templateAr
 }
 
 MathKind kindOf(std::string_view f, bool mangled) {
-    if ((!mangled && startsWith(f, "at::native")) || has(f, "fbgemm") || has(f, "offsets") ||
-        has(f, "reducesplitk") || has(f, "splitkreduce") || has(f, "nccl")) {
+    if ((!mangled && f.starts_with("at::native")) || has(f, "fbgemm") || has(f, "offsets") ||
+        has(f, "reducesplitk") || has(f, "splitkreduce") || trace::isCommunicationKernel(f)) {
         return MathKind::None;
     }
     for (const char* t :
@@ -105,8 +98,8 @@ MathKind kindOf(std::string_view f, bool mangled) {
             return MathKind::Convolution;
         }
     }
-    if (has(f, "gemm") || has(f, "gemv") || startsWith(f, "nvjet_") || startsWith(f, "cijk_") ||
-        startsWith(f, "bmm_")) {
+    if (has(f, "gemm") || has(f, "gemv") || f.starts_with("nvjet_") || f.starts_with("cijk_") ||
+        f.starts_with("bmm_")) {
         return MathKind::Matmul;
     }
     return MathKind::None;
@@ -123,8 +116,8 @@ P tensilePrecision(std::string_view op) {
         return P::Unknown;
     }
     const std::string_view code = op.substr(at, op.find('_', at) - at);
-    if (startsWith(code, "F8") || startsWith(code, "B8") || startsWith(code, "I8") ||
-        startsWith(code, "4xi8")) {
+    if (code.starts_with("F8") || code.starts_with("B8") || code.starts_with("I8") ||
+        code.starts_with("4xi8")) {
         return P::Fp8;
     }
     switch (code.empty() ? '\0' : code[0]) {
@@ -145,13 +138,13 @@ P tensilePrecision(std::string_view op) {
 P trtllmPrecision(std::string_view f) {
     const size_t at = f.find('_') + 1;
     const std::string_view a = f.substr(at, f.find('_', at) - at);
-    if (startsWith(a, "bfloat16")) {
+    if (a.starts_with("bfloat16")) {
         return P::Bf16;
     }
-    if (startsWith(a, "fp16")) {
+    if (a.starts_with("fp16")) {
         return P::Fp16;
     }
-    if (startsWith(a, "fp32")) {
+    if (a.starts_with("fp32")) {
         return P::Fp32;
     }
     if (has(a, "e4m3") || has(a, "e5m2") || has(a, "e2m1")) {
@@ -251,7 +244,7 @@ std::vector<std::string_view> mangledSourceNames(std::string_view name) {
 }
 
 KernelClass classifyKernelName(std::string_view name) {
-    const bool mangled = startsWith(name, "_Z");
+    const bool mangled = name.starts_with("_Z");
     std::string_view args;
     const std::string_view op = mangled ? name : operationOf(name, args);
     const std::string f = asciiLower(op);
@@ -277,11 +270,11 @@ KernelClass classifyKernelName(std::string_view name) {
                                              : P::Unknown;
         return c;
     }
-    if (startsWith(f, "cijk_")) {
+    if (f.starts_with("cijk_")) {
         c.precision = tensilePrecision(op);
         return c;
     }
-    if (startsWith(f, "bmm_") || startsWith(f, "gemm_")) {
+    if (f.starts_with("bmm_") || f.starts_with("gemm_")) {
         if (const P p = trtllmPrecision(f); p != P::Unknown) {
             c.precision = p;
             return c;
@@ -304,7 +297,7 @@ KernelPrecision precisionOfOperandType(std::string_view type) {
     if (type == "c10::BFloat16") {
         return P::Bf16;
     }
-    if (startsWith(type, "c10::Float8_")) {
+    if (type.starts_with("c10::Float8_")) {
         return P::Fp8;
     }
     if (type == "double") {

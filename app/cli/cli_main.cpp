@@ -104,12 +104,12 @@ void writeTopHelp(std::ostream& os) {
 std::optional<size_t> globalOptions(const std::vector<std::string>& args,
                                     std::optional<uint64_t>& maxInputBytes, std::ostream& err) {
     size_t i = 0;
-    while (i < args.size() && args[i].rfind("--max-input-gib", 0) == 0) {
+    while (i < args.size() && args[i].starts_with("--max-input-gib")) {
         std::string value;
         if (args[i] == "--max-input-gib" && i + 1 < args.size()) {
             value = args[i + 1];
             i += 2;
-        } else if (args[i].rfind("--max-input-gib=", 0) == 0) {
+        } else if (args[i].starts_with("--max-input-gib=")) {
             value = args[i].substr(16);
             i += 1;
         } else {

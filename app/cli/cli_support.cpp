@@ -221,7 +221,7 @@ std::optional<int64_t> parseDurationNs(std::string_view text) {
     static const std::pair<std::string_view, double> kUnits[] = {
         {"ns", 1.0}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
     for (const auto& [unit, scale] : kUnits) {
-        if (text.size() > unit.size() && text.substr(text.size() - unit.size()) == unit) {
+        if (text.size() > unit.size() && text.ends_with(unit)) {
             const std::string number(text.substr(0, text.size() - unit.size()));
             char* end = nullptr;
             const double v = std::strtod(number.c_str(), &end);

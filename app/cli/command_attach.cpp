@@ -118,7 +118,7 @@ int listJobs(CommandContext& ctx) {
 /// per producer, where the traces' own host and pid may repeat, as in two replays of one file).
 std::string recordingPath(std::string out, const std::string& socket, bool several) {
     std::string tag = std::filesystem::path(socket).filename().string();
-    if (tag.size() > 5 && tag.compare(tag.size() - 5, 5, ".sock") == 0) {
+    if (tag.size() > 5 && tag.ends_with(".sock")) {
         tag.resize(tag.size() - 5);
     }
     while (out.size() > 1 && out.back() == '/') {
@@ -130,7 +130,7 @@ std::string recordingPath(std::string out, const std::string& socket, bool sever
     if (out.empty()) {
         return tag + ".vscope";
     }
-    if (out.size() > 7 && out.compare(out.size() - 7, 7, ".vscope") == 0) {
+    if (out.size() > 7 && out.ends_with(".vscope")) {
         return out.substr(0, out.size() - 7) + "-" + tag + ".vscope";
     }
     std::error_code ec;

@@ -10,6 +10,7 @@
 #include "cli_command.h"
 #include "live_client.h"
 #include "vramscope/trace/live.h"
+#include "vramscope/trace/time_span.h"
 
 namespace vramscope::app {
 namespace {
@@ -18,28 +19,6 @@ namespace {
 struct Cursor {
     size_t memory = 0, kernels = 0, collectives = 0, ranges = 0, counters = 0, ooms = 0;
 };
-
-/// The earliest and latest event time of `d` (ns), {0, 0} without events.
-std::pair<int64_t, int64_t> eventSpan(const trace::TraceData& d) {
-    int64_t lo = INT64_MAX;
-    int64_t hi = INT64_MIN;
-    auto see = [&](const std::vector<trace::TimestampNs>& times) {
-        for (trace::TimestampNs t : times) {
-            lo = std::min<int64_t>(lo, t);
-            hi = std::max<int64_t>(hi, t);
-        }
-    };
-    see(d.memory.timestampNs);
-    see(d.kernels.startNs);
-    see(d.collectives.startNs);
-    see(d.ranges.startNs);
-    see(d.counters.timestampNs);
-    for (const auto& o : d.ooms) {
-        lo = std::min<int64_t>(lo, o.timestampNs);
-        hi = std::max<int64_t>(hi, o.timestampNs);
-    }
-    return lo > hi ? std::pair<int64_t, int64_t>{0, 0} : std::pair{lo, hi};
-}
 
 /// Moves into `batch` the rows of `src` from the cursors whose time is before `cutNs`. Rows go
 /// out in the source's order (a row later than the cut holds back the rest of its table), so the
@@ -222,7 +201,10 @@ int runReplay(CommandContext& ctx) {
         ctx.err << "vramscope-cli replay: " << s.error().describe() << "\n";
         return kExitUnreadable;
     }
-    const auto [firstNs, lastNs] = eventSpan(src);
+    // Start times only: batches are cut by row start (takeUntil), so the last cut that moves
+    // a row is the latest start; an end past it has no row left to send.
+    const auto [firstNs, lastNs] =
+        trace::traceTimeSpan(src, trace::SpanEnds::StartsOnly).value_or(trace::TimeSpan{});
     const int64_t traceStepNs =
         speed > 0 ? std::max<int64_t>(1, std::llround(double(options->stepNs) * speed)) : INT64_MAX;
     const int64_t startWall = steadyNowNs();

@@ -18,38 +18,7 @@ Json orNull(const std::optional<T>& v) {
     return v ? Json(*v) : Json(nullptr);
 }
 
-void widen(std::optional<TimeSpan>& span, int64_t first, int64_t last) {
-    if (!span) {
-        span = TimeSpan{first, last};
-        return;
-    }
-    span->firstNs = std::min(span->firstNs, first);
-    span->lastNs = std::max(span->lastNs, last);
-}
-
-template <class V>
-void widenColumn(std::optional<TimeSpan>& span, const V& start, const V& end) {
-    if (start.empty()) {
-        return;
-    }
-    widen(span, *std::min_element(start.begin(), start.end()),
-          *std::max_element(end.begin(), end.end()));
-}
-
 }  // namespace
-
-std::optional<TimeSpan> traceTimeSpan(const trace::TraceData& d) {
-    std::optional<TimeSpan> span;
-    widenColumn(span, d.memory.timestampNs, d.memory.timestampNs);
-    widenColumn(span, d.kernels.startNs, d.kernels.endNs);
-    widenColumn(span, d.collectives.startNs, d.collectives.endNs);
-    widenColumn(span, d.ranges.startNs, d.ranges.endNs);
-    widenColumn(span, d.counters.timestampNs, d.counters.timestampNs);
-    for (const auto& o : d.ooms) {
-        widen(span, o.timestampNs, o.timestampNs);
-    }
-    return span;
-}
 
 Json DeviceReport::toJson() const {
     Json j;

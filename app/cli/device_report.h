@@ -27,6 +27,7 @@
 #include "vramscope/analysis/job_model.h"
 #include "vramscope/analysis/memory_timeline.h"
 #include "vramscope/trace/open_trace.h"
+#include "vramscope/trace/time_span.h"
 
 namespace vramscope::app {
 
@@ -114,12 +115,9 @@ struct JobReport {
 JobReport buildJobReport(std::shared_ptr<const analysis::JobModel> model,
                          const analysis::JobAnalysisOptions& analysisOptions = {});
 
-/// First and last timestamp of any event in a trace (ns, its own clock); nullopt when it has none.
-struct TimeSpan {
-    int64_t firstNs = 0;
-    int64_t lastNs = 0;
-};
-std::optional<TimeSpan> traceTimeSpan(const trace::TraceData& data);
+/// First and last event time of a trace: the one rule of trace/time_span.h.
+using trace::TimeSpan;
+using trace::traceTimeSpan;
 
 /// The text report as lines (report_lines.h): the head, a table with one row per device in
 /// binary units and % of capacity, the data loss, then each GPU's analyses and the job's, each

@@ -16,8 +16,7 @@ void onInterrupt(int) {
 }
 
 bool looksLikePath(const std::string& t) {
-    return t.find('/') != std::string::npos ||
-           (t.size() > 5 && t.compare(t.size() - 5, 5, ".sock") == 0);
+    return t.find('/') != std::string::npos || (t.size() > 5 && t.ends_with(".sock"));
 }
 
 }  // namespace

@@ -70,7 +70,7 @@ void MainWindow::applyFollow() {
 }
 
 void MainWindow::showLiveModel(std::shared_ptr<const analysis::JobModel> job) {
-    const bool first = !m_job || m_job->title.rfind("live: ", 0) != 0;
+    const bool first = !m_job || !m_job->title.starts_with("live: ");
     const widgets::TimeRange kept = m_zoom->visibleRange();
     const analysis::GpuKey gpu = m_zoom->selectedGpu();
     const int64_t at = m_zoom->selectedTimeNs();

@@ -278,7 +278,7 @@ void Agent::writeRingDump(const char* why) {
     std::string stem = m_config.outputPath;
     if (m_config.output.kind == OutputKind::UnixSocket || !m_config.file) {
         stem = "vramscope-" + m_header.host + "-" + std::to_string(m_pid);
-    } else if (stem.size() > 7 && stem.compare(stem.size() - 7, 7, ".vscope") == 0) {
+    } else if (stem.size() > 7 && stem.ends_with(".vscope")) {
         stem.resize(stem.size() - 7);
     }
     const std::string path = stem + "-ring-" + std::to_string(realtimeSeconds()) + ".vscope";

@@ -83,14 +83,6 @@ const char* recordKindName(CUpti_ActivityKind kind) {
     }
 }
 
-bool isCommunicationKernel(std::string_view name) {
-    // Only the start of the name matters, mangled (_Z29ncclDevKernel_...) or not.
-    const std::string_view head = name.substr(0, 64);
-    return head.find("ncclDevKernel_") != std::string_view::npos ||
-           head.find("ncclKernel_") != std::string_view::npos ||
-           head.find("ncclSymkDevKernel_") != std::string_view::npos;
-}
-
 bool isLibraryNvtxDomain(const char* domain) {
     if (domain == nullptr || *domain == '\0') {
         return false;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "vramscope/trace/data_loss.h"
+#include "vramscope/trace/kernel_names.h"
 #include "vramscope/trace/trace_data.h"
 
 namespace vramscope::capture {
@@ -48,9 +49,9 @@ struct ConverterOptions {
 /// What a record kind is called in data-loss records ("kernel records", "memory records", ...).
 const char* recordKindName(CUpti_ActivityKind kind);
 
-/// True for NCCL / RCCL kernels: names containing ncclDevKernel_ (NCCL >= 2.19), ncclKernel_
-/// (older) or ncclSymkDevKernel_ (docs/DESIGN.md "NCCL collectives"), mangled or not.
-bool isCommunicationKernel(std::string_view name);
+/// True for NCCL / RCCL kernels, mangled or not: the rule the importers use too
+/// (trace/kernel_names.h, docs/DESIGN.md "NCCL collectives").
+using trace::isCommunicationKernel;
 
 /// True for NVTX domains that libraries register for their own annotations, not the
 /// application's: names starting, case-insensitively, with NCCL, aws-ofi-nccl, cuBLAS (also

@@ -13,7 +13,7 @@ bool isInterpreterOrLauncher(std::string_view base) {
     static constexpr std::array<std::string_view, 14> kWords = {
         "torchrun", "srun",  "mpirun", "mpiexec", "env",     "uv",        "bash",
         "sh",       "nohup", "time",   "numactl", "taskset", "deepspeed", "accelerate"};
-    if (base.substr(0, 6) == "python" || base.substr(0, 4) == "pypy") {
+    if (base.starts_with("python") || base.starts_with("pypy")) {
         return true;
     }
     for (std::string_view w : kWords) {
@@ -220,7 +220,7 @@ std::string withCudaMallocAsyncBackend(const std::string& existing) {
         std::string item = existing.substr(start, comma - start);
         const size_t first = item.find_first_not_of(' ');
         const std::string trimmed = first == std::string::npos ? "" : item.substr(first);
-        if (trimmed.rfind("backend:", 0) == 0) {
+        if (trimmed.starts_with("backend:")) {
             item = std::string(kWanted);
             replaced = true;
         }

@@ -10,10 +10,6 @@ namespace {
 
 constexpr std::string_view kSuffix = ".vscope";
 
-bool endsWith(std::string_view s, std::string_view suffix) {
-    return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
 std::optional<int32_t> firstInt(const GetEnv& env, std::initializer_list<const char*> names) {
     for (const char* name : names) {
         if (auto value = env(name)) {
@@ -26,7 +22,7 @@ std::optional<int32_t> firstInt(const GetEnv& env, std::initializer_list<const c
 }
 
 std::string stemOf(const std::string& path) {
-    return endsWith(path, kSuffix) ? path.substr(0, path.size() - kSuffix.size()) : path;
+    return path.ends_with(kSuffix) ? path.substr(0, path.size() - kSuffix.size()) : path;
 }
 
 std::string joinPath(const std::string& dir, const std::string& name) {
@@ -100,10 +96,10 @@ ProcessIdentity identityFromEnvironment(const GetEnv& env, std::string host, int
 
 OutputSpec parseOutputSpec(std::string_view value) {
     constexpr std::string_view kUnix = "unix:";
-    if (value.substr(0, kUnix.size()) == kUnix) {
+    if (value.starts_with(kUnix)) {
         return {OutputKind::UnixSocket, std::string(value.substr(kUnix.size()))};
     }
-    if (endsWith(value, kSuffix)) {
+    if (value.ends_with(kSuffix)) {
         return {OutputKind::File, std::string(value)};
     }
     return {OutputKind::Directory, std::string(value)};

@@ -119,7 +119,7 @@ ParsedSweepSpec parseSweepSpec(std::string_view text) {
     }
     // The launcher's own variables: a sweep over one would move the trace elsewhere or unload
     // the agent while the run is recorded as if it were traced into DIR/NAME-V/.
-    const bool launcherOwns = spec.name.rfind("VRAMSCOPE_", 0) == 0 ||
+    const bool launcherOwns = spec.name.starts_with("VRAMSCOPE_") ||
                               spec.name == "CUDA_INJECTION64_PATH" ||
                               spec.name == "NVTX_INJECTION64_PATH" || spec.name == "LD_PRELOAD" ||
                               spec.name == "LD_LIBRARY_PATH" || spec.name == "PATH";

@@ -277,7 +277,7 @@ std::vector<std::string> cuptiWarnings() {
         const std::string prefix = "cuda-" + std::to_string(major) + ".";
         bool seen = (bits >> (2 * major) & 1) != 0;
         for (const std::string& folder : in.localToolkits) {
-            seen = seen || folder.rfind(prefix, 0) == 0;
+            seen = seen || folder.starts_with(prefix);
         }
         for (const char* lib : {"/lib64/", "/lib/", "/targets/x86_64-linux/lib/"}) {
             seen = seen ||
@@ -324,8 +324,7 @@ std::vector<std::string> writtenTraces(const OutputSpec& spec, const std::string
     }
     while (dirent* e = readdir(d)) {
         const std::string name = e->d_name;
-        if (name.rfind(prefix, 0) != 0 || name.size() < 7 ||
-            name.compare(name.size() - 7, 7, ".vscope") != 0) {
+        if (!name.starts_with(prefix) || name.size() < 7 || !name.ends_with(".vscope")) {
             continue;
         }
         const std::string full = dir + "/" + name;

@@ -30,7 +30,7 @@ bool holdsTraces(const std::string& dir) {
     bool found = false;
     while (dirent* e = readdir(d)) {
         const std::string name = e->d_name;
-        found = found || (name.size() > 7 && name.compare(name.size() - 7, 7, ".vscope") == 0);
+        found = found || (name.size() > 7 && name.ends_with(".vscope"));
     }
     closedir(d);
     return found;

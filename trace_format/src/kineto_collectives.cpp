@@ -6,6 +6,7 @@
 
 #include "kineto_text.h"
 #include "kineto_trace_builder.h"
+#include "vramscope/trace/kernel_names.h"
 
 namespace vramscope::trace::kineto {
 

@@ -3,6 +3,8 @@
 
 #include "kineto_event_reader.h"
 
+#include "vramscope/trace/kernel_names.h"
+
 namespace vramscope::trace::kineto {
 
 void EventReader::commit(const Fields& f) {
@@ -67,7 +69,7 @@ void EventReader::commit(const Fields& f) {
 }
 
 void EventReader::noteNcclOp(const Fields& f) {
-    if (f.tsNs && f.name.rfind(kNcclOpPrefix, 0) == 0) {
+    if (f.tsNs && f.name.starts_with(kNcclOpPrefix)) {
         CollectiveArgs named;
         named.collectiveName = f.name.substr(kNcclOpPrefix.size());
         named.inputElems = f.args.collective.inputElems;

@@ -43,7 +43,7 @@ constexpr std::string_view kNcclOpPrefix = "nccl:";  ///< ProcessGroupNCCL's op,
 constexpr std::string_view kStepPrefix = "ProfilerStep#";
 
 inline bool isStep(std::string_view name) {
-    return name.rfind(kStepPrefix, 0) == 0;
+    return name.starts_with(kStepPrefix);
 }
 
 struct Args {
@@ -308,14 +308,14 @@ public:
                 return true;
             case Cat::CpuOp:
                 return !f.hasName || f.name == kCommsOpName || isPrecisionOp(f.name) ||
-                       f.name.rfind(kNcclOpPrefix, 0) == 0;
+                       f.name.starts_with(kNcclOpPrefix);
             case Cat::Instant:
             case Cat::None:
             case Cat::Other:
                 return !f.hasName || f.name == kMemoryEventName;
             case Cat::UserAnnotation:
                 // "nccl:<collective>" ops carry the message's Input Dims in older traces.
-                return f.hasName && f.name.rfind(kNcclOpPrefix, 0) == 0;
+                return f.hasName && f.name.starts_with(kNcclOpPrefix);
             case Cat::Python:
                 return false;
         }

@@ -403,7 +403,7 @@ uint32_t dtypeSize(std::string_view dtype) {
 }
 
 uint32_t inputTypeSize(std::string_view t) {
-    if (t.rfind("c10::", 0) == 0) {
+    if (t.starts_with("c10::")) {
         t.remove_prefix(5);
     }
     static constexpr std::array<std::pair<std::string_view, uint32_t>, 12> kCppSizes{{
@@ -428,57 +428,6 @@ uint32_t inputTypeSize(std::string_view t) {
     return dtypeSize(t);
 }
 
-std::string_view algorithmFromKernelName(std::string_view name) {
-    constexpr std::string_view kOld = "ncclKernel_";
-    constexpr std::string_view kNew = "ncclDevKernel_";
-    if (const size_t at = name.find(kOld); at != std::string_view::npos) {
-        std::string_view rest = name.substr(at + kOld.size());
-        const size_t funcEnd = rest.find('_');
-        if (funcEnd == std::string_view::npos || rest.substr(0, funcEnd) == "SendRecv") {
-            return {};
-        }
-        rest.remove_prefix(funcEnd + 1);
-        // Longest first: COLLNET_DIRECT before COLLNET, NVLS_TREE before NVLS.
-        static constexpr std::array<std::string_view, 7> kAlgorithms{
-            "COLLNET_DIRECT", "COLLNET_CHAIN", "NVLS_TREE", "COLLNET", "NVLS", "TREE", "RING"};
-        for (std::string_view a : kAlgorithms) {
-            if (rest.size() > a.size() && rest.substr(0, a.size()) == a && rest[a.size()] == '_') {
-                return a;
-            }
-        }
-        return {};
-    }
-    if (const size_t at = name.find(kNew); at != std::string_view::npos) {
-        const std::string_view rest = name.substr(at + kNew.size());
-        const std::string_view base = rest.substr(0, rest.find('('));
-        if (base.find("_TREE_LL") != std::string_view::npos) {
-            return "TREE";
-        }
-    }
-    return {};
-}
-
-std::string_view collectiveFromKernelName(std::string_view kernelName) {
-    static constexpr std::array<std::string_view, 3> kPrefixes{"ncclKernel_", "ncclDevKernel_",
-                                                               "ncclSymkDevKernel_"};
-    for (auto prefix : kPrefixes) {
-        const size_t at = kernelName.find(prefix);
-        if (at == std::string_view::npos) {
-            continue;
-        }
-        const size_t start = at + prefix.size();
-        size_t end = start;
-        while (end < kernelName.size() &&
-               std::isalnum(static_cast<unsigned char>(kernelName[end])) != 0) {
-            ++end;
-        }
-        if (end > start) {
-            return kernelName.substr(start, end - start);
-        }
-    }
-    return {};
-}
-
 std::string canonicalCollective(std::string_view collectiveName) {
     static constexpr std::array<std::pair<std::string_view, std::string_view>, 12> kNames{{
         {"allreduce", "AllReduce"},
@@ -496,23 +445,11 @@ std::string canonicalCollective(std::string_view collectiveName) {
     }};
     const std::string key = lowerNoUnderscore(collectiveName);
     for (const auto& [prefix, canonical] : kNames) {
-        if (key.rfind(prefix, 0) == 0) {
+        if (key.starts_with(prefix)) {
             return std::string(canonical);
         }
     }
     return std::string(collectiveName);
-}
-
-bool isCommunicationKernel(std::string_view name) {
-    // ASCII case folding by OR 0x20: only 'N'/'n', 'C'/'c', ... fold onto these letters.
-    for (size_t i = 0; i + 4 <= name.size(); ++i) {
-        const char c = static_cast<char>(name[i] | 0x20);
-        if ((c == 'n' || c == 'r') && (name[i + 1] | 0x20) == 'c' && (name[i + 2] | 0x20) == 'c' &&
-            (name[i + 3] | 0x20) == 'l') {
-            return true;
-        }
-    }
-    return false;
 }
 
 uint64_t fnv1a64(std::string_view s) {
@@ -576,7 +513,7 @@ bool isPrecisionOp(std::string_view name) {
         }
     }
     // aten::conv1d / conv2d / conv3d / convolution / conv_transpose2d / convolution_backward
-    return name.rfind("aten::conv", 0) == 0;
+    return name.starts_with("aten::conv");
 }
 
 EventCategory eventCategory(std::string_view cat) {

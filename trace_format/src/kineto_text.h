@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "vramscope/trace/kernel_names.h"  // the NCCL kernel-name rules the importers share
 #include "vramscope/trace/trace_data.h"
 
 namespace vramscope::trace::kineto {
@@ -68,32 +69,16 @@ StructureRepair repairStructure(std::string_view in);
 /// Bytes per element of a PyTorch dtype name as Kineto writes it ("Float", "BFloat16", "Long",
 /// ...); 0 when unknown. Source: c10/core/ScalarType.h element sizes.
 uint32_t dtypeSize(std::string_view dtype);
-/// The NCCL function encoded in an NCCL / RCCL kernel name: "ncclKernel_AllReduce_RING_LL_..."
-/// and "ncclDevKernel_AllGather_RING_LL(...)" give "AllReduce" / "AllGather"; "Generic" for
-/// ncclDevKernel_Generic. Empty when the name has no such token.
-std::string_view collectiveFromKernelName(std::string_view kernelName);
 /// Bytes per element of an "Input type" entry as PyTorch's record_shapes writes it (C++ type
 /// names: "float", "long int", "int", "c10::Half", "c10::BFloat16", "signed char", ...), else
 /// dtypeSize of the name; 0 when unknown ("Scalar", "TensorList", ""). Sizes as c10's
 /// ScalarType.h on LP64 Linux (long int = int64_t).
 uint32_t inputTypeSize(std::string_view inputType);
-/// The algorithm an NCCL kernel name tells, "" when it tells none.
-/// NOTE(nccl): NCCL builds one specialised kernel per algorithm, always with the LL protocol,
-/// and that kernel runs the launch's first operation whatever protocol NCCL chose (2.8-2.18:
-/// src/collectives/device/common.h "Only generate inline kernels for LL", enqueue.cc ncclKerns;
-/// 2.19+: src/device/generate.py best_kernel). So the protocol in the name is never the one
-/// that ran and is not taken. The algorithm is: "ncclKernel_<Func>_<ALGO>_LL_..." (2.8-2.18)
-/// names the algorithm of the launch's first operation, except SendRecv_RING_SIMPLE, which is
-/// also NCCL's generic kernel; "ncclDevKernel_*" (2.19+) has a TREE kernel and one "RING" kernel
-/// that runs every other algorithm (ring, NVLS, CollNet, PAT), so only TREE is told there.
-std::string_view algorithmFromKernelName(std::string_view kernelName);
 /// PyTorch's "Collective name" arg in NCCL's spelling: "allreduce" -> "AllReduce",
 /// "_allgather_base" / "all_gather_into_tensor" -> "AllGather", "reduce_scatter_tensor" ->
 /// "ReduceScatter", "all_to_all" -> "AllToAll", "broadcast" -> "Broadcast", ... Unknown names
 /// are returned as written.
 std::string canonicalCollective(std::string_view collectiveName);
-/// True when the name contains "nccl" or "rccl", in any case.
-bool isCommunicationKernel(std::string_view name);
 /// FNV-1a 64-bit hash (a stable id for a process group name across ranks).
 uint64_t fnv1a64(std::string_view s);
 /// Index of `rank` in a rank list written as text ("[0, 1, 2, 3]"), -1 when absent.

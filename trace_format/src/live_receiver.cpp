@@ -62,7 +62,7 @@ Result<FileHeader> readHello(int fd, const std::string& name, int timeoutMs,
         bytes.append(buf, static_cast<size_t>(n));
         if (bytes.size() >= kPreambleBytes + kFrameHeadBytes &&
             need == kPreambleBytes + kFrameHeadBytes) {
-            if (bytes.compare(0, kMagic.size(), kMagic) != 0) {
+            if (!bytes.starts_with(kMagic)) {
                 return Error::make(ErrorCode::Unsupported, name,
                                    "the socket does not speak the .vscope framing")
                     .atByte(0);

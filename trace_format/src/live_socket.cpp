@@ -32,7 +32,7 @@ std::string errnoText(int e) {
 /// The pid of a socket file name "<host>-<pid>.sock", 0 when it does not have that shape.
 bool parseSocketName(std::string_view name, std::string& host, int64_t& pid) {
     constexpr std::string_view kSuffix = ".sock";
-    if (name.size() <= kSuffix.size() || name.substr(name.size() - kSuffix.size()) != kSuffix) {
+    if (name.size() <= kSuffix.size() || !name.ends_with(kSuffix)) {
         return false;
     }
     name.remove_suffix(kSuffix.size());

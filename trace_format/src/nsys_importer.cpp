@@ -34,6 +34,7 @@
 #include "kineto_text.h"
 #include "nsys_schema.h"
 #include "vramscope/trace/importers.h"
+#include "vramscope/trace/kernel_names.h"
 
 namespace vramscope::trace {
 namespace {
@@ -297,8 +298,8 @@ Status NsysImporter::readKernels() {
                       joins);
     while (q.next()) {
         RawKernel k{activityEvent(q, m_sessionStartNs), std::string(q.text(6))};
-        k.event.category = kineto::isCommunicationKernel(k.name) ? KernelCategory::Communication
-                                                                 : KernelCategory::Compute;
+        k.event.category =
+            isCommunicationKernel(k.name) ? KernelCategory::Communication : KernelCategory::Compute;
         addKernel(q, std::move(k));
     }
     return q.status();
@@ -532,12 +533,12 @@ void appendKernels(std::vector<RawKernel>& kernels, TraceData& d) {
             c.endNs = k.event.endNs;
             c.device = k.event.device;
             c.stream = k.event.stream;
-            const std::string_view function = kineto::collectiveFromKernelName(k.name);
+            const std::string_view function = collectiveFromKernelName(k.name);
             c.function = function.empty() ? 0 : d.intern(function);
             c.timing = CollectiveTiming::Kernel;  // the kernel's own GPU interval
             // The algorithm only where the name tells it (algorithmFromKernelName's NCCL
             // facts); the protocol in the name is never the one that ran.
-            if (const std::string_view algorithm = kineto::algorithmFromKernelName(k.name);
+            if (const std::string_view algorithm = algorithmFromKernelName(k.name);
                 !algorithm.empty()) {
                 c.algorithm = d.intern(algorithm);
             }

@@ -379,8 +379,7 @@ bool looksLikeSqlite(std::string_view bytes) {
 std::string nsysExportCommand(std::string_view reportPath) {
     std::string stem(reportPath);
     for (std::string_view ext : {std::string_view(".nsys-rep"), std::string_view(".qdrep")}) {
-        if (stem.size() >= ext.size() &&
-            stem.compare(stem.size() - ext.size(), ext.size(), ext) == 0) {
+        if (stem.ends_with(ext)) {
             stem.resize(stem.size() - ext.size());
             break;
         }

@@ -31,10 +31,6 @@ std::string lower(std::string_view s) {
     return out;
 }
 
-bool endsWith(std::string_view s, std::string_view suffix) {
-    return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
 /// The part after the last '/', '\\' or ':', so that names inside archives and paths written on
 /// Windows reduce to their file name too.
 std::string_view fileNameOf(std::string_view path) {
@@ -45,19 +41,19 @@ std::string_view fileNameOf(std::string_view path) {
 /// The format a name suggests (".gz" stripped), Unknown when it suggests none.
 InputFormat formatFromName(std::string_view fileName) {
     std::string n = lower(fileNameOf(fileName));
-    if (endsWith(n, ".gz")) {
+    if (n.ends_with(".gz")) {
         n.resize(n.size() - 3);
     }
-    if (endsWith(n, ".vscope")) {
+    if (n.ends_with(".vscope")) {
         return InputFormat::Vscope;
     }
-    if (endsWith(n, ".pickle") || endsWith(n, ".pkl")) {
+    if (n.ends_with(".pickle") || n.ends_with(".pkl")) {
         return InputFormat::PytorchSnapshot;
     }
-    if (endsWith(n, ".json")) {
+    if (n.ends_with(".json")) {
         return InputFormat::KinetoJson;
     }
-    if (endsWith(n, ".sqlite")) {
+    if (n.ends_with(".sqlite")) {
         return InputFormat::NsysSqlite;
     }
     return InputFormat::Unknown;
@@ -68,7 +64,7 @@ std::optional<std::string> judgeFileStart(std::string_view head);
 /// Names a directory listing or an archive contributes.
 bool isSupportedName(std::string_view fileName) {
     const std::string_view base = fileNameOf(fileName);
-    if (base.rfind("._", 0) == 0) {
+    if (base.starts_with("._")) {
         return false;  // AppleDouble metadata files that macOS tar adds
     }
     return formatFromName(base) != InputFormat::Unknown || isArchiveName(base);
@@ -85,7 +81,7 @@ std::string unsupportedMessage() {
 std::optional<Error> refuseNsysReport(const std::string& path, bool onDisk = true) {
     const std::string n = lower(fileNameOf(path));
     std::error_code ec;
-    if ((!endsWith(n, ".nsys-rep") && !endsWith(n, ".qdrep")) ||
+    if ((!n.ends_with(".nsys-rep") && !n.ends_with(".qdrep")) ||
         (onDisk && !fs::exists(path, ec))) {
         return std::nullopt;
     }
@@ -491,7 +487,7 @@ InputFormat detectFormat(std::string_view firstBytes, std::string_view fileName)
         return InputFormat::PytorchSnapshot;  // pickle PROTO opcode, protocols 2..5
     }
     std::string_view s = firstBytes;
-    if (s.substr(0, 3) == "\xEF\xBB\xBF") {
+    if (s.starts_with("\xEF\xBB\xBF")) {
         s.remove_prefix(3);
     }
     const size_t start = s.find_first_not_of(" \t\r\n");
@@ -528,7 +524,7 @@ Result<LoadedTrace> openTraceBytes(const std::string& bytes, const std::string& 
         case InputFormat::PytorchSnapshot:
             return checked(importPytorchSnapshot(bytes, name, options));
         case InputFormat::KinetoJson:
-            if (bytes.rfind("\xEF\xBB\xBF", 0) == 0) {  // a UTF-8 byte order mark: not JSON's
+            if (bytes.starts_with("\xEF\xBB\xBF")) {  // a UTF-8 byte order mark: not JSON's
                 return checked(importKinetoJson(std::string_view(bytes).substr(3), name, options));
             }
             return checked(importKinetoJsonBuffer(bytes, name, options));
@@ -598,8 +594,7 @@ bool isJobMemberName(std::string_view fileName) {
     // The job's notes sidecar (notesSidecarPath: "<dir>/vscope-notes.json") and notes files
     // beside single traces are JSON too, but not traces.
     const std::string_view name = fileNameOf(fileName);
-    const bool notesFile =
-        name.size() >= 17 && name.substr(name.size() - 17) == "vscope-notes.json";
+    const bool notesFile = name.ends_with("vscope-notes.json");
     return isSupportedName(name) && !notesFile;
 }
 
@@ -705,7 +700,7 @@ RankId rankFromFileName(std::string_view fileName) {
 
 bool isArchiveName(std::string_view fileName) {
     const std::string n = lower(fileNameOf(fileName));
-    return endsWith(n, ".tar") || endsWith(n, ".tar.gz") || endsWith(n, ".tgz");
+    return n.ends_with(".tar") || n.ends_with(".tar.gz") || n.ends_with(".tgz");
 }
 
 }  // namespace vramscope::trace

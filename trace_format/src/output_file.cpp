@@ -94,7 +94,7 @@ int openDescriptorOf(std::string_view path) {
         return STDERR_FILENO;
     }
     for (std::string_view prefix : {"/dev/fd/", "/proc/self/fd/"}) {
-        if (path.substr(0, prefix.size()) == prefix) {
+        if (path.starts_with(prefix)) {
             std::string_view digits = path.substr(prefix.size());
             int fd = -1;
             auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), fd);

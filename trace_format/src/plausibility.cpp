@@ -9,30 +9,6 @@
 namespace vramscope::trace {
 namespace {
 
-/// Keeps row i of every column where keep[i]; the columns have keep.size() rows.
-template <typename... Columns>
-void keepRows(const std::vector<bool>& keep, Columns&... columns) {
-    auto filter = [&keep](auto& column) {
-        size_t out = 0;
-        for (size_t i = 0; i < column.size(); ++i) {
-            if (keep[i]) {
-                column[out++] = column[i];
-            }
-        }
-        column.resize(out);
-    };
-    (filter(columns), ...);
-}
-
-void keepMemory(MemoryEvents& m, const std::vector<bool>& keep) {
-    keepRows(keep, m.timestampNs, m.address, m.sizeBytes, m.action, m.level, m.kind, m.device,
-             m.stream, m.stack, m.nvtxRange);
-}
-
-void keepCounters(CounterSamples& c, const std::vector<bool>& keep) {
-    keepRows(keep, c.timestampNs, c.name, c.device, c.kind, c.value);
-}
-
 uint64_t dropImplausibleSizes(TraceData& data) {
     uint64_t dropped = 0;
     std::vector<bool> keep(data.memory.size());
@@ -41,7 +17,7 @@ uint64_t dropImplausibleSizes(TraceData& data) {
         dropped += keep[i] ? 0 : 1;
     }
     if (dropped > 0) {
-        keepMemory(data.memory, keep);
+        data.memory.keepRows(keep);
     }
     uint64_t droppedCounters = 0;
     keep.assign(data.counters.size(), true);
@@ -57,7 +33,7 @@ uint64_t dropImplausibleSizes(TraceData& data) {
         }
     }
     if (droppedCounters > 0) {
-        keepCounters(data.counters, keep);
+        data.counters.keepRows(keep);
     }
     return dropped + droppedCounters;
 }
@@ -161,8 +137,7 @@ uint64_t dropOutOfSpanTimes(TraceData& data, int64_t& spanLo, int64_t& spanHi) {
     for (size_t i = 0, next = 1; i < keptRanges.size(); ++i) {
         newId[i + 1] = keptRanges[i] ? static_cast<uint32_t>(next++) : 0;
     }
-    RangeEvents& r = data.ranges;
-    keepRows(keptRanges, r.startNs, r.endNs, r.name, r.depth, r.threadId, r.device, r.kind);
+    data.ranges.keepRows(keptRanges);
     for (uint32_t& id : data.memory.nvtxRange) {
         id = id < newId.size() ? newId[id] : 0;
     }
@@ -174,15 +149,10 @@ uint64_t dropOutOfSpanTimes(TraceData& data, int64_t& spanLo, int64_t& spanHi) {
             data.memory.timestampNs[i] = lo;
         }
     }
-    keepMemory(data.memory, keepInstants(data.memory.timestampNs));
-    keepCounters(data.counters, keepInstants(data.counters.timestampNs));
-    KernelEvents& k = data.kernels;
-    keepRows(keepIntervals(k.startNs, k.endNs), k.startNs, k.endNs, k.device, k.stream, k.name,
-             k.category, k.launchNs, k.bytes, k.correlationId, k.operandType);
-    CollectiveEvents& c = data.collectives;
-    keepRows(keepIntervals(c.startNs, c.endNs), c.startNs, c.endNs, c.device, c.stream,
-             c.communicatorHash, c.rank, c.nranks, c.function, c.seqNumber, c.bytes, c.datatype,
-             c.algorithm, c.protocol, c.channels, c.enqueueLeadNs, c.peer, c.timing);
+    data.memory.keepRows(keepInstants(data.memory.timestampNs));
+    data.counters.keepRows(keepInstants(data.counters.timestampNs));
+    data.kernels.keepRows(keepIntervals(data.kernels.startNs, data.kernels.endNs));
+    data.collectives.keepRows(keepIntervals(data.collectives.startNs, data.collectives.endNs));
     const auto oomsBefore = data.ooms.size();
     std::erase_if(data.ooms, [&](const OomEvent& o) { return !in(o.timestampNs); });
     dropped += oomsBefore - data.ooms.size();

@@ -4,11 +4,13 @@
 #include <algorithm>
 #include <bit>
 #include <map>
+#include <optional>
 #include <tuple>
 #include <utility>
 
 #include "vramscope/trace/memory_running_sum.h"
 #include "vramscope/trace/summary.h"
+#include "vramscope/trace/time_span.h"
 
 namespace vramscope::trace {
 namespace {
@@ -121,9 +123,7 @@ struct SummaryBuilder::Impl {
     std::map<KernelKey, KernelHistogram> kernels;
     std::vector<FrameIndexEntry> frames;
     std::array<uint64_t, 5> tableRows{};
-    bool anyTime = false;
-    TimestampNs firstNs = 0;
-    TimestampNs lastNs = 0;
+    std::optional<TimeSpan> span;  ///< of every batch so far (time_span.h)
 
     SeriesState& state(DeviceIndex device, MemoryLevel level, SeriesOrigin origin) {
         auto [it, added] = series.try_emplace(
@@ -135,16 +135,6 @@ struct SummaryBuilder::Impl {
         }
         return it->second;
     }
-    void span(TimestampNs begin, TimestampNs end) {
-        if (!anyTime) {
-            firstNs = begin;
-            lastNs = end;
-            anyTime = true;
-            return;
-        }
-        firstNs = std::min(firstNs, begin);
-        lastNs = std::max(lastNs, end);
-    }
     void addMemory(const MemoryEvents& m);
     void addCounters(const CounterSamples& c);
     void addKernels(const KernelEvents& k);
@@ -153,7 +143,6 @@ struct SummaryBuilder::Impl {
 void SummaryBuilder::Impl::addMemory(const MemoryEvents& m) {
     std::map<std::pair<int32_t, int>, std::vector<uint32_t>> bySeries;
     for (size_t i = 0; i < m.size(); ++i) {
-        span(m.timestampNs[i], m.timestampNs[i]);
         if (toInt(m.device[i]) >= 0 && isTimelineMemoryKind(m.kind[i])) {
             bySeries[{toInt(m.device[i]), static_cast<int>(m.level[i])}].push_back(
                 static_cast<uint32_t>(i));
@@ -172,7 +161,6 @@ void SummaryBuilder::Impl::addMemory(const MemoryEvents& m) {
 void SummaryBuilder::Impl::addCounters(const CounterSamples& c) {
     std::map<std::pair<int32_t, int>, std::vector<uint32_t>> bySeries;
     for (size_t i = 0; i < c.size(); ++i) {
-        span(c.timestampNs[i], c.timestampNs[i]);
         // Only GPU memory counters draw a GPU's curve (as buildMemoryTimelines).
         if (toInt(c.device[i]) >= 0 && isGpuMemoryCounter(c.kind[i])) {
             const MemoryLevel level = c.kind[i] == CounterKind::AllocatedBytes
@@ -196,7 +184,6 @@ void SummaryBuilder::Impl::addKernels(const KernelEvents& k) {
     for (size_t i = 0; i < k.size(); ++i) {
         const TimestampNs start = k.startNs[i];
         const TimestampNs end = std::max(k.startNs[i], k.endNs[i]);
-        span(start, end);
         auto [it, added] =
             kernels.try_emplace(KernelKey{toInt(k.device[i]), static_cast<int>(k.category[i])});
         KernelHistogram& h = it->second;
@@ -225,14 +212,7 @@ void SummaryBuilder::addBatch(const TraceData& batch) {
     d.addMemory(batch.memory);
     d.addCounters(batch.counters);
     d.addKernels(batch.kernels);
-    const auto& c = batch.collectives;
-    for (size_t i = 0; i < c.size(); ++i) {
-        d.span(c.startNs[i], std::max(c.startNs[i], c.endNs[i]));
-    }
-    const auto& r = batch.ranges;
-    for (size_t i = 0; i < r.size(); ++i) {
-        d.span(r.startNs[i], std::max(r.startNs[i], r.endNs[i]));
-    }
+    widen(d.span, traceTimeSpan(batch));
     d.tableRows[0] += batch.memory.size();
     d.tableRows[1] += batch.kernels.size();
     d.tableRows[2] += batch.collectives.size();
@@ -256,8 +236,8 @@ TraceSummary SummaryBuilder::takeDelta(bool final) {
     }
     out.frames = std::move(d.frames);
     d.frames.clear();
-    out.firstNs = d.firstNs;
-    out.lastNs = d.lastNs;
+    out.firstNs = d.span ? d.span->firstNs : 0;
+    out.lastNs = d.span ? d.span->lastNs : 0;
     out.tableRows = d.tableRows;
     out.summaryFrames = 1;
     out.final = final;

@@ -318,37 +318,30 @@ void Reader::reserveAhead() {
         const auto want = static_cast<size_t>(std::min<long double>(projected, total));
         return want > capacity ? std::max(want, size + lastFrameRows) : 0;
     };
-    auto reserveAll = [](size_t n, auto&... columns) {
+    auto reserveAll = [](size_t n, auto& table) {
         try {
-            (columns.reserve(n), ...);
-            (adviseHugePages(columns.data(), columns.capacity() * sizeof(columns[0])), ...);
+            table.reserve(n);
+            table.forEachColumn([](auto& column, auto) {
+                adviseHugePages(column.data(), column.capacity() * sizeof(column[0]));
+            });
         } catch (const std::bad_alloc&) {
         }
     };
     TraceData& d = m_out.data;
     if (size_t n = plan(d.memory.size(), d.memory.timestampNs.capacity(), m_lastRows[0])) {
-        auto& m = d.memory;
-        reserveAll(n, m.timestampNs, m.address, m.sizeBytes, m.action, m.level, m.kind, m.device,
-                   m.stream, m.stack, m.nvtxRange);
+        reserveAll(n, d.memory);
     }
     if (size_t n = plan(d.kernels.size(), d.kernels.startNs.capacity(), m_lastRows[1])) {
-        auto& k = d.kernels;
-        reserveAll(n, k.startNs, k.endNs, k.device, k.stream, k.name, k.category, k.launchNs,
-                   k.bytes, k.correlationId, k.operandType);
+        reserveAll(n, d.kernels);
     }
     if (size_t n = plan(d.collectives.size(), d.collectives.startNs.capacity(), m_lastRows[2])) {
-        auto& c = d.collectives;
-        reserveAll(n, c.startNs, c.endNs, c.device, c.stream, c.communicatorHash, c.rank, c.nranks,
-                   c.function, c.seqNumber, c.bytes, c.datatype, c.algorithm, c.protocol,
-                   c.channels, c.enqueueLeadNs, c.peer, c.timing);
+        reserveAll(n, d.collectives);
     }
     if (size_t n = plan(d.ranges.size(), d.ranges.startNs.capacity(), m_lastRows[3])) {
-        auto& r = d.ranges;
-        reserveAll(n, r.startNs, r.endNs, r.name, r.depth, r.threadId, r.device, r.kind);
+        reserveAll(n, d.ranges);
     }
     if (size_t n = plan(d.counters.size(), d.counters.timestampNs.capacity(), m_lastRows[4])) {
-        auto& c = d.counters;
-        reserveAll(n, c.timestampNs, c.name, c.device, c.kind, c.value);
+        reserveAll(n, d.counters);
     }
 }
 
@@ -531,7 +524,7 @@ std::string ReadReport::summary() const {
 }
 
 bool looksLikeVscope(std::string_view bytes) {
-    return bytes.size() >= kMagic.size() && bytes.substr(0, kMagic.size()) == kMagic;
+    return bytes.starts_with(kMagic);
 }
 
 Result<LoadedTrace> readTraceBytes(std::string_view bytes, const std::string& name,

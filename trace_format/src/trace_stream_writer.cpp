@@ -68,37 +68,6 @@ FrameIndexEntry describeSlice(const TraceData& d, size_t i, size_t n, bool table
     return f;
 }
 
-bool columnsAgree(const MemoryEvents& m) {
-    const size_t n = m.size();
-    return m.address.size() == n && m.sizeBytes.size() == n && m.action.size() == n &&
-           m.level.size() == n && m.kind.size() == n && m.device.size() == n &&
-           m.stream.size() == n && m.stack.size() == n && m.nvtxRange.size() == n;
-}
-bool columnsAgree(const KernelEvents& k) {
-    const size_t n = k.size();
-    return k.endNs.size() == n && k.device.size() == n && k.stream.size() == n &&
-           k.name.size() == n && k.category.size() == n && k.launchNs.size() == n &&
-           k.bytes.size() == n && k.correlationId.size() == n && k.operandType.size() == n;
-}
-bool columnsAgree(const CollectiveEvents& c) {
-    const size_t n = c.size();
-    return c.endNs.size() == n && c.device.size() == n && c.stream.size() == n &&
-           c.communicatorHash.size() == n && c.rank.size() == n && c.nranks.size() == n &&
-           c.function.size() == n && c.seqNumber.size() == n && c.bytes.size() == n &&
-           c.datatype.size() == n && c.algorithm.size() == n && c.protocol.size() == n &&
-           c.channels.size() == n && c.enqueueLeadNs.size() == n && c.peer.size() == n &&
-           c.timing.size() == n;
-}
-bool columnsAgree(const RangeEvents& r) {
-    const size_t n = r.size();
-    return r.endNs.size() == n && r.name.size() == n && r.depth.size() == n &&
-           r.threadId.size() == n && r.device.size() == n && r.kind.size() == n;
-}
-bool columnsAgree(const CounterSamples& c) {
-    const size_t n = c.size();
-    return c.name.size() == n && c.device.size() == n && c.kind.size() == n && c.value.size() == n;
-}
-
 class FdSink final : public ByteSink {
 public:
     FdSink(int fd, std::string name) : m_fd(fd), m_name(std::move(name)) {}
@@ -231,9 +200,9 @@ Status TraceStreamWriter::Impl::writeEvents(const TraceData& data, uint64_t& byt
             ErrorCode::Invalid, "",
             "the string, frame or stack table shrank between writes; tables may only grow");
     }
-    if (!columnsAgree(data.memory) || !columnsAgree(data.kernels) ||
-        !columnsAgree(data.collectives) || !columnsAgree(data.ranges) ||
-        !columnsAgree(data.counters)) {
+    if (!data.memory.columnsAgree() || !data.kernels.columnsAgree() ||
+        !data.collectives.columnsAgree() || !data.ranges.columnsAgree() ||
+        !data.counters.columnsAgree()) {
         return Error::make(ErrorCode::Invalid, "",
                            "an event table has columns of different lengths");
     }

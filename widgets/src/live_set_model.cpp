@@ -38,7 +38,7 @@ int topFrame(const trace::TraceData& data, const std::vector<trace::FrameId>& st
     for (size_t i = 0; i < stack.size(); ++i) {
         if (toInt(stack[i]) < data.frames.size()) {
             const std::string_view file = data.string(data.frames[toInt(stack[i])].file);
-            if (file.size() > 3 && file.substr(file.size() - 3) == ".py") {
+            if (file.size() > 3 && file.ends_with(".py")) {
                 return static_cast<int>(i);
             }
         }

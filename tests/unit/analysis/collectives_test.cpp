@@ -127,6 +127,10 @@ TEST(Collectives, FunctionFromKernelName) {
         "SendRecv");
     EXPECT_EQ(collectiveFunctionFromKernel("ncclDevKernel_Generic"), "Generic");
     EXPECT_EQ(collectiveFunctionFromKernel("volta_gemm"), "volta_gemm");
+    // Mangled, as the capture agent sees it: the function is read the same (kernel_names.h).
+    EXPECT_EQ(collectiveFunctionFromKernel("_Z29ncclDevKernel_AllGather_RING_LLv"), "AllGather");
+    // An RCCL kernel that names no NCCL function is matched by its own name.
+    EXPECT_EQ(collectiveFunctionFromKernel("rcclAllToAllKernel"), "rcclAllToAllKernel");
 }
 
 TEST(Collectives, UnknownRanksTakeAFreeNumberNeverOneAKnownRankHolds) {

@@ -394,5 +394,14 @@ TEST(MixedPrecisionRule, FiresOnNvjetKernelsUnderFloatOpsAndSaysHowTheyWereClass
         << it->message;
 }
 
+TEST(KernelClass, NoNcclOrRcclKernelIsMath) {
+    // A communication kernel whose name carries a GEMM token (fused communication + GEMM) is
+    // no math kernel: the rule of trace::isCommunicationKernel, "rccl" as well as "nccl".
+    EXPECT_EQ(classifyKernelName("volta_sgemm_128x64_nn").kind, MathKind::Matmul);
+    EXPECT_EQ(classifyKernelName("ncclKernel_gemm_fused_AllReduce").kind, MathKind::None);
+    EXPECT_EQ(classifyKernelName("rcclKernel_gemm_fused_AllReduce").kind, MathKind::None);
+    EXPECT_EQ(classifyKernelName("RCCL_gemm_overlap").kind, MathKind::None);
+}
+
 }  // namespace
 }  // namespace vramscope::analysis

@@ -340,8 +340,25 @@ TEST(RecordConverter, CountsKindsItDoesNotConvert) {
 TEST(IsCommunicationKernel, RecognisesNcclAndRcclNames) {
     EXPECT_TRUE(isCommunicationKernel("ncclKernel_AllReduce_RING_LL_Sum_float"));
     EXPECT_TRUE(isCommunicationKernel("ncclSymkDevKernel_AllReduce_AGxLL_R"));
+    // RCCL's own kernels: communication here as in the Kineto and Nsight Systems importers.
+    EXPECT_TRUE(isCommunicationKernel("rcclAllToAllKernel"));
+    EXPECT_TRUE(isCommunicationKernel("_Z18rcclAllToAllKernelv"));
     EXPECT_FALSE(isCommunicationKernel("ampere_sgemm_128x64_nn"));
     EXPECT_FALSE(isCommunicationKernel(""));
+}
+
+TEST(RecordConverter, MarksRcclKernelsAsCommunication) {
+    // The agent once knew only NCCL's kernel prefixes and wrote RCCL kernels as compute, while
+    // the importers called them communication: the same kernel is now the same category.
+    trace::TraceData data;
+    RecordConverter conv(data);
+    const auto rccl = kernel("rcclAllToAllKernel", 100, 400, 3);
+    const auto gemm = kernel("Cijk_Ailk_Bljk_HHS_BH_MT128x128x32", 500, 600, 3);
+    conv.convert(asRecord(&rccl));
+    conv.convert(asRecord(&gemm));
+    ASSERT_EQ(data.kernels.size(), 2u);
+    EXPECT_EQ(data.kernels.at(0).category, KernelCategory::Communication);
+    EXPECT_EQ(data.kernels.at(1).category, KernelCategory::Compute);
 }
 
 TEST(RecordConverter, ConvertedEventsSurviveTheWriterAndReader) {

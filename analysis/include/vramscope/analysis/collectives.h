@@ -113,7 +113,9 @@ CollectiveMatch matchCollectives(const std::vector<RankInput>& ranks);
 std::vector<trace::RankId> collectiveRanks(const std::vector<trace::RankId>& ranks);
 
 /// The collective function in an NCCL/RCCL kernel name: "ncclKernel_AllReduce_RING_LL_Sum_float"
-/// -> "AllReduce", "ncclDevKernel_SendRecv(...)" -> "SendRecv"; the name itself otherwise.
+/// -> "AllReduce", "ncclDevKernel_SendRecv(...)" -> "SendRecv" (trace::collectiveFromKernelName,
+/// kernel_names.h); the name itself otherwise, so a kernel the trace calls communication but
+/// whose name tells no function (an RCCL "rccl..." kernel) is still matched by its name.
 std::string collectiveFunctionFromKernel(std::string_view kernelName);
 
 }  // namespace vramscope::analysis

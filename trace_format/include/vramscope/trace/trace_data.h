@@ -147,6 +147,77 @@ enum class RangeKind : uint8_t {
     Iteration = 3,  ///< a training step (ProfilerStep#N, or "iteration N" named by the producer)
 };
 
+// Each event table below is a struct of equal-length columns, one per field of its row struct
+// (MemoryEvent -> MemoryEvents, ...). Its columns are listed once, in a VRAMSCOPE_*_COLUMNS list
+// in the row struct's field order; VRAMSCOPE_EVENT_TABLE declares one std::vector per entry and
+// writes every per-column operation from that list: forEachColumn(visit), which calls
+// visit(column, &Row::field) for each column in list order, forEachColumnMember (the same with
+// the table's member pointer, to walk two tables side by side), and reserve, append, at, clear,
+// keepRows (filter), columnsAgree and ==. A new field goes into its row struct and into the
+// list; the .vscope codecs (chunk encoders and decoders) still name each column, since every
+// column has its own field number, default and encoding in trace.proto.
+
+/// One column of a table whose rows are `Row`: std::vector of the field's type.
+#define VRAMSCOPE_DECLARE_COLUMN(field) std::vector<decltype(Row::field)> field;
+/// Calls `visit` with a column's member pointer and the row member it holds.
+#define VRAMSCOPE_VISIT_COLUMN(field) visit(&Self::field, &Row::field);
+/// The columns of `Table` listed by COLUMNS, and the operations over all of them.
+#define VRAMSCOPE_EVENT_TABLE(Table, COLUMNS)                                                 \
+    COLUMNS(VRAMSCOPE_DECLARE_COLUMN)                                                         \
+    /** Calls visit(&Table::column, &Row::field) for every column, in list order. */          \
+    template <class Visit>                                                                    \
+    static constexpr void forEachColumnMember(Visit&& visit) {                                \
+        using Self = Table;                                                                   \
+        COLUMNS(VRAMSCOPE_VISIT_COLUMN)                                                       \
+    }                                                                                         \
+    /** Calls visit(column, &Row::field) for every column, in list order. */                  \
+    template <class Visit>                                                                    \
+    void forEachColumn(Visit&& visit) {                                                       \
+        forEachColumnMember([&](auto column, auto field) { visit(this->*column, field); });   \
+    }                                                                                         \
+    template <class Visit>                                                                    \
+    void forEachColumn(Visit&& visit) const {                                                 \
+        forEachColumnMember([&](auto column, auto field) { visit(this->*column, field); });   \
+    }                                                                                         \
+    /** Reserves room for `n` rows in every column. */                                        \
+    void reserve(size_t n) {                                                                  \
+        forEachColumn([n](auto& column, auto) { column.reserve(n); });                        \
+    }                                                                                         \
+    void append(const Row& row) {                                                             \
+        forEachColumn([&row](auto& column, auto field) { column.push_back(row.*field); });    \
+    }                                                                                         \
+    /** Row i (i < size()). */                                                                \
+    Row at(size_t i) const {                                                                  \
+        Row row;                                                                              \
+        forEachColumn([&row, i](const auto& column, auto field) { row.*field = column[i]; }); \
+        return row;                                                                           \
+    }                                                                                         \
+    /** Removes every row; the columns keep their capacity. */                                \
+    void clear() {                                                                            \
+        forEachColumn([](auto& column, auto) { column.clear(); });                            \
+    }                                                                                         \
+    /** Keeps row i where keep[i] (keep has size() entries), in order. */                     \
+    void keepRows(const std::vector<bool>& keep) {                                            \
+        forEachColumn([&keep](auto& column, auto) {                                           \
+            size_t out = 0;                                                                   \
+            for (size_t i = 0; i < column.size(); ++i) {                                      \
+                if (keep[i]) {                                                                \
+                    column[out++] = column[i];                                                \
+                }                                                                             \
+            }                                                                                 \
+            column.resize(out);                                                               \
+        });                                                                                   \
+    }                                                                                         \
+    /** Whether every column has size() rows (a table filled by hand may not). */             \
+    bool columnsAgree() const {                                                               \
+        bool agree = true;                                                                    \
+        forEachColumn([&agree, n = size()](const auto& column, auto) {                        \
+            agree = agree && column.size() == n;                                              \
+        });                                                                                   \
+        return agree;                                                                         \
+    }                                                                                         \
+    bool operator==(const Table&) const = default;
+
 /// One row of MemoryEvents, for appending and for reading a single event.
 struct MemoryEvent {
     TimestampNs timestampNs = 0;
@@ -159,25 +230,29 @@ struct MemoryEvent {
     uint64_t stream = 0;
     StackId stack{0};        ///< 0 = no stack
     uint32_t nvtxRange = 0;  ///< 1-based index into TraceData::ranges, 0 = none
+
+    bool operator==(const MemoryEvent&) const = default;
 };
 
-/// Column-wise memory events (alloc/free of an address and size). Columns have equal length.
+/// Column-wise memory events (alloc/free of an address and size): one column per MemoryEvent
+/// field, in its order.
+// clang-format off
+#define VRAMSCOPE_MEMORY_COLUMNS(X) \
+    X(timestampNs) \
+    X(address) \
+    X(sizeBytes) \
+    X(action) \
+    X(level) \
+    X(kind) \
+    X(device) \
+    X(stream) \
+    X(stack) \
+    X(nvtxRange)
+// clang-format on
 struct MemoryEvents {
-    std::vector<TimestampNs> timestampNs;
-    std::vector<uint64_t> address;
-    std::vector<uint64_t> sizeBytes;
-    std::vector<MemoryAction> action;
-    std::vector<MemoryLevel> level;
-    std::vector<MemoryKind> kind;
-    std::vector<DeviceIndex> device;
-    std::vector<uint64_t> stream;
-    std::vector<StackId> stack;
-    std::vector<uint32_t> nvtxRange;
-
+    using Row = MemoryEvent;
+    VRAMSCOPE_EVENT_TABLE(MemoryEvents, VRAMSCOPE_MEMORY_COLUMNS)
     size_t size() const { return timestampNs.size(); }
-    void reserve(size_t n);
-    void append(const MemoryEvent& e);
-    MemoryEvent at(size_t i) const;
 };
 
 /// One kernel, memcpy or memset on a device stream.
@@ -195,24 +270,28 @@ struct KernelEvent {
     /// launched the kernel, as the profiler wrote it ("float", "c10::BFloat16", "c10::Half"):
     /// Kineto's cpu_op `Input type`; 0 = unknown or not launched by such an operator.
     StringId operandType = 0;
+
+    bool operator==(const KernelEvent&) const = default;
 };
 
+/// Column-wise kernels, memcpys and memsets: one column per KernelEvent field, in its order.
+// clang-format off
+#define VRAMSCOPE_KERNEL_COLUMNS(X) \
+    X(startNs) \
+    X(endNs) \
+    X(device) \
+    X(stream) \
+    X(name) \
+    X(category) \
+    X(launchNs) \
+    X(bytes) \
+    X(correlationId) \
+    X(operandType)
+// clang-format on
 struct KernelEvents {
-    std::vector<TimestampNs> startNs;
-    std::vector<TimestampNs> endNs;
-    std::vector<DeviceIndex> device;
-    std::vector<uint64_t> stream;
-    std::vector<StringId> name;
-    std::vector<KernelCategory> category;
-    std::vector<TimestampNs> launchNs;
-    std::vector<uint64_t> bytes;
-    std::vector<uint64_t> correlationId;
-    std::vector<StringId> operandType;
-
+    using Row = KernelEvent;
+    VRAMSCOPE_EVENT_TABLE(KernelEvents, VRAMSCOPE_KERNEL_COLUMNS)
     size_t size() const { return startNs.size(); }
-    void reserve(size_t n);
-    void append(const KernelEvent& e);
-    KernelEvent at(size_t i) const;
 };
 
 /// One NCCL / RCCL collective (or point-to-point) operation as seen by one rank.
@@ -240,6 +319,8 @@ struct CollectiveEvent {
     /// unknown.
     int32_t peer = -1;
     CollectiveTiming timing = CollectiveTiming::Unknown;
+
+    bool operator==(const CollectiveEvent&) const = default;
 };
 
 /// A communicator as NCCL announced it to the profiler plugin (ncclProfiler init: commId /
@@ -254,28 +335,31 @@ struct Communicator {
     DeviceIndex device = kHostDevice;  ///< the GPU it runs on, kHostDevice = unknown
 };
 
+/// Column-wise collectives: one column per CollectiveEvent field, in its order.
+// clang-format off
+#define VRAMSCOPE_COLLECTIVE_COLUMNS(X) \
+    X(startNs) \
+    X(endNs) \
+    X(device) \
+    X(stream) \
+    X(communicatorHash) \
+    X(rank) \
+    X(nranks) \
+    X(function) \
+    X(seqNumber) \
+    X(bytes) \
+    X(datatype) \
+    X(algorithm) \
+    X(protocol) \
+    X(channels) \
+    X(enqueueLeadNs) \
+    X(peer) \
+    X(timing)
+// clang-format on
 struct CollectiveEvents {
-    std::vector<TimestampNs> startNs;
-    std::vector<TimestampNs> endNs;
-    std::vector<DeviceIndex> device;
-    std::vector<uint64_t> stream;
-    std::vector<uint64_t> communicatorHash;
-    std::vector<RankId> rank;
-    std::vector<int32_t> nranks;
-    std::vector<StringId> function;
-    std::vector<int64_t> seqNumber;
-    std::vector<uint64_t> bytes;
-    std::vector<StringId> datatype;
-    std::vector<StringId> algorithm;
-    std::vector<StringId> protocol;
-    std::vector<uint32_t> channels;
-    std::vector<int64_t> enqueueLeadNs;
-    std::vector<int32_t> peer;
-    std::vector<CollectiveTiming> timing;
-
+    using Row = CollectiveEvent;
+    VRAMSCOPE_EVENT_TABLE(CollectiveEvents, VRAMSCOPE_COLLECTIVE_COLUMNS)
     size_t size() const { return startNs.size(); }
-    void append(const CollectiveEvent& e);
-    CollectiveEvent at(size_t i) const;
 };
 
 /// An NVTX range, user annotation or iteration: [startNs, endNs) on a thread or a device.
@@ -287,20 +371,25 @@ struct RangeEvent {
     uint64_t threadId = 0;  ///< OS thread id for CPU ranges, 0 = unknown
     DeviceIndex device = kHostDevice;
     RangeKind kind = RangeKind::Nvtx;
+
+    bool operator==(const RangeEvent&) const = default;
 };
 
+/// Column-wise NVTX ranges, annotations and iterations: one column per RangeEvent field.
+// clang-format off
+#define VRAMSCOPE_RANGE_COLUMNS(X) \
+    X(startNs) \
+    X(endNs) \
+    X(name) \
+    X(depth) \
+    X(threadId) \
+    X(device) \
+    X(kind)
+// clang-format on
 struct RangeEvents {
-    std::vector<TimestampNs> startNs;
-    std::vector<TimestampNs> endNs;
-    std::vector<StringId> name;
-    std::vector<uint32_t> depth;
-    std::vector<uint64_t> threadId;
-    std::vector<DeviceIndex> device;
-    std::vector<RangeKind> kind;
-
+    using Row = RangeEvent;
+    VRAMSCOPE_EVENT_TABLE(RangeEvents, VRAMSCOPE_RANGE_COLUMNS)
     size_t size() const { return startNs.size(); }
-    void append(const RangeEvent& e);
-    RangeEvent at(size_t i) const;
 };
 
 /// A sampled value (e.g. the producer's total allocated bytes) at a time.
@@ -310,18 +399,23 @@ struct CounterSample {
     DeviceIndex device = kHostDevice;
     CounterKind kind = CounterKind::Generic;
     double value = 0.0;
+
+    bool operator==(const CounterSample&) const = default;
 };
 
+/// Column-wise counter samples: one column per CounterSample field.
+// clang-format off
+#define VRAMSCOPE_COUNTER_COLUMNS(X) \
+    X(timestampNs) \
+    X(name) \
+    X(device) \
+    X(kind) \
+    X(value)
+// clang-format on
 struct CounterSamples {
-    std::vector<TimestampNs> timestampNs;
-    std::vector<StringId> name;
-    std::vector<DeviceIndex> device;
-    std::vector<CounterKind> kind;
-    std::vector<double> value;
-
+    using Row = CounterSample;
+    VRAMSCOPE_EVENT_TABLE(CounterSamples, VRAMSCOPE_COUNTER_COLUMNS)
     size_t size() const { return timestampNs.size(); }
-    void append(const CounterSample& s);
-    CounterSample at(size_t i) const;
 };
 
 /// A device allocation that failed with out-of-memory.
