@@ -35,9 +35,9 @@ std::shared_ptr<const analysis::JobModel> loadJobModel(
     if (!job) {
         return nullptr;
     }
-    return modelOfJob(ctx, std::move(*job),
-                      inputs.bundled ? std::string("bundled sample") : analysis::jobTitle(inputs.paths),
-                      options);
+    return modelOfJob(
+        ctx, std::move(*job),
+        inputs.bundled ? std::string("bundled sample") : analysis::jobTitle(inputs.paths), options);
 }
 
 }  // namespace vramscope::app

@@ -29,7 +29,8 @@ std::shared_ptr<const analysis::JobModel> loadJobModel(
     const analysis::JobAnalysisOptions& options = {}, bool keepGoing = false);
 /// The same for parsed inputs (parseInputs): `inputs.bundled` opens the bundled sample job (and
 /// says so on ctx.err, openInputs), titled "bundled sample".
-std::shared_ptr<const analysis::JobModel> loadJobModel(
-    CommandContext& ctx, const InputOptions& inputs, const analysis::JobAnalysisOptions& options);
+std::shared_ptr<const analysis::JobModel> loadJobModel(CommandContext& ctx,
+                                                       const InputOptions& inputs,
+                                                       const analysis::JobAnalysisOptions& options);
 
 }  // namespace vramscope::app

@@ -19,7 +19,6 @@ class QThread;
 
 namespace vramscope::app {
 
-
 /// Opens `paths` as one job (trace::openJob) and builds its model once (analysis::buildJobModel),
 /// on the calling thread; `progress` hears both the reading and the build (trace::Progress).
 /// Errors: the first input that cannot be opened, or cancellation (ErrorCode::Cancelled).
