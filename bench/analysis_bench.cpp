@@ -8,13 +8,13 @@
 #include <memory>
 #include <random>
 
-#include "vramscope/analysis/flame_tree.h"
-#include "vramscope/analysis/job_analysis.h"
-#include "vramscope/analysis/job_model.h"
-#include "vramscope/analysis/kernel_lanes.h"
-#include "vramscope/analysis/level_of_detail.h"
-#include "vramscope/analysis/memory_timeline.h"
+#include "vramscope/analysis/memory/flame_tree.h"
+#include "vramscope/analysis/memory/memory_timeline.h"
+#include "vramscope/analysis/model/job_analysis.h"
+#include "vramscope/analysis/model/job_model.h"
+#include "vramscope/analysis/model/level_of_detail.h"
 #include "vramscope/analysis/synthetic_job.h"
+#include "vramscope/analysis/time/kernel_lanes.h"
 
 namespace {
 

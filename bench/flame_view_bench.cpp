@@ -10,8 +10,8 @@
 #include <cstdio>
 #include <memory>
 
-#include "vramscope/analysis/flame_service.h"
-#include "vramscope/analysis/job_model.h"
+#include "vramscope/analysis/memory/flame_service.h"
+#include "vramscope/analysis/model/job_model.h"
 #include "vramscope/analysis/synthetic_job.h"
 #include "vramscope/widgets/flame_panel.h"
 #include "vramscope/widgets/flame_view.h"

@@ -19,9 +19,9 @@
 
 #include "job_loader.h"
 #include "main_window.h"
-#include "vramscope/analysis/job_model.h"
-#include "vramscope/analysis/level_of_detail.h"
-#include "vramscope/analysis/memory_timeline.h"
+#include "vramscope/analysis/memory/memory_timeline.h"
+#include "vramscope/analysis/model/job_model.h"
+#include "vramscope/analysis/model/level_of_detail.h"
 #include "vramscope/trace/trace_file.h"
 #include "vramscope/widgets/memory_plot.h"
 #include "vramscope/widgets/timeline_view.h"

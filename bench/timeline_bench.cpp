@@ -3,9 +3,9 @@
 //   build/<dir>/bench/timeline_bench
 #include <benchmark/benchmark.h>
 
-#include "vramscope/analysis/level_of_detail.h"
-#include "vramscope/analysis/live_set.h"
-#include "vramscope/analysis/memory_timeline.h"
+#include "vramscope/analysis/memory/live_set.h"
+#include "vramscope/analysis/memory/memory_timeline.h"
+#include "vramscope/analysis/model/level_of_detail.h"
 #include "vramscope/analysis/synthetic_job.h"
 
 namespace {

@@ -7,8 +7,8 @@
 #include "cli_command.h"
 #include "roles_report.h"
 #include "top_kernels_report.h"
-#include "vramscope/analysis/oom_diagnosis.h"
-#include "vramscope/analysis/straggler.h"
+#include "vramscope/analysis/collectives/straggler.h"
+#include "vramscope/analysis/memory/oom_diagnosis.h"
 
 namespace vramscope::app {
 

@@ -12,8 +12,8 @@
 
 #include "cli_command.h"
 #include "report_lines.h"
-#include "vramscope/analysis/check_rules.h"
-#include "vramscope/analysis/job_analysis.h"
+#include "vramscope/analysis/advice/check_rules.h"
+#include "vramscope/analysis/model/job_analysis.h"
 
 namespace vramscope::app {
 

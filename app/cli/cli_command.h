@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "vramscope/analysis/text_format.h"
+#include "vramscope/analysis/model/text_format.h"
 #include "vramscope/trace/open_trace.h"
 
 namespace vramscope::app {

@@ -8,7 +8,7 @@
 #include <ostream>
 
 #include "cli_command.h"
-#include "vramscope/analysis/gpu_capacity.h"
+#include "vramscope/analysis/memory/gpu_capacity.h"
 #include "vramscope/bundled_sample.h"
 
 namespace vramscope::app {

@@ -9,10 +9,10 @@
 
 #include "analysis_report.h"
 #include "command_batch_fit.h"
-#include "vramscope/analysis/batch_fit.h"
-#include "vramscope/analysis/job_analysis.h"
-#include "vramscope/analysis/memory_summary.h"
-#include "vramscope/analysis/text_format.h"
+#include "vramscope/analysis/memory/batch_fit.h"
+#include "vramscope/analysis/memory/memory_summary.h"
+#include "vramscope/analysis/model/job_analysis.h"
+#include "vramscope/analysis/model/text_format.h"
 
 namespace vramscope::app {
 

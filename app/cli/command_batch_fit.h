@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "cli_command.h"
-#include "vramscope/analysis/batch_fit.h"
+#include "vramscope/analysis/memory/batch_fit.h"
 
 namespace vramscope::app {
 

@@ -7,8 +7,8 @@
 #include "analysis_report.h"
 #include "cli_command.h"
 #include "job_model_loader.h"
-#include "vramscope/analysis/check_rules.h"
-#include "vramscope/analysis/text_format.h"
+#include "vramscope/analysis/advice/check_rules.h"
+#include "vramscope/analysis/model/text_format.h"
 
 namespace vramscope::app {
 

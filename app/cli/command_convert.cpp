@@ -4,9 +4,9 @@
 #include <set>
 
 #include "cli_command.h"
-#include "vramscope/analysis/auto_notes.h"
-#include "vramscope/analysis/job_model.h"
-#include "vramscope/analysis/summary_timeline.h"
+#include "vramscope/analysis/advice/auto_notes.h"
+#include "vramscope/analysis/model/job_model.h"
+#include "vramscope/analysis/model/summary_timeline.h"
 #include "vramscope/trace/notes.h"
 #include "vramscope/trace/trace_file.h"
 

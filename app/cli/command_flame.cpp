@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "command_flame.h"
-#include "vramscope/analysis/speedscope_export.h"
+#include "vramscope/analysis/export/speedscope_export.h"
 
 namespace vramscope::app {
 

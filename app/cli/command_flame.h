@@ -8,7 +8,7 @@
 
 #include "cli_command.h"
 #include "flame_selection.h"
-#include "vramscope/analysis/flame_tree.h"
+#include "vramscope/analysis/memory/flame_tree.h"
 
 namespace vramscope::app {
 

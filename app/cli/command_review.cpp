@@ -12,9 +12,9 @@
 #include "job_model_loader.h"
 #include "render_support.h"
 #include "review_summary.h"
-#include "vramscope/analysis/auto_notes.h"
-#include "vramscope/analysis/job_title.h"
-#include "vramscope/analysis/view_formulas.h"
+#include "vramscope/analysis/advice/auto_notes.h"
+#include "vramscope/analysis/model/job_title.h"
+#include "vramscope/analysis/model/view_formulas.h"
 #include "vramscope/widgets/view_export.h"
 #include "vramscope/widgets/view_renderer.h"
 

@@ -9,8 +9,8 @@
 #include "analysis_report.h"
 #include "command_segments.h"
 #include "device_report.h"
-#include "vramscope/analysis/flame_tree.h"
-#include "vramscope/analysis/segments.h"
+#include "vramscope/analysis/memory/flame_tree.h"
+#include "vramscope/analysis/memory/segments.h"
 
 namespace vramscope::app {
 

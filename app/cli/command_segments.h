@@ -7,7 +7,7 @@
 #include <string>
 
 #include "cli_command.h"
-#include "vramscope/analysis/segments.h"
+#include "vramscope/analysis/memory/segments.h"
 
 namespace vramscope::app {
 

@@ -8,7 +8,7 @@
 #include <ostream>
 
 #include "command_summarize.h"
-#include "vramscope/analysis/summary_timeline.h"
+#include "vramscope/analysis/model/summary_timeline.h"
 #include "vramscope/trace/job_index.h"
 #include "vramscope/trace/summary.h"
 

@@ -4,7 +4,7 @@
 #include <ostream>
 
 #include "cli_command.h"
-#include "vramscope/analysis/summary_timeline.h"
+#include "vramscope/analysis/model/summary_timeline.h"
 #include "vramscope/analysis/synthetic_job.h"
 #include "vramscope/trace/trace_file.h"
 

@@ -7,11 +7,11 @@
 #include "analysis_report.h"
 #include "cli_command.h"
 #include "flame_selection.h"
-#include "vramscope/analysis/advice.h"
-#include "vramscope/analysis/batch_fit.h"
-#include "vramscope/analysis/check_rules.h"
-#include "vramscope/analysis/export_formats.h"
-#include "vramscope/analysis/view_formulas.h"
+#include "vramscope/analysis/advice/advice.h"
+#include "vramscope/analysis/advice/check_rules.h"
+#include "vramscope/analysis/export/export_formats.h"
+#include "vramscope/analysis/memory/batch_fit.h"
+#include "vramscope/analysis/model/view_formulas.h"
 
 namespace vramscope::app {
 

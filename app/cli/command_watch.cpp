@@ -10,9 +10,9 @@
 #include "analysis_report.h"
 #include "cli_command.h"
 #include "live_client.h"
-#include "vramscope/analysis/check_rules.h"
-#include "vramscope/analysis/job_analysis.h"
-#include "vramscope/analysis/memory_timeline.h"
+#include "vramscope/analysis/advice/check_rules.h"
+#include "vramscope/analysis/memory/memory_timeline.h"
+#include "vramscope/analysis/model/job_analysis.h"
 
 namespace vramscope::app {
 namespace {

@@ -7,7 +7,7 @@
 
 #include "analysis_report.h"
 #include "cli_command.h"
-#include "vramscope/analysis/live_set.h"
+#include "vramscope/analysis/memory/live_set.h"
 
 namespace vramscope::app {
 

@@ -23,9 +23,9 @@
 #include <nlohmann/json.hpp>
 
 #include "report_lines.h"
-#include "vramscope/analysis/job_analysis.h"
-#include "vramscope/analysis/job_model.h"
-#include "vramscope/analysis/memory_timeline.h"
+#include "vramscope/analysis/memory/memory_timeline.h"
+#include "vramscope/analysis/model/job_analysis.h"
+#include "vramscope/analysis/model/job_model.h"
 #include "vramscope/trace/open_trace.h"
 #include "vramscope/trace/time_span.h"
 

@@ -5,7 +5,7 @@
 
 #include "analysis_report.h"
 #include "device_report.h"
-#include "vramscope/analysis/live_set.h"
+#include "vramscope/analysis/memory/live_set.h"
 
 namespace vramscope::app {
 

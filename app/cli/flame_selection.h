@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "cli_command.h"
-#include "vramscope/analysis/flame_tree.h"
+#include "vramscope/analysis/memory/flame_tree.h"
 
 namespace vramscope::app {
 

@@ -3,7 +3,7 @@
 #include <ostream>
 #include <utility>
 
-#include "vramscope/analysis/job_title.h"
+#include "vramscope/analysis/model/job_title.h"
 
 namespace vramscope::app {
 

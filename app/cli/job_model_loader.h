@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "cli_command.h"
-#include "vramscope/analysis/job_analysis.h"
-#include "vramscope/analysis/job_model.h"
+#include "vramscope/analysis/model/job_analysis.h"
+#include "vramscope/analysis/model/job_model.h"
 
 namespace vramscope::app {
 

@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <ostream>
 
-#include "vramscope/analysis/auto_notes.h"
-#include "vramscope/analysis/job_title.h"
+#include "vramscope/analysis/advice/auto_notes.h"
+#include "vramscope/analysis/model/job_title.h"
 
 namespace vramscope::app {
 

@@ -12,8 +12,8 @@
 
 #include "cli_command.h"
 #include "job_model_loader.h"
-#include "vramscope/analysis/job_analysis.h"
-#include "vramscope/analysis/job_model.h"
+#include "vramscope/analysis/model/job_analysis.h"
+#include "vramscope/analysis/model/job_model.h"
 #include "vramscope/trace/notes.h"
 #include "vramscope/widgets/zoom_state.h"
 

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "vramscope/analysis/text_format.h"
+#include "vramscope/analysis/model/text_format.h"
 
 namespace vramscope::app {
 

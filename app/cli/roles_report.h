@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "vramscope/analysis/job_analysis.h"
+#include "vramscope/analysis/model/job_analysis.h"
 
 namespace vramscope::app {
 

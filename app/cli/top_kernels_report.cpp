@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "cli_command.h"
-#include "vramscope/analysis/text_format.h"
+#include "vramscope/analysis/model/text_format.h"
 
 namespace vramscope::app {
 

@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "vramscope/analysis/top_kernels.h"
+#include "vramscope/analysis/time/top_kernels.h"
 
 namespace vramscope::app {
 

@@ -6,11 +6,11 @@
 #include <functional>
 #include <system_error>
 
-#include "vramscope/analysis/chrome_trace_export.h"
-#include "vramscope/analysis/flame_service.h"
-#include "vramscope/analysis/perfetto_export.h"
-#include "vramscope/analysis/speedscope_export.h"
-#include "vramscope/analysis/text_format.h"
+#include "vramscope/analysis/export/chrome_trace_export.h"
+#include "vramscope/analysis/export/perfetto_export.h"
+#include "vramscope/analysis/export/speedscope_export.h"
+#include "vramscope/analysis/memory/flame_service.h"
+#include "vramscope/analysis/model/text_format.h"
 #include "vramscope/trace/output_file.h"
 
 namespace vramscope::app {

@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "vramscope/analysis/csv_export.h"
-#include "vramscope/analysis/export_formats.h"
-#include "vramscope/analysis/flame_tree.h"
-#include "vramscope/analysis/job_model.h"
+#include "vramscope/analysis/export/csv_export.h"
+#include "vramscope/analysis/export/export_formats.h"
+#include "vramscope/analysis/memory/flame_tree.h"
+#include "vramscope/analysis/model/job_model.h"
 
 namespace vramscope::app {
 

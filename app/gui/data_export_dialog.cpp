@@ -21,7 +21,7 @@
 
 #include <algorithm>
 
-#include "vramscope/analysis/text_format.h"
+#include "vramscope/analysis/model/text_format.h"
 
 namespace vramscope::app {
 

@@ -20,7 +20,7 @@
 #include <algorithm>
 
 #include "notes_controller.h"
-#include "vramscope/analysis/view_formulas.h"
+#include "vramscope/analysis/model/view_formulas.h"
 #include "vramscope/widgets/note_marks.h"
 #include "vramscope/widgets/notes_model.h"
 #include "vramscope/widgets/timeline_view.h"

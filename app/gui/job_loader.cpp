@@ -6,8 +6,8 @@
 
 #include <filesystem>
 
-#include "vramscope/analysis/job_title.h"
-#include "vramscope/analysis/text_format.h"
+#include "vramscope/analysis/model/job_title.h"
+#include "vramscope/analysis/model/text_format.h"
 #include "vramscope/bundled_sample.h"
 
 namespace vramscope::app {

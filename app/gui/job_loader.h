@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "vramscope/analysis/job_model.h"
+#include "vramscope/analysis/model/job_model.h"
 #include "vramscope/trace/open_trace.h"
 #include "vramscope/trace/progress.h"
 

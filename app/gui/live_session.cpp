@@ -2,7 +2,7 @@
 
 #include <QFile>
 
-#include "vramscope/analysis/text_format.h"
+#include "vramscope/analysis/model/text_format.h"
 #include "vramscope/trace/job.h"
 #include "vramscope/trace/trace_file.h"
 

@@ -12,7 +12,7 @@
 #include <memory>
 #include <thread>
 
-#include "vramscope/analysis/job_model.h"
+#include "vramscope/analysis/model/job_model.h"
 #include "vramscope/trace/live.h"
 
 namespace vramscope::app {

@@ -11,9 +11,9 @@
 #include <memory>
 #include <vector>
 
-#include "vramscope/analysis/allocation_index.h"
+#include "vramscope/analysis/memory/allocation_index.h"
 
-#include "vramscope/analysis/job_model.h"
+#include "vramscope/analysis/model/job_model.h"
 
 class QAction;
 class QActionGroup;

@@ -18,7 +18,7 @@
 
 #include "analysis_views.h"
 #include "main_window.h"
-#include "vramscope/analysis/auto_notes.h"
+#include "vramscope/analysis/advice/auto_notes.h"
 #include "vramscope/widgets/comm_lanes_view.h"
 #include "vramscope/widgets/details_panel.h"
 #include "vramscope/widgets/flame_panel.h"

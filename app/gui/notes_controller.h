@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "vramscope/analysis/job_model.h"
+#include "vramscope/analysis/model/job_model.h"
 #include "vramscope/trace/notes.h"
 #include "vramscope/widgets/zoom_state.h"
 

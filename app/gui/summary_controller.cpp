@@ -11,7 +11,7 @@
 #include "main_window.h"
 #include "open_benchmark.h"
 #include "summary_open.h"
-#include "vramscope/analysis/text_format.h"
+#include "vramscope/analysis/model/text_format.h"
 #include "vramscope/trace/job_index.h"
 #include "vramscope/widgets/zoom_state.h"
 

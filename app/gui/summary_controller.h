@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "vramscope/analysis/job_model.h"
+#include "vramscope/analysis/model/job_model.h"
 #include "vramscope/trace/summary.h"
 
 class QAction;

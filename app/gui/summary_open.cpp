@@ -9,9 +9,9 @@
 #include <limits>
 #include <numeric>
 
-#include "vramscope/analysis/summary_timeline.h"
-#include "vramscope/analysis/summary_window.h"
-#include "vramscope/analysis/text_format.h"
+#include "vramscope/analysis/model/summary_timeline.h"
+#include "vramscope/analysis/model/summary_window.h"
+#include "vramscope/analysis/model/text_format.h"
 #include "vramscope/trace/job_index.h"
 
 namespace vramscope::app {

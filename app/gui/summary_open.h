@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "vramscope/analysis/job_model.h"
+#include "vramscope/analysis/model/job_model.h"
 #include "vramscope/trace/summary.h"
 
 namespace vramscope::app {

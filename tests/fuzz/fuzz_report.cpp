@@ -9,7 +9,7 @@
 #include "device_report.h"
 #include "fuzz_entry.h"
 #include "fuzz_scratch.h"
-#include "vramscope/analysis/job_model.h"
+#include "vramscope/analysis/model/job_model.h"
 #include "vramscope/trace/open_trace.h"
 
 VRAMSCOPE_FUZZ_ENTRY(report)(const uint8_t* data, size_t size) {

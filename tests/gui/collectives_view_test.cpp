@@ -16,7 +16,7 @@
 #include <memory>
 
 #include "panels_fixture.h"
-#include "vramscope/analysis/text_format.h"
+#include "vramscope/analysis/model/text_format.h"
 #include "vramscope/widgets/collectives_table.h"
 #include "vramscope/widgets/comm_lanes_view.h"
 #include "vramscope/widgets/units.h"

@@ -12,7 +12,7 @@
 #include "export_dialog.h"
 #include "job_loader.h"
 #include "main_window.h"
-#include "vramscope/analysis/view_formulas.h"
+#include "vramscope/analysis/model/view_formulas.h"
 #include "vramscope/widgets/timeline_view.h"
 #include "window_test_support.h"
 

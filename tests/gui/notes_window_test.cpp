@@ -25,7 +25,7 @@
 #include "job_loader.h"
 #include "main_window.h"
 #include "notes_controller.h"
-#include "vramscope/analysis/auto_notes.h"
+#include "vramscope/analysis/advice/auto_notes.h"
 #include "vramscope/analysis/synthetic_job.h"
 #include "vramscope/trace/trace_file.h"
 #include "vramscope/widgets/details_panel.h"

@@ -8,7 +8,7 @@
 #include <set>
 #include <vector>
 
-#include "vramscope/analysis/job_model.h"
+#include "vramscope/analysis/model/job_model.h"
 #include "vramscope/trace/open_trace.h"
 
 namespace panels_test {

@@ -7,7 +7,7 @@
 
 #include "panels_fixture.h"
 #include "realdata.h"
-#include "vramscope/analysis/job_model.h"
+#include "vramscope/analysis/model/job_model.h"
 #include "vramscope/widgets/comm_lanes_view.h"
 #include "vramscope/widgets/flame_panel.h"
 #include "vramscope/widgets/flame_view.h"

@@ -18,9 +18,9 @@
 #include <optional>
 
 #include "panels_fixture.h"
-#include "vramscope/analysis/job_model.h"
+#include "vramscope/analysis/model/job_model.h"
+#include "vramscope/analysis/model/text_format.h"
 #include "vramscope/analysis/synthetic_job.h"
-#include "vramscope/analysis/text_format.h"
 #include "vramscope/widgets/advice_panel.h"
 #include "vramscope/widgets/comm_lanes_view.h"
 #include "vramscope/widgets/flame_panel.h"

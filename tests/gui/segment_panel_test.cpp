@@ -10,7 +10,7 @@
 #include "realdata.h"
 #include "realdata_paths.h"
 #include "test_units.h"
-#include "vramscope/analysis/job_model.h"
+#include "vramscope/analysis/model/job_model.h"
 #include "vramscope/widgets/segment_panel.h"
 #include "vramscope/widgets/segment_view.h"
 

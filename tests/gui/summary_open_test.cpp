@@ -14,7 +14,7 @@
 #include "summary_controller.h"
 #include "summary_open.h"
 #include "test_units.h"
-#include "vramscope/analysis/memory_timeline.h"
+#include "vramscope/analysis/memory/memory_timeline.h"
 #include "vramscope/trace/job_index.h"
 #include "vramscope/trace/summary.h"
 #include "vramscope/trace/trace_file.h"

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "panels_fixture.h"
-#include "vramscope/analysis/job_model.h"
+#include "vramscope/analysis/model/job_model.h"
 #include "vramscope/analysis/synthetic_job.h"
 #include "vramscope/widgets/comm_lanes_view.h"
 #include "vramscope/widgets/heat_strip.h"

@@ -10,8 +10,8 @@
 #include <gtest/gtest.h>
 
 #include "gui/panels_fixture.h"
+#include "vramscope/analysis/model/view_formulas.h"
 #include "vramscope/analysis/synthetic_job.h"
-#include "vramscope/analysis/view_formulas.h"
 #include "vramscope/widgets/comm_lanes_view.h"
 #include "vramscope/widgets/flame_panel.h"
 #include "vramscope/widgets/timeline_view.h"

@@ -7,7 +7,7 @@
 #include <cmath>
 
 #include "job_loader.h"
-#include "vramscope/analysis/job_model.h"
+#include "vramscope/analysis/model/job_model.h"
 #include "vramscope/widgets/device_tree_model.h"
 #include "vramscope/widgets/heat_strip.h"
 #include "vramscope/widgets/live_set_model.h"

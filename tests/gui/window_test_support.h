@@ -8,7 +8,7 @@
 #include <memory>
 
 #include "job_loader.h"
-#include "vramscope/analysis/job_model.h"
+#include "vramscope/analysis/model/job_model.h"
 
 namespace window_test {
 

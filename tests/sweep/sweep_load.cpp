@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "device_report.h"
-#include "vramscope/analysis/job_model.h"
+#include "vramscope/analysis/model/job_model.h"
 #include "vramscope/trace/open_trace.h"
 
 namespace vramscope_sweep {

@@ -43,17 +43,17 @@ if(NOT TARGET vramscope_protozero)
 endif()
 
 add_library(vramscope_trace_write STATIC
-  ${_tio_dir}/src/trace_data.cpp
-  ${_tio_dir}/src/error.cpp
-  ${_tio_dir}/src/output_file.cpp
-  ${_tio_dir}/src/data_loss.cpp
-  ${_tio_dir}/src/crc32c.cpp
-  ${_tio_dir}/src/summary_builder.cpp
-  ${_tio_dir}/src/trace_stream_writer.cpp
-  ${_tio_dir}/src/protozero_chunk_encoder.cpp
+  ${_tio_dir}/src/core/trace_data.cpp
+  ${_tio_dir}/src/core/error.cpp
+  ${_tio_dir}/src/core/output_file.cpp
+  ${_tio_dir}/src/core/data_loss.cpp
+  ${_tio_dir}/src/vscope/crc32c.cpp
+  ${_tio_dir}/src/vscope/summary_builder.cpp
+  ${_tio_dir}/src/vscope/trace_stream_writer.cpp
+  ${_tio_dir}/src/vscope/protozero_chunk_encoder.cpp
   # live viewing over a Unix socket (live.h): the producer's side
-  ${_tio_dir}/src/live_socket.cpp
-  ${_tio_dir}/src/live_server.cpp
+  ${_tio_dir}/src/live/live_socket.cpp
+  ${_tio_dir}/src/live/live_server.cpp
 )
 add_library(vramscope::trace_write ALIAS vramscope_trace_write)
 # Goes into the deployable capture agent: one object per source, so that the agent takes in only
@@ -65,15 +65,15 @@ target_link_libraries(vramscope_trace_write
   PRIVATE vramscope_protozero PkgConfig::ZSTD vramscope_warnings)
 
 add_library(vramscope_trace_io STATIC
-  ${_tio_dir}/src/trace_writer.cpp
-  ${_tio_dir}/src/trace_reader.cpp
-  ${_tio_dir}/src/chunk_decoder.cpp
-  ${_tio_dir}/src/fast_chunk_decoder.cpp
-  ${_tio_dir}/src/summary_reader.cpp
-  ${_tio_dir}/src/summary_proto.cpp
-  ${_tio_dir}/src/job_index.cpp
+  ${_tio_dir}/src/vscope/trace_writer.cpp
+  ${_tio_dir}/src/vscope/trace_reader.cpp
+  ${_tio_dir}/src/vscope/chunk_decoder.cpp
+  ${_tio_dir}/src/vscope/fast_chunk_decoder.cpp
+  ${_tio_dir}/src/vscope/summary_reader.cpp
+  ${_tio_dir}/src/vscope/summary_proto.cpp
+  ${_tio_dir}/src/vscope/job_index.cpp
   # live viewing: the viewer's side
-  ${_tio_dir}/src/live_receiver.cpp
+  ${_tio_dir}/src/live/live_receiver.cpp
 )
 add_library(vramscope::trace_io ALIAS vramscope_trace_io)
 target_include_directories(vramscope_trace_io PUBLIC ${_tio_dir}/include PRIVATE ${_tio_dir}/src)

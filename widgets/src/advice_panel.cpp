@@ -18,8 +18,8 @@
 #include <cctype>
 #include <cmath>
 
-#include "vramscope/analysis/straggler.h"
-#include "vramscope/analysis/text_format.h"
+#include "vramscope/analysis/collectives/straggler.h"
+#include "vramscope/analysis/model/text_format.h"
 #include "vramscope/widgets/units.h"
 
 namespace vramscope::widgets {

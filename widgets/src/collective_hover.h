@@ -9,8 +9,8 @@
 #include <cstdint>
 #include <optional>
 
-#include "vramscope/analysis/collective_bandwidth.h"
-#include "vramscope/analysis/collectives.h"
+#include "vramscope/analysis/collectives/collective_bandwidth.h"
+#include "vramscope/analysis/collectives/collectives.h"
 
 namespace vramscope::widgets {
 

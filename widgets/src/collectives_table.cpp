@@ -11,7 +11,7 @@
 
 #include <algorithm>
 
-#include "vramscope/analysis/text_format.h"
+#include "vramscope/analysis/model/text_format.h"
 #include "vramscope/widgets/units.h"
 
 namespace vramscope::widgets {

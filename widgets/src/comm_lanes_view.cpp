@@ -10,8 +10,8 @@
 #include <optional>
 
 #include "collective_hover.h"
-#include "vramscope/analysis/straggler.h"
-#include "vramscope/analysis/text_format.h"
+#include "vramscope/analysis/collectives/straggler.h"
+#include "vramscope/analysis/model/text_format.h"
 #include "vramscope/widgets/note_marks.h"
 #include "vramscope/widgets/time_interaction.h"
 #include "vramscope/widgets/units.h"

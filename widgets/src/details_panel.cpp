@@ -9,7 +9,7 @@
 #include <QTableView>
 #include <QVBoxLayout>
 
-#include "vramscope/analysis/live_set.h"
+#include "vramscope/analysis/memory/live_set.h"
 #include "vramscope/widgets/units.h"
 #include "vramscope/widgets/zoom_state.h"
 

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "vramscope/analysis/text_format.h"
+#include "vramscope/analysis/model/text_format.h"
 #include "vramscope/widgets/plot_style.h"
 #include "vramscope/widgets/units.h"
 

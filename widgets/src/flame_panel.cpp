@@ -12,8 +12,8 @@
 
 #include <algorithm>
 
-#include "vramscope/analysis/flame_service.h"
-#include "vramscope/analysis/leak.h"
+#include "vramscope/analysis/memory/flame_service.h"
+#include "vramscope/analysis/memory/leak.h"
 #include "vramscope/widgets/flame_view.h"
 #include "vramscope/widgets/note_marks.h"
 #include "vramscope/widgets/units.h"

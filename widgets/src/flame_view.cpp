@@ -11,7 +11,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "vramscope/analysis/text_format.h"
+#include "vramscope/analysis/model/text_format.h"
 #include "vramscope/widgets/plot_style.h"
 #include "vramscope/widgets/units.h"
 

@@ -14,8 +14,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "vramscope/analysis/leak_fit.h"
-#include "vramscope/analysis/text_format.h"
+#include "vramscope/analysis/memory/leak_fit.h"
+#include "vramscope/analysis/model/text_format.h"
 #include "vramscope/widgets/flame_view.h"
 #include "vramscope/widgets/plot_style.h"
 #include "vramscope/widgets/units.h"

@@ -4,7 +4,7 @@
 #include <array>
 #include <cmath>
 
-#include "vramscope/analysis/memory_summary.h"
+#include "vramscope/analysis/memory/memory_summary.h"
 
 #include "vramscope/widgets/units.h"
 

@@ -7,7 +7,7 @@
 #include <QTimer>
 #include <QVBoxLayout>
 
-#include "vramscope/analysis/segments.h"
+#include "vramscope/analysis/memory/segments.h"
 #include "vramscope/widgets/segment_view.h"
 #include "vramscope/widgets/units.h"
 

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "vramscope/analysis/job_model.h"
-#include "vramscope/analysis/text_format.h"
+#include "vramscope/analysis/model/job_model.h"
+#include "vramscope/analysis/model/text_format.h"
 
 namespace vramscope::widgets {
 

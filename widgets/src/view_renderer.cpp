@@ -8,7 +8,7 @@
 
 #include <algorithm>
 
-#include "vramscope/analysis/view_formulas.h"
+#include "vramscope/analysis/model/view_formulas.h"
 #include "vramscope/widgets/advice_panel.h"
 #include "vramscope/widgets/comm_lanes_view.h"
 #include "vramscope/widgets/flame_panel.h"

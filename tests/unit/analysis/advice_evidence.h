@@ -6,7 +6,7 @@
 #include <cmath>
 #include <string>
 
-#include "vramscope/analysis/advice.h"
+#include "vramscope/analysis/advice/advice.h"
 
 namespace vramscope::analysis::test {
 

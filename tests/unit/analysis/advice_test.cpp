@@ -1,4 +1,4 @@
-#include "vramscope/analysis/advice.h"
+#include "vramscope/analysis/advice/advice.h"
 
 #include <gtest/gtest.h>
 
@@ -6,9 +6,9 @@
 
 #include <algorithm>
 
-#include "vramscope/analysis/allocator_churn.h"
-#include "vramscope/analysis/straggler.h"
-#include "vramscope/analysis/text_format.h"
+#include "vramscope/analysis/collectives/straggler.h"
+#include "vramscope/analysis/memory/allocator_churn.h"
+#include "vramscope/analysis/model/text_format.h"
 
 namespace vramscope::analysis {
 namespace {

@@ -10,8 +10,8 @@
 
 #include "gz_file.h"
 #include "realdata.h"
-#include "vramscope/analysis/allocator_churn.h"
-#include "vramscope/analysis/job_analysis.h"
+#include "vramscope/analysis/memory/allocator_churn.h"
+#include "vramscope/analysis/model/job_analysis.h"
 #include "vramscope/trace/open_trace.h"
 #include "vramscope/trace/pickle_reader.h"
 

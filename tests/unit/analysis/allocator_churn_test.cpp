@@ -7,9 +7,9 @@
 #include "gpu0_iterations.h"
 #include "memory_events.h"
 #include "test_units.h"
-#include "vramscope/analysis/advice.h"
-#include "vramscope/analysis/allocator_churn.h"
-#include "vramscope/analysis/job_analysis.h"
+#include "vramscope/analysis/advice/advice.h"
+#include "vramscope/analysis/memory/allocator_churn.h"
+#include "vramscope/analysis/model/job_analysis.h"
 
 namespace vramscope::analysis {
 namespace {

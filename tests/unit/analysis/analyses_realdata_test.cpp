@@ -21,12 +21,12 @@
 #include "realdata.h"
 #include "realdata_json.h"
 #include "realdata_paths.h"
-#include "vramscope/analysis/check_rules.h"
-#include "vramscope/analysis/flame_tree.h"
-#include "vramscope/analysis/gpu_capacity.h"
-#include "vramscope/analysis/job_analysis.h"
-#include "vramscope/analysis/oom_diagnosis.h"
-#include "vramscope/analysis/text_format.h"
+#include "vramscope/analysis/advice/check_rules.h"
+#include "vramscope/analysis/memory/flame_tree.h"
+#include "vramscope/analysis/memory/gpu_capacity.h"
+#include "vramscope/analysis/memory/oom_diagnosis.h"
+#include "vramscope/analysis/model/job_analysis.h"
+#include "vramscope/analysis/model/text_format.h"
 #include "vramscope/trace/open_trace.h"
 
 namespace vramscope::analysis {

@@ -1,12 +1,12 @@
-#include "vramscope/analysis/auto_notes.h"
+#include "vramscope/analysis/advice/auto_notes.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 
+#include "vramscope/analysis/model/text_format.h"
 #include "vramscope/analysis/synthetic_job.h"
-#include "vramscope/analysis/text_format.h"
 
 // Auto-notes on jobs whose findings are known by construction (SyntheticJobSpec's formulas, a
 // hand-made OOM), and notes carried through a trace's annotations.

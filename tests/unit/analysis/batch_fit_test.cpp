@@ -1,4 +1,4 @@
-#include "vramscope/analysis/batch_fit.h"
+#include "vramscope/analysis/memory/batch_fit.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "vramscope/analysis/check_rules.h"
+#include "vramscope/analysis/advice/check_rules.h"
 
 #include <gtest/gtest.h>
 

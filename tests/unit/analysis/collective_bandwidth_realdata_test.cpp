@@ -24,8 +24,8 @@
 #include "realdata.h"
 #include "realdata_json.h"
 #include "realdata_paths.h"
-#include "vramscope/analysis/collective_bandwidth.h"
-#include "vramscope/analysis/job_analysis.h"
+#include "vramscope/analysis/collectives/collective_bandwidth.h"
+#include "vramscope/analysis/model/job_analysis.h"
 #include "vramscope/trace/open_trace.h"
 
 namespace vramscope::analysis {

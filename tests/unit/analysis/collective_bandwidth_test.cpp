@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "test_units.h"
-#include "vramscope/analysis/collective_bandwidth.h"
-#include "vramscope/analysis/collectives.h"
+#include "vramscope/analysis/collectives/collective_bandwidth.h"
+#include "vramscope/analysis/collectives/collectives.h"
 
 namespace vramscope::analysis {
 namespace {

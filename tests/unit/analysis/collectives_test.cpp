@@ -1,4 +1,4 @@
-#include "vramscope/analysis/collectives.h"
+#include "vramscope/analysis/collectives/collectives.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "vramscope/analysis/csv_export.h"
+#include "vramscope/analysis/export/csv_export.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "vramscope/analysis/flame_service.h"
+#include "vramscope/analysis/memory/flame_service.h"
 
 #include <gtest/gtest.h>
 

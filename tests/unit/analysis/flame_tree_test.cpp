@@ -1,5 +1,5 @@
-#include "vramscope/analysis/flame_tree.h"
-#include "vramscope/analysis/role_layers.h"
+#include "vramscope/analysis/memory/flame_tree.h"
+#include "vramscope/analysis/memory/role_layers.h"
 
 #include <gtest/gtest.h>
 

@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "vramscope/analysis/iterations.h"
+#include "vramscope/analysis/time/iterations.h"
 
 namespace vramscope::analysis::test {
 

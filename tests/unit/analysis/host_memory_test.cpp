@@ -1,6 +1,6 @@
 // The host-memory analysis and its advice rule on hand-built traces and the synthetic job. The
 // expected figures come from the spec's formulas (synthetic_job.h) or are worked out by hand.
-#include "vramscope/analysis/host_memory.h"
+#include "vramscope/analysis/memory/host_memory.h"
 
 #include <gtest/gtest.h>
 
@@ -8,9 +8,9 @@
 
 #include "gpu0_iterations.h"
 #include "test_units.h"
-#include "vramscope/analysis/advice.h"
-#include "vramscope/analysis/job_analysis.h"
-#include "vramscope/analysis/memory_timeline.h"
+#include "vramscope/analysis/advice/advice.h"
+#include "vramscope/analysis/memory/memory_timeline.h"
+#include "vramscope/analysis/model/job_analysis.h"
 #include "vramscope/analysis/synthetic_job.h"
 
 namespace vramscope::analysis {

@@ -19,8 +19,8 @@
 #include "realdata.h"
 #include "realdata_json.h"
 #include "realdata_paths.h"
-#include "vramscope/analysis/job_analysis.h"
-#include "vramscope/analysis/text_format.h"
+#include "vramscope/analysis/model/job_analysis.h"
+#include "vramscope/analysis/model/text_format.h"
 #include "vramscope/trace/open_trace.h"
 
 namespace vramscope::analysis {

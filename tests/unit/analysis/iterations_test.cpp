@@ -1,4 +1,4 @@
-#include "vramscope/analysis/iterations.h"
+#include "vramscope/analysis/time/iterations.h"
 
 #include "vramscope/analysis/synthetic_job.h"
 

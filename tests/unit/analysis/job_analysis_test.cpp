@@ -1,4 +1,4 @@
-#include "vramscope/analysis/job_analysis.h"
+#include "vramscope/analysis/model/job_analysis.h"
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,8 @@
-#include "vramscope/analysis/job_model.h"
+#include "vramscope/analysis/model/job_model.h"
 
 #include <gtest/gtest.h>
 
-#include "vramscope/analysis/flame_service.h"
+#include "vramscope/analysis/memory/flame_service.h"
 
 // The job model of small jobs built by hand: where job time starts and what is moved onto it.
 namespace vramscope::analysis {

@@ -1,4 +1,4 @@
-#include "vramscope/analysis/job_model.h"
+#include "vramscope/analysis/model/job_model.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 
 #include "unit/analysis/clock_shift.h"
 #include "unit/analysis/replay_alive.h"
-#include "vramscope/analysis/flame_service.h"
+#include "vramscope/analysis/memory/flame_service.h"
 #include "vramscope/analysis/synthetic_job.h"
 
 namespace vramscope::analysis {

@@ -2,9 +2,9 @@
 // the allocations of a stack.
 #include <gtest/gtest.h>
 
-#include "vramscope/analysis/kernel_lanes.h"
-#include "vramscope/analysis/leak_fit.h"
+#include "vramscope/analysis/memory/leak_fit.h"
 #include "vramscope/analysis/synthetic_job.h"
+#include "vramscope/analysis/time/kernel_lanes.h"
 
 using namespace vramscope;
 using analysis::LaneClass;

@@ -1,13 +1,13 @@
-#include "vramscope/analysis/leak.h"
+#include "vramscope/analysis/memory/leak.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <random>
 
-#include "vramscope/analysis/memory_timeline.h"
+#include "vramscope/analysis/memory/memory_timeline.h"
+#include "vramscope/analysis/model/text_format.h"
 #include "vramscope/analysis/synthetic_job.h"
-#include "vramscope/analysis/text_format.h"
 
 namespace vramscope::analysis {
 namespace {

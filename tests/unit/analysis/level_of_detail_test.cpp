@@ -1,4 +1,4 @@
-#include "vramscope/analysis/level_of_detail.h"
+#include "vramscope/analysis/model/level_of_detail.h"
 
 #include <gtest/gtest.h>
 

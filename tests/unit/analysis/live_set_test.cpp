@@ -1,10 +1,10 @@
-#include "vramscope/analysis/live_set.h"
+#include "vramscope/analysis/memory/live_set.h"
 
 #include <gtest/gtest.h>
 
 #include "memory_events.h"
 
-#include "vramscope/analysis/memory_timeline.h"
+#include "vramscope/analysis/memory/memory_timeline.h"
 
 namespace vramscope::analysis {
 namespace {

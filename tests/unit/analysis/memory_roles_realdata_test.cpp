@@ -15,7 +15,7 @@
 #include "realdata.h"
 #include "realdata_paths.h"
 #include "test_files.h"
-#include "vramscope/analysis/job_analysis.h"
+#include "vramscope/analysis/model/job_analysis.h"
 #include "vramscope/trace/open_trace.h"
 
 namespace vramscope::analysis {

@@ -1,11 +1,11 @@
-#include "vramscope/analysis/memory_roles.h"
+#include "vramscope/analysis/memory/memory_roles.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 
 #include "memory_events.h"
-#include "vramscope/analysis/job_analysis.h"
+#include "vramscope/analysis/model/job_analysis.h"
 #include "vramscope/analysis/synthetic_job.h"
 
 namespace vramscope::analysis {

@@ -1,4 +1,4 @@
-#include "vramscope/analysis/memory_summary.h"
+#include "vramscope/analysis/memory/memory_summary.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "vramscope/analysis/memory_timeline.h"
+#include "vramscope/analysis/memory/memory_timeline.h"
 
 #include <gtest/gtest.h>
 

@@ -1,12 +1,12 @@
 // The cause of an OOM and the free space inside the segments, on hand-built cases whose numbers
 // are worked out in the comments.
-#include "vramscope/analysis/oom_diagnosis.h"
+#include "vramscope/analysis/memory/oom_diagnosis.h"
 
 #include <gtest/gtest.h>
 
 #include "memory_events.h"
 #include "test_units.h"
-#include "vramscope/analysis/text_format.h"
+#include "vramscope/analysis/model/text_format.h"
 
 namespace vramscope::analysis {
 namespace {

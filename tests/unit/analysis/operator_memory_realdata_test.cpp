@@ -13,11 +13,11 @@
 #include "realdata.h"
 #include "realdata_json.h"
 #include "realdata_paths.h"
-#include "vramscope/analysis/live_set.h"
-#include "vramscope/analysis/memory_summary.h"
-#include "vramscope/analysis/memory_timeline.h"
-#include "vramscope/analysis/operator_memory.h"
-#include "vramscope/analysis/text_format.h"
+#include "vramscope/analysis/memory/live_set.h"
+#include "vramscope/analysis/memory/memory_summary.h"
+#include "vramscope/analysis/memory/memory_timeline.h"
+#include "vramscope/analysis/memory/operator_memory.h"
+#include "vramscope/analysis/model/text_format.h"
 #include "vramscope/trace/open_trace.h"
 
 namespace vramscope::analysis {

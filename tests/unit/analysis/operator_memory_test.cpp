@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "memory_events.h"
-#include "vramscope/analysis/operator_memory.h"
+#include "vramscope/analysis/memory/operator_memory.h"
 
 namespace vramscope::analysis {
 namespace {

@@ -23,9 +23,9 @@
 #include "realdata_json.h"
 #include "realdata_paths.h"
 #include "refusal.h"
-#include "vramscope/analysis/job_model.h"
-#include "vramscope/analysis/memory_timeline.h"
-#include "vramscope/analysis/perfetto_export.h"
+#include "vramscope/analysis/export/perfetto_export.h"
+#include "vramscope/analysis/memory/memory_timeline.h"
+#include "vramscope/analysis/model/job_model.h"
 #include "vramscope/analysis/synthetic_job.h"
 #include "vramscope/trace/open_trace.h"
 

@@ -16,8 +16,8 @@
 #include "realdata.h"
 #include "realdata_json.h"
 #include "realdata_paths.h"
-#include "vramscope/analysis/job_analysis.h"
-#include "vramscope/analysis/precision.h"
+#include "vramscope/analysis/memory/precision.h"
+#include "vramscope/analysis/model/job_analysis.h"
 #include "vramscope/trace/open_trace.h"
 
 namespace vramscope::analysis {

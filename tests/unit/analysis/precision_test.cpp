@@ -1,7 +1,7 @@
 // Kernel name classification, the precision mix of a hand-built device, and the mixed-precision
 // rule's thresholds. Expected classes come from the libraries' naming (precision.h cites each);
 // expected times and shares are worked out by hand in the comments.
-#include "vramscope/analysis/precision.h"
+#include "vramscope/analysis/memory/precision.h"
 
 #include <gtest/gtest.h>
 
@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "vramscope/analysis/advice.h"
-#include "vramscope/analysis/job_analysis.h"
+#include "vramscope/analysis/advice/advice.h"
+#include "vramscope/analysis/model/job_analysis.h"
 
 namespace vramscope::analysis {
 namespace {

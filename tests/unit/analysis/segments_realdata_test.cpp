@@ -12,8 +12,8 @@
 #include "gz_file.h"
 #include "realdata.h"
 #include "realdata_paths.h"
-#include "vramscope/analysis/job_analysis.h"
-#include "vramscope/analysis/segments.h"
+#include "vramscope/analysis/memory/segments.h"
+#include "vramscope/analysis/model/job_analysis.h"
 #include "vramscope/trace/open_trace.h"
 #include "vramscope/trace/pickle_reader.h"
 

@@ -1,11 +1,11 @@
 // The segment layout on hand-built segments and blocks; every figure is worked out by hand in the
 // comments (addresses in hex, sizes in bytes).
-#include "vramscope/analysis/segments.h"
+#include "vramscope/analysis/memory/segments.h"
 
 #include <gtest/gtest.h>
 
 #include "memory_events.h"
-#include "vramscope/analysis/oom_diagnosis.h"
+#include "vramscope/analysis/memory/oom_diagnosis.h"
 
 namespace vramscope::analysis {
 namespace {

@@ -9,7 +9,7 @@
 #include "realdata.h"
 #include "realdata_json.h"
 #include "realdata_paths.h"
-#include "vramscope/analysis/job_analysis.h"
+#include "vramscope/analysis/model/job_analysis.h"
 #include "vramscope/trace/open_trace.h"
 
 namespace vramscope::analysis {

@@ -7,11 +7,11 @@
 
 #include "synthetic_job_analysis.h"
 #include "test_units.h"
-#include "vramscope/analysis/advice.h"
-#include "vramscope/analysis/job_analysis.h"
-#include "vramscope/analysis/slow_down.h"
+#include "vramscope/analysis/advice/advice.h"
+#include "vramscope/analysis/model/job_analysis.h"
 #include "vramscope/analysis/synthetic_job.h"
-#include "vramscope/analysis/time_breakdown.h"
+#include "vramscope/analysis/time/slow_down.h"
+#include "vramscope/analysis/time/time_breakdown.h"
 
 namespace vramscope::analysis {
 namespace {

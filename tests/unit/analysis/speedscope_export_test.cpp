@@ -1,4 +1,4 @@
-#include "vramscope/analysis/speedscope_export.h"
+#include "vramscope/analysis/export/speedscope_export.h"
 
 #include <gtest/gtest.h>
 

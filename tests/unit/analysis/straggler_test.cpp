@@ -9,8 +9,8 @@
 
 #include <cmath>
 
-#include "vramscope/analysis/job_analysis.h"
-#include "vramscope/analysis/straggler.h"
+#include "vramscope/analysis/collectives/straggler.h"
+#include "vramscope/analysis/model/job_analysis.h"
 #include "vramscope/analysis/synthetic_job.h"
 
 namespace vramscope::analysis {

@@ -10,7 +10,7 @@
 #include <filesystem>
 
 #include "realdata.h"
-#include "vramscope/analysis/summary_timeline.h"
+#include "vramscope/analysis/model/summary_timeline.h"
 #include "vramscope/analysis/synthetic_job.h"
 #include "vramscope/trace/open_trace.h"
 #include "vramscope/trace/summary.h"

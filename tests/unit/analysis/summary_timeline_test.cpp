@@ -1,7 +1,7 @@
 // Timelines from summaries on hand-made summaries: precedence and lift as buildMemoryTimelines
 // documents them, and queryBlocks against LodSeries::query over the steps the blocks were cut from.
 
-#include "vramscope/analysis/summary_timeline.h"
+#include "vramscope/analysis/model/summary_timeline.h"
 
 #include <gtest/gtest.h>
 

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "small_frames_fixture.h"
-#include "vramscope/analysis/memory_timeline.h"
-#include "vramscope/analysis/summary_window.h"
+#include "vramscope/analysis/memory/memory_timeline.h"
+#include "vramscope/analysis/model/summary_window.h"
 #include "vramscope/analysis/synthetic_job.h"
 #include "vramscope/trace/open_trace.h"
 #include "vramscope/trace/summary.h"

@@ -6,7 +6,7 @@
 
 #include <vector>
 
-#include "vramscope/analysis/job_analysis.h"
+#include "vramscope/analysis/model/job_analysis.h"
 #include "vramscope/analysis/synthetic_job.h"
 
 namespace vramscope::analysis::test {

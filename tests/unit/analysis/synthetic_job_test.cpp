@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "vramscope/analysis/memory_timeline.h"
+#include "vramscope/analysis/memory/memory_timeline.h"
 
 namespace vramscope::analysis {
 namespace {

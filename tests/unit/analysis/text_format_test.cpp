@@ -1,4 +1,4 @@
-#include "vramscope/analysis/text_format.h"
+#include "vramscope/analysis/model/text_format.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "vramscope/analysis/time_breakdown.h"
+#include "vramscope/analysis/time/time_breakdown.h"
 
 #include <gtest/gtest.h>
 

@@ -15,7 +15,7 @@
 #include "realdata_json.h"
 #include "realdata_paths.h"
 #include "realdata_tar.h"
-#include "vramscope/analysis/top_kernels.h"
+#include "vramscope/analysis/time/top_kernels.h"
 #include "vramscope/trace/open_trace.h"
 
 namespace vramscope::analysis {

@@ -1,8 +1,8 @@
-#include "vramscope/analysis/top_kernels.h"
+#include "vramscope/analysis/time/top_kernels.h"
 
 #include <gtest/gtest.h>
 
-#include "vramscope/analysis/time_breakdown.h"
+#include "vramscope/analysis/time/time_breakdown.h"
 
 namespace vramscope::analysis {
 namespace {

@@ -5,9 +5,9 @@
 
 #include <algorithm>
 
-#include "vramscope/analysis/job_title.h"
-#include "vramscope/analysis/memory_summary.h"
-#include "vramscope/analysis/view_formulas.h"
+#include "vramscope/analysis/memory/memory_summary.h"
+#include "vramscope/analysis/model/job_title.h"
+#include "vramscope/analysis/model/view_formulas.h"
 
 using namespace vramscope::analysis;
 

@@ -22,8 +22,8 @@
 #include "agent_environment.h"
 #include "loss_counts.h"
 #include "nccl_harness_plan.h"
-#include "vramscope/analysis/collective_bandwidth.h"
-#include "vramscope/analysis/collectives.h"
+#include "vramscope/analysis/collectives/collective_bandwidth.h"
+#include "vramscope/analysis/collectives/collectives.h"
 #include "vramscope/trace/live.h"
 #include "vramscope/trace/trace_file.h"
 

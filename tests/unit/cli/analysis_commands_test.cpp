@@ -22,8 +22,8 @@
 #include "cli_run.h"
 #include "realdata.h"
 #include "realdata_paths.h"
+#include "vramscope/analysis/model/text_format.h"
 #include "vramscope/analysis/synthetic_job.h"
-#include "vramscope/analysis/text_format.h"
 #include "vramscope/trace/trace_file.h"
 
 namespace vramscope::app {

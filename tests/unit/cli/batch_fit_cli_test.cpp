@@ -18,8 +18,8 @@
 #include "realdata.h"
 #include "realdata_paths.h"
 #include "test_units.h"
+#include "vramscope/analysis/model/text_format.h"
 #include "vramscope/analysis/synthetic_job.h"
-#include "vramscope/analysis/text_format.h"
 #include "vramscope/trace/trace_file.h"
 
 namespace vramscope::app {

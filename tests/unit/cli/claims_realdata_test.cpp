@@ -24,7 +24,7 @@
 #include "realdata.h"
 #include "realdata_json.h"
 #include "realdata_paths.h"
-#include "vramscope/analysis/text_format.h"
+#include "vramscope/analysis/model/text_format.h"
 
 namespace vramscope::app {
 namespace {

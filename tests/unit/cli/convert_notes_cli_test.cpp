@@ -8,8 +8,8 @@
 #include "cli_command.h"
 #include "cli_run.h"
 #include "test_files.h"
-#include "vramscope/analysis/auto_notes.h"
-#include "vramscope/analysis/job_model.h"
+#include "vramscope/analysis/advice/auto_notes.h"
+#include "vramscope/analysis/model/job_model.h"
 #include "vramscope/trace/notes.h"
 #include "vramscope/trace/open_trace.h"
 

@@ -18,7 +18,7 @@
 #include "realdata.h"
 #include "realdata_json.h"
 #include "realdata_paths.h"
-#include "vramscope/analysis/job_model.h"
+#include "vramscope/analysis/model/job_model.h"
 #include "vramscope/trace/open_trace.h"
 
 namespace vramscope::app {

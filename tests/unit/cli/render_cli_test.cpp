@@ -19,7 +19,7 @@
 #include "review_summary.h"
 #include "shell_command.h"
 #include "test_files.h"
-#include "vramscope/analysis/job_model.h"
+#include "vramscope/analysis/model/job_model.h"
 #include "vramscope/bundled_sample.h"
 #include "vramscope/trace/notes.h"
 

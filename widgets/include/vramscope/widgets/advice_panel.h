@@ -7,8 +7,8 @@
 
 #include <memory>
 
-#include "vramscope/analysis/advice.h"
-#include "vramscope/analysis/job_model.h"
+#include "vramscope/analysis/advice/advice.h"
+#include "vramscope/analysis/model/job_model.h"
 
 class QDoubleSpinBox;
 class QLabel;

@@ -11,8 +11,8 @@
 #include <optional>
 #include <vector>
 
-#include "vramscope/analysis/collective_bandwidth.h"
-#include "vramscope/analysis/job_model.h"
+#include "vramscope/analysis/collectives/collective_bandwidth.h"
+#include "vramscope/analysis/model/job_model.h"
 #include "vramscope/widgets/zoom_state.h"
 
 class QLabel;

@@ -7,7 +7,7 @@
 #include <memory>
 #include <vector>
 
-#include "vramscope/analysis/job_model.h"
+#include "vramscope/analysis/model/job_model.h"
 #include "vramscope/trace/notes.h"
 #include "vramscope/widgets/time_mapper.h"
 #include "vramscope/widgets/zoom_state.h"

@@ -8,7 +8,7 @@
 #include <memory>
 #include <vector>
 
-#include "vramscope/analysis/job_model.h"
+#include "vramscope/analysis/model/job_model.h"
 #include "vramscope/widgets/live_set_model.h"
 
 class QLabel;

@@ -6,8 +6,8 @@
 
 #include <memory>
 
-#include "vramscope/analysis/flame_tree.h"
-#include "vramscope/analysis/job_model.h"
+#include "vramscope/analysis/memory/flame_tree.h"
+#include "vramscope/analysis/model/job_model.h"
 #include "vramscope/trace/notes.h"
 #include "vramscope/widgets/zoom_state.h"
 

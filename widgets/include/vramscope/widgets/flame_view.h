@@ -8,7 +8,7 @@
 #include <memory>
 #include <vector>
 
-#include "vramscope/analysis/flame_tree.h"
+#include "vramscope/analysis/memory/flame_tree.h"
 
 namespace vramscope::widgets {
 

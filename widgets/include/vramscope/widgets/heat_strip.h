@@ -8,7 +8,7 @@ class QPainter;
 #include <memory>
 #include <optional>
 
-#include "vramscope/analysis/job_model.h"
+#include "vramscope/analysis/model/job_model.h"
 #include "vramscope/widgets/plot_style.h"
 #include "vramscope/widgets/time_mapper.h"
 #include "vramscope/widgets/zoom_state.h"

@@ -6,9 +6,9 @@
 
 #include <vector>
 
-#include "vramscope/analysis/allocation_index.h"
-#include "vramscope/analysis/live_set.h"
-#include "vramscope/analysis/memory_roles.h"
+#include "vramscope/analysis/memory/allocation_index.h"
+#include "vramscope/analysis/memory/live_set.h"
+#include "vramscope/analysis/memory/memory_roles.h"
 #include "vramscope/trace/trace_data.h"
 
 namespace vramscope::widgets {

@@ -8,8 +8,8 @@
 
 #include <qcustomplot.h>
 
-#include "vramscope/analysis/job_model.h"
-#include "vramscope/analysis/role_layers.h"
+#include "vramscope/analysis/memory/role_layers.h"
+#include "vramscope/analysis/model/job_model.h"
 #include "vramscope/widgets/plot_notes.h"
 #include "vramscope/widgets/plot_style.h"
 #include "vramscope/widgets/time_mapper.h"

@@ -5,7 +5,7 @@
 
 #include <memory>
 
-#include "vramscope/analysis/job_model.h"
+#include "vramscope/analysis/model/job_model.h"
 #include "vramscope/trace/notes.h"
 
 class QCheckBox;

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "vramscope/analysis/job_model.h"
+#include "vramscope/analysis/model/job_model.h"
 #include "vramscope/trace/notes.h"
 
 namespace vramscope::widgets {

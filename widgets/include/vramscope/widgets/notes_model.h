@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "vramscope/analysis/job_model.h"
+#include "vramscope/analysis/model/job_model.h"
 #include "vramscope/trace/notes.h"
 
 class QUndoStack;

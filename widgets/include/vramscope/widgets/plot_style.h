@@ -8,7 +8,7 @@
 
 #include <qcustomplot.h>
 
-#include "vramscope/analysis/memory_roles.h"
+#include "vramscope/analysis/memory/memory_roles.h"
 
 namespace vramscope::widgets {
 

@@ -5,7 +5,7 @@
 
 #include <memory>
 
-#include "vramscope/analysis/job_model.h"
+#include "vramscope/analysis/model/job_model.h"
 #include "vramscope/widgets/plot_style.h"
 #include "vramscope/widgets/time_mapper.h"
 #include "vramscope/widgets/zoom_state.h"

@@ -6,7 +6,7 @@
 
 #include <memory>
 
-#include "vramscope/analysis/job_model.h"
+#include "vramscope/analysis/model/job_model.h"
 #include "vramscope/widgets/zoom_state.h"
 
 class QComboBox;

@@ -7,7 +7,7 @@
 #include <memory>
 #include <vector>
 
-#include "vramscope/analysis/segments.h"
+#include "vramscope/analysis/memory/segments.h"
 
 namespace vramscope::widgets {
 

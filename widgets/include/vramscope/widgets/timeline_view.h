@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "vramscope/analysis/job_model.h"
-#include "vramscope/analysis/role_layers.h"
+#include "vramscope/analysis/memory/role_layers.h"
+#include "vramscope/analysis/model/job_model.h"
 #include "vramscope/trace/notes.h"
 #include "vramscope/widgets/plot_style.h"
 #include "vramscope/widgets/zoom_state.h"

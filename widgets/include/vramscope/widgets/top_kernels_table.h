@@ -9,8 +9,8 @@
 #include <memory>
 #include <vector>
 
-#include "vramscope/analysis/job_model.h"
-#include "vramscope/analysis/top_kernels.h"
+#include "vramscope/analysis/model/job_model.h"
+#include "vramscope/analysis/time/top_kernels.h"
 
 class QComboBox;
 class QLabel;

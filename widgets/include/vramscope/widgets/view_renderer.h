@@ -12,7 +12,7 @@
 #include <optional>
 #include <vector>
 
-#include "vramscope/analysis/job_model.h"
+#include "vramscope/analysis/model/job_model.h"
 #include "vramscope/trace/notes.h"
 #include "vramscope/widgets/view_export.h"
 #include "vramscope/widgets/zoom_state.h"

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "vramscope/analysis/job_model.h"
+#include "vramscope/analysis/model/job_model.h"
 
 namespace vramscope::widgets {
 
