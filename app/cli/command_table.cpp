@@ -214,7 +214,7 @@ CommandSpec flameSpec() {
         "\"root;...;leaf BYTES_AT_TIME BYTES_AT_TIME2\" (flamegraph.pl's differential input).\n"
         "'speedscope' writes speedscope's JSON file format (unit bytes; not with --diff).\n"
         "TIME with a unit (1.5s, 200ms) counts from the GPU's first memory event; an integer\n"
-        "without a unit is a timestamp in ns in the trace's own clock (as report --json's\n"
+        "without a unit is a timestamp in ns on the rank's own clock (as report --json's\n"
         "peak_time_ns). A time before the GPU's first memory event or after the trace's last\n"
         "event is a usage error that names the span.\n\n"
         "exit codes: 0 success, 2 usage (bad option, no such rank or GPU, a time outside the\n"

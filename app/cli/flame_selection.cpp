@@ -32,7 +32,7 @@ std::vector<OptionSpec> flameSelectionOptions() {
         {"--device", true, "D", "GPU index (default: the lowest with memory events)"},
         {"--rank", true, "R", "rank of the job to show (default: the first)"},
         {"--at", true, "TIME",
-         "peak (default), oom, an integer: ns in the trace's own clock, or e.g. 1.5s"},
+         "peak (default), oom, an integer: ns on the rank's own clock, or e.g. 1.5s"},
         {"--by", true, "GROUPING", "stack (default), nvtx or category"},
         {"--level", true, "LEVEL", "allocated or reserved (default: allocated when recorded)"},
     };
