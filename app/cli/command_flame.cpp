@@ -54,6 +54,9 @@ std::optional<FlameOptions> parseFlameOptions(CommandContext& ctx, int& exitCode
     if (options.format != "folded" && options.format != "json" && options.format != "speedscope") {
         return usageFailure(ctx, "--format must be folded, json or speedscope", help);
     }
+    if (options.diffText && !isTimeText(*options.diffText)) {
+        return usageFailure(ctx, timeTextError(*options.diffText), help);
+    }
     if (options.format == "speedscope" && options.diffText) {
         return usageFailure(ctx, "--format speedscope shows one time: it cannot take --diff", help);
     }

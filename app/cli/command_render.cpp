@@ -3,6 +3,7 @@
 // drawn headless: no display is needed.
 #include <QString>
 
+#include <cstdint>
 #include <ostream>
 
 #include "analysis_report.h"
@@ -63,8 +64,18 @@ bool readPictureOptions(CommandContext& ctx, const ParsedArgs& args, const std::
 
 namespace {
 
+/// The usage error for a --range that parseTimeRange refused.
+std::string rangeError(const std::string& range) {
+    return "--range wants START:END, times with units and END after START, e.g. 1.2s:3.4s, not '" +
+           range + "'";
+}
+
+}  // namespace
+
+namespace {
+
 /// The command line of `render`, checked before any input is read. --range and --gpu are read
-/// against the job (its duration, its GPUs), after it is opened.
+/// against the job (its duration, its GPUs) after it is opened; --range's form is checked first.
 struct RenderOptions {
     InputOptions inputs;
     std::string output;              ///< .png, .svg or .pdf (picture.format follows it)
@@ -112,6 +123,9 @@ std::optional<RenderOptions> parseRenderOptions(CommandContext& ctx, int& exitCo
     if (!readAnalysisOptions(ctx, *args, help, options.analysis))
         return std::nullopt;
     options.range = args->value("--range");
+    // The range's form is checked now; whether it fits the job, once the job is open.
+    if (options.range && !parseTimeRange(*options.range, INT64_MAX))
+        return usageFailure(ctx, rangeError(*options.range), help);
     options.gpu = args->value("--gpu");
     options.notes = args->value("--notes");
     exitCode = kExitSuccess;
@@ -138,11 +152,7 @@ int runRender(CommandContext& ctx) {
     if (const std::optional<std::string>& range = options->range) {
         request.range = parseTimeRange(*range, job->durationNs);
         if (!request.range)
-            return usageError(ctx,
-                              "--range wants START:END, times with units and END after START, e.g. "
-                              "1.2s:3.4s, not '" +
-                                  *range + "'",
-                              help);
+            return usageError(ctx, rangeError(*range), help);
     }
     if (const std::optional<std::string>& gpu = options->gpu) {
         const std::optional<analysis::GpuKey> key = parseGpu(*gpu, *job);

@@ -38,6 +38,15 @@ std::vector<OptionSpec> flameSelectionOptions() {
     };
 }
 
+bool isTimeText(std::string_view text) {
+    return text == "peak" || text == "oom" || parseInteger(text) || parseDurationNs(text);
+}
+
+std::string timeTextError(std::string_view text) {
+    return "TIME must be peak, oom, an integer (ns) or a number with s/ms/us/ns, got '" +
+           std::string(text) + "'";
+}
+
 std::optional<FlameRequest> parseFlameRequest(CommandContext& ctx, const ParsedArgs& args,
                                               const std::string& help, int& exitCode) {
     exitCode = kExitUsage;
@@ -62,6 +71,10 @@ std::optional<FlameRequest> parseFlameRequest(CommandContext& ctx, const ParsedA
         return std::nullopt;
     }
     request.atText = args.value("--at").value_or("peak");
+    if (!isTimeText(request.atText)) {
+        usageError(ctx, timeTextError(request.atText), help);
+        return std::nullopt;
+    }
     exitCode = kExitSuccess;
     return request;
 }
@@ -90,10 +103,7 @@ std::optional<trace::TimestampNs> FlameSelection::resolve(CommandContext& ctx,
     } else if (auto ns = parseDurationNs(text)) {
         t = (index.empty() ? 0 : index.timeAt(0)) + *ns;
     } else {
-        usageError(ctx,
-                   "TIME must be peak, oom, an integer (ns) or a number with s/ms/us/ns, got '" +
-                       text + "'",
-                   help);
+        usageError(ctx, timeTextError(text), help);
         return std::nullopt;
     }
     if (*t < spanFirstNs || *t > spanLastNs) {

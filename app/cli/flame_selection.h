@@ -26,9 +26,16 @@ struct FlameRequest {
 };
 
 /// Reads the flame options of `args`. nullopt with `exitCode` = kExitUsage (the usage error
-/// written) on a bad --by, --level, --rank or --device.
+/// written) on a bad --by, --level, --rank or --device, or an --at that is no TIME (isTimeText).
 std::optional<FlameRequest> parseFlameRequest(CommandContext& ctx, const ParsedArgs& args,
                                               const std::string& help, int& exitCode);
+
+/// Whether `text` is a TIME as --at and --diff take it: "peak", "oom", an integer or a number
+/// with a unit (parseInteger, parseDurationNs). What FlameSelection::resolve accepts before it
+/// looks at the trace, so that a malformed time is refused before any input is read.
+bool isTimeText(std::string_view text);
+/// The usage error for a `text` that is no TIME (isTimeText false).
+std::string timeTextError(std::string_view text);
 
 /// A GPU's live sets, chosen in a job. Holds pointers into the job, which must outlive it.
 struct FlameSelection {

@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "cli_refusal.h"
 #include "cli_run.h"
 #include "command_batch_fit.h"
 #include "command_flame.h"
@@ -344,6 +345,27 @@ TEST(CommandOptions, TheInputRuleCountsInputsAndTakesTheBundledSampleWhenAsked) 
     err.str("");
     EXPECT_FALSE(parseInputs(ctx, none, {}));
     EXPECT_EQ(err.str().rfind("vramscope-cli report: no input given\n", 0), 0u) << err.str();
+}
+
+TEST(CommandOptions, AMalformedTimeOrRangeIsRefusedBeforeAnyInputIsRead) {
+    // The input does not exist: a refusal for the option (exit 2, naming it) shows that the
+    // option was judged before the input was opened (which would exit 3 naming the file).
+    const std::string missing = "/nonexistent/vramscope-no-such-trace.vscope";
+    EXPECT_TRUE(test::refusedRun({"flame", missing, "--at", "never"}, kExitUsage,
+                                 {"TIME must be peak, oom", "'never'"}));
+    EXPECT_TRUE(test::refusedRun({"flame", missing, "--diff", "soon"}, kExitUsage,
+                                 {"TIME must be peak, oom", "'soon'"}));
+    EXPECT_TRUE(test::refusedRun(
+        {"export", missing, "--format", "speedscope", "--at", "never", "-o", "/tmp/unused.json"},
+        kExitUsage, {"TIME must be peak, oom", "'never'"}));
+    EXPECT_TRUE(test::refusedRun(
+        {"render", missing, "--view", "timeline", "--range", "abc", "-o", "/tmp/unused.png"},
+        kExitUsage, {"--range wants START:END", "'abc'"}));
+    // A well-formed option lets the command go on to the input, which it then cannot read.
+    EXPECT_TRUE(test::refusedRun({"flame", missing, "--at", "1.5s"}, kExitUnreadable, {missing}));
+    EXPECT_TRUE(test::refusedRun(
+        {"render", missing, "--view", "timeline", "--range", "1s:2s", "-o", "/tmp/unused.png"},
+        kExitUnreadable, {missing}));
 }
 
 }  // namespace
