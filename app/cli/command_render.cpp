@@ -70,6 +70,22 @@ std::string rangeError(const std::string& range) {
            range + "'";
 }
 
+/// Whether `gpu` has the form of --gpu, R:G with two non-negative integers (whether the job has
+/// that GPU is judged once it is open).
+bool isGpuText(const std::string& gpu) {
+    const size_t colon = gpu.find(':');
+    if (colon == std::string::npos)
+        return false;
+    const std::optional<int64_t> rank = parseInteger(std::string_view(gpu).substr(0, colon));
+    const std::optional<int64_t> device = parseInteger(std::string_view(gpu).substr(colon + 1));
+    return rank && device && *rank >= 0 && *device >= 0;
+}
+
+/// The usage error for a --gpu the job has no GPU for, or that is no R:G.
+std::string gpuError(const std::string& gpu) {
+    return "--gpu wants R:G (rank:device), not '" + gpu + "'";
+}
+
 }  // namespace
 
 namespace {
@@ -127,6 +143,8 @@ std::optional<RenderOptions> parseRenderOptions(CommandContext& ctx, int& exitCo
     if (options.range && !parseTimeRange(*options.range, INT64_MAX))
         return usageFailure(ctx, rangeError(*options.range), help);
     options.gpu = args->value("--gpu");
+    if (options.gpu && !isGpuText(*options.gpu))
+        return usageFailure(ctx, gpuError(*options.gpu), help);
     options.notes = args->value("--notes");
     exitCode = kExitSuccess;
     return options;
@@ -157,7 +175,7 @@ int runRender(CommandContext& ctx) {
     if (const std::optional<std::string>& gpu = options->gpu) {
         const std::optional<analysis::GpuKey> key = parseGpu(*gpu, *job);
         if (!key)
-            return usageError(ctx, "--gpu wants R:G (rank:device), not '" + *gpu + "'", help);
+            return usageError(ctx, gpuError(*gpu), help);
         request.gpu = *key;
     }
     if (!readJobNotes(ctx, options->inputs.paths, *job, options->notes, request.notes))

@@ -347,7 +347,7 @@ TEST(CommandOptions, TheInputRuleCountsInputsAndTakesTheBundledSampleWhenAsked) 
     EXPECT_EQ(err.str().rfind("vramscope-cli report: no input given\n", 0), 0u) << err.str();
 }
 
-TEST(CommandOptions, AMalformedTimeOrRangeIsRefusedBeforeAnyInputIsRead) {
+TEST(CommandOptions, AMalformedTimeRangeOrGpuIsRefusedBeforeAnyInputIsRead) {
     // The input does not exist: a refusal for the option (exit 2, naming it) shows that the
     // option was judged before the input was opened (which would exit 3 naming the file).
     const std::string missing = "/nonexistent/vramscope-no-such-trace.vscope";
@@ -361,6 +361,9 @@ TEST(CommandOptions, AMalformedTimeOrRangeIsRefusedBeforeAnyInputIsRead) {
     EXPECT_TRUE(test::refusedRun(
         {"render", missing, "--view", "timeline", "--range", "abc", "-o", "/tmp/unused.png"},
         kExitUsage, {"--range wants START:END", "'abc'"}));
+    EXPECT_TRUE(test::refusedRun(
+        {"render", missing, "--view", "timeline", "--gpu", "1", "-o", "/tmp/unused.png"},
+        kExitUsage, {"--gpu wants R:G", "'1'"}));
     // A well-formed option lets the command go on to the input, which it then cannot read.
     EXPECT_TRUE(test::refusedRun({"flame", missing, "--at", "1.5s"}, kExitUnreadable, {missing}));
     EXPECT_TRUE(test::refusedRun(
