@@ -13,6 +13,7 @@
 #include <regex>
 #include <sstream>
 
+#include "cli_refusal.h"
 #include "cli_run.h"
 #include "realdata.h"
 #include "realdata_paths.h"
@@ -187,6 +188,21 @@ TEST(RenderCli, BadRequestsExitTwoOrThreeNamingWhatIsWrong) {
     EXPECT_NE(r.out.find("t.jpg: the name must end in .png, .svg or .pdf"), std::string::npos)
         << r.out;
     EXPECT_FALSE(fs::exists(out));
+}
+
+TEST(RenderCli, AMalformedRangeOrGpuIsRefusedBeforeAnyInputIsRead) {
+    // The input does not exist: exit 2 naming the option shows it was judged before the input
+    // was opened (which exits 3 naming the file).
+    const std::string missing = "/nonexistent/vramscope-no-such-trace.vscope";
+    EXPECT_TRUE(app::test::refusedRun(
+        {"render", missing, "--view", "timeline", "--range", "abc", "-o", "/tmp/unused.png"},
+        kExitUsage, {"--range wants START:END", "'abc'"}));
+    EXPECT_TRUE(app::test::refusedRun(
+        {"render", missing, "--view", "timeline", "--gpu", "1", "-o", "/tmp/unused.png"},
+        kExitUsage, {"--gpu wants R:G", "'1'"}));
+    EXPECT_TRUE(app::test::refusedRun(
+        {"render", missing, "--view", "timeline", "--range", "1s:2s", "-o", "/tmp/unused.png"},
+        kExitUnreadable, {missing}));
 }
 
 TEST(RenderCli, NotesOfAnotherTraceAreRefusedNamingThem) {
