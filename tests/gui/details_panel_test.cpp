@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "panels_fixture.h"
+#include "unit/analysis/memory_events.h"
 #include "vramscope/widgets/details_panel.h"
 #include "vramscope/widgets/zoom_state.h"
 
@@ -12,16 +13,9 @@ using namespace vramscope;
 
 namespace {
 
-void alloc(trace::TraceData& d, int64_t t, uint64_t addr, uint64_t size, trace::StackId stack) {
-    d.memory.append(trace::MemoryEvent{t, addr, size, trace::MemoryAction::Alloc,
-                                       trace::MemoryLevel::Allocated, trace::MemoryKind::Pool,
-                                       trace::DeviceIndex{0}, 0, stack, 0});
-}
-void release(trace::TraceData& d, int64_t t, uint64_t addr, uint64_t size) {
-    d.memory.append(trace::MemoryEvent{t, addr, size, trace::MemoryAction::Free,
-                                       trace::MemoryLevel::Allocated, trace::MemoryKind::Pool,
-                                       trace::DeviceIndex{0}, 0, trace::StackId{0}, 0});
-}
+using analysis::test::addMemory;
+using analysis::test::kAlloc;
+using analysis::test::kFree;
 
 /// Rank 0, GPU 0 of 1000 B, trace time (ns):
 ///   1000 alloc A 0x100 300 B (stack: forward, model.py:10)
@@ -39,12 +33,15 @@ trace::TraceData threeAllocations() {
         d.internStack({d.internFrame({d.intern("forward"), d.intern("model.py"), 10})});
     const trace::StackId backward =
         d.internStack({d.internFrame({d.intern("backward"), d.intern("model.py"), 20})});
-    alloc(d, 1000, 0x100, 300, forward);
-    alloc(d, 2000, 0x200, 500, backward);
-    release(d, 3000, 0x100, 300);
-    alloc(d, 4000, 0x300, 200, trace::StackId{0});
-    release(d, 5000, 0x200, 500);
-    release(d, 6000, 0x300, 200);
+    addMemory(d, 1000, 0x100, 300, kAlloc, trace::MemoryLevel::Allocated, trace::DeviceIndex{0},
+              forward);
+    addMemory(d, 2000, 0x200, 500, kAlloc, trace::MemoryLevel::Allocated, trace::DeviceIndex{0},
+              backward);
+    addMemory(d, 3000, 0x100, 300, kFree);
+    addMemory(d, 4000, 0x300, 200, kAlloc, trace::MemoryLevel::Allocated, trace::DeviceIndex{0},
+              trace::StackId{0});
+    addMemory(d, 5000, 0x200, 500, kFree);
+    addMemory(d, 6000, 0x300, 200, kFree);
     return d;
 }
 
